@@ -1,0 +1,1 @@
+"""GPU and CPU observation: NVML query wrapper, device inventory, background sampler."""

@@ -1,0 +1,157 @@
+"""NVML access through one query wrapper (the nvitop ``api/`` idea).
+
+Every NVML call goes through :meth:`Nvml.query`, which turns any NVML error
+(NOT_SUPPORTED, GPU_IS_LOST, NO_PERMISSION, a binding too old to know the
+function...) into the :data:`NA` sentinel, so one unreadable field never
+loses a sample. ``pynvml`` is the module shipped by the ``nvidia-ml-py``
+package; it is imported lazily so a machine without it still runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from gpu_probe import vocab
+
+T = TypeVar("T")
+
+
+class _NotAvailable:
+    """Missing-value sentinel: falsy, prints as N/A, becomes NaN in tables."""
+
+    _instance: "_NotAvailable | None" = None
+
+    def __new__(cls) -> "_NotAvailable":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "N/A"
+
+    def __float__(self) -> float:
+        return float("nan")
+
+
+NA: Any = _NotAvailable()
+
+
+def as_float(value: Any) -> float:
+    return float("nan") if value is NA or value is None else float(value)
+
+
+class Nvml:
+    """A session with the NVML library (or a recorded stand-in with its API)."""
+
+    def __init__(self, lib: Any | None = None) -> None:
+        self._lib = lib
+        self.available = False
+        self.reason = "NVML not initialised"
+
+    # -- session --------------------------------------------------------------
+    def open(self) -> "Nvml":
+        if self._lib is None:
+            try:
+                import pynvml  # from nvidia-ml-py, never the deprecated `pynvml` package
+            except ImportError:
+                self.reason = f"{vocab.NO_GPU}: nvidia-ml-py not installed"
+                return self
+            self._lib = pynvml
+        try:
+            self._lib.nvmlInit()
+        except Exception as exc:  # NVMLError_LibraryNotFound / DriverNotLoaded on GPU-less hosts
+            self.reason = f"{vocab.NO_GPU}: NVML unavailable ({exc})"
+            return self
+        self.available = True
+        self.reason = ""
+        return self
+
+    def close(self) -> None:
+        if self.available:
+            self.query(lambda nv: nv.nvmlShutdown())
+            self.available = False
+
+    def __enter__(self) -> "Nvml":
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the wrapper ----------------------------------------------------------
+    def query(self, call: Callable[[Any], T]) -> T | Any:
+        """Run ``call(pynvml)``; any NVML error or missing function gives NA."""
+        if not self.available:
+            return NA
+        try:
+            return call(self._lib)
+        except (self._lib.NVMLError, AttributeError, TypeError, ValueError):
+            return NA
+
+    # -- device queries -------------------------------------------------------
+    def device_count(self) -> int:
+        count = self.query(lambda nv: nv.nvmlDeviceGetCount())
+        return 0 if count is NA else int(count)
+
+    def handle(self, index: int) -> Any:
+        return self.query(lambda nv: nv.nvmlDeviceGetHandleByIndex(index))
+
+    def device_info(self, index: int) -> dict[str, Any]:
+        h = self.handle(index)
+        mem = self.query(lambda nv: nv.nvmlDeviceGetMemoryInfo(h))
+        return {
+            "index": index,
+            "name": _text(self.query(lambda nv: nv.nvmlDeviceGetName(h))),
+            "uuid": _text(self.query(lambda nv: nv.nvmlDeviceGetUUID(h))),
+            "pci_bus_id": _text(self.query(lambda nv: nv.nvmlDeviceGetPciInfo(h).busId)),
+            vocab.GPU_MEM_TOTAL.key: NA if mem is NA else mem.total / vocab.MiB,
+        }
+
+    def system_info(self) -> dict[str, Any]:
+        cuda = self.query(lambda nv: nv.nvmlSystemGetCudaDriverVersion_v2())
+        if cuda is NA:
+            cuda = self.query(lambda nv: nv.nvmlSystemGetCudaDriverVersion())
+        return {
+            "driver_version": _text(self.query(lambda nv: nv.nvmlSystemGetDriverVersion())),
+            "cuda_driver_version": NA if cuda is NA else f"{cuda // 1000}.{cuda % 1000 // 10}",
+            "nvml_version": _text(self.query(lambda nv: nv.nvmlSystemGetNVMLVersion())),
+        }
+
+    def sample(self, index: int) -> dict[str, Any]:
+        """One reading of the per-GPU metrics in :data:`vocab.GPU_METRICS`."""
+        h = self.handle(index)
+        q = self.query
+        util = q(lambda nv: nv.nvmlDeviceGetUtilizationRates(h))
+        mem = q(lambda nv: nv.nvmlDeviceGetMemoryInfo(h))
+        power_mw = q(lambda nv: nv.nvmlDeviceGetPowerUsage(h))
+        events = q(lambda nv: nv.nvmlDeviceGetCurrentClocksEventReasons(h))
+        if events is NA:  # drivers before the rename only know "throttle reasons"
+            events = q(lambda nv: nv.nvmlDeviceGetCurrentClocksThrottleReasons(h))
+        return {
+            vocab.GPU_UTIL.key: NA if util is NA else util.gpu,
+            vocab.GPU_MEM_UTIL.key: NA if util is NA else util.memory,
+            vocab.GPU_MEM_USED.key: NA if mem is NA else mem.used / vocab.MiB,
+            vocab.POWER.key: NA if power_mw is NA else power_mw / 1000.0,
+            vocab.SM_CLOCK.key: q(lambda nv: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
+            vocab.MEM_CLOCK.key: q(lambda nv: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
+            vocab.TEMPERATURE.key: q(lambda nv: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
+            vocab.CLOCK_EVENTS.key: events,
+        }
+
+    def process_memory(self, index: int) -> dict[int, float]:
+        """pid -> GPU memory (MiB) of compute and graphics processes on a GPU."""
+        h = self.handle(index)
+        out: dict[int, float] = {}
+        for getter in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+            procs = self.query(lambda nv, g=getter: getattr(nv, g)(h))
+            for p in [] if procs is NA else procs:
+                used = getattr(p, "usedGpuMemory", None)
+                out[int(p.pid)] = out.get(int(p.pid), 0.0) + (used or 0) / vocab.MiB
+        return out
+
+
+def _text(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,64 @@
+"""The one vocabulary of metric keys and units.
+
+Decided once: memory is in MiB (2**20 bytes), power in W, clocks in MHz,
+utilisation and CPU load in percent, temperature in degrees C, times in s.
+Every metric name the suite writes (sample columns, MLflow metrics, result
+JSON) is built from the constants here, so a unit lives in the key itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    unit: str
+    doc: str
+
+
+# --- workload results (reported by guests) ---------------------------------
+TRAIN_TIME = Metric("train_time_s", "s", "first to last training step, no start-up or data load")
+WALL_TIME = Metric("wall_time_s", "s", "guest process start to result")
+SETUP_TIME = Metric("setup_time_s", "s", "guest start to barrier: imports, data load, model build")
+IMAGES_PER_SEC = Metric("images_per_sec", "images/s", "training throughput after warm-up steps")
+TEST_ACCURACY = Metric("test_accuracy", "fraction", "top-1 accuracy on the test split")
+IMAGES = Metric("images", "images", "training images processed")
+STEPS = Metric("steps", "steps", "optimizer steps taken")
+
+# --- sampler columns --------------------------------------------------------
+HOST_CPU = Metric("host_cpu_pct", "%", "whole-host CPU load, 100 = all cores busy")
+HOST_MEM_USED = Metric("host_mem_used_MiB", "MiB", "host memory in use")
+GUEST_CPU = Metric("cpu_pct", "%", "guest process tree CPU, 100 = one core busy")
+GUEST_RSS = Metric("rss_MiB", "MiB", "guest process tree resident memory")
+GUEST_GPU_MEM = Metric("gpu_mem_MiB", "MiB", "GPU memory held by the guest's processes")
+GPU_UTIL = Metric("util_pct", "%", "GPU busy time over the driver's sample period")
+GPU_MEM_UTIL = Metric("mem_util_pct", "%", "memory controller busy time")
+GPU_MEM_USED = Metric("mem_used_MiB", "MiB", "GPU framebuffer in use")
+GPU_MEM_TOTAL = Metric("mem_total_MiB", "MiB", "GPU framebuffer size")
+POWER = Metric("power_W", "W", "board power draw")
+SM_CLOCK = Metric("sm_clock_MHz", "MHz", "SM clock")
+MEM_CLOCK = Metric("mem_clock_MHz", "MHz", "memory clock")
+TEMPERATURE = Metric("temp_C", "C", "GPU core temperature")
+CLOCK_EVENTS = Metric("clock_event_reasons", "bitmask", "NVML clock event reasons (was: throttle reasons)")
+
+GPU_METRICS = (GPU_UTIL, GPU_MEM_UTIL, GPU_MEM_USED, POWER, SM_CLOCK, MEM_CLOCK, TEMPERATURE, CLOCK_EVENTS)
+
+# --- scenario-level ---------------------------------------------------------
+MAKESPAN = Metric("makespan_s", "s", "barrier release to last guest finished")
+SAMPLE_RATE = Metric("sampler_rate_hz", "Hz", "achieved sampling rate")
+
+NO_GPU = "no GPU"
+
+
+def gpu_key(index: int, metric: Metric) -> str:
+    """Column/metric name for one GPU, e.g. ``gpu0.util_pct``."""
+    return f"gpu{index}.{metric.key}"
+
+
+def guest_key(guest_id: str, metric: Metric) -> str:
+    """Column name for one guest, e.g. ``g1.cpu_pct``."""
+    return f"{guest_id}.{metric.key}"

@@ -1,0 +1,1 @@
+"""Workloads, guests and the scenario runner of the mixed-workload GPU benchmark."""

@@ -1,0 +1,95 @@
+"""``python -m suites.bench [overrides]``: compose, validate, run, report, record.
+
+Configuration errors are checked by composing the config once before Hydra
+takes over, so a bad override is one ``error:`` line (exit 2) within a
+second, before any guest process exists.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from suites.config import BenchConfig, load, one_line
+from suites.errors import BenchError
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+def precheck(overrides: list[str]) -> BenchConfig:
+    """Compose and validate exactly as the run will, without starting anything."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[o for o in overrides if not o.startswith(("hydra.", "hydra/"))])
+    return load(cfg)
+
+
+def fail(message: str, code: int = 2) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+def run(cfg: BenchConfig, dcfg: DictConfig) -> int:
+    from rich.console import Console
+
+    from suites.runner import record, report
+    from suites.runner.execute import execute
+
+    base_dir = Path(hydra.utils.get_original_cwd())
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    outcome = execute(cfg, base_dir, run_dir, OmegaConf.to_yaml(dcfg, resolve=True))
+    # Off a terminal rich assumes 80 columns; a results table is worth more width than that.
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    title = f"{cfg.scenario.name}: {cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
+    console.print(report.results_table(outcome, title))
+    for line in report.summary_lines(outcome):
+        console.print(line, markup=False, highlight=False)
+    uri = record.resolve_tracking_uri(cfg.tracking_uri, base_dir)
+    try:
+        tracker = record.Tracker(uri, cfg.experiment, base_dir / cfg.artifact_dir)
+        config_params = record.flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
+        run_id = record.to_mlflow(outcome, tracker, config_params, run_dir, run_dir.name)
+        console.print(f"mlflow: run {run_id} in {uri} (make ui to browse)", markup=False, highlight=False)
+    except Exception as exc:  # results are already in run_dir; never lose them to a tracking error
+        console.print(f"warning: MLflow recording failed ({one_line(exc)}); results kept in {run_dir}", markup=False)
+        return max(outcome.exit_code, 1)
+    console.print(f"results: {run_dir}", markup=False, highlight=False)
+    return outcome.exit_code
+
+
+@hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
+def main(dcfg: DictConfig) -> None:
+    try:
+        cfg = load(dcfg)
+        code = run(cfg, dcfg)
+    except BenchError as exc:
+        fail(str(exc), exc.exit_code)
+    if code:
+        sys.exit(code)
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # so SIGTERM stops guests and records like Ctrl-C
+
+
+def cli() -> None:
+    args = sys.argv[1:]
+    if not any(a.startswith("-") for a in args):  # flags (-m, --cfg, --help) are Hydra's to handle
+        try:
+            precheck(args)
+        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+            fail(one_line(exc))
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    main()
+
+
+if __name__ == "__main__":
+    cli()

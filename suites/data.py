@@ -1,0 +1,119 @@
+"""Dataset location, checks and synthetic data in the real on-disk formats.
+
+The runner resolves data *before* any guest starts, so a missing dataset is
+one clear line, not a crash inside a worker. Synthetic data is written as the
+real MNIST IDX files (torchvision's ``<root>/MNIST/raw`` layout) and read back
+through the very same loader, so tests exercise the real path.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suites.errors import DataError, require
+
+MNIST_FILES = {
+    "train-images-idx3-ubyte": (0x0803, "images"),
+    "train-labels-idx1-ubyte": (0x0801, "labels"),
+    "t10k-images-idx3-ubyte": (0x0803, "images"),
+    "t10k-labels-idx1-ubyte": (0x0801, "labels"),
+}
+
+
+@dataclass
+class DataConfig:
+    root: str = "data"  # holds MNIST/raw/...; relative paths resolve against the launch directory
+    download: bool = False  # let torchvision fetch missing files (needs network)
+    synthetic: bool = True  # generate look-alike files when the real ones are absent
+    synthetic_train: int = 6000
+    synthetic_test: int = 1000
+    cache_dir: str = "outputs/data"  # where synthetic files are written
+
+    def check(self) -> None:
+        require(self.synthetic_train >= 10, "data.synthetic_train", f"must be >= 10, got {self.synthetic_train}")
+        require(self.synthetic_test >= 10, "data.synthetic_test", f"must be >= 10, got {self.synthetic_test}")
+
+
+def write_idx(path: Path, array: Any) -> None:
+    """Write a uint8 array as an IDX file (big-endian dims), atomically."""
+    import numpy as np
+
+    arr = np.ascontiguousarray(array, dtype=np.uint8)
+    header = struct.pack(">HBB", 0, 0x08, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(header + arr.tobytes())
+    os.replace(tmp, path)
+
+
+def check_idx(path: Path) -> None:
+    """Reject files whose header or size is not a valid uint8 IDX file."""
+    magic_expected = MNIST_FILES[path.name][0]
+    raw_size = path.stat().st_size
+    with path.open("rb") as fh:
+        head = fh.read(4)
+        if len(head) < 4:
+            raise DataError(f"{path}: truncated IDX file ({raw_size} bytes)")
+        magic = struct.unpack(">I", head)[0]
+        if magic != magic_expected:
+            raise DataError(f"{path}: not the expected IDX file (magic {magic:#x}, want {magic_expected:#x})")
+        ndim = magic & 0xFF
+        head = fh.read(4 * ndim)
+        if len(head) < 4 * ndim:
+            raise DataError(f"{path}: truncated IDX header ({raw_size} bytes)")
+        dims = struct.unpack(f">{ndim}I", head)
+    n = 1
+    for d in dims:
+        n *= d
+    if raw_size != 4 + 4 * ndim + n:
+        raise DataError(f"{path}: size {raw_size} bytes does not match its header {dims}")
+
+
+def synthesize_mnist(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
+    """Learnable MNIST look-alikes: one blurred template per class, shifted and noised."""
+    import numpy as np
+
+    raw = root / "MNIST" / "raw"
+    if all((raw / name).exists() for name in MNIST_FILES):
+        return root
+    raw.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    templates = (rng.random((10, 28, 28)) > 0.8).astype(np.float32)
+    for _ in range(3):  # box blur: blobs and strokes rather than salt-and-pepper
+        templates = sum(np.roll(templates, s, axis=a) for a in (1, 2) for s in (-1, 0, 1)) / 6.0
+    templates = templates / templates.max(axis=(1, 2), keepdims=True)
+    for prefix, n in (("train", n_train), ("t10k", n_test)):
+        labels = rng.integers(0, 10, size=n).astype(np.uint8)
+        images = templates[labels]
+        shifts = rng.integers(-2, 3, size=(n, 2))
+        for i, (dy, dx) in enumerate(shifts):
+            images[i] = np.roll(images[i], (dy, dx), axis=(0, 1))
+        images = images * rng.uniform(0.6, 1.0, size=(n, 1, 1)) + rng.normal(0, 0.15, size=images.shape)
+        write_idx(raw / f"{prefix}-images-idx3-ubyte", np.clip(images * 255, 0, 255))
+        write_idx(raw / f"{prefix}-labels-idx1-ubyte", labels)
+    return root
+
+
+def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
+    """Find MNIST or make a synthetic stand-in; returns the guest's data spec."""
+    root = (base_dir / cfg.root).resolve()
+    raw = root / "MNIST" / "raw"
+    present = [name for name in MNIST_FILES if (raw / name).exists()]
+    if len(present) == len(MNIST_FILES):
+        for name in MNIST_FILES:
+            check_idx(raw / name)
+        return {"dataset": "mnist", "root": str(root), "source": "real", "download": False}
+    if cfg.download:
+        return {"dataset": "mnist", "root": str(root), "source": "real", "download": True}
+    if present:
+        missing = sorted(set(MNIST_FILES) - set(present))
+        raise DataError(f"MNIST under {raw} is incomplete: missing {', '.join(missing)}")
+    if not cfg.synthetic:
+        raise DataError(f"MNIST not found under {raw} (set data.root=..., data.download=true or data.synthetic=true)")
+    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-mnist-{cfg.synthetic_train}-{cfg.synthetic_test}-{seed}"
+    synthesize_mnist(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
+    return {"dataset": "mnist", "root": str(cache), "source": "synthetic", "download": False,
+            "note": f"synthetic: no MNIST under {raw}"}

@@ -1,0 +1,27 @@
+"""Errors that end a run with one clear line instead of a traceback."""
+
+from __future__ import annotations
+
+
+class BenchError(Exception):
+    """Base: printed as ``error: <message>`` and the process exits non-zero."""
+
+    exit_code = 2
+
+
+class ConfigError(BenchError):
+    """A configuration value that cannot work; raised before any process starts."""
+
+
+class PlacementError(BenchError):
+    """Guests that do not fit the host (vCPUs, memory, GPUs, framebuffer)."""
+
+
+class DataError(BenchError):
+    """Missing or malformed dataset files."""
+
+
+def require(condition: bool, key: str, message: str) -> None:
+    """Raise ConfigError naming the offending key when ``condition`` is false."""
+    if not condition:
+        raise ConfigError(f"{key}: {message}")

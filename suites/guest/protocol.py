@@ -1,0 +1,78 @@
+"""The guest protocol: JSON lines over a pipe, so a guest need not be local.
+
+Host -> guest (guest's stdin): one line with the :class:`GuestSpec`, then
+``go`` when every guest has reached the start barrier (``abort`` cancels).
+Guest -> host (guest's stdout): one JSON object per line with an ``event``:
+``ready`` (set-up done, waiting at the barrier), ``progress`` (done/total
+steps), ``result`` (a :class:`GuestResult`) or ``error`` (one-line reason).
+Nothing here is local-only: a remote agent (ssh, Ray actor) can carry the
+same lines, with ``vcpus`` and ``gpus`` naming that host's resources.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PROTOCOL_VERSION = 1
+GO = "go"
+ABORT = "abort"
+
+
+@dataclass
+class GuestSpec:
+    guest_id: str
+    profile: str
+    workload: str
+    workload_config: dict[str, Any]
+    data: dict[str, Any]
+    vcpus: list[int]  # host CPU ids for the guest's affinity
+    gpus: list[str]  # CUDA_VISIBLE_DEVICES entries (GPU UUIDs or indices); empty: no GPU
+    framebuffer_MiB: int | None
+    memory_MiB: int
+    seed: int = 0
+    protocol: int = PROTOCOL_VERSION
+
+    def to_line(self) -> str:
+        return json.dumps(asdict(self)) + "\n"
+
+    @classmethod
+    def from_line(cls, line: str) -> "GuestSpec":
+        raw = json.loads(line)
+        if raw.get("protocol") != PROTOCOL_VERSION:
+            raise ValueError(f"guest protocol {raw.get('protocol')} != {PROTOCOL_VERSION}")
+        return cls(**raw)
+
+
+@dataclass
+class GuestResult:
+    guest_id: str
+    status: str  # ok | failed | interrupted
+    error: str | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    t_train_start: float | None = None  # epoch seconds, for overlap checks across guests
+    t_train_end: float | None = None
+    pid: int | None = None
+    affinity: list[int] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def event(kind: str, **payload: Any) -> str:
+    return json.dumps({"event": kind, **payload}) + "\n"
+
+
+def parse_event(line: str) -> dict[str, Any] | None:
+    """A protocol event, or None for a line that is not one (never raises)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) and "event" in obj else None

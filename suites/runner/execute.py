@@ -1,0 +1,181 @@
+"""Run one scenario: place, start guests, barrier, sample, collect, record.
+
+Nothing measured is lost: every finished guest's result is written to the
+run directory before MLflow is touched, a failed or killed guest becomes a
+recorded failure, and Ctrl-C stops the guests and still records the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpu_probe import inventory, vocab
+from gpu_probe.inventory import Inventory
+from gpu_probe.sampler import Sampler
+from suites.config import BenchConfig
+from suites.guest.protocol import GuestResult, GuestSpec
+from suites.runner.guests import GuestProcess
+from suites.runner.placement import Placement, place
+from suites.runner.progress import ProgressView
+from suites.workloads import REGISTRY
+
+EXIT_PARTIAL = 1
+EXIT_INTERRUPTED = 130
+
+
+@dataclass
+class GuestOutcome:
+    spec: GuestSpec
+    placement: Placement
+    result: GuestResult
+    log_path: Path
+    sampled: dict[str, float] = field(default_factory=dict)  # sampler aggregates for this guest
+
+
+@dataclass
+class ScenarioOutcome:
+    status: str  # ok | partial | failed | interrupted
+    guests: list[GuestOutcome]
+    makespan_s: float | None
+    reasons: list[str]
+    inventory: Inventory
+    data: dict[str, Any]
+    sampler: Sampler
+
+    @property
+    def exit_code(self) -> int:
+        return {"ok": 0, "interrupted": EXIT_INTERRUPTED}.get(self.status, EXIT_PARTIAL)
+
+
+def build_specs(cfg: BenchConfig, placements: list[Placement], data: dict[str, Any]) -> list[GuestSpec]:
+    from omegaconf import OmegaConf
+
+    workload_cfg = OmegaConf.to_container(OmegaConf.structured(cfg.workload), enum_to_str=True)
+    return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=cfg.workload.name,
+                      workload_config=dict(workload_cfg), data=data, vcpus=p.vcpus, gpus=p.gpus,  # type: ignore[arg-type]
+                      framebuffer_MiB=cfg.profile.framebuffer_MiB, memory_MiB=cfg.profile.memory_MiB,
+                      seed=cfg.seed + i)
+            for i, p in enumerate(placements)]
+
+
+def plan(cfg: BenchConfig, base_dir: Path) -> tuple[Inventory, list[Placement], list[GuestSpec], dict[str, Any]]:
+    """Everything that can fail before a process starts: inventory, placement, data."""
+    inv = inventory.collect()
+    host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
+    placements = place(cfg.profile, cfg.scenario.guests, inv, host_cpus,
+                       cpu_overcommit=cfg.scenario.cpu_overcommit)
+    data = REGISTRY[cfg.workload.name].resolve_data(cfg.data, base_dir, cfg.seed)
+    return inv, placements, build_specs(cfg, placements, data), data
+
+
+def wait_at_barrier(guests: list[GuestProcess], view: ProgressView, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(g.state == "starting" for g in guests):
+        for g in guests:
+            g.pump()
+        view.update(guests)
+        if time.monotonic() > deadline:
+            for g in guests:
+                if g.state == "starting":
+                    g.kill(f"did not reach the start barrier within {timeout_s:.0f} s")
+        time.sleep(0.05)
+
+
+def supervise(guests: list[GuestProcess], view: ProgressView, timeout_s: float) -> None:
+    """Until every guest is finished: events, progress, time limit, memory limit."""
+    deadline = time.monotonic() + timeout_s
+    next_mem_check = 0.0
+    while not all(g.finished for g in guests):
+        for g in guests:
+            g.pump()
+        view.update(guests)
+        now = time.monotonic()
+        if now > deadline:
+            for g in guests:
+                if not g.finished:
+                    g.kill(f"timed out after scenario.timeout_s={timeout_s:.0f} s")
+        if now > next_mem_check:
+            next_mem_check = now + 1.0
+            for g in guests:
+                rss = g.rss_MiB() if not g.finished else 0.0
+                if rss > g.spec.memory_MiB:
+                    g.kill(f"guest memory exceeded: RSS {rss:.0f} MiB > profile {g.spec.memory_MiB} MiB")
+        time.sleep(0.05)
+    view.update(guests)
+
+
+def run_guests(specs: list[GuestSpec], cfg: BenchConfig, sampler: Sampler, log_dir: Path) -> tuple[
+        list[GuestProcess], float | None, float | None, bool]:
+    """Start all guests, release them together, supervise; (guests, t_release, t_end, interrupted)."""
+    guests = [GuestProcess(s, log_dir / f"{s.guest_id}.log") for s in specs]
+    t_release = t_end = None
+    interrupted = False
+    try:
+        with ProgressView(cfg.progress.value) as view:
+            for g in guests:
+                g.start()
+                sampler.watch(g.id, g.pid)
+            wait_at_barrier(guests, view, cfg.scenario.start_timeout_s)
+            t_release = time.time()
+            for g in guests:
+                g.release()
+            supervise(guests, view, cfg.scenario.timeout_s)
+            t_end = time.time()
+    except KeyboardInterrupt:
+        interrupted = True
+        for g in guests:
+            if not g.finished:
+                g.pump()  # keep a result that arrived just before Ctrl-C
+                g.kill("interrupted (Ctrl-C)")
+    finally:
+        for g in guests:
+            g.terminate()  # idempotent: no guest outlives the runner
+    return guests, t_release, t_end, interrupted
+
+
+def outcome_of(guests: list[GuestProcess], placements: list[Placement], sampler: Sampler,
+               t_release: float | None, t_end: float | None, interrupted: bool,
+               inv: Inventory, data: dict[str, Any]) -> ScenarioOutcome:
+    outcomes = [GuestOutcome(g.spec, p, g.final_result(), g.log_path, sampler.aggregate(f"{g.id}."))
+                for g, p in zip(guests, placements, strict=True)]
+    failed = [o for o in outcomes if not o.result.ok]
+    reasons = [f"{o.spec.guest_id}: {o.result.error}" for o in failed]
+    if interrupted:
+        status = "interrupted"
+    elif not failed:
+        status = "ok"
+    else:
+        status = "failed" if len(failed) == len(outcomes) else "partial"
+    ends = [o.result.t_train_end for o in outcomes if o.result.ok and o.result.t_train_end]
+    makespan = (max(ends) - t_release) if ends and t_release else None
+    if status == "ok" and t_end and t_release:
+        makespan = t_end - t_release
+    return ScenarioOutcome(status, outcomes, makespan, reasons, inv, data, sampler)
+
+
+def execute(cfg: BenchConfig, base_dir: Path, run_dir: Path, config_yaml: str) -> ScenarioOutcome:
+    """The whole scenario; the caller prints and records the outcome."""
+    from suites.runner import record
+
+    inv, placements, specs, data = plan(cfg, base_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(config_yaml)
+    (run_dir / "inventory.json").write_text(json.dumps(inv.as_dict(), indent=2, default=str))
+    sampler = Sampler(cfg.sampler.rate_hz)
+    with sampler:
+        guests, t_release, t_end, interrupted = run_guests(specs, cfg, sampler, run_dir)
+    outcome = outcome_of(guests, placements, sampler, t_release, t_end, interrupted, inv, data)
+    record.write_local(outcome, run_dir)  # before MLflow: results survive a tracking failure
+    return outcome
+
+
+def host_summary(sampler: Sampler) -> dict[str, float]:
+    """Sampler aggregates for the host and GPUs (guest columns go to child runs)."""
+    out = {k: v for k, v in sampler.aggregate().items() if k.startswith(("host_", "gpu"))}
+    out[vocab.SAMPLE_RATE.key] = sampler.achieved_rate_hz
+    return out

@@ -1,0 +1,48 @@
+"""Per-guest progress: a live rich view on a terminal, sparse log lines in CI."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from suites.runner.guests import GuestProcess
+
+
+class ProgressView:
+    def __init__(self, mode: str, log_every_s: float = 15.0) -> None:
+        self.live = mode == "live" or (mode == "auto" and sys.stderr.isatty())
+        self.quiet = mode == "quiet"
+        self.log_every_s = log_every_s
+        self._last_log = 0.0
+        self._tasks: dict[str, Any] = {}
+        self._progress: Any = None
+
+    def __enter__(self) -> "ProgressView":
+        if self.live:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TextColumn("{task.fields[state]}"), TimeElapsedColumn(), transient=False)
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, guests: list[GuestProcess]) -> None:
+        if self._progress is not None:
+            for g in guests:
+                if g.id not in self._tasks:
+                    label = f"{g.id} {g.spec.workload} [{g.spec.profile}]"
+                    self._tasks[g.id] = self._progress.add_task(label, total=None, state=g.state)
+                self._progress.update(self._tasks[g.id], completed=g.done_steps,
+                                      total=g.total_steps or None, state=g.state)
+            return
+        now = time.monotonic()
+        if self.quiet or now - self._last_log < self.log_every_s:
+            return
+        self._last_log = now
+        parts = [f"{g.id} {g.state} {g.done_steps}/{g.total_steps or '?'}" for g in guests]
+        print("progress: " + " | ".join(parts), file=sys.stderr, flush=True)

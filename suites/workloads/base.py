@@ -1,0 +1,132 @@
+"""The workload plugin interface.
+
+A workload is a small class: ``prepare`` loads data and builds the model
+(before the start barrier), ``train`` runs the timed part and calls
+``meter.step(images)`` after every optimizer step, ``evaluate`` returns
+quality metrics. Workloads *report* what they did; the guest harness and the
+runner do the timing and sampling. Frameworks are imported inside methods so
+configuration errors and ``--help`` never pay for ``import torch``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from suites.errors import require
+
+
+@dataclass
+class WorkloadConfig:
+    name: str = MISSING
+    framework: str = MISSING
+    warmup_steps: int = 10  # excluded from images_per_sec
+
+    def check(self) -> None:
+        require(self.warmup_steps >= 0, "workload.warmup_steps", f"must be >= 0, got {self.warmup_steps}")
+
+
+@dataclass
+class GuestContext:
+    """What the guest harness hands a workload: its share of the machine."""
+
+    guest_id: str
+    vcpus: list[int]
+    gpus: list[str]  # as seen by the guest after CUDA_VISIBLE_DEVICES: empty = CPU
+    framebuffer_MiB: int | None
+    data: dict[str, Any]
+    seed: int
+    info: dict[str, Any] = field(default_factory=dict)  # workloads add what they ran on
+
+
+class StepMeter:
+    """Timestamps training steps; the harness turns them into train time and rate."""
+
+    def __init__(self, warmup_steps: int, total_steps: int,
+                 on_progress: Callable[[int, int], None] | None = None) -> None:
+        self.warmup_steps = warmup_steps
+        self.total_steps = total_steps
+        self.sync: Callable[[], None] = lambda: None  # e.g. torch.cuda.synchronize
+        self._on_progress = on_progress or (lambda done, total: None)
+        self.steps = 0
+        self.images = 0
+        self.images_after_warmup = 0
+        self.t_start = self.t_warm = self.t_last = 0.0
+        self._t_progress = 0.0
+
+    def start(self) -> None:
+        import time
+
+        self.t_start = self.t_warm = self.t_last = self._t_progress = time.perf_counter()
+
+    def step(self, images: int) -> None:
+        import time
+
+        self.steps += 1
+        self.images += images
+        if self.steps <= self.warmup_steps:
+            if self.steps == self.warmup_steps:
+                self.sync()  # queued device work belongs to warm-up
+                self.t_warm = time.perf_counter()
+        else:
+            self.images_after_warmup += images
+        self.t_last = time.perf_counter()
+        if self.t_last - self._t_progress > 0.5 or self.steps == self.total_steps:
+            self._t_progress = self.t_last
+            self._on_progress(self.steps, self.total_steps)
+
+    def finish(self) -> dict[str, float]:
+        import time
+
+        self.sync()
+        self.t_last = time.perf_counter()
+        train = self.t_last - self.t_start
+        if self.images_after_warmup and self.t_last > self.t_warm:
+            rate = self.images_after_warmup / (self.t_last - self.t_warm)
+        else:  # too few steps to leave warm-up: report the whole run
+            rate = self.images / train if train > 0 else float("nan")
+        return {"train_time_s": train, "images_per_sec": rate, "images": float(self.images),
+                "steps": float(self.steps)}
+
+
+class Workload:
+    """Base class of plugins; subclasses set ``name`` and ``config_cls``."""
+
+    name: ClassVar[str]
+    config_cls: ClassVar[type[WorkloadConfig]]
+
+    def __init__(self, cfg: Any, ctx: GuestContext) -> None:
+        self.cfg = cfg
+        self.ctx = ctx
+
+    @classmethod
+    def resolve_data(cls, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
+        """Runner-side, before any guest starts: locate (or synthesise) the data."""
+        return {}
+
+    def total_steps(self) -> int:
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        raise NotImplementedError
+
+    def train(self, meter: StepMeter) -> None:
+        raise NotImplementedError
+
+    def evaluate(self) -> dict[str, float]:
+        return {}
+
+
+REGISTRY: dict[str, type[Workload]] = {}
+
+
+def register(cls: type[Workload]) -> type[Workload]:
+    """Class decorator: make a plugin known by name and its schema known to Hydra."""
+    REGISTRY[cls.name] = cls
+    schema = "base_" + cls.name.replace("-", "_")
+    ConfigStore.instance().store(group="workload", name=schema, node=cls.config_cls)
+    return cls

@@ -1,0 +1,140 @@
+"""The whole product through its CLI: real guests, real training, a real MLflow store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import mlflow
+import psutil
+import pytest
+from mlflow.tracking import MlflowClient
+
+from .conftest import HAVE_MNIST, MNIST_ROOT, REPO, SMOKE, bench_args, run_bench
+
+
+def runs_of(uri: str):
+    mlflow.set_tracking_uri(uri)
+    df = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    parents = df[df["tags.bench.role"] == "scenario"]
+    children = df[df["tags.bench.role"] == "guest"]
+    return parents, children
+
+
+def test_two_guests_run_concurrently_on_disjoint_cpus(tmp: Path):
+    run = run_bench(tmp, *SMOKE, "scenario=concurrent")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    guests = [g["result"] for g in run.results["guests"]]
+    assert [g["status"] for g in guests] == ["ok", "ok"]
+    a, b = guests
+    assert a["t_train_start"] < b["t_train_end"] and b["t_train_start"] < a["t_train_end"], "no overlap"
+    assert a["affinity"] and b["affinity"] and not set(a["affinity"]) & set(b["affinity"])
+    assert a["pid"] != b["pid"]
+    assert all(g["metrics"]["test_accuracy"] > 0.5 for g in guests)  # learnable synthetic data, 10 classes
+    assert "g0" in run.proc.stdout and "no GPU" in run.proc.stdout
+
+    parents, children = runs_of(run.tracking_uri)
+    assert len(parents) == 1 and len(children) == 2
+    parent_id = parents.iloc[0]["run_id"]
+    assert set(children["tags.mlflow.parentRunId"]) == {parent_id}
+    assert set(children["params.guest_id"]) == {"g0", "g1"}
+    assert parents.iloc[0]["params.profile.name"] == "m60-8q"
+    assert parents.iloc[0]["params.host.gpu_names"] == "no GPU"
+    assert parents.iloc[0]["metrics.sampler_rate_hz"] > 5
+    assert (children["metrics.images_per_sec"] > 0).all() and (children["metrics.cpu_pct.mean"] > 0).all()
+    client = MlflowClient(run.tracking_uri)
+    names = {f.path for f in client.list_artifacts(parent_id)}
+    assert {"config.yaml", "inventory.json", "results.json", "samples.csv", "utilisation.png"} <= names
+    child_id = children.iloc[0]["run_id"]
+    assert {f.path for f in client.list_artifacts(child_id)} & {"g0.log", "g1.log"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")
+def test_real_mnist_reaches_98_percent_and_is_recorded(tmp: Path):
+    run = run_bench(tmp, "profile=m60-8q", f"data.root={MNIST_ROOT}", "progress=quiet")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    parents, children = runs_of(run.tracking_uri)
+    assert len(parents) == 1 and len(children) == 1
+    child = children.iloc[0]
+    assert child["metrics.test_accuracy"] >= 0.98
+    assert child["metrics.images"] == 60000 and child["metrics.train_time_s"] > 0
+    assert parents.iloc[0]["params.data.source"] == "real"
+    assert parents.iloc[0]["tags.bench.status"] == "ok" and parents.iloc[0]["status"] == "FINISHED"
+
+
+def wait_for(predicate, timeout: float = 120.0) -> None:
+    deadline = time.time() + timeout
+    while not predicate():
+        assert time.time() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def start_long_pair(tmp: Path, epochs: int) -> tuple[subprocess.Popen, Path, str]:
+    args, run_dir, uri = bench_args(tmp, *SMOKE, "scenario=concurrent", f"workload.epochs={epochs}",
+                                  "workload.max_steps=null")
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
+    return proc, run_dir, uri
+
+
+def training(run_dir: Path, gid: str) -> int | None:
+    """The guest's pid once its log says training started."""
+    log = run_dir / f"{gid}.log"
+    if not log.exists():
+        return None
+    for line in log.read_text().splitlines():
+        if "training started" in line:
+            return int(line.split("pid ")[1].split("]")[0])
+    return None
+
+
+def assert_gone(pids: list[int]) -> None:
+    for pid in pids:
+        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        assert not alive, f"orphaned guest process {pid}"
+
+
+def test_sigkill_one_guest_other_finishes_and_run_is_partial(tmp: Path):
+    proc, run_dir, uri = start_long_pair(tmp, epochs=20)
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    victim, survivor = training(run_dir, "g1"), training(run_dir, "g0")
+    os.kill(victim, signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err[-2000:]
+    assert "failure: g1: killed by SIGKILL" in out
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["status"] == "partial"
+    g0, g1 = (g["result"] for g in results["guests"])
+    assert g0["status"] == "ok" and g0["metrics"]["steps"] == 320  # 20 epochs x 16 steps
+    assert g1["status"] == "failed" and "SIGKILL" in g1["error"]
+    parents, children = runs_of(uri)
+    assert parents.iloc[0]["status"] == "FAILED" and "g1: killed by SIGKILL" in parents.iloc[0]["tags.bench.failure"]
+    assert sorted(children["tags.bench.status"]) == ["failed", "ok"]
+    assert_gone([victim, survivor])
+
+
+def test_ctrl_c_stops_guests_and_records_what_was_measured(tmp: Path):
+    proc, run_dir, uri = start_long_pair(tmp, epochs=400)
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    pids = [training(run_dir, "g0"), training(run_dir, "g1")]
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "status: interrupted" in out
+    parents, children = runs_of(uri)
+    assert parents.iloc[0]["status"] == "KILLED" and len(children) == 2
+    assert (run_dir / "samples.csv").stat().st_size > 0
+    assert_gone(pids)
+
+
+def test_guest_over_its_memory_is_stopped_with_a_reason(tmp: Path):
+    run = run_bench(tmp, *SMOKE, "profile.memory_MiB=300")  # importing torch alone takes more
+    assert run.proc.returncode == 1
+    result = run.results["guests"][0]["result"]
+    assert result["status"] == "failed" and "guest memory exceeded" in result["error"]
+    assert run.results["status"] == "failed"

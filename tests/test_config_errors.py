@@ -1,0 +1,70 @@
+"""Malformed overrides: one clear line, exit 2, and no guest process ever started."""
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from suites.config import BenchConfig, load
+from suites.profiles import ProfileKind
+
+from .conftest import REPO, run_bench
+
+BAD = {  # scenario name: (overrides, text the one line must contain)
+    "unknown-profile": (["profile=m60-9q"], "choose from: cpu, m60-1q"),
+    "unknown-workload": (["workload=resnet-9000"], "workload/resnet-9000"),
+    "unknown-scenario": (["scenario=nope"], "scenario/nope"),
+    "vcpus-not-a-number": (["profile.vcpus=two"], "profile.vcpus"),
+    "negative-vcpus": (["profile.vcpus=-2"], "profile.vcpus: must be >= 1"),
+    "zero-guests": (["scenario.guests=0"], "scenario.guests"),
+    "negative-batch": (["workload.batch_size=-8"], "workload.batch_size"),
+    "negative-lr": (["workload.lr=-0.1"], "workload.lr"),
+    "unknown-key": (["workload.lerning_rate=0.1"], "lerning_rate"),
+    "bad-enum": (["profile.kind=cloud"], "expected one of [cpu, passthrough, vgpu]"),
+    "zero-sample-rate": (["sampler.rate_hz=0"], "sampler.rate_hz"),
+    "vgpu-without-framebuffer": (["profile.framebuffer_MiB=null"], "framebuffer"),
+    "cpu-profile-with-gpus": (["profile=cpu", "profile.gpus=2"], "a cpu profile has no GPU"),
+    "too-many-vcpus": (["profile.vcpus=64"], "64 vCPUs > "),
+    "too-much-guest-memory": (["profile.memory_MiB=10000000"], "host memory"),
+    "missing-data": (["data.synthetic=false"], "MNIST not found"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_override_is_one_line_and_starts_nothing(tmp: Path, name: str):
+    overrides, expected = BAD[name]
+    run = run_bench(tmp, *overrides, timeout=60)
+    err_lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip()]
+    assert run.proc.returncode == 2, run.proc.stderr
+    assert len(err_lines) == 1, run.proc.stderr
+    assert err_lines[0].startswith("error: ") and expected in err_lines[0]
+    assert "Traceback" not in run.proc.stdout + run.proc.stderr
+    assert not list(run.run_dir.glob("g*.log")), "a guest was started"
+    assert not (tmp / "mlflow.db").exists()
+
+
+def compose_config(*overrides: str) -> BenchConfig:
+    with initialize_config_dir(config_dir=str(REPO / "configs"), version_base="1.3"):
+        return load(compose("config", overrides=list(overrides)))
+
+
+def test_profile_override_composes_into_dataclasses():
+    cfg = compose_config("profile=m60-2q", "scenario=concurrent")
+    assert isinstance(cfg, BenchConfig)
+    assert cfg.profile.kind is ProfileKind.vgpu
+    assert (cfg.profile.framebuffer_MiB, cfg.profile.max_per_gpu) == (2048, 4)
+    assert cfg.scenario.guests == 2
+    assert cfg.workload.name == "mnist-torch"
+
+
+@pytest.mark.parametrize("name,fb,per_gpu", [("m60-1q", 1024, 8), ("m60-2q", 2048, 4),
+                                             ("m60-4q", 4096, 2), ("m60-8q", 8192, 1)])
+def test_m60_profiles_carry_the_catalog_values(name: str, fb: int, per_gpu: int):
+    p = compose_config(f"profile={name}").profile
+    assert (p.framebuffer_MiB, p.max_per_gpu, p.gpus, p.gpu_model) == (fb, per_gpu, 1, "Tesla M60")
+
+
+def test_explicit_data_root_beats_the_environment(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("BENCH_DATA_ROOT", "/from/env")
+    assert compose_config().data.root == "/from/env"
+    assert compose_config("data.root=/explicit").data.root == "/explicit"

@@ -1,0 +1,66 @@
+"""MNIST files: real IDX format in, torchvision's reader out; bad files rejected."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suites.data import DataConfig, check_idx, resolve_mnist, synthesize_mnist, write_idx
+from suites.errors import DataError
+
+
+def test_synthetic_files_are_real_idx_read_by_torchvision(tmp: Path):
+    from torchvision.datasets import MNIST
+
+    synthesize_mnist(tmp, n_train=300, n_test=100, seed=1)
+    train = MNIST(str(tmp), train=True, download=False)
+    test = MNIST(str(tmp), train=False, download=False)
+    assert tuple(train.data.shape) == (300, 28, 28) and tuple(test.data.shape) == (100, 28, 28)
+    assert set(train.targets.unique().tolist()) == set(range(10))
+    assert train.data.float().std() > 20  # images, not blank files
+
+
+def test_synthesis_is_deterministic(tmp: Path):
+    a, b = synthesize_mnist(tmp / "a", 50, 20, seed=3), synthesize_mnist(tmp / "b", 50, 20, seed=3)
+    for name in ("train-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        assert (a / "MNIST/raw" / name).read_bytes() == (b / "MNIST/raw" / name).read_bytes()
+
+
+def test_idx_round_trip_header(tmp: Path):
+    path = tmp / "train-labels-idx1-ubyte"
+    write_idx(path, np.arange(7, dtype=np.uint8))
+    raw = path.read_bytes()
+    assert raw[:4] == b"\x00\x00\x08\x01" and int.from_bytes(raw[4:8], "big") == 7 and raw[8:] == bytes(range(7))
+    check_idx(path)
+
+
+@pytest.mark.parametrize("damage", ["truncated-body", "truncated-header", "wrong-magic"])
+def test_damaged_idx_is_rejected(tmp: Path, damage: str):
+    path = tmp / "train-images-idx3-ubyte"
+    write_idx(path, np.zeros((4, 28, 28), np.uint8))
+    raw = path.read_bytes()
+    path.write_bytes({"truncated-body": raw[:-10], "truncated-header": raw[:6],
+                      "wrong-magic": b"\x00\x00\x08\x01" + raw[4:]}[damage])
+    with pytest.raises(DataError):
+        check_idx(path)
+
+
+def test_resolve_prefers_real_files(tmp: Path):
+    synthesize_mnist(tmp / "real", 20, 20)
+    spec = resolve_mnist(DataConfig(root="real"), tmp)
+    assert spec["source"] == "real" and spec["root"] == str((tmp / "real").resolve())
+
+
+def test_resolve_falls_back_to_synthetic_and_says_so(tmp: Path):
+    spec = resolve_mnist(DataConfig(root="absent", cache_dir="cache", synthetic_train=40, synthetic_test=20), tmp)
+    assert spec["source"] == "synthetic" and "cache" in spec["root"]
+    assert (Path(spec["root"]) / "MNIST/raw/t10k-images-idx3-ubyte").exists()
+
+
+def test_resolve_missing_and_incomplete_data_are_clear_errors(tmp: Path):
+    with pytest.raises(DataError, match="MNIST not found"):
+        resolve_mnist(DataConfig(root="absent", synthetic=False), tmp)
+    synthesize_mnist(tmp / "partial", 20, 20)
+    (tmp / "partial/MNIST/raw/t10k-labels-idx1-ubyte").unlink()
+    with pytest.raises(DataError, match="incomplete: missing t10k-labels-idx1-ubyte"):
+        resolve_mnist(DataConfig(root="partial"), tmp)

@@ -1,0 +1,61 @@
+"""The guest protocol, spoken to a real guest process."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from suites.guest.protocol import GuestSpec, parse_event
+
+from .conftest import REPO
+
+
+def spec(**kw) -> GuestSpec:
+    base = dict(guest_id="g0", profile="cpu", workload="mnist-torch", workload_config={}, data={},
+                vcpus=[0], gpus=[], framebuffer_MiB=None, memory_MiB=1024)
+    return GuestSpec(**{**base, **kw})
+
+
+def test_spec_round_trips_and_rejects_other_versions():
+    s = spec(vcpus=[0, 1], gpus=["GPU-1"])
+    assert GuestSpec.from_line(s.to_line()) == s
+    raw = json.loads(s.to_line())
+    raw["protocol"] = 99
+    with pytest.raises(ValueError, match="protocol 99"):
+        GuestSpec.from_line(json.dumps(raw))
+
+
+def test_non_protocol_lines_are_ignored():
+    assert parse_event("Warning: something from a library") is None
+    assert parse_event('{"no_event": 1}') is None
+    assert parse_event('{"event": "ready"}') == {"event": "ready"}
+
+
+def talk(stdin: str) -> tuple[int, list[dict]]:
+    proc = subprocess.run([sys.executable, "-m", "suites.guest"], input=stdin, capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+    return proc.returncode, [e for e in map(parse_event, proc.stdout.splitlines()) if e]
+
+
+def test_garbage_spec_gives_one_error_event():
+    code, events = talk("this is not json\n")
+    assert code == 2 and len(events) == 1 and events[0]["event"] == "error"
+    assert events[0]["error"].startswith("bad guest spec")
+
+
+def test_guest_reports_a_workload_failure_instead_of_hanging(tmp_path):
+    s = spec(data={"root": str(tmp_path), "dataset": "mnist"})  # no MNIST files there
+    code, events = talk(s.to_line())
+    assert code == 1 and events[-1]["event"] == "error" and "MNIST" in events[-1]["error"]
+
+
+def test_abort_at_the_barrier(tmp_path):
+    from suites.data import synthesize_mnist
+
+    synthesize_mnist(tmp_path, 64, 32)
+    s = spec(data={"root": str(tmp_path)}, workload_config={"width": 4, "train_limit": 64})
+    code, events = talk(s.to_line() + "abort\n")
+    assert [e["event"] for e in events] == ["ready", "result"]
+    assert events[-1]["result"]["status"] == "failed" and "aborted" in events[-1]["result"]["error"]
+    assert code == 1
