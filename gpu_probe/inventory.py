@@ -13,7 +13,7 @@ from typing import Any
 
 import psutil
 
-from gpu_probe import vocab
+from gpu_probe import virtualization, vocab
 from gpu_probe.nvml import NA, Nvml
 
 # Distributions whose versions explain a result; read from metadata, never imported.
@@ -110,14 +110,25 @@ def collect(nvml: Nvml | None = None) -> Inventory:
         if not nv.available:
             inv.gpu_status = nv.reason
             return inv
-        inv.gpus = [nv.device_info(i) for i in range(nv.device_count())]
+        inv.gpus = [{**nv.device_info(i), **virtualization.describe(nv, i)} for i in range(nv.device_count())]
         system = nv.system_info()
         inv.driver_version = None if system["driver_version"] is NA else system["driver_version"]
         inv.cuda_driver_version = None if system["cuda_driver_version"] is NA else system["cuda_driver_version"]
         inv.gpu_status = f"{len(inv.gpus)} GPU(s)" if inv.gpus else f"{vocab.NO_GPU}: NVML sees no device"
         # NA is not JSON; missing device fields become None.
-        inv.gpus = [{k: (None if v is NA else v) for k, v in g.items()} for g in inv.gpus]
+        inv.gpus = [_json_safe(g) for g in inv.gpus]
         return inv
     finally:
         if own:
             nv.close()
+
+
+def _json_safe(value: Any) -> Any:
+    """NA is not JSON: missing fields become None, bytes become text, recursively."""
+    if value is NA:
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value.decode() if isinstance(value, bytes) else value

@@ -9,6 +9,7 @@ package; it is imported lazily so a machine without it still runs.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -39,6 +40,30 @@ class _NotAvailable:
 
 NA: Any = _NotAvailable()
 
+# NVML clock event reason bits (nvmlClocksEventReason*, formerly "throttle reasons").
+# Stable across driver versions; tests check them against the installed binding.
+CLOCK_EVENT_REASONS = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+
+
+def decode_clock_events(mask: Any) -> list[str]:
+    """Bitmask -> reason names, e.g. 0x5 -> ['gpu_idle', 'sw_power_cap']; NA -> []."""
+    if mask is NA or mask is None or mask != mask:  # NA / None / NaN
+        return []
+    mask = int(mask)
+    names = [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit]
+    unknown = mask & ~sum(CLOCK_EVENT_REASONS)
+    return names + ([f"unknown_{unknown:#x}"] if unknown else [])
+
 
 def as_float(value: Any) -> float:
     return float("nan") if value is NA or value is None else float(value)
@@ -51,6 +76,8 @@ class Nvml:
         self._lib = lib
         self.available = False
         self.reason = "NVML not initialised"
+        self._last_ts: dict[int, int] = {}  # per-device timestamp of the newest utilisation sample
+        self._proc_util: dict[int, dict[int, tuple[int, float]]] = {}  # device -> pid -> (ts, SM %)
 
     # -- session --------------------------------------------------------------
     def open(self) -> "Nvml":
@@ -88,7 +115,7 @@ class Nvml:
             return NA
         try:
             return call(self._lib)
-        except (self._lib.NVMLError, AttributeError, TypeError, ValueError):
+        except (self._lib.NVMLError, AttributeError, TypeError, ValueError, ctypes.ArgumentError):
             return NA
 
     # -- device queries -------------------------------------------------------
@@ -102,9 +129,11 @@ class Nvml:
     def device_info(self, index: int) -> dict[str, Any]:
         h = self.handle(index)
         mem = self.query(lambda nv: nv.nvmlDeviceGetMemoryInfo(h))
+        cc = self.query(lambda nv: nv.nvmlDeviceGetCudaComputeCapability(h))
         return {
             "index": index,
             "name": _text(self.query(lambda nv: nv.nvmlDeviceGetName(h))),
+            "compute_capability": NA if cc is NA else f"{cc[0]}.{cc[1]}",
             "uuid": _text(self.query(lambda nv: nv.nvmlDeviceGetUUID(h))),
             "pci_bus_id": _text(self.query(lambda nv: nv.nvmlDeviceGetPciInfo(h).busId)),
             vocab.GPU_MEM_TOTAL.key: NA if mem is NA else mem.total / vocab.MiB,
@@ -151,6 +180,28 @@ class Nvml:
                 used = getattr(p, "usedGpuMemory", None)
                 out[int(p.pid)] = out.get(int(p.pid), 0.0) + (used or 0) / vocab.MiB
         return out
+
+
+    def process_utilization(self, index: int) -> dict[int, float]:
+        """pid -> SM utilisation % from NVML's timestamped per-process samples.
+
+        NVML returns only samples newer than the timestamp passed in and
+        refreshes them slower than we may poll, so each pid's newest sample is
+        held until it is more than a second older than the newest on the GPU.
+        """
+        h = self.handle(index)
+        since = self._last_ts.get(index, 0)
+        samples = self.query(lambda nv: nv.nvmlDeviceGetProcessesUtilizationInfo(h, since))
+        if samples is NA:  # drivers before R550 only have the older call
+            samples = self.query(lambda nv: nv.nvmlDeviceGetProcessUtilization(h, since))
+        held = self._proc_util.setdefault(index, {})
+        for s in [] if samples is NA else samples:
+            ts = int(s.timeStamp)  # microseconds
+            if ts >= held.get(int(s.pid), (-1, 0.0))[0]:
+                held[int(s.pid)] = (ts, float(s.smUtil))
+            self._last_ts[index] = max(self._last_ts.get(index, 0), ts)
+        newest = self._last_ts.get(index, 0)
+        return {pid: util for pid, (ts, util) in held.items() if ts >= newest - 1_000_000}
 
 
 def _text(value: Any) -> Any:

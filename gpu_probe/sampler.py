@@ -14,8 +14,8 @@ from typing import Any
 
 import psutil
 
-from gpu_probe import vocab
-from gpu_probe.nvml import NA, Nvml, as_float
+from gpu_probe import procfs, virtualization, vocab
+from gpu_probe.nvml import NA, Nvml, as_float, decode_clock_events
 from gpu_probe.stats import summarize
 
 AGGREGATES = ("mean", "p95", "max")
@@ -24,49 +24,61 @@ AGGREGATES = ("mean", "p95", "max")
 class _ProcessTree:
     """CPU % and RSS of a guest's root process and all its descendants.
 
-    psutil's cpu_percent() measures since the previous call on the *same*
-    Process object, so objects are cached per (pid, create_time).
+    Finding descendants means reading every /proc/<pid>/stat, so membership
+    is refreshed from one shared parent map (see :meth:`Sampler.collect`),
+    not on every tick; each member's stat file stays open between samples.
     """
 
     def __init__(self, pid: int) -> None:
-        self.root = psutil.Process(pid)
-        self._cache: dict[tuple[int, float], psutil.Process] = {}
+        self.root_pid = pid
+        self.members: dict[int, procfs.ProcStat] = {pid: procfs.ProcStat(pid)}
+        self._last: dict[int, tuple[float, float]] = {}  # pid -> (wall time, cpu seconds)
 
-    def processes(self) -> list[psutil.Process]:
-        try:
-            procs = [self.root, *self.root.children(recursive=True)]
-        except psutil.Error:
-            return []
-        live = []
-        for p in procs:
+    def refresh(self, children_of: dict[int, list[int]]) -> None:
+        pids, todo = set(), [self.root_pid]
+        while todo:
+            pid = todo.pop()
+            if pid not in pids:
+                pids.add(pid)
+                todo.extend(children_of.get(pid, ()))
+        for pid in pids - set(self.members):
             try:
-                key = (p.pid, p.create_time())
-            except psutil.Error:
+                self.members[pid] = procfs.ProcStat(pid)
+            except OSError:
                 continue
-            live.append(self._cache.setdefault(key, p))
-        return live
+        for pid in set(self.members) - pids:
+            self.members.pop(pid).close()
 
     def read(self) -> tuple[float, float, set[int]]:
+        """(CPU % since the last read, 100 = one core; RSS MiB; live pids)."""
         cpu = rss = 0.0
         pids = set()
-        for p in self.processes():
-            try:
-                with p.oneshot():
-                    cpu += p.cpu_percent(None)
-                    rss += p.memory_info().rss
-                pids.add(p.pid)
-            except psutil.Error:  # exited between listing and reading
+        now = time.monotonic()
+        for pid, stat in list(self.members.items()):
+            reading = stat.read()
+            if reading is None:
+                del self.members[pid]
+                self._last.pop(pid, None)
                 continue
+            cpu_s, rss_bytes = reading
+            prev = self._last.get(pid)
+            if prev and now > prev[0]:
+                cpu += 100.0 * (cpu_s - prev[1]) / (now - prev[0])
+            self._last[pid] = (now, cpu_s)
+            rss += rss_bytes
+            pids.add(pid)
         return cpu, rss / vocab.MiB, pids
 
 
 class Sampler:
     """Samples at ``rate_hz`` on a background thread; rows land in ``self.rows``."""
 
-    def __init__(self, rate_hz: float = 10.0, nvml: Nvml | None = None) -> None:
+    def __init__(self, rate_hz: float = 10.0, nvml: Nvml | None = None, tree_refresh_s: float = 1.0) -> None:
         if rate_hz <= 0:
             raise ValueError(f"sampler rate must be > 0 Hz, got {rate_hz}")
         self.rate_hz = rate_hz
+        self.tree_refresh_s = tree_refresh_s  # how soon a guest's new child processes are counted
+        self._next_refresh = 0.0
         self.nvml = nvml if nvml is not None else Nvml()
         self.rows: list[dict[str, Any]] = []
         self.errors = 0
@@ -77,6 +89,10 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._gpu_count = 0
+        self._vgpu_hosts: list[int] = []
+        self._vgpu_util = virtualization.VgpuUtilization(self.nvml)
+        self._clock_events: dict[int, int] = {}
+        self.cpu_s = 0.0  # CPU time spent in collect(), measured by the sampler thread itself
 
     @property
     def gpu_status(self) -> str:
@@ -86,18 +102,26 @@ class Sampler:
         """Follow a guest's process tree from now on (thread-safe)."""
         try:
             tree = _ProcessTree(pid)
-        except psutil.Error:
+        except OSError:  # already gone
             return
         with self._lock:
             self._guests[guest_id] = tree
+            self._next_refresh = 0.0  # pick up its children on the next tick
 
     # -- lifecycle --------------------------------------------------------------
-    def __enter__(self) -> "Sampler":
+    def prepare(self) -> "Sampler":
+        """Open NVML and learn the GPUs; enough to call collect() by hand."""
         if not self.nvml.available:
             self.nvml.open()
         self._gpu_count = self.nvml.device_count()
+        self._vgpu_hosts = [i for i in range(self._gpu_count)
+                            if virtualization.virtualization_mode(self.nvml, self.nvml.handle(i)) == "vgpu-host"]
         psutil.cpu_percent(None)  # prime the host counter
         self.t0 = time.time()
+        return self
+
+    def __enter__(self) -> "Sampler":
+        self.prepare()
         self._thread = threading.Thread(target=self._loop, name="gpu_probe-sampler", daemon=True)
         self._thread.start()
         return self
@@ -113,10 +137,12 @@ class Sampler:
         period = 1.0 / self.rate_hz
         tick = 0
         while not self._stop.is_set():
+            c0 = time.thread_time()
             try:
                 self.rows.append(self.collect())
             except Exception:  # one bad reading must not end sampling
                 self.errors += 1
+            self.cpu_s += time.thread_time() - c0
             tick += 1
             # Schedule against the start time so the rate does not drift with collect() cost.
             delay = self.t0 + tick * period - time.time()
@@ -133,6 +159,13 @@ class Sampler:
         row[vocab.HOST_MEM_USED.key] = psutil.virtual_memory().used / vocab.MiB
         with self._lock:
             guests = dict(self._guests)
+            refresh = bool(guests) and time.monotonic() >= self._next_refresh
+            if refresh:
+                self._next_refresh = time.monotonic() + self.tree_refresh_s
+        if refresh:
+            children = procfs.children_map()
+            for tree in guests.values():
+                tree.refresh(children)
         guest_pids: dict[str, set[int]] = {}
         for gid, tree in guests.items():
             cpu, rss, pids = tree.read()
@@ -142,13 +175,37 @@ class Sampler:
         for i in range(self._gpu_count):
             for key, value in self.nvml.sample(i).items():
                 row[f"gpu{i}.{key}"] = as_float(value)
+            events = row[f"gpu{i}.{vocab.CLOCK_EVENTS.key}"]
+            if events == events:  # not NaN
+                self._clock_events[i] = self._clock_events.get(i, 0) | int(events)
+        for i in self._vgpu_hosts:
+            row.update({f"gpu{i}.{k}": v for k, v in self._vgpu_util.read(i).items()})
         if self._gpu_count and guests:
-            per_pid = {}
-            for i in range(self._gpu_count):
-                per_pid.update(self.nvml.process_memory(i))
-            for gid, pids in guest_pids.items():
-                row[vocab.guest_key(gid, vocab.GUEST_GPU_MEM)] = sum(per_pid.get(p, 0.0) for p in pids)
+            self._per_guest_gpu(row, guest_pids)
         return row
+
+    def _per_guest_gpu(self, row: dict[str, Any], guest_pids: dict[str, set[int]]) -> None:
+        """GPU memory and SM % of each guest: NVML's per-process figures summed over its tree."""
+        mem: dict[int, float] = {}
+        util: dict[int, float] = {}
+        for i in range(self._gpu_count):
+            for pid, mib in self.nvml.process_memory(i).items():
+                mem[pid] = mem.get(pid, 0.0) + mib
+            for pid, pct in self.nvml.process_utilization(i).items():
+                util[pid] = util.get(pid, 0.0) + pct
+        for gid, pids in guest_pids.items():
+            row[vocab.guest_key(gid, vocab.GUEST_GPU_MEM)] = sum(mem.get(p, 0.0) for p in pids)
+            row[vocab.guest_key(gid, vocab.GUEST_GPU_UTIL)] = sum(util.get(p, 0.0) for p in pids)
+
+    def clock_events_seen(self) -> dict[str, list[str]]:
+        """Every clock event reason any sample saw, per GPU, by name."""
+        return {f"gpu{i}": decode_clock_events(mask) for i, mask in sorted(self._clock_events.items())}
+
+    @property
+    def cpu_pct(self) -> float:
+        """The sampler's own cost: CPU seconds per wall second, 100 = one core."""
+        span = (self.t_end or time.time()) - self.t0
+        return 100.0 * self.cpu_s / span if span > 0 else 0.0
 
     # -- aggregate --------------------------------------------------------------
     @property

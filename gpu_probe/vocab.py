@@ -35,6 +35,7 @@ HOST_MEM_USED = Metric("host_mem_used_MiB", "MiB", "host memory in use")
 GUEST_CPU = Metric("cpu_pct", "%", "guest process tree CPU, 100 = one core busy")
 GUEST_RSS = Metric("rss_MiB", "MiB", "guest process tree resident memory")
 GUEST_GPU_MEM = Metric("gpu_mem_MiB", "MiB", "GPU memory held by the guest's processes")
+GUEST_GPU_UTIL = Metric("gpu_util_pct", "%", "SM utilisation of the guest's processes (NVML per-process samples)")
 GPU_UTIL = Metric("util_pct", "%", "GPU busy time over the driver's sample period")
 GPU_MEM_UTIL = Metric("mem_util_pct", "%", "memory controller busy time")
 GPU_MEM_USED = Metric("mem_used_MiB", "MiB", "GPU framebuffer in use")
@@ -50,6 +51,7 @@ GPU_METRICS = (GPU_UTIL, GPU_MEM_UTIL, GPU_MEM_USED, POWER, SM_CLOCK, MEM_CLOCK,
 # --- scenario-level ---------------------------------------------------------
 MAKESPAN = Metric("makespan_s", "s", "barrier release to last guest finished")
 SAMPLE_RATE = Metric("sampler_rate_hz", "Hz", "achieved sampling rate")
+SAMPLER_CPU = Metric("sampler_cpu_pct", "%", "CPU time of the sampler thread, 100 = one core")
 
 NO_GPU = "no GPU"
 

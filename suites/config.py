@@ -78,7 +78,10 @@ def one_line(exc: BaseException) -> str:
     """Collapse Hydra/OmegaConf error text (multi-line, with object dumps) to one line."""
     key = getattr(exc, "full_key", None)
     msg = getattr(exc, "msg", None) or str(exc)
-    first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
+    lines = [ln.strip() for ln in msg.strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    if first.endswith(":") and len(lines) > 1:  # "...raised while composing config:" + the reason
+        first = f"{first} {lines[1]}"
     options = getattr(exc, "options", None)
     if options:
         shown = sorted(o for o in options if not o.startswith("base_"))  # schemas are not choices

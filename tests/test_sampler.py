@@ -60,3 +60,44 @@ def test_host_columns_are_aggregated():
 def test_rate_must_be_positive():
     with pytest.raises(ValueError):
         Sampler(rate_hz=0)
+
+
+def test_procfs_reads_match_psutil():
+    import os
+
+    import psutil
+
+    from gpu_probe import procfs
+
+    child = subprocess.Popen([sys.executable, "-c", BURN.format(s=0.5)])
+    try:
+        stat = procfs.ProcStat(child.pid)
+        assert child.pid in procfs.children_map()[os.getpid()]
+        time.sleep(0.3)
+        cpu_s, rss = stat.read()
+        p = psutil.Process(child.pid)
+        times = p.cpu_times()
+        assert abs(cpu_s - (times.user + times.system)) < 0.05
+        assert abs(rss - p.memory_info().rss) < 2**20
+    finally:
+        child.wait()
+    assert stat.read() is None  # exited: gone, not an error
+
+
+def test_new_children_are_picked_up_by_the_tree_refresh():
+    # The parent starts sleeping and only later spawns a busy child.
+    late = "import subprocess, sys, time\ntime.sleep(0.4)\n" + TREE
+    proc = subprocess.Popen([sys.executable, "-c", late])
+    with Sampler(rate_hz=20, tree_refresh_s=0.2) as sampler:
+        sampler.watch("g", proc.pid)
+        proc.wait()
+    assert sampler.aggregate("g.")["cpu_pct.p95"] > 60
+
+
+def test_sampler_benchmark_prints_its_table():
+    from .conftest import REPO
+
+    proc = subprocess.run([sys.executable, "-m", "gpu_probe.bench_sampler", "--seconds", "0.5", "--guests", "1",
+                           "--skip-mlflow"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("gpu_probe.Sampler") == 3 and "goal at 10 Hz" in proc.stdout

@@ -178,4 +178,5 @@ def host_summary(sampler: Sampler) -> dict[str, float]:
     """Sampler aggregates for the host and GPUs (guest columns go to child runs)."""
     out = {k: v for k, v in sampler.aggregate().items() if k.startswith(("host_", "gpu"))}
     out[vocab.SAMPLE_RATE.key] = sampler.achieved_rate_hz
+    out[vocab.SAMPLER_CPU.key] = sampler.cpu_pct
     return out

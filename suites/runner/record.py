@@ -29,7 +29,8 @@ def write_local(outcome: "ScenarioOutcome", run_dir: Path) -> None:
         "data": outcome.data,
         "gpu_status": outcome.inventory.gpu_status,
         "sampler": {"requested_hz": outcome.sampler.rate_hz, "achieved_hz": outcome.sampler.achieved_rate_hz,
-                    "samples": len(outcome.sampler.rows), "errors": outcome.sampler.errors},
+                    "samples": len(outcome.sampler.rows), "errors": outcome.sampler.errors,
+                    "cpu_pct": outcome.sampler.cpu_pct, "clock_events": outcome.sampler.clock_events_seen()},
         "guests": [{"spec": o.spec.__dict__, "placement": o.placement.__dict__, "result": o.result.as_dict(),
                     "sampled": o.sampled} for o in outcome.guests],
     }
@@ -131,6 +132,9 @@ def to_mlflow(outcome: "ScenarioOutcome", tracker: Tracker, config_params: dict[
                              "images_per_sec_total": sum(o.result.metrics.get("images_per_sec", 0) for o in ok)})
     if outcome.reasons:
         tracker.client.set_tag(parent, "bench.failure", "; ".join(outcome.reasons)[:5000])
+    events = outcome.sampler.clock_events_seen()
+    if events:
+        tracker.client.set_tag(parent, "bench.clock_events", json.dumps(events))
     for name in ("config.yaml", "inventory.json", "results.json", "samples.csv", "utilisation.png"):
         tracker.artifact(parent, run_dir / name)
     for o in outcome.guests:

@@ -51,8 +51,12 @@ def summary_lines(outcome: "ScenarioOutcome") -> list[str]:
         f"status: {outcome.status}   makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
         f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})",
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",
-        f"sampler: {s.achieved_rate_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples",
+        f"sampler: {s.achieved_rate_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
+        f"cost {s.cpu_pct:.2f}% of one core",
     ]
+    for gpu, reasons in s.clock_events_seen().items():
+        if reasons:
+            lines.append(f"{gpu} clock event reasons seen: {', '.join(reasons)}")
     notes = {o.placement.note for o in outcome.guests if o.placement.note}
     lines += [f"note: {n}" for n in sorted(notes)]
     if outcome.data.get("source") == "synthetic":

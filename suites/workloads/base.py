@@ -87,8 +87,10 @@ class StepMeter:
         train = self.t_last - self.t_start
         if self.images_after_warmup and self.t_last > self.t_warm:
             rate = self.images_after_warmup / (self.t_last - self.t_warm)
-        else:  # too few steps to leave warm-up: report the whole run
-            rate = self.images / train if train > 0 else float("nan")
+        elif self.images and train > 0:  # too few steps to leave warm-up: report the whole run
+            rate = self.images / train
+        else:  # a workload that processes no images (a probe) has no image rate
+            rate = float("nan")
         return {"train_time_s": train, "images_per_sec": rate, "images": float(self.images),
                 "steps": float(self.steps)}
 
