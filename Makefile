@@ -1,4 +1,4 @@
-# make setup | bench | bench-sampler | test | lint | ui | clean
+# make setup | bench | bench-ml | bench-sampler | test | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-$(EXTRAS)
 OVERRIDES := $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(ARGS)
 
-.PHONY: setup bench bench-sampler test lint ui clean
+.PHONY: setup bench bench-ml bench-sampler test lint ui clean
 
 setup: $(STAMP)
 
@@ -29,6 +29,10 @@ endif
 
 bench: setup
 	$(PY) -m suites.bench $(OVERRIDES)
+
+# images/s per workload in a guest vs a bare loop in one process (the harness's cost).
+bench-ml: setup
+	$(PY) -m suites.bench_ml $(ARGS)
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup

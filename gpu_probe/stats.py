@@ -66,3 +66,29 @@ def summarize(values: Iterable[float | None]) -> Summary:
         olympic_mean=olympic,
         cov=stdev / mean if mean else math.nan,
     )
+
+
+COUNTERS = frozenset({"images", "steps"})  # the same every repeat: nothing to spread
+
+
+def aggregate_repeats(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Metrics of N repeats -> olympic mean per metric, plus its CoV, median, min and max.
+
+    With one run its metrics pass through unchanged. Keys that are already
+    statistics (containing a dot, e.g. ``images_per_sec.mad``) are averaged.
+    """
+    if len(runs) == 1:
+        return dict(runs[0])
+    out: dict[str, float] = {}
+    keys = [k for k in runs[0] if all(k in r for r in runs)]
+    for key in keys:
+        s = summarize(r[key] for r in runs)
+        if s.n == 0:
+            continue
+        if "." in key or key in COUNTERS:
+            out[key] = s.mean
+            continue
+        out[key] = s.olympic_mean
+        out.update({f"{key}.cov": s.cov, f"{key}.median": s.median, f"{key}.min": s.min, f"{key}.max": s.max})
+    out["repeats"] = float(len(runs))
+    return out

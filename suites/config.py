@@ -49,6 +49,7 @@ class BenchConfig:
     artifact_dir: str = "outputs/mlartifacts"  # artifact root for a new experiment on a local store
     progress: ProgressMode = ProgressMode.auto
     seed: int = 0
+    repeats: int = 1  # each guest trains N times; results are olympic means with CoV
 
     def check(self) -> None:
         for part in (self.profile, self.workload, self.scenario, self.data, self.sampler):
@@ -57,6 +58,7 @@ class BenchConfig:
                 f"unknown workload {self.workload.name!r} (known: {', '.join(sorted(workloads.REGISTRY))})")
         require(bool(self.experiment.strip()), "experiment", "must not be empty")
         require(self.seed >= 0, "seed", f"must be >= 0, got {self.seed}")
+        require(1 <= self.repeats <= 100, "repeats", f"must be 1..100, got {self.repeats}")
 
 
 ConfigStore.instance().store(name="base_config", node=BenchConfig)

@@ -138,3 +138,16 @@ def test_guest_over_its_memory_is_stopped_with_a_reason(tmp: Path):
     result = run.results["guests"][0]["result"]
     assert result["status"] == "failed" and "guest memory exceeded" in result["error"]
     assert run.results["status"] == "failed"
+
+
+def test_repeats_report_olympic_mean_and_cov(tmp: Path):
+    run = run_bench(tmp, *SMOKE, "repeats=3")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    result = run.results["guests"][0]["result"]
+    assert len(result["repeats"]) == 3
+    rates = sorted(r["images_per_sec"] for r in result["repeats"])
+    m = result["metrics"]
+    assert m["images_per_sec"] == pytest.approx(rates[1])  # olympic mean of three = the middle one
+    assert m["repeats"] == 3 and m["images_per_sec.cov"] >= 0 and m["steps"] == 16
+    _, children = runs_of(run.tracking_uri)
+    assert children.iloc[0]["metrics.images_per_sec.cov"] == pytest.approx(m["images_per_sec.cov"])

@@ -51,7 +51,7 @@ def test_guest_reports_a_workload_failure_instead_of_hanging(tmp_path):
 
 
 def test_abort_at_the_barrier(tmp_path):
-    from suites.data import synthesize_mnist
+    from suites.data.mnist import synthesize_mnist
 
     synthesize_mnist(tmp_path, 64, 32)
     s = spec(data={"root": str(tmp_path)}, workload_config={"width": 4, "train_limit": 64})

@@ -41,3 +41,16 @@ def test_missing_values_are_dropped_and_small_samples_are_safe():
 def test_as_dict_prefixes_keys():
     d = summarize([1.0, 3.0]).as_dict("ips.")
     assert d["ips.median"] == 2.0 and d["ips.n"] == 2
+
+
+def test_repeats_become_olympic_means_with_spread():
+    from gpu_probe.stats import aggregate_repeats
+
+    runs = [{"images_per_sec": v, "steps": 16.0, "images_per_sec.jitter_mad": 2.0} for v in (100.0, 90.0, 110.0, 400.0)]
+    out = aggregate_repeats(runs)
+    assert out["images_per_sec"] == 105.0  # (100 + 110) / 2: 90 and 400 dropped
+    assert out["images_per_sec.median"] == 105.0 and out["images_per_sec.max"] == 400.0
+    assert out["images_per_sec.cov"] == pytest.approx(summarize([100, 90, 110, 400]).cov)
+    assert out["steps"] == 16.0 and "steps.cov" not in out and out["repeats"] == 4
+    assert out["images_per_sec.jitter_mad"] == 2.0
+    assert aggregate_repeats(runs[:1]) == runs[0]

@@ -52,6 +52,7 @@ def apply_resources(spec: GuestSpec) -> None:
 
 
 def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
+    from gpu_probe.stats import aggregate_repeats
     from suites.workloads import REGISTRY, GuestContext, StepMeter
 
     plugin = REGISTRY[spec.workload]
@@ -67,19 +68,27 @@ def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
     if command != GO:
         return GuestResult(spec.guest_id, "failed", error=f"aborted at the start barrier ({command or 'EOF'})")
     log(spec, "training started")
-    total = workload.total_steps()
-    meter = StepMeter(cfg.warmup_steps, total, lambda done, tot: send(event("progress", done=done, total=tot)))
+    total = workload.total_steps() * spec.repeats
+    runs = []
     t_train_start = time.time()
-    meter.start()
-    workload.train(meter)
-    metrics = meter.finish()
+    for r in range(spec.repeats):
+        if r:
+            workload.build()  # fresh weights and optimizer; the data stays where it is
+        done_before = r * workload.total_steps()
+        meter = StepMeter(cfg.warmup_steps, total,
+                          lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)))
+        meter.start()
+        workload.train(meter)
+        metrics = meter.finish()
+        log(spec, f"repeat {r + 1}/{spec.repeats}: {metrics['steps']:.0f} steps in {metrics['train_time_s']:.2f} s")
+        metrics.update(workload.evaluate())
+        runs.append(metrics)
     t_train_end = time.time()
-    log(spec, f"training done: {metrics['steps']:.0f} steps in {metrics['train_time_s']:.2f} s")
-    metrics.update(workload.evaluate())
+    metrics = aggregate_repeats(runs)
     metrics["setup_time_s"] = setup
     metrics["wall_time_s"] = time.time() - t_proc_start
-    return GuestResult(spec.guest_id, "ok", metrics=metrics, info=ctx.info,
-                       t_train_start=t_train_start, t_train_end=t_train_end)
+    return GuestResult(spec.guest_id, "ok", metrics=metrics, info=ctx.info, t_train_start=t_train_start,
+                       t_train_end=t_train_end, repeats=runs if spec.repeats > 1 else [])
 
 
 def log(spec: GuestSpec, message: str) -> None:

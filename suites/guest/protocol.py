@@ -32,6 +32,7 @@ class GuestSpec:
     framebuffer_MiB: int | None
     memory_MiB: int
     seed: int = 0
+    repeats: int = 1  # train this many times (fresh weights each), report the olympic mean
     protocol: int = PROTOCOL_VERSION
 
     def to_line(self) -> str:
@@ -56,6 +57,7 @@ class GuestResult:
     t_train_end: float | None = None
     pid: int | None = None
     affinity: list[int] = field(default_factory=list)
+    repeats: list[dict[str, float]] = field(default_factory=list)  # each repeat's own metrics
 
     @property
     def ok(self) -> bool:

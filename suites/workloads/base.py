@@ -56,7 +56,9 @@ class StepMeter:
         self.images = 0
         self.images_after_warmup = 0
         self.t_start = self.t_warm = self.t_last = 0.0
+        self.t_target: float | None = None
         self._t_progress = 0.0
+        self._steady: list[tuple[float, int]] = []  # (time, images) after each post-warm-up step
 
     def start(self) -> None:
         import time
@@ -75,12 +77,42 @@ class StepMeter:
         else:
             self.images_after_warmup += images
         self.t_last = time.perf_counter()
+        if self.steps > self.warmup_steps:
+            self._steady.append((self.t_last, images))
         if self.t_last - self._t_progress > 0.5 or self.steps == self.total_steps:
             self._t_progress = self.t_last
             self._on_progress(self.steps, self.total_steps)
 
+    def target_reached(self) -> None:
+        """The workload hit its target accuracy now (MLPerf-style time to accuracy)."""
+        import time
+
+        self.sync()
+        self.t_target = time.perf_counter()
+
+    def window_rates(self, windows: int = 10) -> list[float]:
+        """images/s over consecutive windows of steady-state steps: the jitter behind the mean.
+
+        Host timestamps: on a GPU they include queueing, so windows rather than
+        single steps; the overall rate is synchronised and exact.
+        """
+        n = len(self._steady)
+        if n < 2:
+            return []
+        size = max(1, n // windows)
+        rates, t_prev = [], self.t_warm
+        for i in range(0, n - size + 1, size):
+            chunk = self._steady[i : i + size]
+            t_end = chunk[-1][0]
+            if t_end > t_prev:
+                rates.append(sum(img for _, img in chunk) / (t_end - t_prev))
+            t_prev = t_end
+        return rates
+
     def finish(self) -> dict[str, float]:
         import time
+
+        from gpu_probe.stats import summarize
 
         self.sync()
         self.t_last = time.perf_counter()
@@ -91,8 +123,15 @@ class StepMeter:
             rate = self.images / train
         else:  # a workload that processes no images (a probe) has no image rate
             rate = float("nan")
-        return {"train_time_s": train, "images_per_sec": rate, "images": float(self.images),
-                "steps": float(self.steps)}
+        out = {"train_time_s": train, "images_per_sec": rate, "images": float(self.images),
+               "steps": float(self.steps)}
+        jitter = summarize(self.window_rates())
+        if jitter.n >= 3:
+            out.update({"images_per_sec.jitter_median": jitter.median, "images_per_sec.jitter_stderr": jitter.stderr,
+                        "images_per_sec.jitter_mad": jitter.mad})
+        if self.t_target is not None:
+            out["time_to_accuracy_s"] = self.t_target - self.t_start
+        return out
 
 
 class Workload:
@@ -115,6 +154,9 @@ class Workload:
 
     def prepare(self) -> None:
         raise NotImplementedError
+
+    def build(self) -> None:
+        """Fresh state for another repeat (model, optimizer); data stays loaded."""
 
     def train(self, meter: StepMeter) -> None:
         raise NotImplementedError

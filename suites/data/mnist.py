@@ -1,20 +1,19 @@
-"""Dataset location, checks and synthetic data in the real on-disk formats.
+"""MNIST: locate the IDX files, check them, or write learnable look-alikes.
 
-The runner resolves data *before* any guest starts, so a missing dataset is
-one clear line, not a crash inside a worker. Synthetic data is written as the
-real MNIST IDX files (torchvision's ``<root>/MNIST/raw`` layout) and read back
-through the very same loader, so tests exercise the real path.
+Synthetic data is written as the real MNIST IDX files (torchvision's
+``<root>/MNIST/raw`` layout) and read back through the very same loader, so
+tests exercise the real path.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suites.errors import DataError, require
+from suites.data import DataConfig
+from suites.errors import DataError
 
 MNIST_FILES = {
     "train-images-idx3-ubyte": (0x0803, "images"),
@@ -22,20 +21,6 @@ MNIST_FILES = {
     "t10k-images-idx3-ubyte": (0x0803, "images"),
     "t10k-labels-idx1-ubyte": (0x0801, "labels"),
 }
-
-
-@dataclass
-class DataConfig:
-    root: str = "data"  # holds MNIST/raw/...; relative paths resolve against the launch directory
-    download: bool = False  # let torchvision fetch missing files (needs network)
-    synthetic: bool = True  # generate look-alike files when the real ones are absent
-    synthetic_train: int = 6000
-    synthetic_test: int = 1000
-    cache_dir: str = "outputs/data"  # where synthetic files are written
-
-    def check(self) -> None:
-        require(self.synthetic_train >= 10, "data.synthetic_train", f"must be >= 10, got {self.synthetic_train}")
-        require(self.synthetic_test >= 10, "data.synthetic_test", f"must be >= 10, got {self.synthetic_test}")
 
 
 def write_idx(path: Path, array: Any) -> None:

@@ -1,0 +1,113 @@
+"""``make bench-ml``: images/s per workload, in a guest vs a bare loop in this process.
+
+For each PyTorch workload the suite runs one guest through the real CLI (its
+own process, barrier, sampler, MLflow), then the same model, data, batch size
+and step count run here as a plain loop with no harness at all. The ratio
+says what the suite's machinery costs (goal >= 0.97).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+# Sizes that take seconds on a 2-core CPU; on a GPU pass bigger ones with --set.
+DEFAULTS = {
+    "mnist-torch": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
+    "cifar10-torch": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=5120",
+                      "workload.epochs=1", "workload.warmup_steps=3", "workload.lr=0.02"],
+}
+
+
+def in_guest(workload: str, overrides: list[str], tmp: Path) -> dict[str, Any]:
+    run_dir = tmp / workload
+    cmd = [sys.executable, "-m", "suites.bench", f"workload={workload}", "progress=quiet", *overrides,
+           f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
+           f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"error: {workload} in a guest failed: {proc.stderr.strip().splitlines()[-1:]}")
+    results = json.loads((run_dir / "results.json").read_text())
+    g = results["guests"][0]
+    return {"metrics": g["result"]["metrics"], "spec": g["spec"]}
+
+
+def bare_loop(workload: str, spec: dict[str, Any]) -> float:
+    """The same training with nothing around it: images/s after the same warm-up."""
+    import torch
+    import torch.nn.functional as F
+
+    from suites.workloads import REGISTRY, GuestContext
+
+    os.sched_setaffinity(0, spec["vcpus"])  # the guest's cores, so both loops get the same machine
+    plugin = REGISTRY[workload]
+    cfg = plugin.config_cls(**spec["workload_config"])
+    wl = plugin(cfg, GuestContext("bare", spec["vcpus"], spec["gpus"], None, spec["data"], spec["seed"]))
+    wl.prepare()
+    x, y, bs, total = wl.x_train, wl.y_train, cfg.batch_size, wl.total_steps()
+    gen = torch.Generator(device=wl.device).manual_seed(0)
+    sync = torch.cuda.synchronize if wl.device.type == "cuda" else (lambda: None)
+    smoothing = getattr(cfg, "label_smoothing", 0.0)
+    images, step, t_warm = 0, 0, time.perf_counter()
+    while step < total:
+        order = torch.randperm(len(x), generator=gen, device=wl.device)
+        for i in range(0, len(x), bs):
+            idx = order[i : i + bs]
+            with wl.autocast():
+                loss = F.cross_entropy(wl.model(wl.augment(x[idx], gen)).float(), y[idx], label_smoothing=smoothing)
+            wl.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            wl.opt.step()
+            wl.sched.step()
+            step += 1
+            if step == cfg.warmup_steps:
+                sync()
+                t_warm = time.perf_counter()
+            elif step > cfg.warmup_steps:
+                images += len(idx)
+            if step >= total:
+                break
+    sync()
+    return images / (time.perf_counter() - t_warm)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workloads", nargs="+", default=list(DEFAULTS))
+    parser.add_argument("--set", nargs="*", default=None, help="Hydra overrides replacing the CPU-sized defaults")
+    parser.add_argument("--rounds", type=int, default=3, help="alternate guest and bare runs; medians are compared")
+    args = parser.parse_args(argv)
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"in-guest vs bare-loop training throughput (medians of {args.rounds} alternating rounds)")
+    for col in ("workload", "device", "steps", "suite images/s", "bare images/s", "ratio", "goal >= 0.97"):
+        table.add_column(col, justify="left" if col in ("workload", "device") else "right")
+    with tempfile.TemporaryDirectory() as tmp:
+        for workload in args.workloads:
+            overrides = args.set if args.set is not None else DEFAULTS.get(workload, [])
+            suite_rates, bare_rates = [], []
+            for _ in range(args.rounds):
+                suite = in_guest(workload, overrides, Path(tmp))
+                suite_rates.append(suite["metrics"]["images_per_sec"])
+                bare_rates.append(bare_loop(workload, suite["spec"]))
+            rate, bare = statistics.median(suite_rates), statistics.median(bare_rates)
+            ratio = rate / bare
+            device = "GPU" if suite["spec"]["gpus"] else "CPU"
+            table.add_row(workload, device, f"{suite['metrics']['steps']:.0f}", f"{rate:,.0f}", f"{bare:,.0f}",
+                          f"{ratio:.3f}", "yes" if ratio >= 0.97 else "NO")
+    Console(width=140).print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

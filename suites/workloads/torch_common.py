@@ -1,0 +1,165 @@
+"""The shared PyTorch recipe (airbench-style): data resident on the device, augmentation
+on the device, channels_last, bf16 autocast on GPU, optional torch.compile.
+
+A classifier plugin only says how to load its data, build its model and
+optimizer, and (optionally) augment a batch; this base runs the timed loop,
+evaluation, and the MLPerf-style time-to-accuracy stop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from suites.errors import require
+from suites.workloads.base import StepMeter, Workload, WorkloadConfig
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+@dataclass
+class TorchTrainConfig(WorkloadConfig):
+    framework: str = "torch"
+    epochs: int = 1
+    batch_size: int = 128
+    lr: float = 1e-3
+    width: int = 32
+    train_limit: Optional[int] = None  # use only the first N training images (smoke runs)
+    max_steps: Optional[int] = None  # stop after N optimizer steps
+    eval_batch_size: int = 1000
+    precision: str = "auto"  # auto: bf16 autocast on GPU, fp32 on CPU
+    channels_last: bool = True
+    compile: bool = False  # torch.compile the model (first steps then include compile time)
+    target_accuracy: Optional[float] = None  # evaluate each epoch; stop when reached
+
+    def check(self) -> None:
+        super().check()
+        require(self.epochs >= 1, "workload.epochs", f"must be >= 1, got {self.epochs}")
+        require(self.batch_size >= 1, "workload.batch_size", f"must be >= 1, got {self.batch_size}")
+        require(self.lr > 0, "workload.lr", f"must be > 0, got {self.lr}")
+        require(self.width >= 1, "workload.width", f"must be >= 1, got {self.width}")
+        require(self.train_limit is None or self.train_limit >= 1, "workload.train_limit", "must be >= 1")
+        require(self.max_steps is None or self.max_steps >= 1, "workload.max_steps", "must be >= 1")
+        require(self.precision in PRECISIONS, "workload.precision", f"must be one of {', '.join(PRECISIONS)}")
+        require(self.target_accuracy is None or 0 < self.target_accuracy <= 1, "workload.target_accuracy",
+                "must be in (0, 1]")
+
+
+class TorchClassifier(Workload):
+    """Base of the PyTorch image classifiers; subclasses fill in the four hooks below."""
+
+    def load_data(self) -> tuple[Any, Any, Any, Any]:
+        """(x_train, y_train, x_test, y_test) as normalised tensors on ``self.device``."""
+        raise NotImplementedError
+
+    def build_model(self) -> Any:
+        raise NotImplementedError
+
+    def make_optimizer(self, model: Any, total_steps: int) -> tuple[Any, Any]:
+        """(optimizer, per-step LR scheduler)."""
+        raise NotImplementedError
+
+    def augment(self, x: Any, gen: Any) -> Any:
+        return x
+
+    # -- the recipe ---------------------------------------------------------------
+    def prepare(self) -> None:
+        import torch
+
+        ctx = self.ctx
+        torch.manual_seed(ctx.seed)
+        torch.set_num_threads(max(1, len(ctx.vcpus)))
+        self.device = torch.device("cuda" if ctx.gpus and torch.cuda.is_available() else "cpu")
+        ctx.info["device"] = torch.cuda.get_device_name(0) if self.device.type == "cuda" else "cpu"
+        ctx.info["framebuffer_cap"] = cap_framebuffer(torch, self.device, ctx.framebuffer_MiB)
+        if self.device.type == "cuda":
+            torch.backends.cudnn.benchmark = True
+        self.x_train, self.y_train, self.x_test, self.y_test = self.load_data()
+        if self.cfg.train_limit:
+            self.x_train, self.y_train = self.x_train[: self.cfg.train_limit], self.y_train[: self.cfg.train_limit]
+        if self.cfg.channels_last and self.x_train.dim() == 4:
+            self.x_train = self.x_train.contiguous(memory_format=torch.channels_last)
+            self.x_test = self.x_test.contiguous(memory_format=torch.channels_last)
+        ctx.info["train_images"] = len(self.x_train)
+        ctx.info["precision"] = self.precision()
+        self.build()
+
+    def build(self) -> None:
+        """Fresh weights and optimizer: called once per repeat."""
+        import torch
+
+        model = self.build_model().to(self.device)
+        if self.cfg.channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        self.model = torch.compile(model) if self.cfg.compile else model
+        self.opt, self.sched = self.make_optimizer(self.model, self.total_steps())
+
+    def precision(self) -> str:
+        if self.cfg.precision != "auto":
+            return self.cfg.precision
+        return "bf16" if self.device.type == "cuda" else "fp32"
+
+    def autocast(self) -> Any:
+        import torch
+
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision())
+        if dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=dtype)
+
+    def total_steps(self) -> int:
+        per_epoch = -(-len(self.x_train) // self.cfg.batch_size)
+        steps = per_epoch * self.cfg.epochs
+        return min(steps, self.cfg.max_steps) if self.cfg.max_steps else steps
+
+    def train(self, meter: StepMeter) -> None:
+        import torch
+        import torch.nn.functional as F
+
+        if self.device.type == "cuda":
+            meter.sync = torch.cuda.synchronize
+        n, bs, total = len(self.x_train), self.cfg.batch_size, self.total_steps()
+        gen = torch.Generator(device=self.device).manual_seed(self.ctx.seed)
+        smoothing = getattr(self.cfg, "label_smoothing", 0.0)
+        while meter.steps < total:
+            self.model.train()
+            order = torch.randperm(n, generator=gen, device=self.device)
+            for i in range(0, n, bs):
+                idx = order[i : i + bs]
+                with self.autocast():
+                    out = self.model(self.augment(self.x_train[idx], gen))
+                    loss = F.cross_entropy(out.float(), self.y_train[idx], label_smoothing=smoothing)
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                self.opt.step()
+                self.sched.step()
+                meter.step(len(idx))
+                if meter.steps >= total:
+                    break
+            if self.cfg.target_accuracy and self.evaluate()["test_accuracy"] >= self.cfg.target_accuracy:
+                meter.target_reached()
+                break
+
+    def evaluate(self) -> dict[str, float]:
+        import torch
+
+        self.model.eval()
+        correct = 0
+        bs = self.cfg.eval_batch_size
+        with torch.no_grad(), self.autocast():
+            for i in range(0, len(self.x_test), bs):
+                logits = self.model(self.x_test[i : i + bs])
+                correct += (logits.argmax(1) == self.y_test[i : i + bs]).sum().item()
+        return {"test_accuracy": correct / len(self.x_test)}
+
+
+def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None) -> str:
+    """Bound this process's CUDA allocations to the profile framebuffer."""
+    if device.type != "cuda":
+        return "not applied (no GPU)"
+    if framebuffer_MiB is None:
+        return "whole GPU"
+    total = torch.cuda.get_device_properties(0).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, framebuffer_MiB * 2**20 / total), 0)
+    return f"{framebuffer_MiB} MiB"
