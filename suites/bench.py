@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -28,8 +29,16 @@ def precheck(overrides: list[str]) -> BenchConfig:
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[o for o in overrides if not o.startswith(("hydra.", "hydra/"))])
-    return load(cfg)
+        cfg = load(compose("config", overrides=[o for o in overrides if not o.startswith(("hydra.", "hydra/"))]))
+    if cfg.scenario.phases:  # every phase must compose too, before the first one starts
+        from suites.runner.compare import compose_phase
+
+        for phase in cfg.scenario.phases:
+            try:
+                compose_phase(overrides, phase)
+            except (BenchError, HydraException, OmegaConfBaseException) as exc:
+                raise BenchError(f"phase {phase.label}: {one_line(exc)}") from exc
+    return cfg
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -37,32 +46,60 @@ def fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
-def run(cfg: BenchConfig, dcfg: DictConfig) -> int:
+def console() -> Any:
     from rich.console import Console
 
+    # Off a terminal rich assumes 80 columns; a results table is worth more width than that.
+    return Console(width=None if sys.stdout.isatty() else 160)
+
+
+def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any,
+            under: str | None = None, tags: dict[str, str] | None = None) -> tuple[Any, str | None]:
+    """One scenario run: execute, print, record; returns (outcome, MLflow run id or None)."""
     from suites.runner import record, report
     from suites.runner.execute import execute
 
     base_dir = Path(hydra.utils.get_original_cwd())
-    run_dir = Path(HydraConfig.get().runtime.output_dir)
     outcome = execute(cfg, base_dir, run_dir, OmegaConf.to_yaml(dcfg, resolve=True))
-    # Off a terminal rich assumes 80 columns; a results table is worth more width than that.
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    out = console()
     title = f"{cfg.scenario.name}: {cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
-    console.print(report.results_table(outcome, title))
+    out.print(report.results_table(outcome, title))
     for line in report.summary_lines(outcome):
-        console.print(line, markup=False, highlight=False)
+        out.print(line, markup=False, highlight=False)
+    if tracker is None:
+        return outcome, None
+    try:
+        config_params = record.flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
+        run_id = record.to_mlflow(outcome, tracker, config_params, run_dir, run_dir.name, under=under, tags=tags)
+    except Exception as exc:  # results are already in run_dir; never lose them to a tracking error
+        out.print(f"warning: MLflow recording failed ({one_line(exc)}); results kept in {run_dir}", markup=False)
+        return outcome, None
+    out.print(f"mlflow: run {run_id} (make ui to browse); results: {run_dir}", markup=False, highlight=False)
+    return outcome, run_id
+
+
+def open_tracker(cfg: BenchConfig) -> Any:
+    from suites.runner import record
+
+    base_dir = Path(hydra.utils.get_original_cwd())
     uri = record.resolve_tracking_uri(cfg.tracking_uri, base_dir)
     try:
-        tracker = record.Tracker(uri, cfg.experiment, base_dir / cfg.artifact_dir)
-        config_params = record.flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
-        run_id = record.to_mlflow(outcome, tracker, config_params, run_dir, run_dir.name)
-        console.print(f"mlflow: run {run_id} in {uri} (make ui to browse)", markup=False, highlight=False)
-    except Exception as exc:  # results are already in run_dir; never lose them to a tracking error
-        console.print(f"warning: MLflow recording failed ({one_line(exc)}); results kept in {run_dir}", markup=False)
-        return max(outcome.exit_code, 1)
-    console.print(f"results: {run_dir}", markup=False, highlight=False)
-    return outcome.exit_code
+        return record.Tracker(uri, cfg.experiment, base_dir / cfg.artifact_dir)
+    except Exception as exc:
+        console().print(f"warning: MLflow store {uri} unusable ({one_line(exc)}); results stay in the run directory",
+                        markup=False)
+        return None
+
+
+def run(cfg: BenchConfig, dcfg: DictConfig) -> int:
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    tracker = open_tracker(cfg)
+    if cfg.scenario.phases:
+        from suites.runner.compare import run_comparison
+
+        return run_comparison(cfg, list(HydraConfig.get().overrides.task), run_dir, tracker, run_one, console())
+    outcome, run_id = run_one(cfg, dcfg, run_dir, tracker)
+    return outcome.exit_code if run_id else max(outcome.exit_code, 1)  # unrecorded counts as a failure
 
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")

@@ -51,22 +51,54 @@ def apply_resources(spec: GuestSpec) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(spec.gpus)  # "" hides every GPU
 
 
-def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
-    from gpu_probe.stats import aggregate_repeats
-    from suites.workloads import REGISTRY, GuestContext, StepMeter
+def make_workload(spec: GuestSpec, rank: int = 0, world: int = 1) -> tuple[Any, Any]:
+    from suites.workloads import REGISTRY, GuestContext
 
     plugin = REGISTRY[spec.workload]
     cfg = plugin.config_cls(**spec.workload_config)
-    ctx = GuestContext(guest_id=spec.guest_id, vcpus=spec.vcpus, gpus=spec.gpus,
-                       framebuffer_MiB=spec.framebuffer_MiB, data=spec.data, seed=spec.seed)
-    workload = plugin(cfg, ctx)
+    ctx = GuestContext(guest_id=spec.guest_id, vcpus=spec.vcpus, gpus=spec.gpus, framebuffer_MiB=spec.framebuffer_MiB,
+                       data=spec.data, seed=spec.seed, rank=rank, world_size=world)
+    return plugin(cfg, ctx), cfg
+
+
+def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
+    """Rank 0 (the only rank unless the workload asks for more): it alone speaks the protocol."""
+    from suites.guest import ranks
+
+    _, cfg = make_workload(spec)
+    world = ranks.world_size(cfg, spec)
+    workload, cfg = make_workload(spec, 0, world)
+    peers: list[Any] = []
+    try:
+        if world > 1:
+            port = ranks.free_port()
+            peers = ranks.spawn_peers(spec, world, port)
+            ranks.init(0, world, port, bool(spec.gpus))
+            workload.ctx.info["ranks"] = world
+        return train_and_report(spec, workload, cfg, send, t_proc_start)
+    finally:
+        ranks.shutdown()
+        for p in peers:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+
+
+def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc_start: float) -> GuestResult:
+    from gpu_probe.stats import aggregate_repeats
+    from suites.guest import ranks
+    from suites.workloads import StepMeter
+
+    ctx = workload.ctx
     workload.prepare()
+    ranks.barrier()  # every rank has prepared
     setup = time.time() - t_proc_start
     log(spec, f"ready after {setup:.1f} s, waiting at the start barrier")
     send(event("ready", setup_time_s=setup))
     command = sys.stdin.readline().strip()
     if command != GO:
         return GuestResult(spec.guest_id, "failed", error=f"aborted at the start barrier ({command or 'EOF'})")
+    ranks.barrier()  # releases the other ranks
     log(spec, "training started")
     total = workload.total_steps() * spec.repeats
     runs = []
@@ -80,6 +112,7 @@ def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
         meter.start()
         workload.train(meter)
         metrics = meter.finish()
+        ranks.barrier()  # all ranks done with this repeat
         log(spec, f"repeat {r + 1}/{spec.repeats}: {metrics['steps']:.0f} steps in {metrics['train_time_s']:.2f} s")
         metrics.update(workload.evaluate())
         runs.append(metrics)

@@ -59,7 +59,7 @@ def build_specs(cfg: BenchConfig, placements: list[Placement], data: dict[str, A
     return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=cfg.workload.name,
                       workload_config=dict(workload_cfg), data=data, vcpus=p.vcpus, gpus=p.gpus,  # type: ignore[arg-type]
                       framebuffer_MiB=cfg.profile.framebuffer_MiB, memory_MiB=cfg.profile.memory_MiB,
-                      seed=cfg.seed + i, repeats=cfg.repeats)
+                      seed=cfg.seed + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus)
             for i, p in enumerate(placements)]
 
 

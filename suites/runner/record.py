@@ -113,13 +113,13 @@ class Tracker:
 
 
 def to_mlflow(outcome: "ScenarioOutcome", tracker: Tracker, config_params: dict[str, Any],
-              run_dir: Path, run_name: str) -> str:
-    """Parent run for the scenario, nested child run per guest; returns the parent id."""
+              run_dir: Path, run_name: str, under: str | None = None, tags: dict[str, str] | None = None) -> str:
+    """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
     from suites.runner.execute import host_summary
 
-    tags = {"bench.role": "scenario", "bench.status": outcome.status,
+    tags = {"bench.role": "scenario", "bench.status": outcome.status, **(tags or {}),
             "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status}
-    parent = tracker.start(run_name, tags)
+    parent = tracker.start(run_name, tags, parent=under)
     first = outcome.guests[0].spec if outcome.guests else None
     short = {  # the same short names on every run, for MLflow's compare view across sweeps
         "profile": first.profile if first else None, "workload": first.workload if first else None,

@@ -41,6 +41,8 @@ class GuestContext:
     data: dict[str, Any]
     seed: int
     info: dict[str, Any] = field(default_factory=dict)  # workloads add what they ran on
+    rank: int = 0  # data-parallel rank inside the guest (see suites/guest/ranks.py)
+    world_size: int = 1
 
 
 class StepMeter:

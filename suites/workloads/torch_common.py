@@ -32,6 +32,7 @@ class TorchTrainConfig(WorkloadConfig):
     channels_last: bool = True
     compile: bool = False  # torch.compile the model (first steps then include compile time)
     target_accuracy: Optional[float] = None  # evaluate each epoch; stop when reached
+    ranks: int = 1  # data-parallel processes in the guest (DDP); 0 = one per GPU of the guest
 
     def check(self) -> None:
         super().check()
@@ -44,6 +45,7 @@ class TorchTrainConfig(WorkloadConfig):
         require(self.precision in PRECISIONS, "workload.precision", f"must be one of {', '.join(PRECISIONS)}")
         require(self.target_accuracy is None or 0 < self.target_accuracy <= 1, "workload.target_accuracy",
                 "must be in (0, 1]")
+        require(0 <= self.ranks <= 64, "workload.ranks", f"must be 0..64, got {self.ranks}")
 
 
 class TorchClassifier(Workload):
@@ -68,8 +70,8 @@ class TorchClassifier(Workload):
         import torch
 
         ctx = self.ctx
-        torch.manual_seed(ctx.seed)
-        torch.set_num_threads(max(1, len(ctx.vcpus)))
+        torch.manual_seed(ctx.seed)  # the same on every rank: DDP starts from identical weights
+        torch.set_num_threads(max(1, len(ctx.vcpus) // ctx.world_size))
         self.device = torch.device("cuda" if ctx.gpus and torch.cuda.is_available() else "cpu")
         ctx.info["device"] = torch.cuda.get_device_name(0) if self.device.type == "cuda" else "cpu"
         ctx.info["framebuffer_cap"] = cap_framebuffer(torch, self.device, ctx.framebuffer_MiB)
@@ -78,6 +80,10 @@ class TorchClassifier(Workload):
         self.x_train, self.y_train, self.x_test, self.y_test = self.load_data()
         if self.cfg.train_limit:
             self.x_train, self.y_train = self.x_train[: self.cfg.train_limit], self.y_train[: self.cfg.train_limit]
+        if ctx.world_size > 1:  # equal contiguous shards, so every rank takes the same number of steps
+            n = len(self.x_train) // ctx.world_size
+            shard = slice(ctx.rank * n, (ctx.rank + 1) * n)
+            self.x_train, self.y_train = self.x_train[shard], self.y_train[shard]
         if self.cfg.channels_last and self.x_train.dim() == 4:
             self.x_train = self.x_train.contiguous(memory_format=torch.channels_last)
             self.x_test = self.x_test.contiguous(memory_format=torch.channels_last)
@@ -89,9 +95,16 @@ class TorchClassifier(Workload):
         """Fresh weights and optimizer: called once per repeat."""
         import torch
 
+        torch.manual_seed(self.ctx.seed)
         model = self.build_model().to(self.device)
         if self.cfg.channels_last:
             model = model.to(memory_format=torch.channels_last)
+        self.net = model  # evaluated directly: a DDP forward would wait for the other ranks
+        if self.ctx.world_size > 1:
+            from torch.nn.parallel import DistributedDataParallel
+
+            ids = [self.device.index or 0] if self.device.type == "cuda" else None
+            model = DistributedDataParallel(model, device_ids=ids)
         self.model = torch.compile(model) if self.cfg.compile else model
         self.opt, self.sched = self.make_optimizer(self.model, self.total_steps())
 
@@ -134,22 +147,35 @@ class TorchClassifier(Workload):
                 loss.backward()
                 self.opt.step()
                 self.sched.step()
-                meter.step(len(idx))
+                meter.step(len(idx) * self.ctx.world_size)  # images across all ranks
                 if meter.steps >= total:
                     break
-            if self.cfg.target_accuracy and self.evaluate()["test_accuracy"] >= self.cfg.target_accuracy:
+            if self.cfg.target_accuracy and self.target_met():
                 meter.target_reached()
                 break
+
+    def target_met(self) -> bool:
+        """Rank 0 evaluates; with several ranks its verdict is broadcast so all stop together."""
+        import torch
+
+        met = self.ctx.rank == 0 and self.evaluate()["test_accuracy"] >= self.cfg.target_accuracy
+        if self.ctx.world_size == 1:
+            return met
+        import torch.distributed as dist
+
+        flag = torch.tensor([1.0 if met else 0.0], device=self.device)
+        dist.broadcast(flag, src=0)
+        return bool(flag.item())
 
     def evaluate(self) -> dict[str, float]:
         import torch
 
-        self.model.eval()
+        self.net.eval()
         correct = 0
         bs = self.cfg.eval_batch_size
         with torch.no_grad(), self.autocast():
             for i in range(0, len(self.x_test), bs):
-                logits = self.model(self.x_test[i : i + bs])
+                logits = self.net(self.x_test[i : i + bs])
                 correct += (logits.argmax(1) == self.y_test[i : i + bs]).sum().item()
         return {"test_accuracy": correct / len(self.x_test)}
 

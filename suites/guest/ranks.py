@@ -1,0 +1,90 @@
+"""Data-parallel ranks inside one guest (torchrun-style process group).
+
+The guest's main process is rank 0 and speaks the protocol; ranks 1..N-1 are
+spawned children in the same process group (so killing the guest kills them)
+that train in lockstep through torch.distributed: NCCL with one GPU per rank,
+gloo on the CPU. Barriers mirror the guest's start barrier: every rank has
+prepared before rank 0 says ``ready``, and none trains before ``go``.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from suites.guest.protocol import GuestSpec
+
+
+def world_size(cfg: Any, spec: GuestSpec) -> int:
+    """``workload.ranks``; 0 means one rank per GPU of the guest, or per GPU of its profile
+    when the host has none (CPU ranks over gloo then stand in, so the same path runs)."""
+    ranks = int(getattr(cfg, "ranks", 1) or 0)
+    return ranks if ranks > 0 else max(1, len(spec.gpus) or spec.profile_gpus)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def init(rank: int, world: int, port: int, use_cuda: bool) -> None:
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+
+    if use_cuda:
+        torch.cuda.set_device(rank)
+    # A rank that dies leaves the others in a collective: fail after minutes, not the default half hour.
+    dist.init_process_group("nccl" if use_cuda else "gloo", init_method=f"tcp://127.0.0.1:{port}",
+                            rank=rank, world_size=world, timeout=timedelta(minutes=5))
+
+
+def barrier() -> None:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.barrier()
+
+
+def shutdown() -> None:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def spawn_peers(spec: GuestSpec, world: int, port: int) -> list[Any]:
+    import torch.multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    peers = [ctx.Process(target=peer_main, args=(spec.to_line(), rank, world, port), daemon=True)
+             for rank in range(1, world)]
+    for p in peers:
+        p.start()
+    return peers
+
+
+def peer_main(spec_line: str, rank: int, world: int, port: int) -> None:
+    """Ranks 1..N-1: the same work as rank 0, silently (rank 0 reports)."""
+    from suites.guest.__main__ import die_with_parent, make_workload
+    from suites.workloads import StepMeter
+
+    die_with_parent()
+    spec = GuestSpec.from_line(spec_line)
+    workload, cfg = make_workload(spec, rank, world)
+    init(rank, world, port, bool(spec.gpus))
+    try:
+        workload.prepare()
+        barrier()  # prepared
+        barrier()  # released at the start barrier
+        for r in range(spec.repeats):
+            if r:
+                workload.build()
+            meter = StepMeter(cfg.warmup_steps, workload.total_steps())
+            meter.start()
+            workload.train(meter)
+            barrier()  # rank 0 evaluates while the others wait
+    finally:
+        shutdown()

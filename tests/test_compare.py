@@ -1,0 +1,81 @@
+"""Comparison scenarios: phases composed like command lines, normalised to a baseline, recorded nested."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from suites.runner.compare import PhaseRow, compose_phase, normalise
+from suites.scenario import PhaseConfig
+
+from .conftest import SMOKE, run_bench
+from .test_bench_e2e import runs_of
+from .test_config_errors import compose_config
+
+TWO_RANKS = ('scenario.phases=[{label:1-rank,overrides:["profile=passthrough-1gpu","workload.ranks=0"]},'
+             '{label:2-ranks,overrides:["profile=passthrough-2gpu","workload.ranks=0"]}]')
+
+
+@pytest.mark.parametrize("scenario,phases", [
+    ("gpu-vs-cpu", {"1-gpu": "passthrough-1gpu", "cpu": "cpu"}),
+    ("passthrough-vs-vgpu", {"passthrough": "passthrough-1gpu", "vgpu-8q": "m60-8q"}),
+    ("scaling", {"1-gpu": "passthrough-1gpu", "2-gpu": "passthrough-2gpu", "4-gpu": "passthrough-4gpu"}),
+    ("multi-guest", {"1x4gpu": "passthrough-4gpu", "4x1gpu": "passthrough-1gpu", "4xvgpu-8q": "m60-8q"}),
+])
+def test_shipped_comparisons_compose_phase_by_phase(scenario: str, phases: dict):
+    cfg = compose_config(f"scenario={scenario}", "profile.vcpus=1")
+    assert [p.label for p in cfg.scenario.phases] == list(phases)
+    for phase in cfg.scenario.phases:
+        pcfg, _ = compose_phase([f"scenario={scenario}", "profile.vcpus=1"], phase)
+        assert pcfg.profile.name == phases[phase.label] and pcfg.profile.vcpus == 1  # command line still applies
+        assert pcfg.scenario.phases == []
+    if scenario == "multi-guest":
+        assert compose_phase([f"scenario={scenario}"], cfg.scenario.phases[1])[0].scenario.guests == 4
+
+
+def test_normalise_to_the_named_baseline():
+    rows = [PhaseRow("a", "p", 1, "ok", 100.0, 10.0, 90, 50, float("nan")),
+            PhaseRow("b", "p", 1, "ok", 250.0, 4.0, 95, 60, float("nan"))]
+    normalise(rows, "b")
+    assert (rows[0].throughput_x, rows[0].time_x) == (0.4, 2.5) and rows[1].throughput_x == 1.0
+
+
+def test_two_cpu_ranks_scale_and_the_comparison_is_recorded(tmp: Path):
+    run = run_bench(tmp, *SMOKE, "scenario=scaling", "profile.vcpus=2", TWO_RANKS, "scenario.baseline=1-rank",
+                    "workload.max_steps=null", "workload.epochs=4")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    rows = list(csv.DictReader((run.run_dir / "comparison.csv").open()))
+    assert [r["label"] for r in rows] == ["1-rank", "2-ranks"]
+    assert all(float(r["images_per_sec"]) > 0 for r in rows) and float(rows[0]["throughput_x"]) == 1.0
+    two = json.loads((run.run_dir / "2-ranks" / "results.json").read_text())["guests"][0]["result"]
+    assert two["info"]["ranks"] == 2 and two["metrics"]["images"] == 4 * 2048  # both shards, every epoch
+    assert two["metrics"]["steps"] == 4 * 8  # 1024 images per rank / 128 per batch, 4 epochs
+
+    import mlflow
+
+    mlflow.set_tracking_uri(run.tracking_uri)
+    df = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    comparison = df[df["tags.bench.role"] == "comparison"]
+    assert len(comparison) == 1
+    cid = comparison.iloc[0]["run_id"]
+    assert comparison.iloc[0]["metrics.2-ranks.images_per_sec"] > 0
+    phases, guests = runs_of(run.tracking_uri)
+    assert sorted(phases["tags.bench.phase"]) == ["1-rank", "2-ranks"]
+    assert set(phases["tags.mlflow.parentRunId"]) == {cid}
+    assert set(guests["tags.mlflow.parentRunId"]) == set(phases["run_id"])
+
+
+@pytest.mark.parametrize("overrides,expected", [
+    (["scenario=gpu-vs-cpu", "scenario.baseline=nope"], "scenario.baseline: 'nope' is not a phase label"),
+    (["scenario=gpu-vs-cpu", 'scenario.phases=[{label:x,overrides:["profile=m60-3q"]}]', "scenario.baseline=x"],
+     "phase x: In 'config': Could not find 'profile/m60-3q'"),
+    (["scenario=gpu-vs-cpu", 'scenario.phases=[{label:x,overrides:["scenario=single"]}]', "scenario.baseline=x"],
+     "cannot change the scenario"),
+])
+def test_bad_phases_fail_before_anything_runs(tmp: Path, overrides: list, expected: str):
+    run = run_bench(tmp, *overrides)
+    lines = run.proc.stderr.strip().splitlines()
+    assert run.proc.returncode == 2 and len(lines) == 1 and expected in lines[0], run.proc.stderr
+    assert not list(run.run_dir.glob("**/g*.log"))
+    assert PhaseConfig("x").overrides == []
