@@ -57,6 +57,24 @@ def check_idx(path: Path) -> None:
         raise DataError(f"{path}: size {raw_size} bytes does not match its header {dims}")
 
 
+def read_idx(path: Path) -> Any:
+    """An IDX file as a numpy uint8 array (for frameworks without torchvision's reader)."""
+    import numpy as np
+
+    check_idx(path)
+    raw = path.read_bytes()
+    ndim = raw[3]
+    dims = struct.unpack(f">{ndim}I", raw[4 : 4 + 4 * ndim])
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_numpy(root: str, train: bool) -> tuple[Any, Any]:
+    """(images N x 28 x 28, labels N) uint8 from ``<root>/MNIST/raw``."""
+    raw = Path(root) / "MNIST" / "raw"
+    prefix = "train" if train else "t10k"
+    return read_idx(raw / f"{prefix}-images-idx3-ubyte"), read_idx(raw / f"{prefix}-labels-idx1-ubyte")
+
+
 def synthesize_mnist(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
     """Learnable MNIST look-alikes: one blurred template per class, shifted and noised."""
     import numpy as np

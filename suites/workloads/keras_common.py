@@ -1,0 +1,138 @@
+"""The shared TensorFlow/Keras recipe: tf.data with prefetch, mixed precision on GPU,
+optional XLA, MirroredStrategy over the guest's GPUs.
+
+TensorFlow fixes threads and GPU memory when its runtime starts, so
+:meth:`KerasClassifier.prepare` sets them before anything touches a device.
+The profile framebuffer becomes a logical-device ``memory_limit`` (which
+excludes memory growth: the two cannot be combined).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from suites.errors import require
+from suites.workloads.base import StepMeter, Workload, WorkloadConfig
+
+
+@dataclass
+class KerasTrainConfig(WorkloadConfig):
+    framework: str = "tensorflow"
+    epochs: int = 1
+    batch_size: int = 128
+    lr: float = 2e-3
+    width: int = 32
+    train_limit: Optional[int] = None
+    eval_batch_size: int = 1000
+    precision: str = "auto"  # auto: mixed_float16 on GPU, float32 on CPU; or float32 | mixed_float16 | mixed_bfloat16
+    xla: bool = False  # jit_compile the train step
+    target_accuracy: Optional[float] = None
+    ranks: int = 1  # 0 or >1: MirroredStrategy over the guest's GPUs (one replica on the CPU)
+
+    def check(self) -> None:
+        super().check()
+        require(self.epochs >= 1, "workload.epochs", f"must be >= 1, got {self.epochs}")
+        require(self.batch_size >= 1, "workload.batch_size", f"must be >= 1, got {self.batch_size}")
+        require(self.lr > 0, "workload.lr", f"must be > 0, got {self.lr}")
+        require(self.precision in ("auto", "float32", "mixed_float16", "mixed_bfloat16"), "workload.precision",
+                "must be auto, float32, mixed_float16 or mixed_bfloat16")
+        require(self.target_accuracy is None or 0 < self.target_accuracy <= 1, "workload.target_accuracy",
+                "must be in (0, 1]")
+
+
+class _Meter:
+    """Keras callback that feeds the guest's StepMeter and stops at the target accuracy."""
+
+    def __new__(cls, workload: "KerasClassifier", meter: StepMeter) -> Any:
+        import keras
+
+        n, bs = len(workload.x_train), workload.cfg.batch_size
+
+        class Callback(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+                meter.step(min(bs, n - batch * bs))
+
+            def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+                target = workload.cfg.target_accuracy
+                if target and workload.evaluate()["test_accuracy"] >= target:
+                    meter.target_reached()
+                    self.model.stop_training = True
+
+        return Callback()
+
+
+class KerasClassifier(Workload):
+    """Base of the Keras image classifiers: subclasses load numpy data and build a model."""
+
+    def load_numpy(self) -> tuple[Any, Any, Any, Any]:
+        """(x_train float32 NHWC normalised, y_train int, x_test, y_test)."""
+        raise NotImplementedError
+
+    def build_model(self, keras: Any) -> Any:
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        threads = max(1, len(self.ctx.vcpus))
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(min(2, threads))
+        gpus = tf.config.list_physical_devices("GPU")
+        self.ctx.info["framebuffer_cap"] = self._cap_framebuffer(tf, gpus)
+        self.ctx.info["device"] = f"{len(gpus)} GPU(s)" if gpus else "cpu"
+        precision = self.cfg.precision if self.cfg.precision != "auto" else ("mixed_float16" if gpus else "float32")
+        import keras
+
+        keras.mixed_precision.set_global_policy(precision)
+        keras.utils.set_random_seed(self.ctx.seed)
+        self.ctx.info["precision"] = precision
+        mirrored = gpus and (self.cfg.ranks == 0 or self.cfg.ranks > 1)
+        self.strategy = tf.distribute.MirroredStrategy() if mirrored else tf.distribute.get_strategy()
+        self.ctx.info["replicas"] = self.strategy.num_replicas_in_sync
+        self.x_train, self.y_train, self.x_test, self.y_test = self.load_numpy()
+        if self.cfg.train_limit:
+            self.x_train, self.y_train = self.x_train[: self.cfg.train_limit], self.y_train[: self.cfg.train_limit]
+        self.ctx.info["train_images"] = len(self.x_train)
+        self.train_ds = (tf.data.Dataset.from_tensor_slices((self.x_train, self.y_train))
+                         .shuffle(len(self.x_train), seed=self.ctx.seed).batch(self.cfg.batch_size)
+                         .prefetch(tf.data.AUTOTUNE))
+        self.test_ds = tf.data.Dataset.from_tensor_slices((self.x_test, self.y_test)) \
+            .batch(self.cfg.eval_batch_size).prefetch(tf.data.AUTOTUNE)
+        self.build()
+
+    def _cap_framebuffer(self, tf: Any, gpus: list[Any]) -> str:
+        fb = self.ctx.framebuffer_MiB
+        if not gpus:
+            return "not applied (no GPU)"
+        if fb is None:
+            return "whole GPU"
+        for gpu in gpus:  # must happen before the runtime initialises the devices
+            tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=fb)])
+        return f"{fb} MiB"
+
+    def build(self) -> None:
+        import keras
+
+        steps = self.total_steps()
+        schedule = keras.optimizers.schedules.CosineDecay(0.0, decay_steps=steps, warmup_target=self.cfg.lr,
+                                                          warmup_steps=max(1, steps // 4))
+        with self.strategy.scope():
+            self.model = self.build_model(keras)
+            self.model.compile(optimizer=keras.optimizers.Adam(schedule),
+                               loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                               metrics=["accuracy"], jit_compile=self.cfg.xla)
+
+    def total_steps(self) -> int:
+        return -(-len(self.x_train) // self.cfg.batch_size) * self.cfg.epochs
+
+    def train(self, meter: StepMeter) -> None:
+        # The dataset shuffles itself each epoch; BatchNormalization(momentum=0.9) matches PyTorch.
+        self.model.fit(self.train_ds, epochs=self.cfg.epochs, verbose=0, shuffle=False,
+                       callbacks=[_Meter(self, meter)])
+
+    def evaluate(self) -> dict[str, float]:
+        _, accuracy = self.model.evaluate(self.test_ds, verbose=0)
+        return {"test_accuracy": float(accuracy)}
