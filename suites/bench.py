@@ -53,14 +53,14 @@ def console() -> Any:
     return Console(width=None if sys.stdout.isatty() else 160)
 
 
-def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any,
+def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any, planned: Any = None,
             under: str | None = None, tags: dict[str, str] | None = None) -> tuple[Any, str | None]:
     """One scenario run: execute, print, record; returns (outcome, MLflow run id or None)."""
     from suites.runner import record, report
     from suites.runner.execute import execute
 
     base_dir = Path(hydra.utils.get_original_cwd())
-    outcome = execute(cfg, base_dir, run_dir, OmegaConf.to_yaml(dcfg, resolve=True))
+    outcome = execute(cfg, base_dir, run_dir, OmegaConf.to_yaml(dcfg, resolve=True), planned)
     out = console()
     title = f"{cfg.scenario.name}: {cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
     out.print(report.results_table(outcome, title))
@@ -92,13 +92,16 @@ def open_tracker(cfg: BenchConfig) -> Any:
 
 
 def run(cfg: BenchConfig, dcfg: DictConfig) -> int:
+    from suites.runner.execute import plan
+
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    tracker = open_tracker(cfg)
+    base_dir = Path(hydra.utils.get_original_cwd())
     if cfg.scenario.phases:
         from suites.runner.compare import run_comparison
 
-        return run_comparison(cfg, list(HydraConfig.get().overrides.task), run_dir, tracker, run_one, console())
-    outcome, run_id = run_one(cfg, dcfg, run_dir, tracker)
+        return run_comparison(cfg, list(HydraConfig.get().overrides.task), run_dir, open_tracker, run_one, console())
+    planned = plan(cfg, base_dir)  # placement and data problems end here, before any store is touched
+    outcome, run_id = run_one(cfg, dcfg, run_dir, open_tracker(cfg), planned)
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)  # unrecorded counts as a failure
 
 

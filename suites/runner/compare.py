@@ -127,17 +127,29 @@ def plot(rows: list[PhaseRow], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, tracker: Any,
+def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, open_tracker: Any,
                    run_one: Any, out: Any) -> int:
-    """Every phase in order (all composed and validated first), then the normalised report."""
-    phases = [(p, *compose_phase(base_overrides, p)) for p in cfg.scenario.phases]
+    """Every phase in order (all composed, placed and given data first), then the normalised report."""
+    from hydra.utils import get_original_cwd
+
+    from suites.errors import BenchError
+    from suites.runner.execute import plan
+
+    phases = []
+    for p in cfg.scenario.phases:
+        pcfg, pdcfg = compose_phase(base_overrides, p)
+        try:
+            phases.append((p, pcfg, pdcfg, plan(pcfg, Path(get_original_cwd()))))
+        except BenchError as exc:
+            raise type(exc)(f"phase {p.label}: {exc}") from exc
+    tracker = open_tracker(cfg)
     name = cfg.scenario.name
     comparison = tracker.start(f"{name}-{run_dir.name}", {"bench.role": "comparison", "bench.scenario": name}) \
         if tracker else None
     rows, worst = [], 0
-    for phase, pcfg, pdcfg in phases:
+    for phase, pcfg, pdcfg, planned in phases:
         out.print(f"phase {phase.label}: {' '.join(phase.overrides) or '(as given)'}", markup=False)
-        outcome, _ = run_one(pcfg, pdcfg, run_dir / phase.label, tracker, under=comparison,
+        outcome, _ = run_one(pcfg, pdcfg, run_dir / phase.label, tracker, planned, under=comparison,
                              tags={"bench.phase": phase.label, "bench.scenario": name})
         rows.append(phase_row(phase.label, outcome))
         worst = max(worst, outcome.exit_code)

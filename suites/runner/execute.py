@@ -63,7 +63,10 @@ def build_specs(cfg: BenchConfig, placements: list[Placement], data: dict[str, A
             for i, p in enumerate(placements)]
 
 
-def plan(cfg: BenchConfig, base_dir: Path) -> tuple[Inventory, list[Placement], list[GuestSpec], dict[str, Any]]:
+Plan = tuple[Inventory, list[Placement], list[GuestSpec], dict[str, Any]]
+
+
+def plan(cfg: BenchConfig, base_dir: Path) -> Plan:
     """Everything that can fail before a process starts: inventory, placement, data."""
     inv = inventory.collect()
     host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
@@ -158,11 +161,12 @@ def outcome_of(guests: list[GuestProcess], placements: list[Placement], sampler:
     return ScenarioOutcome(status, outcomes, makespan, reasons, inv, data, sampler)
 
 
-def execute(cfg: BenchConfig, base_dir: Path, run_dir: Path, config_yaml: str) -> ScenarioOutcome:
-    """The whole scenario; the caller prints and records the outcome."""
+def execute(cfg: BenchConfig, base_dir: Path, run_dir: Path, config_yaml: str,
+            planned: Plan | None = None) -> ScenarioOutcome:
+    """The whole scenario (planned first unless ``planned`` is given); the caller prints and records."""
     from suites.runner import record
 
-    inv, placements, specs, data = plan(cfg, base_dir)
+    inv, placements, specs, data = planned or plan(cfg, base_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(config_yaml)
     (run_dir / "inventory.json").write_text(json.dumps(inv.as_dict(), indent=2, default=str))

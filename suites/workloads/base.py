@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -28,6 +28,31 @@ class WorkloadConfig:
 
     def check(self) -> None:
         require(self.warmup_steps >= 0, "workload.warmup_steps", f"must be >= 0, got {self.warmup_steps}")
+
+
+@dataclass
+class TrainConfig(WorkloadConfig):
+    """Fields every image-classifier training workload shares, whatever the framework."""
+
+    epochs: int = 1
+    batch_size: int = 128
+    lr: float = 1e-3
+    width: int = 32  # channels of the first layer; the models double it as they go
+    train_limit: Optional[int] = None  # use only the first N training images (smoke runs)
+    eval_batch_size: int = 1000
+    target_accuracy: Optional[float] = None  # evaluate each epoch; stop when reached
+    ranks: int = 1  # data-parallel workers in the guest; 0 = one per GPU of the guest
+
+    def check(self) -> None:
+        super().check()
+        require(self.epochs >= 1, "workload.epochs", f"must be >= 1, got {self.epochs}")
+        require(self.batch_size >= 1, "workload.batch_size", f"must be >= 1, got {self.batch_size}")
+        require(self.lr > 0, "workload.lr", f"must be > 0, got {self.lr}")
+        require(self.width >= 1, "workload.width", f"must be >= 1, got {self.width}")
+        require(self.train_limit is None or self.train_limit >= 1, "workload.train_limit", "must be >= 1")
+        require(self.target_accuracy is None or 0 < self.target_accuracy <= 1, "workload.target_accuracy",
+                "must be in (0, 1]")
+        require(0 <= self.ranks <= 64, "workload.ranks", f"must be 0..64, got {self.ranks}")
 
 
 @dataclass
@@ -146,10 +171,15 @@ class Workload:
         self.cfg = cfg
         self.ctx = ctx
 
+    dataset: ClassVar[str | None] = None  # a name in suites.data.resolve, or None for no data
+    process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
+
     @classmethod
     def resolve_data(cls, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
         """Runner-side, before any guest starts: locate (or synthesise) the data."""
-        return {}
+        from suites.data import resolve
+
+        return resolve(cls.dataset, data, base_dir, seed) if cls.dataset else {}
 
     def total_steps(self) -> int:
         raise NotImplementedError

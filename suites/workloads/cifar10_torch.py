@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from suites.data import DataConfig, cifar
+from suites.data import cifar
 from suites.workloads.base import register
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
 
@@ -51,11 +50,9 @@ def residual(c: int) -> Any:
 @register
 class Cifar10Torch(TorchClassifier):
     name = "cifar10-torch"
+    dataset = "cifar10"
     config_cls = Cifar10TorchConfig
 
-    @classmethod
-    def resolve_data(cls, data: DataConfig, base_dir: Path, seed: int) -> dict[str, Any]:
-        return cifar.resolve(data, base_dir, seed)
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         import torch

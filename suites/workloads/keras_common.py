@@ -11,35 +11,24 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from suites.errors import require
-from suites.workloads.base import StepMeter, Workload, WorkloadConfig
+from suites.workloads.base import StepMeter, TrainConfig, Workload
+
+PRECISIONS = ("auto", "float32", "mixed_float16", "mixed_bfloat16")
 
 
 @dataclass
-class KerasTrainConfig(WorkloadConfig):
+class KerasTrainConfig(TrainConfig):
     framework: str = "tensorflow"
-    epochs: int = 1
-    batch_size: int = 128
     lr: float = 2e-3
-    width: int = 32
-    train_limit: Optional[int] = None
-    eval_batch_size: int = 1000
-    precision: str = "auto"  # auto: mixed_float16 on GPU, float32 on CPU; or float32 | mixed_float16 | mixed_bfloat16
+    precision: str = "auto"  # auto: mixed_float16 on GPU, float32 on CPU
     xla: bool = False  # jit_compile the train step
-    target_accuracy: Optional[float] = None
-    ranks: int = 1  # 0 or >1: MirroredStrategy over the guest's GPUs (one replica on the CPU)
 
     def check(self) -> None:
         super().check()
-        require(self.epochs >= 1, "workload.epochs", f"must be >= 1, got {self.epochs}")
-        require(self.batch_size >= 1, "workload.batch_size", f"must be >= 1, got {self.batch_size}")
-        require(self.lr > 0, "workload.lr", f"must be > 0, got {self.lr}")
-        require(self.precision in ("auto", "float32", "mixed_float16", "mixed_bfloat16"), "workload.precision",
-                "must be auto, float32, mixed_float16 or mixed_bfloat16")
-        require(self.target_accuracy is None or 0 < self.target_accuracy <= 1, "workload.target_accuracy",
-                "must be in (0, 1]")
+        require(self.precision in PRECISIONS, "workload.precision", f"must be one of {', '.join(PRECISIONS)}")
 
 
 class _Meter:

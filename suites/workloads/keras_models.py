@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from suites.data import DataConfig, cifar
-from suites.data.mnist import load_numpy, resolve_mnist
+from suites.data import cifar
+from suites.data.mnist import load_numpy
 from suites.workloads.base import register
 from suites.workloads.cifar10_torch import MEAN, STD
 from suites.workloads.keras_common import KerasClassifier, KerasTrainConfig
@@ -22,11 +21,9 @@ class MnistTfConfig(KerasTrainConfig):
 @register
 class MnistTf(KerasClassifier):
     name = "mnist-tf"
+    dataset = "mnist"
     config_cls = MnistTfConfig
 
-    @classmethod
-    def resolve_data(cls, data: DataConfig, base_dir: Path, seed: int) -> dict[str, Any]:
-        return resolve_mnist(data, base_dir, seed)
 
     def load_numpy(self) -> tuple[Any, Any, Any, Any]:
         out = []
@@ -58,11 +55,9 @@ class Cifar10TfConfig(KerasTrainConfig):
 @register
 class Cifar10Tf(KerasClassifier):
     name = "cifar10-tf"
+    dataset = "cifar10"
     config_cls = Cifar10TfConfig
 
-    @classmethod
-    def resolve_data(cls, data: DataConfig, base_dir: Path, seed: int) -> dict[str, Any]:
-        return cifar.resolve(data, base_dir, seed)
 
     def load_numpy(self) -> tuple[Any, Any, Any, Any]:
         import numpy as np

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from suites.data import DataConfig
-from suites.data.mnist import resolve_mnist
 from suites.errors import DataError
 from suites.workloads.base import register
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
@@ -35,11 +32,9 @@ def load_split(root: str, train: bool, download: bool, device: Any) -> tuple[Any
 @register
 class MnistTorch(TorchClassifier):
     name = "mnist-torch"
+    dataset = "mnist"
     config_cls = MnistTorchConfig
 
-    @classmethod
-    def resolve_data(cls, data: DataConfig, base_dir: Path, seed: int) -> dict[str, Any]:
-        return resolve_mnist(data, base_dir, seed)
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         root, download = self.ctx.data["root"], self.ctx.data.get("download", False)

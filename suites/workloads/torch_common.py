@@ -13,43 +13,29 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from suites.errors import require
-from suites.workloads.base import StepMeter, Workload, WorkloadConfig
+from suites.workloads.base import StepMeter, TrainConfig, Workload
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 @dataclass
-class TorchTrainConfig(WorkloadConfig):
+class TorchTrainConfig(TrainConfig):
     framework: str = "torch"
-    epochs: int = 1
-    batch_size: int = 128
-    lr: float = 1e-3
-    width: int = 32
-    train_limit: Optional[int] = None  # use only the first N training images (smoke runs)
     max_steps: Optional[int] = None  # stop after N optimizer steps
-    eval_batch_size: int = 1000
     precision: str = "auto"  # auto: bf16 autocast on GPU, fp32 on CPU
     channels_last: bool = True
     compile: bool = False  # torch.compile the model (first steps then include compile time)
-    target_accuracy: Optional[float] = None  # evaluate each epoch; stop when reached
-    ranks: int = 1  # data-parallel processes in the guest (DDP); 0 = one per GPU of the guest
 
     def check(self) -> None:
         super().check()
-        require(self.epochs >= 1, "workload.epochs", f"must be >= 1, got {self.epochs}")
-        require(self.batch_size >= 1, "workload.batch_size", f"must be >= 1, got {self.batch_size}")
-        require(self.lr > 0, "workload.lr", f"must be > 0, got {self.lr}")
-        require(self.width >= 1, "workload.width", f"must be >= 1, got {self.width}")
-        require(self.train_limit is None or self.train_limit >= 1, "workload.train_limit", "must be >= 1")
         require(self.max_steps is None or self.max_steps >= 1, "workload.max_steps", "must be >= 1")
         require(self.precision in PRECISIONS, "workload.precision", f"must be one of {', '.join(PRECISIONS)}")
-        require(self.target_accuracy is None or 0 < self.target_accuracy <= 1, "workload.target_accuracy",
-                "must be in (0, 1]")
-        require(0 <= self.ranks <= 64, "workload.ranks", f"must be 0..64, got {self.ranks}")
 
 
 class TorchClassifier(Workload):
     """Base of the PyTorch image classifiers; subclasses fill in the four hooks below."""
+
+    process_ranks = True  # DDP: one process per rank
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         """(x_train, y_train, x_test, y_test) as normalised tensors on ``self.device``."""

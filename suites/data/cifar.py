@@ -1,0 +1,150 @@
+"""CIFAR-10 in its python on-disk format (``cifar-10-batches-py/``), safely.
+
+The batches are pickles, and unpickling runs code, so a file is only opened
+when its MD5 matches the published one, or the one this module wrote into
+``SYNTHETIC.md5`` when it generated look-alike data. Even then the unpickler
+admits nothing but the numpy types the real files contain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+from pathlib import Path
+from typing import Any
+
+from suites.data import DataConfig
+from suites.errors import DataError
+
+FOLDER = "cifar-10-batches-py"
+PUBLISHED_MD5 = {  # https://www.cs.toronto.edu/~kriz/cifar.html, as torchvision checks them
+    "data_batch_1": "c99cafc152244af753f735de768cd75f",
+    "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
+    "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
+    "data_batch_4": "634d18415352ddfa80567beed471001a",
+    "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
+    "test_batch": "40351d587109b95175f43aff81a1287e",
+    "batches.meta": "5ff9c542aee3614f3951f8cda6e48888",
+}
+TRAIN = [f"data_batch_{i}" for i in range(1, 6)]
+MANIFEST = "SYNTHETIC.md5"
+CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+SAFE_GLOBALS = {  # what numpy needs to rebuild an ndarray, and nothing else
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy", "ndarray"), ("numpy", "dtype"),
+}
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in SAFE_GLOBALS:
+            raise DataError(f"refusing to unpickle {module}.{name} from a CIFAR-10 file")
+        return super().find_class(module, name)
+
+
+def md5(path: Path) -> str:
+    h = hashlib.md5()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def trusted_checksums(folder: Path) -> tuple[dict[str, str], str]:
+    """The checksums files in ``folder`` must match, and whether they are real or synthetic."""
+    manifest = folder / MANIFEST
+    if manifest.exists():
+        sums = dict(line.split()[::-1] for line in manifest.read_text().splitlines() if line.strip())
+        return sums, "synthetic"
+    return PUBLISHED_MD5, "real"
+
+
+def load_batch(path: Path, expected_md5: str) -> dict[bytes, Any]:
+    actual = md5(path)
+    if actual != expected_md5:
+        raise DataError(f"{path}: MD5 {actual} is not the expected {expected_md5}; refusing to unpickle it")
+    try:
+        return _SafeUnpickler(io.BytesIO(path.read_bytes()), encoding="bytes").load()
+    except (pickle.UnpicklingError, EOFError, ValueError) as exc:
+        raise DataError(f"{path}: not a CIFAR-10 batch ({exc})") from exc
+
+
+def load_split(root: str, train: bool) -> tuple[Any, Any]:
+    """(images uint8 N x 32 x 32 x 3, labels int64 N) of one split, checksum-verified."""
+    import numpy as np
+
+    folder = Path(root) / FOLDER
+    sums, _ = trusted_checksums(folder)
+    images, labels = [], []
+    for name in TRAIN if train else ["test_batch"]:
+        batch = load_batch(folder / name, sums.get(name, "?"))
+        images.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+        labels.extend(batch[b"labels"])
+    return np.concatenate(images), np.asarray(labels, dtype=np.int64)
+
+
+def _write_batch(path: Path, images: Any, labels: Any, name: str) -> None:
+    payload = {b"batch_label": name.encode(), b"labels": [int(v) for v in labels],
+               b"data": images.transpose(0, 3, 1, 2).reshape(len(images), -1),
+               b"filenames": [f"synthetic_{i}.png".encode() for i in range(len(labels))]}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(payload, protocol=4))  # same dict layout as the published files
+    os.replace(tmp, path)
+
+
+def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
+    """Learnable CIFAR-10 look-alikes: a colour pattern per class, shifted, flipped and noised."""
+    import numpy as np
+
+    folder = root / FOLDER
+    if (folder / MANIFEST).exists():
+        return root
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    coarse = rng.random((10, 8, 8, 3))
+    templates = coarse.repeat(4, axis=1).repeat(4, axis=2)  # 32 x 32 blocks of colour per class
+
+    def split(n: int) -> tuple[Any, Any]:
+        labels = rng.integers(0, 10, size=n)
+        imgs = templates[labels]
+        for i, (dy, dx) in enumerate(rng.integers(-3, 4, size=(n, 2))):
+            imgs[i] = np.roll(imgs[i], (dy, dx), axis=(0, 1))
+        flip = rng.random(n) < 0.5
+        imgs[flip] = imgs[flip][:, :, ::-1]
+        imgs = imgs * rng.uniform(0.6, 1.0, size=(n, 1, 1, 1)) + rng.normal(0, 0.12, size=imgs.shape)
+        return np.clip(imgs * 255, 0, 255).astype(np.uint8), labels
+
+    per_batch = -(-n_train // 5)
+    train_x, train_y = split(n_train)
+    for i, name in enumerate(TRAIN):
+        sl = slice(i * per_batch, (i + 1) * per_batch)
+        _write_batch(folder / name, train_x[sl], train_y[sl], f"training batch {i + 1} of 5")
+    _write_batch(folder / "test_batch", *split(n_test), "testing batch 1 of 1")
+    meta = {b"label_names": [c.encode() for c in CLASSES], b"num_cases_per_batch": per_batch, b"num_vis": 3072}
+    (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=4))
+    lines = [f"{md5(folder / name)}  {name}" for name in [*TRAIN, "test_batch", "batches.meta"]]
+    (folder / MANIFEST).write_text("\n".join(lines) + "\n")  # written last: its presence means complete
+    return root
+
+
+def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
+    """Find CIFAR-10 (verified) or make a synthetic stand-in; the guest's data spec."""
+    root = (base_dir / cfg.root).resolve()
+    folder = root / FOLDER
+    if folder.is_dir():
+        sums, source = trusted_checksums(folder)
+        for name in [*TRAIN, "test_batch"]:
+            if not (folder / name).exists():
+                raise DataError(f"CIFAR-10 under {folder} is incomplete: missing {name}")
+            if md5(folder / name) != sums.get(name):
+                raise DataError(f"{folder / name}: MD5 does not match the published CIFAR-10 file; "
+                                "refusing to unpickle it")
+        return {"dataset": "cifar10", "root": str(root), "source": source}
+    if not cfg.synthetic:
+        raise DataError(f"CIFAR-10 not found under {folder} (set data.root=... or data.synthetic=true)")
+    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-cifar10-{cfg.synthetic_train}-{cfg.synthetic_test}-{seed}"
+    synthesize(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
+    return {"dataset": "cifar10", "root": str(cache), "source": "synthetic",
+            "note": f"synthetic: no CIFAR-10 under {folder}"}
