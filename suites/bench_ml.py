@@ -25,6 +25,9 @@ DEFAULTS = {
     "mnist-torch": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
     "cifar10-torch": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=5120",
                       "workload.epochs=1", "workload.warmup_steps=3", "workload.lr=0.02"],
+    "mnist-tf": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
+    "cifar10-tf": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=5120",
+                   "workload.epochs=1", "workload.warmup_steps=3"],
 }
 
 
@@ -43,9 +46,6 @@ def in_guest(workload: str, overrides: list[str], tmp: Path) -> dict[str, Any]:
 
 def bare_loop(workload: str, spec: dict[str, Any]) -> float:
     """The same training with nothing around it: images/s after the same warm-up."""
-    import torch
-    import torch.nn.functional as F
-
     from suites.workloads import REGISTRY, GuestContext
 
     os.sched_setaffinity(0, spec["vcpus"])  # the guest's cores, so both loops get the same machine
@@ -53,6 +53,29 @@ def bare_loop(workload: str, spec: dict[str, Any]) -> float:
     cfg = plugin.config_cls(**spec["workload_config"])
     wl = plugin(cfg, GuestContext("bare", spec["vcpus"], spec["gpus"], None, spec["data"], spec["seed"]))
     wl.prepare()
+    return bare_torch(wl, cfg) if plugin.process_ranks else bare_keras(wl, cfg)
+
+
+def bare_keras(wl: Any, cfg: Any) -> float:
+    """model.fit with only a clock at the warm-up boundary (the suite's callback also meters every step)."""
+    import keras
+
+    marks: dict[str, float] = {}
+
+    class Clock(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            if batch + 1 == cfg.warmup_steps:
+                marks["warm"] = time.perf_counter()
+
+    wl.model.fit(wl.train_ds, epochs=cfg.epochs, verbose=0, shuffle=False, callbacks=[Clock()])
+    images = len(wl.x_train) * cfg.epochs - cfg.warmup_steps * cfg.batch_size
+    return images / (time.perf_counter() - marks["warm"])
+
+
+def bare_torch(wl: Any, cfg: Any) -> float:
+    import torch
+    import torch.nn.functional as F
+
     x, y, bs, total = wl.x_train, wl.y_train, cfg.batch_size, wl.total_steps()
     gen = torch.Generator(device=wl.device).manual_seed(0)
     sync = torch.cuda.synchronize if wl.device.type == "cuda" else (lambda: None)
