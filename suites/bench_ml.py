@@ -1,16 +1,16 @@
 """``make bench-ml``: images/s per workload, in a guest vs a bare loop in this process.
 
-For each PyTorch workload the suite runs one guest through the real CLI (its
-own process, barrier, sampler, MLflow), then the same model, data, batch size
-and step count run here as a plain loop with no harness at all. The ratio
-says what the suite's machinery costs (goal >= 0.97).
+For each workload the suite runs one guest through the real CLI (its own
+process, barrier, sampler, MLflow), then the same model, data, batch size and
+step count run as a plain loop with no harness at all, in one fresh process
+given the guest's cores and thread settings. The ratio says what the suite's
+machinery costs (goal >= 0.97).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -23,10 +23,12 @@ REPO = Path(__file__).resolve().parent.parent
 # Sizes that take seconds on a 2-core CPU; on a GPU pass bigger ones with --set.
 DEFAULTS = {
     "mnist-torch": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
-    "cifar10-torch": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=5120",
+    "cifar10-torch": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=10240",
+                      "data.synthetic_train=10240",
                       "workload.epochs=1", "workload.warmup_steps=3", "workload.lr=0.02"],
     "mnist-tf": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
-    "cifar10-tf": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=5120",
+    "cifar10-tf": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=10240",
+                   "data.synthetic_train=10240",
                    "workload.epochs=1", "workload.warmup_steps=3"],
 }
 
@@ -44,11 +46,24 @@ def in_guest(workload: str, overrides: list[str], tmp: Path) -> dict[str, Any]:
     return {"metrics": g["result"]["metrics"], "spec": g["spec"]}
 
 
+def bare_process(workload: str, spec: dict[str, Any], tmp: Path) -> float:
+    """Run :func:`bare_loop` in a fresh interpreter (no other framework loaded, same cores)."""
+    path = tmp / f"{workload}-spec.json"
+    path.write_text(json.dumps(spec))
+    proc = subprocess.run([sys.executable, "-m", "suites.bench_ml", "--bare", workload, str(path)], cwd=REPO,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"error: bare {workload} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
 def bare_loop(workload: str, spec: dict[str, Any]) -> float:
     """The same training with nothing around it: images/s after the same warm-up."""
+    from suites.guest.__main__ import apply_resources
+    from suites.guest.protocol import GuestSpec
     from suites.workloads import REGISTRY, GuestContext
 
-    os.sched_setaffinity(0, spec["vcpus"])  # the guest's cores, so both loops get the same machine
+    apply_resources(GuestSpec(**spec))  # the guest's cores and thread counts, before any framework loads
     plugin = REGISTRY[workload]
     cfg = plugin.config_cls(**spec["workload_config"])
     wl = plugin(cfg, GuestContext("bare", spec["vcpus"], spec["gpus"], None, spec["data"], spec["seed"]))
@@ -108,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", nargs="+", default=list(DEFAULTS))
     parser.add_argument("--set", nargs="*", default=None, help="Hydra overrides replacing the CPU-sized defaults")
     parser.add_argument("--rounds", type=int, default=3, help="alternate guest and bare runs; medians are compared")
+    parser.add_argument("--bare", nargs=2, metavar=("WORKLOAD", "SPEC_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.bare:  # the child side of bare_process
+        print(bare_loop(args.bare[0], json.loads(Path(args.bare[1]).read_text())))
+        return 0
     from rich.console import Console
     from rich.table import Table
 
@@ -122,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.rounds):
                 suite = in_guest(workload, overrides, Path(tmp))
                 suite_rates.append(suite["metrics"]["images_per_sec"])
-                bare_rates.append(bare_loop(workload, suite["spec"]))
+                bare_rates.append(bare_process(workload, suite["spec"], Path(tmp)))
             rate, bare = statistics.median(suite_rates), statistics.median(bare_rates)
             ratio = rate / bare
             device = "GPU" if suite["spec"]["gpus"] else "CPU"
