@@ -35,3 +35,23 @@ def resolve(dataset: str, cfg: DataConfig, base_dir: Path, seed: int = 0) -> dic
 
     resolvers = {"mnist": mnist.resolve_mnist, "cifar10": cifar.resolve}
     return resolvers[dataset](cfg, base_dir, seed)
+
+
+# Per-channel mean and std of the training images, for normalising to ~N(0, 1).
+NORMALISATION = {"mnist": ((0.1307,), (0.3081,)),
+                 "cifar10": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))}
+
+
+def load_normalised(dataset: str, root: str, train: bool) -> tuple[Any, Any]:
+    """(float32 N x H x W x C normalised images, int64 labels) for frameworks that take numpy."""
+    import numpy as np
+
+    from suites.data import cifar, mnist
+
+    if dataset == "mnist":
+        x, y = mnist.load_numpy(root, train)
+        x = x[..., None]
+    else:
+        x, y = cifar.load_split(root, train)
+    mean, std = (np.array(v, dtype="float32") for v in NORMALISATION[dataset])
+    return (x.astype("float32") / 255.0 - mean) / std, y.astype("int64")

@@ -57,6 +57,10 @@ def summary_lines(outcome: "ScenarioOutcome") -> list[str]:
     for gpu, reasons in s.clock_events_seen().items():
         if reasons:
             lines.append(f"{gpu} clock event reasons seen: {', '.join(reasons)}")
+    used = {c for o in outcome.guests for c in o.placement.vcpus}
+    if len(used) >= inv.cpus_usable:
+        lines.append(f"note: guests hold all {inv.cpus_usable} host cores, so the runner and its sampler compete with "
+                     "them (on 2 cores cifar10-tf lost ~20 %); leave a core free for clean numbers")
     notes = {o.placement.note for o in outcome.guests if o.placement.note}
     lines += [f"note: {n}" for n in sorted(notes)]
     if outcome.data.get("source") == "synthetic":

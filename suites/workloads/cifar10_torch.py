@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suites.data import cifar
+from suites.data import NORMALISATION, cifar
 from suites.workloads.base import register
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
 
-MEAN = (0.4914, 0.4822, 0.4465)
-STD = (0.2470, 0.2435, 0.2616)
+MEAN, STD = NORMALISATION["cifar10"]
 
 
 @dataclass
@@ -52,7 +51,6 @@ class Cifar10Torch(TorchClassifier):
     name = "cifar10-torch"
     dataset = "cifar10"
     config_cls = Cifar10TorchConfig
-
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         import torch

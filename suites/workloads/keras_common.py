@@ -53,11 +53,15 @@ class _Meter:
 
 
 class KerasClassifier(Workload):
-    """Base of the Keras image classifiers: subclasses load numpy data and build a model."""
+    """Base of the Keras image classifiers: subclasses name a dataset and build a model."""
 
     def load_numpy(self) -> tuple[Any, Any, Any, Any]:
-        """(x_train float32 NHWC normalised, y_train int, x_test, y_test)."""
-        raise NotImplementedError
+        """(x_train float32 NHWC normalised, y_train int, x_test, y_test) of the plugin's dataset."""
+        from suites.data import load_normalised
+
+        assert self.dataset is not None
+        train = load_normalised(self.dataset, self.ctx.data["root"], True)
+        return (*train, *load_normalised(self.dataset, self.ctx.data["root"], False))
 
     def build_model(self, keras: Any) -> Any:
         raise NotImplementedError

@@ -5,10 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suites.data import cifar
-from suites.data.mnist import load_numpy
 from suites.workloads.base import register
-from suites.workloads.cifar10_torch import MEAN, STD
 from suites.workloads.keras_common import KerasClassifier, KerasTrainConfig
 
 
@@ -23,14 +20,6 @@ class MnistTf(KerasClassifier):
     name = "mnist-tf"
     dataset = "mnist"
     config_cls = MnistTfConfig
-
-
-    def load_numpy(self) -> tuple[Any, Any, Any, Any]:
-        out = []
-        for train in (True, False):
-            x, y = load_numpy(self.ctx.data["root"], train)
-            out += [((x.astype("float32") / 255.0 - 0.1307) / 0.3081)[..., None], y.astype("int64")]
-        return tuple(out)  # type: ignore[return-value]
 
     def build_model(self, keras: Any) -> Any:
         L, w = keras.layers, self.cfg.width
@@ -57,16 +46,6 @@ class Cifar10Tf(KerasClassifier):
     name = "cifar10-tf"
     dataset = "cifar10"
     config_cls = Cifar10TfConfig
-
-
-    def load_numpy(self) -> tuple[Any, Any, Any, Any]:
-        import numpy as np
-
-        out = []
-        for train in (True, False):
-            x, y = cifar.load_split(self.ctx.data["root"], train)
-            out += [((x.astype("float32") / 255.0 - np.array(MEAN, "float32")) / np.array(STD, "float32")), y]
-        return tuple(out)  # type: ignore[return-value]
 
     def build_model(self, keras: Any) -> Any:
         L, w = keras.layers, self.cfg.width

@@ -35,7 +35,6 @@ class MnistTorch(TorchClassifier):
     dataset = "mnist"
     config_cls = MnistTorchConfig
 
-
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         root, download = self.ctx.data["root"], self.ctx.data.get("download", False)
         return (*load_split(root, True, download, self.device), *load_split(root, False, False, self.device))
