@@ -65,9 +65,9 @@ def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
     """Rank 0 (the only rank unless the workload asks for more): it alone speaks the protocol."""
     from suites.guest import ranks
 
-    first, cfg = make_workload(spec)
-    world = ranks.world_size(cfg, spec) if first.process_ranks else 1  # Keras replicates in-process
-    workload, cfg = make_workload(spec, 0, world)
+    workload, cfg = make_workload(spec)
+    world = ranks.world_size(cfg, spec) if workload.process_ranks else 1  # Keras replicates in-process
+    workload.ctx.world_size = world  # before prepare(): it shards the data by rank
     peers: list[Any] = []
     try:
         if world > 1:
