@@ -1,17 +1,19 @@
-# make setup | bench | bench-ml | bench-sampler | test | lint | ui | clean
+# make setup | setup-system | bench | bench-ml | bench-sampler | test | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,tf
+EXTRAS ?= dev,tf,graphics
+# Debian packages for headless OpenGL without a GPU (Mesa llvmpipe through EGL) and apitrace replay.
+SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace
 PORT ?= 5000
 CONDA := $(shell command -v conda 2>/dev/null)
 STAMP := $(VENV)/.installed-$(EXTRAS)
 OVERRIDES := $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(ARGS)
 
-.PHONY: setup bench bench-ml bench-sampler test lint ui clean
+.PHONY: setup setup-system bench bench-ml bench-sampler test lint ui clean
 
 setup: $(STAMP)
 
@@ -27,7 +29,16 @@ else
 endif
 	touch $@
 
-bench: setup
+# Installs only what is missing; as root directly, else through sudo, else says what to run.
+setup-system:
+	@missing=$$(for p in $(SYSTEM_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "setup-system: $(SYSTEM_PKGS) present"; \
+	elif ! command -v apt-get >/dev/null; then echo "setup-system: no apt-get; install Mesa EGL and apitrace for: $$missing"; \
+	else sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); echo "setup-system: installing $$missing"; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null; fi
+
+bench: setup setup-system
 	$(PY) -m suites.bench $(OVERRIDES)
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
@@ -38,7 +49,7 @@ bench-ml: setup
 bench-sampler: setup
 	$(PY) -m gpu_probe.bench_sampler $(ARGS)
 
-test: setup lint
+test: setup setup-system lint
 	$(PY) -m pytest
 
 lint: setup

@@ -28,6 +28,16 @@ IMAGES_PER_SEC = Metric("images_per_sec", "images/s", "training throughput after
 TEST_ACCURACY = Metric("test_accuracy", "fraction", "top-1 accuracy on the test split")
 IMAGES = Metric("images", "images", "training images processed")
 STEPS = Metric("steps", "steps", "optimizer steps taken")
+# graphics replay: per run, and scoped per viewset (``mechanical.fps``) and test (``mechanical.shaded.fps``)
+FRAMES = Metric("frames", "frames", "frames timed (after each test's warm-up frames)")
+FPS = Metric("fps", "frames/s", "timed frames over their summed frame times")
+FRAME_TIME = Metric("frame_time_ms", "ms", "wall time of one frame: draw calls to glFinish; .p50/.p95/.p99")
+CPU_FRAME_TIME = Metric("cpu_frame_time_ms", "ms", "apitrace: eglretrace --pframes CPU Duration per frame")
+GPU_FRAME_TIME = Metric("gpu_frame_time_ms", "ms", "GL timer query per frame, only where the driver's are sane")
+RUN_TIME = Metric("run_time_s", "s", "summed wall time of every replayed frame, warm-up included")
+COMPOSITE = Metric("composite_score", "frames/s", "weighted geometric mean of per-test fps (SPECviewperf-style)")
+TRIANGLES_PER_SEC = Metric("triangles_per_sec", "triangles/s", "triangles submitted per second of frame time")
+PIXELS_OK = Metric("pixels_ok", "bool", "1 when every checked frame matched its reference, else 0")
 
 # --- sampler columns --------------------------------------------------------
 HOST_CPU = Metric("host_cpu_pct", "%", "whole-host CPU load, 100 = all cores busy")
@@ -59,6 +69,12 @@ NO_GPU = "no GPU"
 def gpu_key(index: int, metric: Metric) -> str:
     """Column/metric name for one GPU, e.g. ``gpu0.util_pct``."""
     return f"gpu{index}.{metric.key}"
+
+
+def scoped_key(scope: str, metric: Metric, stat: str | None = None) -> str:
+    """Per-viewset or per-test metric, e.g. ``mechanical.frame_time_ms.p95``."""
+    key = f"{scope}.{metric.key}" if scope else metric.key
+    return f"{key}.{stat}" if stat else key
 
 
 def guest_key(guest_id: str, metric: Metric) -> str:

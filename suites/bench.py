@@ -64,6 +64,9 @@ def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any, pla
     out = console()
     title = f"{cfg.scenario.name}: {cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
     out.print(report.results_table(outcome, title))
+    viewsets = report.viewset_table(outcome)
+    if viewsets is not None:
+        out.print(viewsets)
     for line in report.summary_lines(outcome):
         out.print(line, markup=False, highlight=False)
     if tracker is None:

@@ -91,5 +91,6 @@ def one_line(exc: BaseException) -> str:
     text = f"{key}: {first}" if key and key not in first else first
     cause = exc.__cause__
     if cause is not None and cause is not exc and isinstance(cause, OmegaConfBaseException):
-        text += f" — {one_line(cause)}"
+        more = one_line(cause)
+        text += "" if more in text else f" — {more}"
     return text

@@ -27,6 +27,11 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "too-many-vcpus": (["profile.vcpus=64"], "64 vCPUs > "),
     "too-much-guest-memory": (["profile.memory_MiB=10000000"], "host memory"),
     "missing-data": (["data.synthetic=false"], "MNIST not found"),
+    "unknown-viewset": (["workload=graphics-replay", "workload.viewsets=[cathedral]"], "unknown viewset 'cathedral'"),
+    "unknown-scene-size": (["workload=graphics-replay", "workload.size=huge"], "workload.size: must be one of"),
+    "odd-msaa-samples": (["workload=graphics-replay", "workload.samples=3"], "workload.samples"),
+    "apitrace-without-trace": (["workload=apitrace-replay"], "missing mandatory value: trace"),
+    "apitrace-trace-missing": (["workload=apitrace-replay", "workload.trace=nowhere.trace"], "does not exist"),
 }
 
 

@@ -46,6 +46,8 @@ def apply_resources(spec: GuestSpec) -> None:
         os.sched_setaffinity(0, spec.vcpus)
     for var in THREAD_VARS:
         os.environ[var] = str(max(1, len(spec.vcpus)))
+    # llvmpipe starts one rasteriser thread per host core unless told; a guest renders on its own vCPUs.
+    os.environ["LP_NUM_THREADS"] = str(max(1, len(spec.vcpus)))
     # PCI order makes CUDA's numbering match NVML's when indices (not UUIDs) are given.
     os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(spec.gpus)  # "" hides every GPU

@@ -72,7 +72,7 @@ def plan(cfg: BenchConfig, base_dir: Path) -> Plan:
     host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
     placements = place(cfg.profile, cfg.scenario.guests, inv, host_cpus,
                        cpu_overcommit=cfg.scenario.cpu_overcommit)
-    data = REGISTRY[cfg.workload.name].resolve_data(cfg.data, base_dir, cfg.seed)
+    data = REGISTRY[cfg.workload.name].resolve_data(cfg.workload, cfg.data, base_dir, cfg.seed)
     return inv, placements, build_specs(cfg, placements, data), data
 
 

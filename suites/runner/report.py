@@ -15,6 +15,7 @@ COLUMNS = (  # (header, metric key, format)
     ("train s", vocab.TRAIN_TIME.key, "{:.1f}"),
     ("images/s", vocab.IMAGES_PER_SEC.key, "{:,.0f}"),
     ("test acc", vocab.TEST_ACCURACY.key, "{:.2%}"),
+    ("fps", vocab.FPS.key, "{:,.1f}"),
     ("wall s", vocab.WALL_TIME.key, "{:.1f}"),
 )
 
@@ -42,6 +43,40 @@ def results_table(outcome: "ScenarioOutcome", title: str) -> Any:
         table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload, o.placement.gpu_label,
                       ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
     return table
+
+
+def viewset_table(outcome: "ScenarioOutcome") -> Any:
+    """Per-viewset fps, frame-time percentiles, composite and pixel check of graphics guests (None if none)."""
+    from rich.table import Table
+
+    rows = [(o, vs) for o in outcome.guests for vs in o.result.info.get("viewsets", [])
+            if vocab.scoped_key(vs, vocab.COMPOSITE) in o.result.metrics]
+    if not rows:
+        return None
+    table = Table(title="graphics viewsets (frame time = draw calls to glFinish)", title_justify="left")
+    for header in ("guest", "viewset", "frames", "fps", "p50 ms", "p95 ms", "p99 ms", "composite", "pixels"):
+        table.add_column(header, justify="left" if header in ("guest", "viewset", "pixels") else "right")
+    for o, vs in rows:
+        m = o.result.metrics
+        pixels = o.result.info.get(f"{vs}.pixels") or {}
+        check = ("[red]" + "; ".join(pixels["failed"])[:60] + "[/red]" if pixels.get("failed") else
+                 ", ".join(pixels.get("statuses", [])) or "not checked")
+        table.add_row(o.spec.guest_id, vs, fmt(m.get(vocab.scoped_key(vs, vocab.FRAMES)), "{:.0f}"),
+                      fmt(m.get(vocab.scoped_key(vs, vocab.FPS)), "{:,.1f}"),
+                      *(frame_time(m, vs, p) for p in ("p50", "p95", "p99")),
+                      fmt(m.get(vocab.scoped_key(vs, vocab.COMPOSITE)), "{:,.1f}"), check)
+    renderers = sorted({o.result.info.get("renderer", "?") for o, _ in rows})
+    table.caption = f"renderer: {'; '.join(renderers)}" + ("; * eglretrace CPU time per frame" if any(
+        vocab.scoped_key(vs, vocab.CPU_FRAME_TIME, "p50") in o.result.metrics for o, vs in rows) else "")
+    return table
+
+
+def frame_time(metrics: dict[str, float], scope: str, stat: str) -> str:
+    """Wall frame time where the workload measured it, else the retracer's per-frame CPU time (starred)."""
+    wall = metrics.get(vocab.scoped_key(scope, vocab.FRAME_TIME, stat))
+    if wall is not None:
+        return fmt(wall, "{:.1f}")
+    return fmt(metrics.get(vocab.scoped_key(scope, vocab.CPU_FRAME_TIME, stat)), "{:.1f}*")
 
 
 def summary_lines(outcome: "ScenarioOutcome") -> list[str]:

@@ -175,8 +175,8 @@ class Workload:
     process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
 
     @classmethod
-    def resolve_data(cls, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
-        """Runner-side, before any guest starts: locate (or synthesise) the data."""
+    def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
+        """Runner-side, before any guest starts: locate (or synthesise) the data; ``cfg`` is the workload's."""
         from suites.data import resolve
 
         return resolve(cls.dataset, data, base_dir, seed) if cls.dataset else {}

@@ -1,0 +1,186 @@
+"""Frame traces: what a viewset draws, frame by frame, as a versioned JSON file.
+
+Format ``gpu-mixed-bench/frame-trace``, version 1 (one file per viewset)::
+
+    {"format": "gpu-mixed-bench/frame-trace", "version": 1,
+     "viewset": "mechanical", "description": "...",
+     "scene": {"generator": "mechanical", "seed": 1, "parts": 120},
+     "frame_count": 144,                      # sum of the tests' frames: a truncated file fails
+     "tests": [{"name": "shaded", "weight": 0.35,
+                "mode": "shaded" | "wire-on-shaded" | "textured",
+                "checksum_frames": [0, 7],     # frames (within the test) whose pixels are checked
+                "frames": [{"eye": [x, y, z], "target": [x, y, z], "fov_deg": 40.0,
+                            "explode": 0.0,    # 0..1: parts move along their explode vector
+                            "opaque": [[0, 119]],   # inclusive part-index ranges, drawn in order
+                            "transparent": [1]}]}]} # blended after the opaque pass, back to front
+
+The scene's geometry is not in the file: ``scene.generator`` and ``seed``
+rebuild it (suites/workloads/graphics/scene.py), and the size preset only
+changes tessellation, so one trace serves every size. Every frame is one
+draw list plus the state changes its mode implies; replay is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suites.errors import DataError
+
+FORMAT, VERSION = "gpu-mixed-bench/frame-trace", 1
+MODES = ("shaded", "wire-on-shaded", "textured")
+TRACE_DIR = Path(__file__).resolve().parent / "traces"
+
+
+class TraceFormatError(DataError):
+    """A frame trace that cannot be replayed as written."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    eye: tuple[float, float, float]
+    target: tuple[float, float, float]
+    fov_deg: float
+    explode: float
+    opaque: tuple[int, ...]
+    transparent: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Test:
+    name: str
+    weight: float
+    mode: str
+    checksum_frames: tuple[int, ...]
+    frames: tuple[Frame, ...]
+
+
+@dataclass(frozen=True)
+class FrameTrace:
+    viewset: str
+    generator: str
+    seed: int
+    parts: int
+    tests: tuple[Test, ...]
+    path: str = ""
+
+    @property
+    def frame_count(self) -> int:
+        return sum(len(t.frames) for t in self.tests)
+
+
+def _fail(where: str, message: str) -> None:
+    raise TraceFormatError(f"{where}: {message}")
+
+
+def _get(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        _fail(where, f"missing {key!r}")
+    value = obj[key]
+    if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+        _fail(f"{where}.{key}", f"expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}")
+    return value
+
+
+def _vec3(obj: Any, key: str, where: str) -> tuple[float, float, float]:
+    v = _get(obj, key, list, where)
+    if len(v) != 3 or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in v):
+        _fail(f"{where}.{key}", "expected 3 finite numbers")
+    return (float(v[0]), float(v[1]), float(v[2]))
+
+
+def _parts(obj: Any, key: str, where: str, n_parts: int) -> tuple[int, ...]:
+    """Part ids; ``opaque`` holds [first, last] ranges, ``transparent`` plain ids."""
+    raw = _get(obj, key, list, where)
+    ids: list[int] = []
+    for item in raw:
+        span = item if key == "opaque" else [item, item]
+        if not (isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span) and span[0] <= span[1]):
+            _fail(f"{where}.{key}", f"bad entry {item!r}")
+        ids.extend(range(span[0], span[1] + 1))
+    if ids and (min(ids) < 0 or max(ids) >= n_parts):
+        _fail(f"{where}.{key}", f"part index out of range 0..{n_parts - 1}")
+    return tuple(ids)
+
+
+def _frame(obj: Any, where: str, n_parts: int) -> Frame:
+    fov = _get(obj, "fov_deg", (int, float), where)
+    explode = _get(obj, "explode", (int, float), where)
+    if not 1 <= fov <= 170:
+        _fail(f"{where}.fov_deg", f"must be in [1, 170], got {fov}")
+    return Frame(_vec3(obj, "eye", where), _vec3(obj, "target", where), float(fov), float(explode),
+                 _parts(obj, "opaque", where, n_parts), _parts(obj, "transparent", where, n_parts))
+
+
+def _test(obj: Any, where: str, n_parts: int) -> Test:
+    name = _get(obj, "name", str, where)
+    weight = _get(obj, "weight", (int, float), where)
+    mode = _get(obj, "mode", str, where)
+    if mode not in MODES:
+        _fail(f"{where}.mode", f"unknown mode {mode!r} (known: {', '.join(MODES)})")
+    if not weight > 0:
+        _fail(f"{where}.weight", f"must be > 0, got {weight}")
+    frames = tuple(_frame(f, f"{where}.frames[{i}]", n_parts) for i, f in enumerate(_get(obj, "frames", list, where)))
+    if not frames:
+        _fail(f"{where}.frames", "empty")
+    checks = _get(obj, "checksum_frames", list, where)
+    if not all(type(i) is int and 0 <= i < len(frames) for i in checks):
+        _fail(f"{where}.checksum_frames", f"must be frame indices 0..{len(frames) - 1}")
+    return Test(name, float(weight), mode, tuple(checks), frames)
+
+
+def parse(doc: Any, where: str = "trace") -> FrameTrace:
+    """Validate a decoded trace document; every problem names its place in the file."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        _fail(where, f"not a frame trace (format must be {FORMAT!r})")
+    version = _get(doc, "version", int, where)
+    if version != VERSION:
+        _fail(where, f"format version {version} is not supported (this suite reads version {VERSION})")
+    scene = _get(doc, "scene", dict, where)
+    generator = _get(scene, "generator", str, f"{where}.scene")
+    from suites.workloads.graphics.scene import GENERATORS
+
+    if generator not in GENERATORS:
+        _fail(f"{where}.scene.generator", f"unknown generator {generator!r} (known: {', '.join(GENERATORS)})")
+    n_parts = _get(scene, "parts", int, f"{where}.scene")
+    tests = tuple(_test(t, f"{where}.tests[{i}]", n_parts) for i, t in enumerate(_get(doc, "tests", list, where)))
+    if not tests:
+        _fail(f"{where}.tests", "empty")
+    trace = FrameTrace(_get(doc, "viewset", str, where), generator, _get(scene, "seed", int, f"{where}.scene"),
+                       n_parts, tests)
+    declared = _get(doc, "frame_count", int, where)
+    if declared != trace.frame_count:
+        _fail(where, f"frame_count says {declared} but the tests hold {trace.frame_count} frames (truncated?)")
+    return trace
+
+
+def load(path: str | Path) -> FrameTrace:
+    """Read and validate one trace file; a missing, truncated or malformed file is one TraceFormatError."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise TraceFormatError(f"frame trace {p} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceFormatError(f"frame trace {p} cannot be read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(f"frame trace {p} is truncated or not JSON ({exc.msg} at line {exc.lineno} "
+                               f"column {exc.colno})") from None
+    trace = parse(doc, where=f"frame trace {p.name}")
+    from suites.workloads.graphics.scene import parts
+
+    built = len(parts(trace.generator, trace.seed))
+    if built != trace.parts:  # the trace was recorded against another version of the generator
+        _fail(f"frame trace {p.name}.scene.parts", f"{trace.parts}, but generator {trace.generator!r} builds {built}")
+    return FrameTrace(trace.viewset, trace.generator, trace.seed, trace.parts, trace.tests, str(p))
+
+
+def trace_path(viewset: str, trace_dir: str | Path | None = None) -> Path:
+    return Path(trace_dir or TRACE_DIR) / f"{viewset}.json"
+
+
+def known_viewsets(trace_dir: str | Path | None = None) -> list[str]:
+    return sorted(p.stem for p in Path(trace_dir or TRACE_DIR).glob("*.json"))
