@@ -1,4 +1,4 @@
-# make setup | setup-system | bench | bench-ml | bench-sampler | test | lint | ui | clean
+# make setup | setup-system | bench | report | bench-ml | bench-sampler | test | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-$(EXTRAS)
 OVERRIDES := $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(ARGS)
 
-.PHONY: setup setup-system bench bench-ml bench-sampler test lint ui clean
+.PHONY: setup setup-system report bench bench-ml bench-sampler test lint ui clean
 
 setup: $(STAMP)
 
@@ -42,6 +42,10 @@ bench: setup setup-system
 	$(PY) -m suites.bench $(OVERRIDES)
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
+# The mixed-workload study's report from the MLflow store (latest mixed and consolidation runs).
+report: setup
+	$(PY) -m suites.runner.study_report --tracking-uri sqlite:///outputs/mlflow.db --out outputs/report $(ARGS)
+
 bench-ml: setup
 	$(PY) -m suites.bench_ml $(ARGS)
 

@@ -61,6 +61,7 @@ GPU_METRICS = (GPU_UTIL, GPU_MEM_UTIL, GPU_MEM_USED, POWER, SM_CLOCK, MEM_CLOCK,
 # --- scenario-level ---------------------------------------------------------
 MAKESPAN = Metric("makespan_s", "s", "barrier release to last guest finished")
 SAMPLE_RATE = Metric("sampler_rate_hz", "Hz", "achieved sampling rate")
+ENERGY = Metric("energy_J", "J", "GPU board energy over the run: trapezoid integral of power_W samples")
 SAMPLER_CPU = Metric("sampler_cpu_pct", "%", "CPU time of the sampler thread, 100 = one core")
 
 NO_GPU = "no GPU"

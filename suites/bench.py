@@ -30,14 +30,19 @@ def precheck(overrides: list[str]) -> BenchConfig:
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = load(compose("config", overrides=[o for o in overrides if not o.startswith(("hydra.", "hydra/"))]))
-    if cfg.scenario.phases:  # every phase must compose too, before the first one starts
-        from suites.runner.compare import compose_phase
+    from suites.runner.execute import workload_groups
 
-        for phase in cfg.scenario.phases:
+    if cfg.scenario.phases or cfg.scenario.kind != "plain":  # every phase must compose too, before any starts
+        from suites.runner.compare import compose_phase
+        from suites.runner.study import phases
+
+        for phase in phases(cfg) if cfg.scenario.kind != "plain" else cfg.scenario.phases:
             try:
-                compose_phase(overrides, phase)
+                workload_groups(compose_phase(overrides, phase)[0])
             except (BenchError, HydraException, OmegaConfBaseException) as exc:
                 raise BenchError(f"phase {phase.label}: {one_line(exc)}") from exc
+    else:
+        workload_groups(cfg)  # each group of a mix composes its own workload
     return cfg
 
 
@@ -57,12 +62,12 @@ def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any, pla
             under: str | None = None, tags: dict[str, str] | None = None) -> tuple[Any, str | None]:
     """One scenario run: execute, print, record; returns (outcome, MLflow run id or None)."""
     from suites.runner import record, report
-    from suites.runner.execute import execute
+    from suites.runner.execute import describe, execute
 
     base_dir = Path(hydra.utils.get_original_cwd())
     outcome = execute(cfg, base_dir, run_dir, OmegaConf.to_yaml(dcfg, resolve=True), planned)
     out = console()
-    title = f"{cfg.scenario.name}: {cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
+    title = f"{cfg.scenario.name}: {describe(cfg)}"
     out.print(report.results_table(outcome, title))
     viewsets = report.viewset_table(outcome)
     if viewsets is not None:
@@ -99,10 +104,13 @@ def run(cfg: BenchConfig, dcfg: DictConfig) -> int:
 
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     base_dir = Path(hydra.utils.get_original_cwd())
-    if cfg.scenario.phases:
+    if cfg.scenario.phases or cfg.scenario.kind != "plain":
         from suites.runner.compare import run_comparison
+        from suites.runner.study import StudyRun
 
-        return run_comparison(cfg, list(HydraConfig.get().overrides.task), run_dir, open_tracker, run_one, console())
+        study = StudyRun(cfg) if cfg.scenario.kind != "plain" else None
+        return run_comparison(cfg, list(HydraConfig.get().overrides.task), run_dir, open_tracker, run_one, console(),
+                              study=study)
     planned = plan(cfg, base_dir)  # placement and data problems end here, before any store is touched
     outcome, run_id = run_one(cfg, dcfg, run_dir, open_tracker(cfg), planned)
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)  # unrecorded counts as a failure

@@ -7,6 +7,7 @@ shared by up to ``max_per_gpu`` guests) or cpu (no GPU). Values live in
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
@@ -15,6 +16,15 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from suites.errors import require
+
+SCHEDULERS = ("best-effort", "equal-share", "fixed-share", "mig")
+FAMILY = re.compile(r"\b([A-Z]\d{1,3}[A-Z]?)\b")  # M60, T4, A100, H100, L40S
+
+
+def family(model: str | None) -> str | None:
+    """The GPU family token of a model name: 'NVIDIA H100 80GB HBM3' -> 'H100'."""
+    m = FAMILY.search((model or "").upper().replace("-", " "))
+    return m.group(1) if m else None
 
 
 class ProfileKind(Enum):
@@ -33,6 +43,8 @@ class ProfileConfig:
     vcpus: int = 2
     memory_MiB: int = 8192
     gpu_model: Optional[str] = None  # the profile's native GPU, e.g. "Tesla M60"
+    scheduler: str = "best-effort"  # vGPU time-slice scheduler, or "mig" for a spatial (MIG-backed) slice
+    mig_slices: Optional[int] = None  # MIG compute slices of 7 (mig scheduler only)
 
     def check(self) -> None:
         require(self.vcpus >= 1, "profile.vcpus", f"must be >= 1, got {self.vcpus}")
@@ -43,6 +55,10 @@ class ProfileConfig:
             require(self.gpus == 0, "profile.gpus", "a cpu profile has no GPU")
         else:
             require(self.gpus >= 1, "profile.gpus", f"a {self.kind.value} profile needs >= 1 GPU")
+        require(self.scheduler in SCHEDULERS, "profile.scheduler", f"must be one of {', '.join(SCHEDULERS)}")
+        if self.scheduler == "mig":
+            require(self.mig_slices is not None and 1 <= self.mig_slices <= 7, "profile.mig_slices",
+                    "a MIG-backed profile needs 1..7 compute slices")
         if self.kind is ProfileKind.vgpu:
             require(self.gpus == 1, "profile.gpus", "a vGPU is a slice of exactly one GPU")
             require(self.framebuffer_MiB is not None and self.framebuffer_MiB > 0,

@@ -11,7 +11,7 @@ from suites.profiles import ProfileKind
 from .conftest import REPO, run_bench
 
 BAD = {  # scenario name: (overrides, text the one line must contain)
-    "unknown-profile": (["profile=m60-9q"], "choose from: cpu, m60-1q"),
+    "unknown-profile": (["profile=m60-9q"], "Could not find 'profile/m60-9q' (choose from: a100-40-10c"),
     "unknown-workload": (["workload=resnet-9000"], "workload/resnet-9000"),
     "unknown-scenario": (["scenario=nope"], "scenario/nope"),
     "vcpus-not-a-number": (["profile.vcpus=two"], "profile.vcpus"),
@@ -27,6 +27,11 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "too-many-vcpus": (["profile.vcpus=64"], "64 vCPUs > "),
     "too-much-guest-memory": (["profile.memory_MiB=10000000"], "host memory"),
     "missing-data": (["data.synthetic=false"], "MNIST not found"),
+    "unknown-scheduler": (["profile.scheduler=round-robin"], "profile.scheduler: must be one of best-effort"),
+    "mig-without-slices": (["profile=h100-mig-1-10c", "profile.mig_slices=null"], "1..7 compute slices"),
+    "unknown-scenario-kind": (["scenario.kind=bogus"], "scenario.kind: must be one of plain, mixed"),
+    "study-unknown-profile": (["scenario=mixed", "scenario.study.profiles=[m60-9q]"], "phase m60-9q/cad"),
+    "mix-unknown-workload": (["scenario=mixed-once", "scenario.mix=[{workload:nope}]"], "scenario.mix"),
     "unknown-viewset": (["workload=graphics-replay", "workload.viewsets=[cathedral]"], "unknown viewset 'cathedral'"),
     "unknown-scene-size": (["workload=graphics-replay", "workload.size=huge"], "workload.size: must be one of"),
     "odd-msaa-samples": (["workload=graphics-replay", "workload.samples=3"], "workload.samples"),

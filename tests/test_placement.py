@@ -4,8 +4,11 @@ import pytest
 
 from gpu_probe.inventory import Inventory
 from suites.errors import PlacementError
-from suites.profiles import ProfileConfig, ProfileKind
+from suites.profiles import ProfileConfig, ProfileKind, family
 from suites.runner.placement import gpu_capacity, place
+
+from .conftest import REPO
+from .test_config_errors import compose_config
 
 
 def host(gpus: int = 0, gpu_mem_MiB: float = 8192.0) -> Inventory:
@@ -16,7 +19,7 @@ def host(gpus: int = 0, gpu_mem_MiB: float = 8192.0) -> Inventory:
 
 def vgpu(fb: int, per_gpu: int, vcpus: int = 1) -> ProfileConfig:
     return ProfileConfig(name=f"m60-{fb // 1024}q", kind=ProfileKind.vgpu, gpus=1, framebuffer_MiB=fb,
-                         max_per_gpu=per_gpu, vcpus=vcpus, memory_MiB=1024)
+                         max_per_gpu=per_gpu, vcpus=vcpus, memory_MiB=1024, gpu_model="Tesla M60")
 
 
 def test_guests_get_disjoint_cpus_until_overcommit_is_allowed():
@@ -29,13 +32,60 @@ def test_guests_get_disjoint_cpus_until_overcommit_is_allowed():
     assert over[3].vcpus == [0, 1]
 
 
-@pytest.mark.parametrize("fb,per_gpu,expected", [(1024, 8, 8), (2048, 4, 4), (4096, 2, 2), (8192, 1, 1), (512, 16, 16)])
-def test_m60_capacity_per_gpu(fb: int, per_gpu: int, expected: int):
-    assert gpu_capacity(vgpu(fb, per_gpu), 8192.0) == expected
+def gpu(name: str, mem_MiB: float) -> dict:
+    return {"name": name, "mem_total_MiB": mem_MiB}
 
 
-def test_capacity_is_bounded_by_framebuffer_on_a_smaller_gpu():
-    assert gpu_capacity(vgpu(2048, 4), 5000.0) == 2  # 5000 // 2048
+CATALOG = sorted(p.stem for p in (REPO / "configs" / "profile").glob("*.yaml"))
+NATIVE = {"M60": gpu("Tesla M60", 8129.0), "T4": gpu("Tesla T4", 15360.0), "L40S": gpu("NVIDIA L40S", 46068.0),
+          "A100": gpu("NVIDIA A100-SXM4-80GB", 81920.0), "H100": gpu("NVIDIA H100 80GB HBM3", 81559.0)}
+H100 = gpu("NVIDIA H100 80GB HBM3", 81559.0)
+
+
+@pytest.mark.parametrize("name", [n for n in CATALOG if not n.startswith(("cpu", "passthrough"))])
+def test_catalog_capacity_native_and_emulated_on_an_h100(name: str):
+    prof = compose_config(f"profile={name}").profile
+    assert prof.framebuffer_MiB * prof.max_per_gpu <= 81920  # no profile oversubscribes its own GPU
+    native = gpu_capacity(prof, NATIVE[family(prof.gpu_model)])
+    assert native.capacity == prof.max_per_gpu and native.emulated_on is None
+    on_h100 = gpu_capacity(prof, H100)
+    if family(prof.gpu_model) == "H100":
+        assert on_h100.capacity == prof.max_per_gpu and on_h100.emulated_on is None
+    else:
+        assert on_h100.capacity == 81559 // prof.framebuffer_MiB and on_h100.emulated_on == H100["name"]
+
+
+@pytest.mark.parametrize("name,per_gpu,fb", [("m60-0q", 16, 512), ("m60-1q", 8, 1024), ("m60-2q", 4, 2048),
+                                             ("m60-4q", 2, 4096), ("m60-8q", 1, 8192), ("t4-16q", 1, 16384),
+                                             ("h100-20c", 4, 20480), ("h100-mig-1-10c", 7, 10240),
+                                             ("h100-mig-3-40c", 2, 40960), ("a100-40-mig-2-10c", 3, 10240),
+                                             ("l40s-1q", 32, 1024)])
+def test_catalog_entries_hold_the_vendor_numbers(name: str, per_gpu: int, fb: int):
+    prof = compose_config(f"profile={name}").profile
+    assert (prof.max_per_gpu, prof.framebuffer_MiB) == (per_gpu, fb)
+    assert (prof.scheduler == "mig") == ("-mig-" in name)
+
+
+def test_m60_profiles_emulated_on_one_h100_hold_the_study_guest_counts():
+    """Study: 3/6/12/24 CAD guests (+1 ML) on 4 M60 GPUs for 8Q/4Q/2Q/1Q: all fit one emulated H100."""
+    h100 = Inventory("h", "Linux", "3.11", "cpu", 64, 64, 64, 524288.0,
+                     gpus=[{"index": 0, "uuid": "GPU-0", **H100}])
+    for name, guests in (("m60-8q", 4), ("m60-4q", 7), ("m60-2q", 13), ("m60-1q", 25)):
+        prof = compose_config(f"profile={name}", "profile.vcpus=1", "profile.memory_MiB=1024").profile
+        ps = place(prof, guests, h100, list(range(64)))
+        assert all(p.gpu_indices == [0] for p in ps)
+        assert "m60" in ps[0].note and "emulated on NVIDIA H100 80GB HBM3" in ps[0].note
+    with pytest.raises(PlacementError, match="10 guest\\(s\\) of m60-8q .* > capacity 9 .*81559.0 MiB: 9 emulated"):
+        place(compose_config("profile=m60-8q", "profile.vcpus=1", "profile.memory_MiB=1024").profile, 10, h100,
+              list(range(64)))
+
+
+def test_profile_larger_than_the_host_gpu_cannot_be_placed():
+    small = Inventory("h", "Linux", "3.11", "cpu", 8, 8, 8, 65536.0,
+                      gpus=[{"index": 0, "uuid": "GPU-0", **NATIVE["T4"]}])
+    prof = compose_config("profile=h100-80c", "profile.vcpus=1", "profile.memory_MiB=1024").profile
+    with pytest.raises(PlacementError, match="capacity 0 on this host"):
+        place(prof, 1, small, list(range(8)))
 
 
 def test_vgpu_guests_fill_one_gpu_before_the_next():
@@ -45,7 +95,8 @@ def test_vgpu_guests_fill_one_gpu_before_the_next():
 
 
 def test_impossible_vgpu_placement_names_the_numbers():
-    with pytest.raises(PlacementError, match="3 guest\\(s\\) of m60-8q .* > capacity 2 .*GPU0: 1, GPU1: 1"):
+    expected = "3 guest.* of m60-8q .* > capacity 2 .*GPU0 8192.0 MiB: 1, GPU1 8192.0 MiB: 1"
+    with pytest.raises(PlacementError, match=expected):
         place(vgpu(8192, 1), 3, host(gpus=2), list(range(8)))
 
 

@@ -24,11 +24,20 @@ if TYPE_CHECKING:
 
 def compose_phase(base_overrides: list[str], phase: PhaseConfig) -> tuple[BenchConfig, Any]:
     """The phase's config: the command line, then the phase's overrides, with no further phases."""
+    overrides = [o for o in base_overrides if not o.startswith(("hydra.", "hydra/"))]
+    overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null", "scenario.kind=plain"]
+    if not phase.mix:
+        return compose_with(overrides)
+    _, dcfg = compose_with(overrides)
+    dcfg.scenario.mix = list(phase.mix)  # typed node: OmegaConf validates the GuestGroup dataclasses
+    return load(dcfg), dcfg
+
+
+def compose_with(overrides: list[str]) -> tuple[BenchConfig, Any]:
+    """Compose configs/config.yaml with these overrides, inside or outside the running Hydra app."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    overrides = [o for o in base_overrides if not o.startswith(("hydra.", "hydra/"))]
-    overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null"]
     if GlobalHydra.instance().is_initialized():  # inside the Hydra app
         dcfg = compose("config", overrides=overrides)
     else:
@@ -128,40 +137,55 @@ def plot(rows: list[PhaseRow], path: Path, title: str) -> None:
 
 
 def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, open_tracker: Any,
-                   run_one: Any, out: Any) -> int:
-    """Every phase in order (all composed, placed and given data first), then the normalised report."""
+                   run_one: Any, out: Any, study: Any = None) -> int:
+    """Every phase in order (all composed, placed and given data first), then the normalised report.
+
+    ``study`` (suites/runner/study.py) supplies generated phases, may stop the
+    sequence early (consolidation) and adds derived metrics to the comparison run.
+    """
     from hydra.utils import get_original_cwd
 
-    from suites.errors import BenchError
+    from suites.errors import BenchError, PlacementError
     from suites.runner.execute import plan
 
     phases = []
-    for p in cfg.scenario.phases:
+    for p in study.phases() if study else cfg.scenario.phases:
         pcfg, pdcfg = compose_phase(base_overrides, p)
         try:
             phases.append((p, pcfg, pdcfg, plan(pcfg, Path(get_original_cwd()))))
+        except PlacementError as exc:
+            if study is None or not study.placement_failed(p, exc):
+                raise type(exc)(f"phase {p.label}: {exc}") from exc
+            out.print(f"note: {study.capacity_note}", markup=False)
+            break
         except BenchError as exc:
             raise type(exc)(f"phase {p.label}: {exc}") from exc
     tracker = open_tracker(cfg)
     name = cfg.scenario.name
-    comparison = tracker.start(f"{name}-{run_dir.name}", {"bench.role": "comparison", "bench.scenario": name}) \
-        if tracker else None
+    comparison = tracker.start(f"{name}-{run_dir.name}", {"bench.role": "comparison", "bench.scenario": name,
+                                                         "bench.kind": cfg.scenario.kind}) if tracker else None
     rows, worst = [], 0
     for phase, pcfg, pdcfg, planned in phases:
         out.print(f"phase {phase.label}: {' '.join(phase.overrides) or '(as given)'}", markup=False)
-        outcome, _ = run_one(pcfg, pdcfg, run_dir / phase.label, tracker, planned, under=comparison,
-                             tags={"bench.phase": phase.label, "bench.scenario": name})
+        outcome, _ = run_one(pcfg, pdcfg, run_dir / phase.label.replace("/", "-"), tracker, planned,
+                             under=comparison, tags={"bench.phase": phase.label, "bench.scenario": name})
         rows.append(phase_row(phase.label, outcome))
         worst = max(worst, outcome.exit_code)
         if outcome.status == "interrupted":
             break
+        if study is not None and not study.keep_going(phase.label, outcome):
+            out.print(f"phase {phase.label} missed QoS ({study.verdicts[phase.label][1]}): sweep ends here",
+                      markup=False)
+            break
     rows = normalise(rows, cfg.scenario.baseline)
-    title = f"{name}: {cfg.workload.name}, normalised to {cfg.scenario.baseline or rows[0].label}"
+    what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
+    title = f"{name}: {what}, normalised to {cfg.scenario.baseline or rows[0].label}"
     out.print(table(rows, title))
     run_dir.mkdir(parents=True, exist_ok=True)
     write_csv(rows, run_dir / "comparison.csv")
     plot(rows, run_dir / "comparison.png", title)
     out.print(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}", markup=False)
+    derived = study.results() if study is not None else {}
     if tracker and comparison:
         tracker.params(comparison, {"scenario": name, "workload": cfg.workload.name,
                                     "baseline": cfg.scenario.baseline or rows[0].label,
@@ -169,7 +193,14 @@ def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, o
         tracker.metrics(comparison, {f"{r.label}.{k}": getattr(r, k) for r in rows
                                      for k in ("images_per_sec", "throughput_x", "train_time_s", "time_x",
                                                "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct")})
+        tracker.metrics(comparison, derived)
+        if study is not None:
+            tracker.params(comparison, study.params())
         for f in ("comparison.csv", "comparison.png"):
             tracker.artifact(comparison, run_dir / f)
+        if study is not None:
+            from suites.runner import study_report
+
+            study_report.publish(tracker, comparison, run_dir, out)
         tracker.end(comparison, "FINISHED" if worst == 0 else "FAILED")
     return worst

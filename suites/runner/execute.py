@@ -52,15 +52,45 @@ class ScenarioOutcome:
         return {"ok": 0, "interrupted": EXIT_INTERRUPTED}.get(self.status, EXIT_PARTIAL)
 
 
-def build_specs(cfg: BenchConfig, placements: list[Placement], data: dict[str, Any]) -> list[GuestSpec]:
+def build_specs(cfg: BenchConfig, workload: Any, placements: list[Placement], data: dict[str, Any],
+                first: int = 0) -> list[GuestSpec]:
     from omegaconf import OmegaConf
 
-    workload_cfg = OmegaConf.to_container(OmegaConf.structured(cfg.workload), enum_to_str=True)
-    return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=cfg.workload.name,
+    workload_cfg = OmegaConf.to_container(OmegaConf.structured(workload), enum_to_str=True)
+    return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
                       workload_config=dict(workload_cfg), data=data, vcpus=p.vcpus, gpus=p.gpus,  # type: ignore[arg-type]
                       framebuffer_MiB=cfg.profile.framebuffer_MiB, memory_MiB=cfg.profile.memory_MiB,
-                      seed=cfg.seed + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus)
+                      seed=cfg.seed + first + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus)
             for i, p in enumerate(placements)]
+
+
+def workload_groups(cfg: BenchConfig) -> list[tuple[Any, int]]:
+    """(workload config, guests) per group: the scenario's mix, else guests x the selected workload."""
+    if not cfg.scenario.mix:
+        return [(cfg.workload, cfg.scenario.guests)]
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from suites.config import one_line
+    from suites.errors import BenchError, ConfigError
+    from suites.runner.compare import compose_with
+
+    groups = []
+    for g in cfg.scenario.mix:  # each group's workload is its own config file plus its own overrides
+        try:
+            wcfg, _ = compose_with([f"workload={g.workload}", *g.overrides])
+        except (BenchError, HydraException, OmegaConfBaseException) as exc:
+            raise ConfigError(f"scenario.mix[{g.workload}]: {one_line(exc)}") from exc
+        groups.append((wcfg.workload, g.guests))
+    return groups
+
+
+def describe(cfg: BenchConfig) -> str:
+    """'2 x m60-8q running graphics-replay' or, for a mix, '3 x m60-8q running 2 x graphics-replay + 1 x ...'."""
+    if not cfg.scenario.mix:
+        return f"{cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
+    total = sum(g.guests for g in cfg.scenario.mix)
+    return f"{total} x {cfg.profile.name} running " + " + ".join(f"{g.guests} x {g.workload}" for g in cfg.scenario.mix)
 
 
 Plan = tuple[Inventory, list[Placement], list[GuestSpec], dict[str, Any]]
@@ -70,10 +100,20 @@ def plan(cfg: BenchConfig, base_dir: Path) -> Plan:
     """Everything that can fail before a process starts: inventory, placement, data."""
     inv = inventory.collect()
     host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
-    placements = place(cfg.profile, cfg.scenario.guests, inv, host_cpus,
+    groups = workload_groups(cfg)
+    placements = place(cfg.profile, sum(n for _, n in groups), inv, host_cpus,
                        cpu_overcommit=cfg.scenario.cpu_overcommit)
-    data = REGISTRY[cfg.workload.name].resolve_data(cfg.workload, cfg.data, base_dir, cfg.seed)
-    return inv, placements, build_specs(cfg, placements, data), data
+    specs: list[GuestSpec] = []
+    sources: list[dict[str, Any]] = []
+    for workload, n in groups:
+        data = REGISTRY[workload.name].resolve_data(workload, cfg.data, base_dir, cfg.seed)
+        specs += build_specs(cfg, workload, placements[len(specs): len(specs) + n], data, first=len(specs))
+        sources.append(data)
+    if len(sources) == 1:
+        return inv, placements, specs, sources[0]
+    merged = {"source": " + ".join(str(d.get("source", "none")) for d in sources),
+              "root": ", ".join(str(d.get("root", "-")) for d in sources)}
+    return inv, placements, specs, merged
 
 
 def wait_at_barrier(guests: list[GuestProcess], view: ProgressView, timeout_s: float) -> None:
@@ -183,4 +223,21 @@ def host_summary(sampler: Sampler) -> dict[str, float]:
     out = {k: v for k, v in sampler.aggregate().items() if k.startswith(("host_", "gpu"))}
     out[vocab.SAMPLE_RATE.key] = sampler.achieved_rate_hz
     out[vocab.SAMPLER_CPU.key] = sampler.cpu_pct
+    energy = energy_J(sampler.rows)
+    if energy == energy:  # only where some GPU's power was readable
+        out[vocab.ENERGY.key] = energy
     return out
+
+
+def energy_J(rows: list[dict[str, Any]]) -> float:
+    """Trapezoid integral of every GPU's board power over the samples (NaN without power readings)."""
+    import math
+
+    cols = sorted({k for r in rows for k in r if k.startswith("gpu") and k.endswith(vocab.POWER.key)})
+    total, seen = 0.0, False
+    for col in cols:
+        pts = [(r["t_s"], r[col]) for r in rows if isinstance(r.get(col), (int, float)) and not math.isnan(r[col])]
+        for (t0, p0), (t1, p1) in zip(pts, pts[1:], strict=False):
+            total += (t1 - t0) * (p0 + p1) / 2
+            seen = True
+    return total if seen else math.nan

@@ -2,7 +2,9 @@
 
 Impossible placements fail here with the numbers that do not fit. vGPU guests
 fill one GPU before the next (the hypervisors' depth-first "consolidation"
-policy); passthrough guests take whole GPUs exclusively. On a host without a
+policy); passthrough guests take whole GPUs exclusively. A vGPU profile on a
+host GPU that is not its native model runs *emulated*: capacity is host
+framebuffer / profile framebuffer, and each placement says so. On a host without a
 GPU every guest runs on the CPU and its placement says so.
 """
 
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from gpu_probe import vocab
 from gpu_probe.inventory import Inventory
 from suites.errors import PlacementError
-from suites.profiles import ProfileConfig, ProfileKind
+from suites.profiles import ProfileConfig, ProfileKind, family
 
 
 @dataclass
@@ -38,31 +40,49 @@ def place_cpus(n: int, vcpus: int, host_cpus: list[int], overcommit: bool) -> li
     return [[host_cpus[(g * vcpus + k) % len(host_cpus)] for k in range(vcpus)] for g in range(n)]
 
 
-def gpu_capacity(profile: ProfileConfig, gpu_mem_MiB: float | None) -> int:
-    """Guests of this profile one GPU can hold: instance limit and framebuffer."""
+@dataclass(frozen=True)
+class GpuSlots:
+    """How many guests of a profile one host GPU holds, and whether that is emulated."""
+
+    index: int
+    capacity: int
+    emulated_on: str | None = None  # the host GPU's name when it is not the profile's native model
+
+
+def gpu_capacity(profile: ProfileConfig, gpu: dict, index: int = 0) -> GpuSlots:
+    """The vendor's instance limit on the native GPU; host framebuffer / profile framebuffer elsewhere.
+
+    On the native model the table is authoritative: NVML reports a little less
+    than the nominal framebuffer (an M60 shows 8129 MiB), which must not turn
+    one M60-8Q into zero.
+    """
     if profile.kind is not ProfileKind.vgpu:
-        return 1
-    if gpu_mem_MiB is None or profile.framebuffer_MiB is None:
-        return profile.max_per_gpu
-    return min(profile.max_per_gpu, int(gpu_mem_MiB // profile.framebuffer_MiB))
+        return GpuSlots(index, 1)
+    mem, fb, name = gpu.get(vocab.GPU_MEM_TOTAL.key), profile.framebuffer_MiB, gpu.get("name") or "?"
+    if not isinstance(mem, (int, float)) or fb is None:
+        return GpuSlots(index, profile.max_per_gpu)
+    if profile.gpu_model and family(profile.gpu_model) != family(name):
+        return GpuSlots(index, int(mem // fb), name)
+    return GpuSlots(index, profile.max_per_gpu)
 
 
-def place_gpus(profile: ProfileConfig, n: int, inv: Inventory) -> list[list[int]]:
+def place_gpus(profile: ProfileConfig, n: int, inv: Inventory) -> tuple[list[list[int]], list[GpuSlots]]:
     gpus = inv.gpus
     if profile.kind is ProfileKind.passthrough:
         need = n * profile.gpus
         if need > len(gpus):
             raise PlacementError(f"{n} guest(s) x {profile.gpus} passthrough GPU(s) = {need} GPUs "
                                  f"> {len(gpus)} on this host")
-        return [list(range(g * profile.gpus, (g + 1) * profile.gpus)) for g in range(n)]
-    slots = [(i, gpu_capacity(profile, g.get(vocab.GPU_MEM_TOTAL.key))) for i, g in enumerate(gpus)]
-    capacity = sum(c for _, c in slots)
+        return [list(range(g * profile.gpus, (g + 1) * profile.gpus)) for g in range(n)], []
+    slots = [gpu_capacity(profile, g, i) for i, g in enumerate(gpus)]
+    capacity = sum(s.capacity for s in slots)
     if n > capacity:
-        per = ", ".join(f"GPU{i}: {c}" for i, c in slots)
+        per = ", ".join(f"GPU{s.index} {gpus[s.index].get(vocab.GPU_MEM_TOTAL.key, '?')} MiB: {s.capacity}"
+                        + (" emulated" if s.emulated_on else "") for s in slots)
         raise PlacementError(f"{n} guest(s) of {profile.name} ({profile.framebuffer_MiB} MiB, "
                              f"max {profile.max_per_gpu}/GPU) > capacity {capacity} on this host ({per})")
-    order = [i for i, c in slots for _ in range(c)]  # depth-first: fill GPU0, then GPU1...
-    return [[order[g]] for g in range(n)]
+    order = [s.index for s in slots for _ in range(s.capacity)]  # depth-first: fill GPU0, then GPU1...
+    return [[order[g]] for g in range(n)], slots
 
 
 def place(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: list[int], *,
@@ -79,9 +99,12 @@ def place(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: list[int], 
     if not inv.has_gpu:
         note = f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"
         return [Placement(ids[i], cpus[i], [], [], note) for i in range(n)]
-    gpu_sets = place_gpus(profile, n, inv)
+    gpu_sets, slots = place_gpus(profile, n, inv)
     placements = []
     for i in range(n):
         visible = [inv.gpus[j].get("uuid") or str(j) for j in gpu_sets[i]]
-        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible))
+        emulated = [s for s in slots if s.index in gpu_sets[i] and s.emulated_on]
+        note = (f"{profile.name} emulated on {emulated[0].emulated_on}: {emulated[0].capacity} per GPU = host "
+                f"framebuffer / {profile.framebuffer_MiB} MiB" if emulated else "")
+        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible, note))
     return placements

@@ -74,6 +74,7 @@ class Tracker:
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=uri)
+        self.uri, self.experiment = uri, experiment
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
             local = uri.startswith(("sqlite:", "file:"))

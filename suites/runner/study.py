@@ -1,0 +1,207 @@
+"""The mixed-workload study: three phases per profile, and consolidation until QoS fails.
+
+``mixed`` (episode 2 of the M60 study): for each profile, phase ``cad`` (CAD
+guests alone), ``mixed`` (CAD + ML at once), ``ml`` (ML alone). Derived per
+profile: % increase of CAD run time and of ML training time when mixed,
+sequential total (cad + ml makespans) vs concurrent makespan, CPU/GPU
+utilisation and energy per phase.
+
+``consolidation`` (View Planner / VMmark style): ML alone first, then 1, 2, ...
+CAD guests (+ the ML guest) until a step misses QoS: every CAD guest's p95
+frame time <= threshold and ML slowdown <= threshold. The score is the
+largest count that met QoS.
+
+Every derived number comes from :class:`PhaseNumbers` through :func:`derive`
+and :func:`qos`, whether the numbers were just measured or read back from
+MLflow by the report, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpu_probe import vocab
+from gpu_probe.stats import summarize
+from suites.scenario import GuestGroup, PhaseConfig
+
+if TYPE_CHECKING:
+    from suites.config import BenchConfig
+    from suites.runner.execute import ScenarioOutcome
+
+CAD, MIXED, ML = "cad", "mixed", "ml"
+GRAPHICS = ("graphics-replay", "apitrace-replay")
+
+
+@dataclass
+class PhaseNumbers:
+    """What one phase measured, reduced to what the study needs (NaN where not measured)."""
+
+    makespan_s: float = math.nan
+    host_cpu_pct: float = math.nan  # 100 = all host cores
+    gpu_util_pct: float = math.nan
+    energy_J: float = math.nan  # GPU board energy over the phase, where power is readable
+    cad_guests: int = 0
+    cad_run_time_s: float = math.nan  # mean over CAD guests
+    cad_p95_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest
+    cad_frames: float = 0.0
+    ml_train_time_s: float = math.nan  # the slowest ML guest
+    ml_images: float = 0.0
+    failed: int = 0
+
+    @classmethod
+    def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]]) -> "PhaseNumbers":
+        """``phase``: the scenario run's metrics; ``guests``: (workload, ok, metrics) per guest."""
+        cad = [m for w, ok, m in guests if ok and w in GRAPHICS]
+        ml = [m for w, ok, m in guests if ok and w not in GRAPHICS]
+        return cls(
+            makespan_s=phase.get(vocab.MAKESPAN.key, math.nan),
+            host_cpu_pct=phase.get(f"{vocab.HOST_CPU.key}.mean", math.nan),
+            gpu_util_pct=summarize(v for k, v in phase.items()
+                                   if k.startswith("gpu") and k.endswith(f".{vocab.GPU_UTIL.key}.mean")).mean,
+            energy_J=phase.get(vocab.ENERGY.key, math.nan),
+            cad_guests=len(cad),
+            cad_run_time_s=summarize(m.get(vocab.RUN_TIME.key) for m in cad).mean,
+            cad_p95_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p95"), math.nan) for m in cad],
+            cad_frames=sum(m.get(vocab.FRAMES.key, 0.0) for m in cad),
+            ml_train_time_s=max((m.get(vocab.TRAIN_TIME.key, math.nan) for m in ml), default=math.nan),
+            ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),
+            failed=sum(1 for _, ok, _ in guests if not ok),
+        )
+
+
+def pct_increase(mixed: float, alone: float) -> float:
+    return (mixed / alone - 1.0) * 100.0 if alone and not math.isnan(alone) else math.nan
+
+
+def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
+    """The study's per-profile figures from its three phases."""
+    cad, mixed, ml = phases.get(CAD, PhaseNumbers()), phases.get(MIXED, PhaseNumbers()), phases.get(ML, PhaseNumbers())
+    sequential = cad.makespan_s + ml.makespan_s
+    out = {
+        "cad_run_time_increase_pct": pct_increase(mixed.cad_run_time_s, cad.cad_run_time_s),
+        "ml_train_time_increase_pct": pct_increase(mixed.ml_train_time_s, ml.ml_train_time_s),
+        "cad_p95_frame_ms_alone": summarize(cad.cad_p95_frame_ms).mean,
+        "cad_p95_frame_ms_mixed": summarize(mixed.cad_p95_frame_ms).mean,
+        "sequential_s": sequential,
+        "concurrent_s": mixed.makespan_s,
+        "concurrent_vs_sequential": mixed.makespan_s / sequential if sequential else math.nan,
+    }
+    for name, p in ((CAD, cad), (MIXED, mixed), (ML, ml)):
+        out[f"{name}.host_cpu_pct"] = p.host_cpu_pct
+        out[f"{name}.gpu_util_pct"] = p.gpu_util_pct
+        out[f"{name}.energy_J"] = p.energy_J
+        out[f"{name}.images_per_J"] = p.ml_images / p.energy_J if p.energy_J > 0 else math.nan
+        out[f"{name}.frames_per_J"] = p.cad_frames / p.energy_J if p.energy_J > 0 else math.nan
+    return out
+
+
+def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct: float) -> tuple[bool, str]:
+    """Does a consolidation step meet QoS? (verdict, reason when not)."""
+    if step.failed:
+        return False, f"{step.failed} guest(s) failed"
+    worst = max(step.cad_p95_frame_ms, default=math.nan)
+    if not worst <= p95_ms:
+        return False, f"CAD p95 frame time {worst:.1f} ms > {p95_ms:g} ms"
+    if ml_alone is not None:
+        slow = pct_increase(step.ml_train_time_s, ml_alone.ml_train_time_s)
+        if not slow <= ml_pct:
+            return False, f"ML slowdown {slow:.1f} % > {ml_pct:g} %"
+    return True, ""
+
+
+# --- phases ------------------------------------------------------------------------------------
+def profiles(cfg: "BenchConfig") -> list[str]:
+    return list(cfg.scenario.study.profiles) or [cfg.profile.name]
+
+
+def phases(cfg: "BenchConfig") -> list[PhaseConfig]:
+    study = cfg.scenario.study
+    cad, ml = GuestGroup(**asdict(study.cad)), GuestGroup(**asdict(study.ml))
+    if cfg.scenario.kind == "mixed":
+        return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix)
+                for p in profiles(cfg) for kind, mix in ((CAD, [cad]), (MIXED, [cad, ml]), (ML, [ml]))]
+    p = profiles(cfg)[0]
+    steps = [PhaseConfig(f"{p}/{ML}", [f"profile={p}"], [ml])] if study.with_ml else []
+    for n in range(1, study.max_guests + 1):
+        group = GuestGroup(cad.workload, n, list(cad.overrides))
+        steps.append(PhaseConfig(f"{p}/n{n}", [f"profile={p}"], [group, ml] if study.with_ml else [group]))
+    return steps
+
+
+def numbers(outcome: "ScenarioOutcome") -> PhaseNumbers:
+    from suites.runner.execute import host_summary
+
+    # exactly the phase run's MLflow metrics (record.to_mlflow), so the report reads the same numbers back
+    phase = {**host_summary(outcome.sampler), vocab.MAKESPAN.key: outcome.makespan_s or math.nan}
+    return PhaseNumbers.from_guests(phase, [(o.spec.workload, o.result.ok, o.result.metrics) for o in outcome.guests])
+
+
+# --- the run: hooks for run_comparison ----------------------------------------------------------------
+class StudyRun:
+    """What run_comparison asks of a study: its phases, whether to go on, and what to add at the end."""
+
+    def __init__(self, cfg: "BenchConfig") -> None:
+        self.cfg, self.kind, self.study = cfg, cfg.scenario.kind, cfg.scenario.study
+        self.numbers: dict[str, PhaseNumbers] = {}
+        self.verdicts: dict[str, tuple[bool, str]] = {}
+        self.capacity_note = ""
+
+    def phases(self) -> list[PhaseConfig]:
+        return phases(self.cfg)
+
+    def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
+        """Consolidation: a step past the profile's capacity ends the sweep there (True: drop it and the rest)."""
+        if self.kind == "consolidation" and phase.label.split("/")[-1] not in ("n1", ML):
+            self.capacity_note = f"stopped at {phase.label}: {exc}"
+            return True
+        return False
+
+    def keep_going(self, label: str, outcome: "ScenarioOutcome") -> bool:
+        self.numbers[label] = numbers(outcome)
+        if self.kind != "consolidation" or label.endswith(f"/{ML}"):
+            return True
+        alone = next((v for k, v in self.numbers.items() if k.endswith(f"/{ML}")), None)
+        self.verdicts[label] = qos(self.numbers[label], alone, self.study.qos_p95_frame_ms,
+                                   self.study.qos_ml_slowdown_pct)
+        return self.verdicts[label][0]
+
+    def results(self) -> dict[str, float]:
+        """The comparison run's derived metrics (what the report recomputes from the phase runs)."""
+        if self.kind == "mixed":
+            return by_profile(self.numbers)
+        return consolidation_metrics(self.numbers, self.study.qos_p95_frame_ms, self.study.qos_ml_slowdown_pct)
+
+    def params(self) -> dict[str, Any]:
+        s = self.study
+        return {"kind": self.kind, "profiles": ",".join(profiles(self.cfg)), "cad_workload": s.cad.workload,
+                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
+                "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "capacity_note": self.capacity_note or "-"}
+
+
+def by_profile(numbers: dict[str, PhaseNumbers]) -> dict[str, float]:
+    profiles_seen = dict.fromkeys(label.split("/")[0] for label in numbers)
+    out: dict[str, float] = {}
+    for p in profiles_seen:
+        derived = derive({label.split("/")[1]: n for label, n in numbers.items() if label.startswith(f"{p}/")})
+        out.update({f"{p}.{k}": v for k, v in derived.items()})
+    return out
+
+
+def consolidation_metrics(numbers: dict[str, PhaseNumbers], p95_ms: float, ml_pct: float) -> dict[str, float]:
+    alone = next((v for k, v in numbers.items() if k.endswith(f"/{ML}")), None)
+    out: dict[str, float] = {"guests_at_qos": 0.0}
+    for label, n in numbers.items():
+        if label.endswith(f"/{ML}"):
+            continue
+        count = int(label.split("/n")[-1])
+        ok, _ = qos(n, alone, p95_ms, ml_pct)
+        out[f"n{count}.p95_frame_ms_worst"] = max(n.cad_p95_frame_ms, default=math.nan)
+        out[f"n{count}.ml_slowdown_pct"] = pct_increase(n.ml_train_time_s, alone.ml_train_time_s) if alone \
+            else math.nan
+        out[f"n{count}.meets_qos"] = float(ok)
+        out[f"n{count}.host_cpu_pct"] = n.host_cpu_pct
+        if ok and count == out["guests_at_qos"] + 1:  # the largest count with every step before it passing
+            out["guests_at_qos"] = float(count)
+    return out

@@ -1,0 +1,157 @@
+"""The mixed-workload study: derived figures, QoS scoring, and the report read back from MLflow."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from suites.runner import study, study_report
+from suites.runner.study import PhaseNumbers, consolidation_metrics, derive, qos
+
+from .conftest import REPO, run_bench
+from .test_config_errors import compose_config
+
+SMALL = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
+         "scenario.study.ml.overrides=['workload.train_limit=2048','workload.width=8']", "profile.memory_MiB=2048"]
+
+
+def test_derive_gives_the_study_figures():
+    cad = PhaseNumbers(makespan_s=10.0, host_cpu_pct=40.0, cad_guests=2, cad_run_time_s=8.0,
+                       cad_p95_frame_ms=[20.0, 30.0], cad_frames=200, energy_J=1000.0)
+    mixed = PhaseNumbers(makespan_s=12.0, host_cpu_pct=70.0, cad_run_time_s=8.4, cad_p95_frame_ms=[30.0, 40.0],
+                         ml_train_time_s=5.75, ml_images=6000, energy_J=2000.0)
+    ml = PhaseNumbers(makespan_s=6.0, host_cpu_pct=30.0, ml_train_time_s=5.0, ml_images=6000)
+    d = derive({"cad": cad, "mixed": mixed, "ml": ml})
+    assert d["cad_run_time_increase_pct"] == pytest.approx(5.0)
+    assert d["ml_train_time_increase_pct"] == pytest.approx(15.0)
+    assert (d["sequential_s"], d["concurrent_s"]) == (16.0, 12.0) and d["concurrent_vs_sequential"] == 0.75
+    assert (d["cad_p95_frame_ms_alone"], d["cad_p95_frame_ms_mixed"]) == (25.0, 35.0)
+    assert d["mixed.images_per_J"] == 3.0 and d["cad.frames_per_J"] == 0.2
+    assert math.isnan(d["ml.energy_J"]) and math.isnan(d["ml.images_per_J"])  # no power reading: no energy
+
+
+def test_qos_needs_every_cad_guest_and_the_ml_guest_within_bounds():
+    alone = PhaseNumbers(ml_train_time_s=10.0)
+    good = PhaseNumbers(cad_p95_frame_ms=[40.0, 49.0], ml_train_time_s=11.0)
+    assert qos(good, alone, 50.0, 15.0) == (True, "")
+    assert qos(PhaseNumbers(cad_p95_frame_ms=[40.0, 51.0], ml_train_time_s=11.0), alone, 50.0, 15.0)[1] == \
+        "CAD p95 frame time 51.0 ms > 50 ms"
+    assert "ML slowdown 20.0 % > 15 %" in qos(PhaseNumbers(cad_p95_frame_ms=[1.0], ml_train_time_s=12.0), alone,
+                                              50.0, 15.0)[1]
+    assert not qos(PhaseNumbers(cad_p95_frame_ms=[1.0], failed=1), None, 50.0, 15.0)[0]
+    assert not qos(PhaseNumbers(cad_p95_frame_ms=[]), None, 50.0, 15.0)[0]  # nothing measured is no pass
+
+
+@pytest.mark.parametrize("p95s,score", [([10, 20, 60], 2), ([60, 10], 0), ([10, 60, 10], 1), ([10, 10], 2)])
+def test_consolidation_score_is_the_largest_count_with_every_step_before_passing(p95s: list[int], score: int):
+    numbers = {"p/ml": PhaseNumbers(ml_train_time_s=10.0)}
+    numbers.update({f"p/n{i + 1}": PhaseNumbers(cad_p95_frame_ms=[float(v)], ml_train_time_s=10.0)
+                    for i, v in enumerate(p95s)})
+    assert consolidation_metrics(numbers, 50.0, 15.0)["guests_at_qos"] == score
+
+
+def test_mixed_phases_are_three_per_profile_with_their_mix():
+    cfg = compose_config("scenario=mixed", "scenario.study.profiles=[m60-8q,m60-1q]")
+    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.mix]) for p in study.phases(cfg)]
+    assert labels[:3] == [("m60-8q/cad", ["profile=m60-8q"], [("graphics-replay", 1)]),
+                          ("m60-8q/mixed", ["profile=m60-8q"], [("graphics-replay", 1), ("mnist-torch", 1)]),
+                          ("m60-8q/ml", ["profile=m60-8q"], [("mnist-torch", 1)])]
+    assert [lab for lab, _, _ in labels[3:]] == ["m60-1q/cad", "m60-1q/mixed", "m60-1q/ml"]
+
+
+def _runs(uri: str):
+    import mlflow
+
+    mlflow.set_tracking_uri(uri)
+    return mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+
+
+def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
+    run = run_bench(tmp, "scenario=mixed", "profile=m60-8q", *SMALL, timeout=600)
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    df = _runs(run.tracking_uri)
+    comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]
+    phases = df[df["tags.mlflow.parentRunId"] == comparison["run_id"]].set_index("tags.bench.phase")
+    assert sorted(phases.index) == ["m60-8q/cad", "m60-8q/mixed", "m60-8q/ml"]
+    guests = df[df["tags.bench.role"] == "guest"]
+
+    def guest(phase: str, workload: str):
+        rows = guests[(guests["tags.mlflow.parentRunId"] == phases.loc[phase, "run_id"])
+                      & (guests["params.workload"] == workload)]
+        assert len(rows) == 1
+        return rows.iloc[0]
+
+    cad_alone, cad_mixed = guest("m60-8q/cad", "graphics-replay"), guest("m60-8q/mixed", "graphics-replay")
+    ml_alone, ml_mixed = guest("m60-8q/ml", "mnist-torch"), guest("m60-8q/mixed", "mnist-torch")
+    assert cad_mixed["metrics.frames"] > 0 and ml_mixed["metrics.images"] > 0  # real rendering, real training
+    assert cad_mixed["metrics.pixels_ok"] == 1.0
+
+    rep = study_report.build(run.tracking_uri)
+    r = rep.mixed["m60-8q"]
+    expected = {
+        "cad_run_time_increase_pct": (cad_mixed["metrics.run_time_s"] / cad_alone["metrics.run_time_s"] - 1) * 100,
+        "ml_train_time_increase_pct": (ml_mixed["metrics.train_time_s"] / ml_alone["metrics.train_time_s"] - 1) * 100,
+        "concurrent_s": phases.loc["m60-8q/mixed", "metrics.makespan_s"],
+        "sequential_s": phases.loc["m60-8q/cad", "metrics.makespan_s"] + phases.loc["m60-8q/ml", "metrics.makespan_s"],
+        "mixed.host_cpu_pct": phases.loc["m60-8q/mixed", "metrics.host_cpu_pct.mean"],
+        "cad_p95_frame_ms_mixed": cad_mixed["metrics.frame_time_ms.p95"],
+    }
+    for key, value in expected.items():
+        assert r[key] == pytest.approx(value, rel=1e-9), key
+        assert comparison[f"metrics.m60-8q.{key}"] == pytest.approx(value, rel=1e-9), key  # what the runner logged
+
+    from mlflow.tracking import MlflowClient
+
+    logged = {f.path for f in MlflowClient(run.tracking_uri).list_artifacts(comparison["run_id"], "report")}
+    assert {"report/report.md", "report/report.html", "report/slowdown.png", "report/sequential_vs_concurrent.png",
+            "report/cpu_utilisation.png"} <= logged
+    out = tmp / "report"
+    assert study_report.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert f"| m60-8q | {r['cad_run_time_increase_pct']:+.1f} | {r['ml_train_time_increase_pct']:+.1f} |" in md
+    assert '<img src="slowdown.png"' in (out / "report.html").read_text()
+    _notebook_shows(run.tracking_uri, tmp, f"{r['concurrent_s']:.1f}")
+
+
+def _notebook_shows(uri: str, tmp: Path, text: str) -> None:
+    """Execute the report notebook headless against this store; its output must hold the report's numbers."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(REPO / "notebooks" / "consolidation_report.ipynb", as_version=4)
+    params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    params.source = f"TRACKING_URI = {uri!r}\nEXPERIMENT = 'gpu-mixed-bench'\nOUT = {str(tmp / 'nb')!r}"
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp)}}).execute()
+    shown = "".join(str(o.get("data", {}).get("text/markdown", "")) + str(o.get("data", {}).get("text/plain", ""))
+                    for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "m60-8q" in shown and text in shown
+    assert (tmp / "nb" / "report.html").exists()
+
+
+def test_consolidation_stops_at_the_first_step_that_misses_qos(tmp: Path):
+    run = run_bench(tmp, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=3",
+                    "scenario.study.qos_p95_frame_ms=0.001", timeout=600)
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    assert "phase m60-2q/n1 missed QoS (CAD p95 frame time" in run.proc.stdout
+    df = _runs(run.tracking_uri)
+    comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]
+    assert sorted(df[df["tags.bench.phase"].notna()]["tags.bench.phase"]) == ["m60-2q/ml", "m60-2q/n1"]
+    assert comparison["metrics.guests_at_qos"] == 0 and comparison["metrics.n1.meets_qos"] == 0
+    rep = study_report.build(run.tracking_uri)
+    assert rep.consolidation["guests_at_qos"] == 0 and rep.consolidation_profile == "m60-2q"
+
+
+def test_consolidation_counts_guests_that_meet_qos(tmp: Path):
+    run = run_bench(tmp, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=2",
+                    "scenario.study.qos_p95_frame_ms=100000", "scenario.study.qos_ml_slowdown_pct=100000",
+                    timeout=600)
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    df = _runs(run.tracking_uri)
+    comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]
+    assert comparison["metrics.guests_at_qos"] == 2
+    n2 = df[df["tags.bench.phase"] == "m60-2q/n2"].iloc[0]
+    assert n2["metrics.guests_ok"] == 3  # two CAD guests and the ML guest
+    rep = study_report.build(run.tracking_uri)
+    assert rep.consolidation["n2.p95_frame_ms_worst"] == pytest.approx(comparison["metrics.n2.p95_frame_ms_worst"])
