@@ -45,6 +45,7 @@ class ProfileConfig:
     gpu_model: Optional[str] = None  # the profile's native GPU, e.g. "Tesla M60"
     scheduler: str = "best-effort"  # vGPU time-slice scheduler, or "mig" for a spatial (MIG-backed) slice
     mig_slices: Optional[int] = None  # MIG compute slices of 7 (mig scheduler only)
+    mps_share_pct: Optional[int] = None  # CUDA MPS compute share per guest, applied only if a daemon runs
 
     def check(self) -> None:
         require(self.vcpus >= 1, "profile.vcpus", f"must be >= 1, got {self.vcpus}")
@@ -59,6 +60,8 @@ class ProfileConfig:
         if self.scheduler == "mig":
             require(self.mig_slices is not None and 1 <= self.mig_slices <= 7, "profile.mig_slices",
                     "a MIG-backed profile needs 1..7 compute slices")
+        require(self.mps_share_pct is None or 1 <= self.mps_share_pct <= 100, "profile.mps_share_pct",
+                "must be 1..100")
         if self.kind is ProfileKind.vgpu:
             require(self.gpus == 1, "profile.gpus", "a vGPU is a slice of exactly one GPU")
             require(self.framebuffer_MiB is not None and self.framebuffer_MiB > 0,

@@ -29,6 +29,7 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "missing-data": (["data.synthetic=false"], "MNIST not found"),
     "unknown-scheduler": (["profile.scheduler=round-robin"], "profile.scheduler: must be one of best-effort"),
     "mig-without-slices": (["profile=h100-mig-1-10c", "profile.mig_slices=null"], "1..7 compute slices"),
+    "mps-share-over-100": (["profile.mps_share_pct=150"], "profile.mps_share_pct: must be 1..100"),
     "unknown-scenario-kind": (["scenario.kind=bogus"], "scenario.kind: must be one of plain, mixed"),
     "study-unknown-profile": (["scenario=mixed", "scenario.study.profiles=[m60-9q]"], "phase m60-9q/cad"),
     "mix-unknown-workload": (["scenario=mixed-once", "scenario.mix=[{workload:nope}]"], "scenario.mix"),

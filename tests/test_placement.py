@@ -117,3 +117,33 @@ def test_no_gpu_host_runs_gpu_profiles_on_cpu_and_says_so():
 def test_guest_memory_must_fit_the_host():
     with pytest.raises(PlacementError, match="host memory"):
         place(vgpu(1024, 8), 4, host(gpus=1), list(range(8)), host_mem_MiB=3000)
+
+
+def test_mps_share_applies_only_where_a_daemon_already_runs(tmp_path, monkeypatch):
+    from suites.runner.placement import mps_share
+
+    prof = compose_config("profile=h100-20c", "profile.mps_share_pct=25", "profile.vcpus=1",
+                          "profile.memory_MiB=1024").profile
+    env, note = mps_share(prof, tmp_path)
+    assert env == {} and "not applied: no MPS control daemon" in note
+    (tmp_path / "control").touch()  # what nvidia-cuda-mps-control -d leaves in its pipe directory
+    env, note = mps_share(prof, tmp_path)
+    assert env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "25" and env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] == "0=20480M"
+    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(tmp_path))
+    h100 = Inventory("h", "Linux", "3.11", "cpu", 8, 8, 8, 65536.0, gpus=[{"index": 0, "uuid": "GPU-0", **H100}])
+    ps = place(prof, 2, h100, list(range(8)))
+    assert all(p.env == env and "MPS share 25%" in p.note for p in ps)
+    assert mps_share(compose_config("profile=h100-20c").profile, tmp_path) == ({}, "")  # not asked: nothing
+
+
+def test_guest_applies_the_placement_environment(monkeypatch):
+    import os
+
+    from suites.guest.__main__ import apply_resources
+    from suites.guest.protocol import GuestSpec
+
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+    spec = GuestSpec("g0", "h100-20c", "mnist-torch", {}, {}, [], ["GPU-0"], 20480, 1024,
+                     env={"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "25"})
+    apply_resources(GuestSpec.from_line(spec.to_line()))
+    assert os.environ["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "25" and os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-0"

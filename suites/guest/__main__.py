@@ -51,6 +51,7 @@ def apply_resources(spec: GuestSpec) -> None:
     # PCI order makes CUDA's numbering match NVML's when indices (not UUIDs) are given.
     os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(spec.gpus)  # "" hides every GPU
+    os.environ.update(spec.env)  # placement's extras (CUDA MPS share), decided runner-side
 
 
 def make_workload(spec: GuestSpec, rank: int = 0, world: int = 1) -> tuple[Any, Any]:

@@ -34,6 +34,7 @@ class GuestSpec:
     seed: int = 0
     repeats: int = 1  # train this many times (fresh weights each), report the olympic mean
     profile_gpus: int = 0  # GPUs the profile asks for (CPU ranks stand in for them on a host without GPUs)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment, e.g. CUDA MPS limits
     protocol: int = PROTOCOL_VERSION
 
     def to_line(self) -> str:

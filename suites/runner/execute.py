@@ -60,7 +60,7 @@ def build_specs(cfg: BenchConfig, workload: Any, placements: list[Placement], da
     return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
                       workload_config=dict(workload_cfg), data=data, vcpus=p.vcpus, gpus=p.gpus,  # type: ignore[arg-type]
                       framebuffer_MiB=cfg.profile.framebuffer_MiB, memory_MiB=cfg.profile.memory_MiB,
-                      seed=cfg.seed + first + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus)
+                      seed=cfg.seed + first + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus, env=p.env)
             for i, p in enumerate(placements)]
 
 

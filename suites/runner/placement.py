@@ -10,7 +10,9 @@ GPU every guest runs on the CPU and its placement says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from gpu_probe import vocab
 from gpu_probe.inventory import Inventory
@@ -25,10 +27,32 @@ class Placement:
     gpu_indices: list[int]
     gpus: list[str]  # what the guest puts in CUDA_VISIBLE_DEVICES
     note: str = ""
+    env: dict[str, str] = field(default_factory=dict)  # e.g. CUDA MPS limits
 
     @property
     def gpu_label(self) -> str:
         return ",".join(str(i) for i in self.gpu_indices) if self.gpu_indices else vocab.NO_GPU
+
+
+def mps_pipe_dir() -> Path:
+    """Where a running MPS control daemon has its pipes (CUDA's own variable, else its default)."""
+    return Path(os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"))
+
+
+def mps_share(profile: ProfileConfig, pipe_dir: Path) -> tuple[dict[str, str], str]:
+    """CUDA MPS limits for a guest, only where a daemon already runs: this suite never starts one.
+
+    The percentage caps the SMs the guest's contexts may use; the pinned memory
+    limit mirrors the profile's framebuffer.
+    """
+    if profile.mps_share_pct is None:
+        return {}, ""
+    if not (pipe_dir / "control").exists():
+        return {}, f"MPS share {profile.mps_share_pct}% not applied: no MPS control daemon at {pipe_dir}"
+    env = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(profile.mps_share_pct), "CUDA_MPS_PIPE_DIRECTORY": str(pipe_dir)}
+    if profile.framebuffer_MiB:
+        env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={profile.framebuffer_MiB}M"
+    return env, f"MPS share {profile.mps_share_pct}% of SMs via {pipe_dir}"
 
 
 def place_cpus(n: int, vcpus: int, host_cpus: list[int], overcommit: bool) -> list[list[int]]:
@@ -100,11 +124,13 @@ def place(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: list[int], 
         note = f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"
         return [Placement(ids[i], cpus[i], [], [], note) for i in range(n)]
     gpu_sets, slots = place_gpus(profile, n, inv)
+    env, mps_note = mps_share(profile, mps_pipe_dir())
     placements = []
     for i in range(n):
         visible = [inv.gpus[j].get("uuid") or str(j) for j in gpu_sets[i]]
         emulated = [s for s in slots if s.index in gpu_sets[i] and s.emulated_on]
         note = (f"{profile.name} emulated on {emulated[0].emulated_on}: {emulated[0].capacity} per GPU = host "
                 f"framebuffer / {profile.framebuffer_MiB} MiB" if emulated else "")
-        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible, note))
+        note = "; ".join(x for x in (note, mps_note) if x)
+        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible, note, dict(env)))
     return placements

@@ -91,6 +91,7 @@ MIXED_COLUMNS = (  # (header, key, format)
     ("CPU % cad", "cad.host_cpu_pct", "{:.0f}"),
     ("CPU % mixed", "mixed.host_cpu_pct", "{:.0f}"),
     ("CPU % ml", "ml.host_cpu_pct", "{:.0f}"),
+    ("GPU % mixed", "mixed.gpu_util_pct", "{:.0f}"),
     ("energy J mixed", "mixed.energy_J", "{:.0f}"),
 )
 
