@@ -107,6 +107,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
     logged = {f.path for f in MlflowClient(run.tracking_uri).list_artifacts(comparison["run_id"], "report")}
     assert {"report/report.md", "report/report.html", "report/slowdown.png", "report/sequential_vs_concurrent.png",
             "report/cpu_utilisation.png"} <= logged
+    assert "report/consolidation.png" not in logged  # the run's own report holds only the run
     out = tmp / "report"
     assert study_report.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
     md = (out / "report.md").read_text()

@@ -191,7 +191,7 @@ def by_profile(numbers: dict[str, PhaseNumbers]) -> dict[str, float]:
 
 def consolidation_metrics(numbers: dict[str, PhaseNumbers], p95_ms: float, ml_pct: float) -> dict[str, float]:
     alone = next((v for k, v in numbers.items() if k.endswith(f"/{ML}")), None)
-    out: dict[str, float] = {"guests_at_qos": 0.0}
+    out: dict[str, float] = {"guests_at_qos": 0.0, "qos_p95_frame_ms": p95_ms, "qos_ml_slowdown_pct": ml_pct}
     for label, n in numbers.items():
         if label.endswith(f"/{ML}"):
             continue

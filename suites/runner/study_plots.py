@@ -58,16 +58,20 @@ def draw(rep: Any, out_dir: Path) -> list[Path]:
         ns = sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos"))
         fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
         ax.plot(ns, [c[f"n{n}.p95_frame_ms_worst"] for n in ns], "o-", label="worst CAD p95 frame time (ms)")
-        ax2 = ax.twinx()
-        ax2.plot(ns, [c.get(f"n{n}.ml_slowdown_pct", math.nan) for n in ns], "s--", color="C1",
-                 label="ML slowdown (%)")
+        ax.axhline(c.get("qos_p95_frame_ms", math.nan), color="C0", ls=":", label="p95 QoS limit")
+        slow = [c.get(f"n{n}.ml_slowdown_pct", math.nan) for n in ns]
+        if any(not math.isnan(v) for v in slow):
+            ax2 = ax.twinx()
+            ax2.plot(ns, slow, "s--", color="C1", label="ML slowdown (%)")
+            ax2.axhline(c.get("qos_ml_slowdown_pct", math.nan), color="C1", ls=":", label="ML QoS limit")
+            ax2.set_ylabel("ML slowdown (%)")
+            ax2.legend(fontsize=7, loc="lower right")
         for n in ns:
             ax.axvspan(n - 0.4, n + 0.4, color="C2" if c[f"n{n}.meets_qos"] else "C3", alpha=0.12)
-        ax.set_xlabel("CAD guests on the GPU (green: meets QoS)")
+        ax.set_xlabel("CAD guests on the GPU (green: meets QoS, red: misses)")
         ax.set_ylabel("p95 frame time (ms)")
-        ax2.set_ylabel("ML slowdown (%)")
         ax.set_xticks(ns)
         ax.set_title(f"Consolidation on {rep.consolidation_profile}: {c['guests_at_qos']:.0f} guest(s) at QoS")
-        fig.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=7, loc="upper left")
         save(fig, "consolidation.png")
     return files

@@ -55,20 +55,21 @@ def _latest(client: Any, experiment: str, kind: str) -> Any:
 
 
 def build(tracking_uri: str, experiment: str = "gpu-mixed-bench", mixed_run: str | None = None,
-          consolidation_run: str | None = None) -> Report:
-    """The report's numbers from the store: the given comparison runs, else the latest of each kind."""
+          consolidation_run: str | None = None, latest: bool = True) -> Report:
+    """The report's numbers from the store: the given comparison runs, else (``latest``) the newest of each kind."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri)
     rep = Report()
-    mixed = client.get_run(mixed_run) if mixed_run else _latest(client, experiment, "mixed")
+    find = (lambda kind: _latest(client, experiment, kind)) if latest else (lambda kind: None)
+    mixed = client.get_run(mixed_run) if mixed_run else find("mixed")
     if mixed is not None:
         flat = study.by_profile(_phase_numbers(client, mixed.info.run_id))
         for key, value in flat.items():
             profile, name = key.split(".", 1)
             rep.mixed.setdefault(profile, {})[name] = value
         rep.sources.append(mixed.info.run_id)
-    cons = client.get_run(consolidation_run) if consolidation_run else _latest(client, experiment, "consolidation")
+    cons = client.get_run(consolidation_run) if consolidation_run else find("consolidation")
     if cons is not None:
         numbers = _phase_numbers(client, cons.info.run_id)
         params = cons.data.params
@@ -198,8 +199,7 @@ def publish(tracker: Any, comparison_id: str, run_dir: Path, out: Any) -> None:
     """Build the report of this comparison run from the store and log it to that run."""
     kind = tracker.client.get_run(comparison_id).data.tags.get("bench.kind")
     rep = build(tracker.uri, tracker.experiment, mixed_run=comparison_id if kind == "mixed" else None,
-                consolidation_run=comparison_id if kind == "consolidation" else None)
-    rep = Report(rep.mixed if kind == "mixed" else {}, rep.consolidation, rep.consolidation_profile, rep.sources)
+                consolidation_run=comparison_id if kind == "consolidation" else None, latest=False)
     files = write(rep, run_dir / "report")
     for f in files:
         tracker.client.log_artifact(comparison_id, str(f), "report")
