@@ -10,7 +10,10 @@ SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace
 PORT ?= 5000
 CONDA := $(shell command -v conda 2>/dev/null)
 STAMP := $(VENV)/.installed-$(EXTRAS)
-OVERRIDES := $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
+comma := ,
+# A comma in profile/workload/scenario is a Hydra sweep: `make bench -m profile=m60-1q,m60-8q` (make ignores -m).
+SWEEP := $(if $(findstring $(comma),$(profile)$(workload)$(scenario)),--multirun)
+OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(ARGS)
 
 .PHONY: setup setup-system report bench bench-ml bench-sampler test lint ui clean

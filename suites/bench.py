@@ -76,12 +76,16 @@ def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any, pla
         out.print(line, markup=False, highlight=False)
     if tracker is None:
         return outcome, None
+    config_params = record.flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
     try:
-        config_params = record.flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
         run_id = record.to_mlflow(outcome, tracker, config_params, run_dir, run_dir.name, under=under, tags=tags)
     except Exception as exc:  # results are already in run_dir; never lose them to a tracking error
-        out.print(f"warning: MLflow recording failed ({one_line(exc)}); results kept in {run_dir}", markup=False)
-        return outcome, None
+        fallback = None if tracker.fallback_for else fallback_tracker(cfg, tracker.uri, exc)
+        if fallback is None:
+            out.print(f"warning: MLflow recording failed ({one_line(exc)}); results kept in {run_dir}", markup=False)
+            return outcome, None
+        tags = {**(tags or {}), **({"bench.comparison_parent": under} if under else {})}
+        run_id = record.to_mlflow(outcome, fallback, config_params, run_dir, run_dir.name, tags=tags)
     out.print(f"mlflow: run {run_id} (make ui to browse); results: {run_dir}", markup=False, highlight=False)
     return outcome, run_id
 
@@ -94,9 +98,30 @@ def open_tracker(cfg: BenchConfig) -> Any:
     try:
         return record.Tracker(uri, cfg.experiment, base_dir / cfg.artifact_dir)
     except Exception as exc:
-        console().print(f"warning: MLflow store {uri} unusable ({one_line(exc)}); results stay in the run directory",
-                        markup=False)
+        return fallback_tracker(cfg, uri, exc)
+
+
+def fallback_tracker(cfg: BenchConfig, uri: str, exc: Exception) -> Any:
+    """The local fallback store when ``uri`` fails: nothing measured is lost; import it later."""
+    from suites.runner import record
+
+    base_dir = Path(hydra.utils.get_original_cwd())
+    local = record.resolve_tracking_uri(cfg.fallback_tracking_uri, base_dir)
+    out = console()
+    if local == uri:
+        out.print(f"warning: MLflow store {uri} unusable ({one_line(exc)}); results stay in the run directory",
+                  markup=False)
         return None
+    try:
+        tracker = record.Tracker(local, cfg.experiment, base_dir / cfg.artifact_dir, fallback_for=uri)
+    except Exception as exc2:
+        out.print(f"warning: MLflow stores {uri} and {local} unusable ({one_line(exc2)}); results stay in the run "
+                  "directory", markup=False)
+        return None
+    out.print(f"warning: MLflow store {uri} unreachable ({one_line(exc)}); recording to the fallback store {local}; "
+              f"import later: python -m suites.runner.sync --from {local} --to {uri}", markup=False, highlight=False,
+              soft_wrap=True)  # one line, so logs and greps see the whole command
+    return tracker
 
 
 def run(cfg: BenchConfig, dcfg: DictConfig) -> int:

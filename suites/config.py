@@ -45,6 +45,7 @@ class BenchConfig:
     data: DataConfig = field(default_factory=DataConfig)
     sampler: SamplerConfig = field(default_factory=SamplerConfig)
     tracking_uri: str = "sqlite:///outputs/mlflow.db"  # relative paths resolve against the launch directory
+    fallback_tracking_uri: str = "sqlite:///outputs/mlflow-fallback.db"  # used when tracking_uri fails mid-run
     experiment: str = "gpu-mixed-bench"
     artifact_dir: str = "outputs/mlartifacts"  # artifact root for a new experiment on a local store
     progress: ProgressMode = ProgressMode.auto

@@ -136,6 +136,27 @@ def plot(rows: list[PhaseRow], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def record_comparison(tracker: Any, comparison: str, cfg: BenchConfig, rows: list[PhaseRow], derived: dict[str, float],
+                      study: Any, run_dir: Path, out: Any, worst: int) -> None:
+    name = cfg.scenario.name
+    tracker.params(comparison, {"scenario": name, "workload": cfg.workload.name,
+                                "baseline": cfg.scenario.baseline or rows[0].label,
+                                "phases": ",".join(r.label for r in rows)})
+    tracker.metrics(comparison, {f"{r.label}.{k}": getattr(r, k) for r in rows
+                                 for k in ("images_per_sec", "throughput_x", "train_time_s", "time_x",
+                                           "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct")})
+    tracker.metrics(comparison, derived)
+    if study is not None:
+        tracker.params(comparison, study.params())
+    for f in ("comparison.csv", "comparison.png"):
+        tracker.artifact(comparison, run_dir / f)
+    if study is not None:
+        from suites.runner import study_report
+
+        study_report.publish(tracker, comparison, run_dir, out)
+    tracker.end(comparison, "FINISHED" if worst == 0 else "FAILED")
+
+
 def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, open_tracker: Any,
                    run_one: Any, out: Any, study: Any = None) -> int:
     """Every phase in order (all composed, placed and given data first), then the normalised report.
@@ -187,20 +208,11 @@ def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, o
     out.print(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}", markup=False)
     derived = study.results() if study is not None else {}
     if tracker and comparison:
-        tracker.params(comparison, {"scenario": name, "workload": cfg.workload.name,
-                                    "baseline": cfg.scenario.baseline or rows[0].label,
-                                    "phases": ",".join(r.label for r in rows)})
-        tracker.metrics(comparison, {f"{r.label}.{k}": getattr(r, k) for r in rows
-                                     for k in ("images_per_sec", "throughput_x", "train_time_s", "time_x",
-                                               "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct")})
-        tracker.metrics(comparison, derived)
-        if study is not None:
-            tracker.params(comparison, study.params())
-        for f in ("comparison.csv", "comparison.png"):
-            tracker.artifact(comparison, run_dir / f)
-        if study is not None:
-            from suites.runner import study_report
+        try:
+            record_comparison(tracker, comparison, cfg, rows, derived, study, run_dir, out, worst)
+        except Exception as exc:  # the phases are recorded (or in the fallback store); never crash at the end
+            from suites.config import one_line
 
-            study_report.publish(tracker, comparison, run_dir, out)
-        tracker.end(comparison, "FINISHED" if worst == 0 else "FAILED")
+            out.print(f"warning: comparison run not completed in MLflow ({one_line(exc)}); "
+                      f"table and plot are in {run_dir}", markup=False)
     return worst

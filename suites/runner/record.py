@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -70,11 +71,16 @@ def finite(metrics: dict[str, Any]) -> dict[str, float]:
 class Tracker:
     """A thin layer over MlflowClient (no fluent globals, so tests can use many stores)."""
 
-    def __init__(self, uri: str, experiment: str, artifact_root: Path) -> None:
+    def __init__(self, uri: str, experiment: str, artifact_root: Path, fallback_for: str | None = None) -> None:
         from mlflow.tracking import MlflowClient
 
+        if uri.startswith(("http:", "https:")):
+            # MLflow retries a dead server with exponential backoff for minutes by default; a benchmark should
+            # fall back to its local store within seconds. Explicit user settings win (setdefault).
+            os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
+            os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
         self.client = MlflowClient(tracking_uri=uri)
-        self.uri, self.experiment = uri, experiment
+        self.uri, self.experiment, self.fallback_for = uri, experiment, fallback_for
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
             local = uri.startswith(("sqlite:", "file:"))
@@ -118,6 +124,8 @@ def to_mlflow(outcome: "ScenarioOutcome", tracker: Tracker, config_params: dict[
     """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
     from suites.runner.execute import host_summary
 
+    if tracker.fallback_for:  # what `python -m suites.runner.sync` imports into later
+        tags = {**(tags or {}), "bench.fallback_for": tracker.fallback_for}
     tags = {"bench.role": "scenario", "bench.status": outcome.status, **(tags or {}),
             "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status}
     parent = tracker.start(run_name, tags, parent=under)

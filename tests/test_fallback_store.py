@@ -1,0 +1,99 @@
+"""A real MLflow server that dies mid-run: results land in the fallback store and import later, once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from suites.runner import sync
+
+from .conftest import REPO, SMOKE, bench_args
+
+STEPS_PER_EPOCH = 2048 // 128  # the smoke experiment's 2048 images at mnist-torch's batch size
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(tmp: Path, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+                             "--backend-store-uri", f"sqlite:///{tmp / 'server.db'}",
+                             "--artifacts-destination", str(tmp / "server-artifacts"), "--workers", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.5)
+    stop(proc)
+    pytest.fail("mlflow server did not start within 120 s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)  # the server and its gunicorn/uvicorn workers
+    proc.wait(timeout=30)
+
+
+def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
+    from mlflow.tracking import MlflowClient
+
+    port = free_port()
+    server_uri = f"http://127.0.0.1:{port}"
+    server = start_server(tmp, port)
+    fallback = f"sqlite:///{tmp / 'fallback.db'}"
+    args, run_dir, _ = bench_args(tmp, *SMOKE, f"fallback_tracking_uri={fallback}", "workload.epochs=20",
+                                  "workload.max_steps=null")
+    args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
+    bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
+    try:
+        deadline = time.monotonic() + 300
+        log = run_dir / "g0.log"
+        while not (log.exists() and "training started" in log.read_text()):  # the store was reachable at start
+            assert time.monotonic() < deadline and bench.poll() is None, "guest never started training"
+            time.sleep(0.2)
+        stop(server)  # mid-run: the guest is training, nothing recorded yet
+        out, err = bench.communicate(timeout=600)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+    assert bench.returncode == 0, err[-2000:]
+    assert "unreachable" in out and "recording to the fallback store" in out and "suites.runner.sync" in out, out
+    local = MlflowClient(fallback)
+    exp = local.get_experiment_by_name("gpu-mixed-bench")
+    runs = local.search_runs([exp.experiment_id])
+    scenario = next(r for r in runs if r.data.tags.get("bench.role") == "scenario")
+    guest = next(r for r in runs if r.data.tags.get("bench.role") == "guest")
+    assert scenario.data.tags["bench.fallback_for"] == server_uri
+    assert guest.data.metrics["images_per_sec"] > 0 and guest.data.metrics["steps"] == 20 * STEPS_PER_EPOCH
+
+    server = start_server(tmp, port)  # the server is back (same backend store)
+    try:
+        assert sync.main(["--from", fallback, "--to", server_uri]) == 0
+        remote = MlflowClient(server_uri)
+        rexp = remote.get_experiment_by_name("gpu-mixed-bench")
+        rruns = remote.search_runs([rexp.experiment_id])
+        rscenario = next(r for r in rruns if r.data.tags.get("bench.imported_from") == scenario.info.run_id)
+        rguest = next(r for r in rruns if r.data.tags.get("bench.imported_from") == guest.info.run_id)
+        assert rguest.data.tags["mlflow.parentRunId"] == rscenario.info.run_id
+        assert rguest.data.metrics["images_per_sec"] == guest.data.metrics["images_per_sec"]
+        assert rscenario.data.params == scenario.data.params
+        assert {f.path for f in remote.list_artifacts(rscenario.info.run_id)} >= {"results.json", "samples.csv"}
+        assert sync.import_runs(fallback, server_uri) == []  # a second import copies nothing
+        assert len(remote.search_runs([rexp.experiment_id])) == len(rruns)
+    finally:
+        stop(server)
