@@ -5,8 +5,9 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev,tf,graphics
-# Debian packages for headless OpenGL without a GPU (Mesa llvmpipe through EGL) and apitrace replay.
-SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace
+# Debian packages: headless OpenGL without a GPU (Mesa llvmpipe through EGL), apitrace replay, and
+# chromium for the MLflow UI test.
+SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace chromium
 PORT ?= 5000
 CONDA := $(shell command -v conda 2>/dev/null)
 STAMP := $(VENV)/.installed-$(EXTRAS)

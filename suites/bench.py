@@ -78,16 +78,24 @@ def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any, pla
         return outcome, None
     config_params = record.flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
     try:
-        run_id = record.to_mlflow(outcome, tracker, config_params, run_dir, run_dir.name, under=under, tags=tags)
+        run_id = record.to_mlflow(outcome, tracker, config_params, run_dir, run_name(cfg, run_dir), under=under,
+                                  tags=tags)
     except Exception as exc:  # results are already in run_dir; never lose them to a tracking error
         fallback = None if tracker.fallback_for else fallback_tracker(cfg, tracker.uri, exc)
         if fallback is None:
             out.print(f"warning: MLflow recording failed ({one_line(exc)}); results kept in {run_dir}", markup=False)
             return outcome, None
         tags = {**(tags or {}), **({"bench.comparison_parent": under} if under else {})}
-        run_id = record.to_mlflow(outcome, fallback, config_params, run_dir, run_dir.name, tags=tags)
+        run_id = record.to_mlflow(outcome, fallback, config_params, run_dir, run_name(cfg, run_dir), tags=tags)
     out.print(f"mlflow: run {run_id} (make ui to browse); results: {run_dir}", markup=False, highlight=False)
     return outcome, run_id
+
+
+def run_name(cfg: BenchConfig, run_dir: Path) -> str:
+    """The run directory's name, made readable for multirun jobs (whose directories are 0, 1, 2...)."""
+    if run_dir.name.isdigit():
+        return f"{cfg.scenario.name}-{cfg.profile.name}-{cfg.workload.name}-{run_dir.name}"
+    return run_dir.name
 
 
 def open_tracker(cfg: BenchConfig) -> Any:

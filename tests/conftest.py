@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,3 +54,34 @@ def run_bench(tmp: Path, *overrides: str, timeout: float = 600) -> BenchRun:
 @pytest.fixture
 def tmp(tmp_path: Path) -> Path:
     return tmp_path
+
+
+# --- a real MLflow tracking server on a free loopback port --------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(tmp: Path, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+                             "--backend-store-uri", f"sqlite:///{tmp / 'server.db'}",
+                             "--artifacts-destination", str(tmp / "server-artifacts"), "--workers", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.5)
+    stop(proc)
+    pytest.fail("mlflow server did not start within 120 s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)  # the server and its gunicorn/uvicorn workers
+    proc.wait(timeout=30)
+
+

@@ -3,49 +3,15 @@
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
-
-import pytest
 
 from suites.runner import sync
 
-from .conftest import REPO, SMOKE, bench_args
+from .conftest import REPO, SMOKE, bench_args, free_port, start_server, stop
 
 STEPS_PER_EPOCH = 2048 // 128  # the smoke experiment's 2048 images at mnist-torch's batch size
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(tmp: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-                             "--backend-store-uri", f"sqlite:///{tmp / 'server.db'}",
-                             "--artifacts-destination", str(tmp / "server-artifacts"), "--workers", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc
-        except OSError:
-            time.sleep(0.5)
-    stop(proc)
-    pytest.fail("mlflow server did not start within 120 s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGKILL)  # the server and its gunicorn/uvicorn workers
-    proc.wait(timeout=30)
 
 
 def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):

@@ -24,3 +24,4 @@ def test_make_bench_sweep_lands_every_run_in_one_experiment(tmp: Path):
     for name in ("workload", "framework", "gpus", "guests"):  # what MLflow's compare view plots against
         assert scenarios[f"params.{name}"].notna().all(), name
     assert set(scenarios["params.workload"]) == {"mnist-torch"}
+    assert sorted(scenarios["tags.mlflow.runName"]) == ["single-m60-1q-mnist-torch-0", "single-m60-8q-mnist-torch-1"]

@@ -1,0 +1,62 @@
+"""The comparison UI: a real MLflow server, a real sweep logged over HTTP, the compare page in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO, SMOKE, free_port, start_server, stop
+
+CHROMIUM = shutil.which("chromium")
+SCREENSHOT = REPO / "outputs" / "test-artifacts" / "mlflow-compare.png"  # kept for a person to look at
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-dev-shm-usage", "--virtual-time-budget=20000", "--window-size=1400,900"]
+    return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=180)  # type: ignore[list-item]
+
+
+def rest(base: str, path: str, body: dict) -> dict:
+    req = urllib.request.Request(f"{base}/api/2.0/mlflow/{path}", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make setup-system installs it)")
+def test_sweep_over_http_shows_up_in_the_compare_page(tmp: Path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_server(tmp, port)
+    try:
+        args = f"{' '.join(SMOKE)} tracking_uri={base} hydra.sweep.dir={tmp / 'sweep'}"
+        proc = subprocess.run(["make", "-s", "bench", "-m", "profile=m60-1q,m60-8q", f"ARGS={args}"], cwd=REPO,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "fallback" not in proc.stdout  # recorded over HTTP, not locally
+
+        with urllib.request.urlopen(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=gpu-mixed-bench",
+                                    timeout=30) as r:
+            exp = json.loads(r.read())["experiment"]["experiment_id"]
+        runs = rest(base, "runs/search", {"experiment_ids": [exp],
+                                          "filter": "tags.`bench.role` = 'scenario'"})["runs"]
+        by_profile = {next(p["value"] for p in r["data"]["params"] if p["key"] == "profile"): r for r in runs}
+        assert sorted(by_profile) == ["m60-1q", "m60-8q"]
+        ids = [by_profile[p]["info"]["run_id"] for p in ("m60-1q", "m60-8q")]
+
+        url = f"{base}/#/compare-runs?runs={json.dumps(ids)}&experiments={json.dumps([exp])}".replace(" ", "")
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shot = chromium(f"--screenshot={SCREENSHOT}", url)
+        assert SCREENSHOT.exists() and SCREENSHOT.stat().st_size > 20_000, shot.stderr[-1000:]
+        dom = chromium("--dump-dom", url).stdout  # the page after its scripts fetched the runs
+        assert "Comparing 2 Runs" in dom
+        assert all(run_id[:20] in dom for run_id in ids)  # both runs' columns
+        assert "images_per_sec" in dom and "m60-1q" in dom and "m60-8q" in dom  # their params and metrics
+    finally:
+        stop(server)
