@@ -35,7 +35,8 @@ endif
 
 # Installs only what is missing; as root directly, else through sudo, else says what to run.
 setup-system:
-	@missing=$$(for p in $(SYSTEM_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	@missing=$$(for p in $(SYSTEM_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+	  grep -q '^install ok installed' || echo $$p; done); \
 	if [ -z "$$missing" ]; then echo "setup-system: $(SYSTEM_PKGS) present"; \
 	elif ! command -v apt-get >/dev/null; then echo "setup-system: no apt-get; install Mesa EGL and apitrace for: $$missing"; \
 	else sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); echo "setup-system: installing $$missing"; \
@@ -45,11 +46,11 @@ setup-system:
 bench: setup setup-system
 	$(PY) -m suites.bench $(OVERRIDES)
 
-# images/s per workload in a guest vs a bare loop in one process (the harness's cost).
 # The mixed-workload study's report from the MLflow store (latest mixed and consolidation runs).
 report: setup
 	$(PY) -m suites.runner.study_report --tracking-uri sqlite:///outputs/mlflow.db --out outputs/report $(ARGS)
 
+# images/s per workload in a guest vs a bare loop in one process (the harness's cost).
 bench-ml: setup
 	$(PY) -m suites.bench_ml $(ARGS)
 
