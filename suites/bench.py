@@ -26,17 +26,13 @@ CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 def precheck(overrides: list[str]) -> BenchConfig:
     """Compose and validate exactly as the run will, without starting anything."""
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = load(compose("config", overrides=[o for o in overrides if not o.startswith(("hydra.", "hydra/"))]))
+    from suites.runner.compare import compose_phase, compose_with
     from suites.runner.execute import workload_groups
+    from suites.runner.study import all_phases
 
-    if cfg.scenario.phases or cfg.scenario.kind != "plain":  # every phase must compose too, before any starts
-        from suites.runner.compare import compose_phase
-        from suites.runner.study import phases
-
-        for phase in phases(cfg) if cfg.scenario.kind != "plain" else cfg.scenario.phases:
+    cfg, _ = compose_with([o for o in overrides if not o.startswith(("hydra.", "hydra/"))])
+    if cfg.scenario.compares:  # every phase must compose too, before any starts
+        for phase in all_phases(cfg):
             try:
                 workload_groups(compose_phase(overrides, phase)[0])
             except (BenchError, HydraException, OmegaConfBaseException) as exc:
@@ -137,7 +133,7 @@ def run(cfg: BenchConfig, dcfg: DictConfig) -> int:
 
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     base_dir = Path(hydra.utils.get_original_cwd())
-    if cfg.scenario.phases or cfg.scenario.kind != "plain":
+    if cfg.scenario.compares:
         from suites.runner.compare import run_comparison
         from suites.runner.study import StudyRun
 

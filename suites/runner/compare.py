@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpu_probe import vocab
 from gpu_probe.stats import summarize
 from suites.config import BenchConfig, load
+from suites.runner.study import all_phases
 from suites.scenario import PhaseConfig
 
 if TYPE_CHECKING:
@@ -26,15 +27,12 @@ def compose_phase(base_overrides: list[str], phase: PhaseConfig) -> tuple[BenchC
     """The phase's config: the command line, then the phase's overrides, with no further phases."""
     overrides = [o for o in base_overrides if not o.startswith(("hydra.", "hydra/"))]
     overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null", "scenario.kind=plain"]
-    if not phase.mix:
-        return compose_with(overrides)
-    _, dcfg = compose_with(overrides)
-    dcfg.scenario.mix = list(phase.mix)  # typed node: OmegaConf validates the GuestGroup dataclasses
-    return load(dcfg), dcfg
+    return compose_with(overrides, phase.mix)
 
 
-def compose_with(overrides: list[str]) -> tuple[BenchConfig, Any]:
-    """Compose configs/config.yaml with these overrides, inside or outside the running Hydra app."""
+def compose_with(overrides: list[str], mix: list[Any] | None = None) -> tuple[BenchConfig, Any]:
+    """Compose configs/config.yaml with these overrides (and a guest mix, which the override grammar cannot
+    express comfortably), inside or outside the running Hydra app."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -45,6 +43,8 @@ def compose_with(overrides: list[str]) -> tuple[BenchConfig, Any]:
 
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             dcfg = compose("config", overrides=overrides)
+    if mix:
+        dcfg.scenario.mix = list(mix)  # typed node: OmegaConf validates the GuestGroup dataclasses
     return load(dcfg), dcfg
 
 
@@ -170,7 +170,7 @@ def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, o
     from suites.runner.execute import plan
 
     phases = []
-    for p in study.phases() if study else cfg.scenario.phases:
+    for p in all_phases(cfg):
         pcfg, pdcfg = compose_phase(base_overrides, p)
         try:
             phases.append((p, pcfg, pdcfg, plan(pcfg, Path(get_original_cwd()))))

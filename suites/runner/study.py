@@ -130,6 +130,11 @@ def phases(cfg: "BenchConfig") -> list[PhaseConfig]:
     return steps
 
 
+def all_phases(cfg: "BenchConfig") -> list[PhaseConfig]:
+    """What a comparison runs: the study's generated phases, else the scenario's declared ones."""
+    return phases(cfg) if cfg.scenario.kind != "plain" else list(cfg.scenario.phases)
+
+
 def numbers(outcome: "ScenarioOutcome") -> PhaseNumbers:
     from suites.runner.execute import host_summary
 
@@ -147,9 +152,6 @@ class StudyRun:
         self.numbers: dict[str, PhaseNumbers] = {}
         self.verdicts: dict[str, tuple[bool, str]] = {}
         self.capacity_note = ""
-
-    def phases(self) -> list[PhaseConfig]:
-        return phases(self.cfg)
 
     def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
         """Consolidation: a step past the profile's capacity ends the sweep there (True: drop it and the rest)."""

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import html
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from suites.runner import study
+from suites.runner.report import fmt
 
 FIGURES = ("slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png", "consolidation.png")
 
@@ -97,19 +97,15 @@ MIXED_COLUMNS = (  # (header, key, format)
 )
 
 
-def cell(value: Any, pattern: str) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else pattern.format(value)
-
-
 def mixed_rows(rep: Report) -> list[list[str]]:
-    return [[p, *(cell(d.get(k), f) for _, k, f in MIXED_COLUMNS)] for p, d in rep.mixed.items()]
+    return [[p, *(fmt(d.get(k), f) for _, k, f in MIXED_COLUMNS)] for p, d in rep.mixed.items()]
 
 
 def consolidation_rows(rep: Report) -> list[list[str]]:
     c, rows = rep.consolidation, []
     for n in sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos")):
-        rows.append([str(n), cell(c.get(f"n{n}.p95_frame_ms_worst"), "{:.1f}"),
-                     cell(c.get(f"n{n}.ml_slowdown_pct"), "{:+.1f}"), cell(c.get(f"n{n}.host_cpu_pct"), "{:.0f}"),
+        rows.append([str(n), fmt(c.get(f"n{n}.p95_frame_ms_worst"), "{:.1f}"),
+                     fmt(c.get(f"n{n}.ml_slowdown_pct"), "{:+.1f}"), fmt(c.get(f"n{n}.host_cpu_pct"), "{:.0f}"),
                      "yes" if c.get(f"n{n}.meets_qos") else "no"])
     return rows
 

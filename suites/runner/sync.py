@@ -26,7 +26,7 @@ def _copy(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None) -> str:
     new = dst.create_run(exp_id, start_time=run.info.start_time, tags=tags, run_name=run.info.run_name).info.run_id
     params = [Param(k, v) for k, v in run.data.params.items()]
     metrics = [Metric(k, v, run.info.start_time or 0, 0) for k, v in run.data.metrics.items()]
-    for i in range(0, max(len(params), 1), 100):
+    for i in range(0, len(params), 100):
         dst.log_batch(new, params=params[i:i + 100])
     for i in range(0, len(metrics), 1000):
         dst.log_batch(new, metrics=metrics[i:i + 1000])
