@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,tf,graphics
+EXTRAS ?= dev,tf,graphics,ray,slurm
 # Debian packages: headless OpenGL without a GPU (Mesa llvmpipe through EGL), apitrace replay, and
 # chromium for the MLflow UI test.
 SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace chromium
@@ -14,8 +14,9 @@ STAMP := $(VENV)/.installed-$(EXTRAS)
 comma := ,
 # A comma in profile/workload/scenario is a Hydra sweep: `make bench -m profile=m60-1q,m60-8q` (make ignores -m).
 SWEEP := $(if $(findstring $(comma),$(profile)$(workload)$(scenario)),--multirun)
+# launcher=slurm (configs/hydra/launcher/slurm.yaml) or submitit_local runs the sweep's jobs through submitit.
 OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
-             $(if $(scenario),scenario=$(scenario)) $(ARGS)
+             $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) $(ARGS)
 
 .PHONY: setup setup-system report bench bench-ml bench-sampler test lint ui clean
 

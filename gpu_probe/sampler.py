@@ -19,6 +19,7 @@ from gpu_probe.nvml import NA, Nvml, as_float, decode_clock_events
 from gpu_probe.stats import summarize
 
 AGGREGATES = ("mean", "p95", "max")
+NAN = float("nan")  # a guest reading that does not exist (gone, not yet measured)
 
 
 class _ProcessTree:
@@ -50,7 +51,7 @@ class _ProcessTree:
             self.members.pop(pid).close()
 
     def read(self) -> tuple[float, float, set[int]]:
-        """(CPU % since the last read, 100 = one core; RSS MiB; live pids)."""
+        """(CPU % since the last read, 100 = one core; RSS MiB; live pids); NaN readings once all are gone."""
         cpu = rss = 0.0
         pids = set()
         now = time.monotonic()
@@ -67,7 +68,32 @@ class _ProcessTree:
             self._last[pid] = (now, cpu_s)
             rss += rss_bytes
             pids.add(pid)
+        if not pids:
+            return NAN, NAN, pids
         return cpu, rss / vocab.MiB, pids
+
+
+class RemoteUsage:
+    """A guest's CPU % and RSS measured where it runs (a Ray node) and handed in by whoever polls it.
+
+    ``pids`` stay empty unless the guest shares this host's process namespace,
+    so NVML's per-process figures are never matched against foreign pids.
+    """
+
+    def __init__(self) -> None:
+        self._reading: tuple[float, float, set[int]] = (NAN, NAN, set())
+
+    def update(self, cpu_pct: float, rss_MiB: float, local_pids: set[int]) -> None:
+        self._reading = (cpu_pct, rss_MiB, set(local_pids))
+
+    def gone(self) -> None:
+        self._reading = (NAN, NAN, set())
+
+    def refresh(self, children_of: dict[int, list[int]]) -> None:
+        pass  # the remote side follows the process tree itself
+
+    def read(self) -> tuple[float, float, set[int]]:
+        return self._reading
 
 
 class Sampler:
@@ -107,6 +133,11 @@ class Sampler:
         with self._lock:
             self._guests[guest_id] = tree
             self._next_refresh = 0.0  # pick up its children on the next tick
+
+    def watch_source(self, guest_id: str, source: RemoteUsage) -> None:
+        """Take a guest's readings from ``source`` (a guest on another node) instead of /proc."""
+        with self._lock:
+            self._guests[guest_id] = source  # type: ignore[assignment]
 
     # -- lifecycle --------------------------------------------------------------
     def prepare(self) -> "Sampler":
@@ -170,8 +201,8 @@ class Sampler:
         for gid, tree in guests.items():
             cpu, rss, pids = tree.read()
             guest_pids[gid] = pids
-            row[vocab.guest_key(gid, vocab.GUEST_CPU)] = cpu if pids else float("nan")
-            row[vocab.guest_key(gid, vocab.GUEST_RSS)] = rss if pids else float("nan")
+            row[vocab.guest_key(gid, vocab.GUEST_CPU)] = cpu
+            row[vocab.guest_key(gid, vocab.GUEST_RSS)] = rss
         for i in range(self._gpu_count):
             for key, value in self.nvml.sample(i).items():
                 row[f"gpu{i}.{key}"] = as_float(value)

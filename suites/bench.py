@@ -73,6 +73,8 @@ def run_one(cfg: BenchConfig, dcfg: DictConfig, run_dir: Path, tracker: Any, pla
     if tracker is None:
         return outcome, None
     config_params = record.flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
+    # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
+    tags = {"bench.launcher": str(HydraConfig.get().runtime.choices.get("hydra/launcher", "basic")), **(tags or {})}
     try:
         run_id = record.to_mlflow(outcome, tracker, config_params, run_dir, run_name(cfg, run_dir), under=under,
                                   tags=tags)
@@ -139,7 +141,7 @@ def run(cfg: BenchConfig, dcfg: DictConfig) -> int:
 
         study = StudyRun(cfg) if cfg.scenario.kind != "plain" else None
         return run_comparison(cfg, list(HydraConfig.get().overrides.task), run_dir, open_tracker, run_one, console(),
-                              study=study)
+                              study=study, fallback=fallback_tracker)
     planned = plan(cfg, base_dir)  # placement and data problems end here, before any store is touched
     outcome, run_id = run_one(cfg, dcfg, run_dir, open_tracker(cfg), planned)
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)  # unrecorded counts as a failure

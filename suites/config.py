@@ -19,6 +19,7 @@ from suites import workloads
 from suites.data import DataConfig
 from suites.errors import ConfigError, require
 from suites.profiles import ProfileConfig
+from suites.runner.ray_guests import RayConfig
 from suites.scenario import ScenarioConfig
 from suites.workloads.base import WorkloadConfig
 
@@ -27,6 +28,11 @@ class ProgressMode(Enum):
     auto = "auto"  # live view on a terminal, periodic log lines otherwise (CI)
     live = "live"
     quiet = "quiet"
+
+
+class Backend(Enum):
+    local = "local"  # guests are processes on this host
+    ray = "ray"  # guests are Ray actors on the cluster at ray.address (suites/runner/ray_guests.py)
 
 
 @dataclass
@@ -44,6 +50,8 @@ class BenchConfig:
     scenario: ScenarioConfig = MISSING
     data: DataConfig = field(default_factory=DataConfig)
     sampler: SamplerConfig = field(default_factory=SamplerConfig)
+    backend: Backend = Backend.local
+    ray: RayConfig = field(default_factory=RayConfig)
     tracking_uri: str = "sqlite:///outputs/mlflow.db"  # relative paths resolve against the launch directory
     fallback_tracking_uri: str = "sqlite:///outputs/mlflow-fallback.db"  # used when tracking_uri fails mid-run
     experiment: str = "gpu-mixed-bench"
@@ -53,7 +61,7 @@ class BenchConfig:
     repeats: int = 1  # each guest trains N times; results are olympic means with CoV
 
     def check(self) -> None:
-        for part in (self.profile, self.workload, self.scenario, self.data, self.sampler):
+        for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray):
             part.check()
         require(self.workload.name in workloads.REGISTRY, "workload.name",
                 f"unknown workload {self.workload.name!r} (known: {', '.join(sorted(workloads.REGISTRY))})")

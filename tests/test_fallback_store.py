@@ -63,3 +63,55 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
         assert len(remote.search_runs([rexp.experiment_id])) == len(rruns)
     finally:
         stop(server)
+
+
+def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
+    """Phases and the comparison itself go to the fallback store; the import fills in the half-written run."""
+    from mlflow.tracking import MlflowClient
+
+    port = free_port()
+    server_uri = f"http://127.0.0.1:{port}"
+    server = start_server(tmp, port)
+    fallback = f"sqlite:///{tmp / 'fallback.db'}"
+    args, run_dir, _ = bench_args(tmp, *SMOKE, "scenario=gpu-vs-cpu", f"fallback_tracking_uri={fallback}")
+    args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
+    bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
+    try:
+        deadline = time.monotonic() + 300
+        log = run_dir / "1-gpu" / "g0.log"
+        while not (log.exists() and "ready after" in log.read_text()):  # the comparison run exists on the server
+            assert time.monotonic() < deadline and bench.poll() is None, "first phase never started"
+            time.sleep(0.2)
+        stop(server)
+        out, err = bench.communicate(timeout=600)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+    assert bench.returncode == 0, err[-2000:]
+    runs = MlflowClient(fallback).search_runs([MlflowClient(fallback).get_experiment_by_name("gpu-mixed-bench")
+                                               .experiment_id])
+    mirror = next(r for r in runs if r.data.tags.get("bench.role") == "comparison")
+    half = mirror.data.tags["bench.completes"]  # the comparison run created on the server before it died
+    phases = [r for r in runs if r.data.tags.get("bench.role") == "scenario"]
+    assert sorted(r.data.tags["bench.phase"] for r in phases) == ["1-gpu", "cpu"]
+    assert {r.data.tags["bench.comparison_parent"] for r in phases} == {half}
+    assert mirror.data.metrics["cpu.throughput_x"] > 0
+
+    server = start_server(tmp, port)
+    try:
+        assert sync.main(["--from", fallback, "--to", server_uri]) == 0
+        remote = MlflowClient(server_uri)
+        done = remote.get_run(half)
+        assert done.info.status == "FINISHED"
+        assert done.data.metrics["cpu.throughput_x"] == mirror.data.metrics["cpu.throughput_x"]
+        assert {f.path for f in remote.list_artifacts(half)} >= {"comparison.csv", "comparison.png"}
+        rexp = remote.get_experiment_by_name("gpu-mixed-bench")
+        rruns = remote.search_runs([rexp.experiment_id])
+        nested = [r for r in rruns if r.data.tags.get("mlflow.parentRunId") == half]
+        assert sorted(r.data.tags["bench.phase"] for r in nested) == ["1-gpu", "cpu"]
+        assert sum(r.data.tags.get("bench.role") == "comparison" for r in rruns) == 1  # completed, not copied
+        for phase in nested:  # each phase brought its guest run along
+            assert any(r.data.tags.get("mlflow.parentRunId") == phase.info.run_id for r in rruns)
+    finally:
+        stop(server)

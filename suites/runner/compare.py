@@ -158,7 +158,7 @@ def record_comparison(tracker: Any, comparison: str, cfg: BenchConfig, rows: lis
 
 
 def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, open_tracker: Any,
-                   run_one: Any, out: Any, study: Any = None) -> int:
+                   run_one: Any, out: Any, study: Any = None, fallback: Any = None) -> int:
     """Every phase in order (all composed, placed and given data first), then the normalised report.
 
     ``study`` (suites/runner/study.py) supplies generated phases, may stop the
@@ -208,11 +208,30 @@ def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, o
     out.print(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}", markup=False)
     derived = study.results() if study is not None else {}
     if tracker and comparison:
-        try:
-            record_comparison(tracker, comparison, cfg, rows, derived, study, run_dir, out, worst)
-        except Exception as exc:  # the phases are recorded (or in the fallback store); never crash at the end
-            from suites.config import one_line
-
-            out.print(f"warning: comparison run not completed in MLflow ({one_line(exc)}); "
-                      f"table and plot are in {run_dir}", markup=False)
+        record_or_fall_back(tracker, comparison, fallback, cfg, (rows, derived, study, run_dir, out, worst))
     return worst
+
+
+def record_or_fall_back(tracker: Any, comparison: str, fallback: Any, cfg: BenchConfig, what: tuple) -> None:
+    """The comparison run on ``tracker``; if that store died, a run in the fallback store that completes it.
+
+    ``bench.completes`` names the half-written run, so ``suites.runner.sync``
+    fills that run in (and nests the phases under it) instead of copying a twin.
+    """
+    from suites.config import one_line
+
+    out = what[4]
+    try:
+        record_comparison(tracker, comparison, cfg, *what)
+        return
+    except Exception as exc:  # the phases are recorded (or in the fallback store); never crash at the end
+        local = fallback(cfg, tracker.uri, exc) if fallback is not None and not tracker.fallback_for else None
+        if local is None:
+            out.print(f"warning: comparison run not completed in MLflow ({one_line(exc)}); "
+                      f"table and plot are in {what[3]}", markup=False)
+            return
+    name = cfg.scenario.name
+    mirror = local.start(f"{name}-{what[3].name}", {"bench.role": "comparison", "bench.scenario": name,
+                                                   "bench.kind": cfg.scenario.kind, "bench.completes": comparison,
+                                                   "bench.fallback_for": tracker.uri})
+    record_comparison(local, mirror, cfg, *what)

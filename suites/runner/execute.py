@@ -17,7 +17,7 @@ from typing import Any
 from gpu_probe import inventory, vocab
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import Sampler
-from suites.config import BenchConfig
+from suites.config import Backend, BenchConfig
 from suites.guest.protocol import GuestResult, GuestSpec
 from suites.runner.guests import GuestProcess
 from suites.runner.placement import Placement, place
@@ -99,10 +99,8 @@ Plan = tuple[Inventory, list[Placement], list[GuestSpec], dict[str, Any]]
 def plan(cfg: BenchConfig, base_dir: Path) -> Plan:
     """Everything that can fail before a process starts: inventory, placement, data."""
     inv = inventory.collect()
-    host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
     groups = workload_groups(cfg)
-    placements = place(cfg.profile, sum(n for _, n in groups), inv, host_cpus,
-                       cpu_overcommit=cfg.scenario.cpu_overcommit)
+    placements = place_guests(cfg, sum(n for _, n in groups), inv, base_dir)
     specs: list[GuestSpec] = []
     sources: list[dict[str, Any]] = []
     for workload, n in groups:
@@ -114,6 +112,31 @@ def plan(cfg: BenchConfig, base_dir: Path) -> Plan:
     merged = {"source": " + ".join(str(d.get("source", "none")) for d in sources),
               "root": ", ".join(str(d.get("root", "-")) for d in sources)}
     return inv, placements, specs, merged
+
+
+def place_guests(cfg: BenchConfig, n: int, inv: Inventory, base_dir: Path) -> list[Placement]:
+    if cfg.backend is Backend.ray:  # Ray's view of the cluster decides; CPUs and GPUs are picked at start
+        from suites.runner import ray_guests
+
+        nodes = ray_guests.connect(cfg.ray, base_dir)
+        return ray_guests.place(cfg.profile, n, nodes, cfg.scenario.cpu_overcommit, cfg.ray.address)
+    host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
+    return place(cfg.profile, n, inv, host_cpus, cpu_overcommit=cfg.scenario.cpu_overcommit)
+
+
+def start_guests(specs: list[GuestSpec], placements: list[Placement], cfg: BenchConfig, log_dir: Path,
+                 guests: list[GuestProcess]) -> None:
+    """Start every guest process (filling ``guests`` as they exist, so an interrupt can stop them)."""
+    if cfg.backend is Backend.ray:
+        from suites.runner import ray_guests
+
+        guests += ray_guests.make_guests(specs, placements, log_dir)
+        ray_guests.start(guests, placements, cfg.profile.vcpus, cfg.scenario.cpu_overcommit,
+                         cfg.scenario.start_timeout_s)
+        return
+    for s in specs:
+        guests.append(GuestProcess(s, log_dir / f"{s.guest_id}.log"))
+        guests[-1].start()
 
 
 def wait_at_barrier(guests: list[GuestProcess], view: ProgressView, timeout_s: float) -> None:
@@ -152,17 +175,18 @@ def supervise(guests: list[GuestProcess], view: ProgressView, timeout_s: float) 
     view.update(guests)
 
 
-def run_guests(specs: list[GuestSpec], cfg: BenchConfig, sampler: Sampler, log_dir: Path) -> tuple[
+def run_guests(specs: list[GuestSpec], placements: list[Placement], cfg: BenchConfig, sampler: Sampler,
+               log_dir: Path) -> tuple[
         list[GuestProcess], float | None, float | None, bool]:
     """Start all guests, release them together, supervise; (guests, t_release, t_end, interrupted)."""
-    guests = [GuestProcess(s, log_dir / f"{s.guest_id}.log") for s in specs]
+    guests: list[GuestProcess] = []
     t_release = t_end = None
     interrupted = False
     try:
         with ProgressView(cfg.progress.value) as view:
+            start_guests(specs, placements, cfg, log_dir, guests)
             for g in guests:
-                g.start()
-                sampler.watch(g.id, g.pid)
+                g.watch(sampler)
             wait_at_barrier(guests, view, cfg.scenario.start_timeout_s)
             t_release = time.time()
             for g in guests:
@@ -176,8 +200,15 @@ def run_guests(specs: list[GuestSpec], cfg: BenchConfig, sampler: Sampler, log_d
                 g.pump()  # keep a result that arrived just before Ctrl-C
                 g.kill("interrupted (Ctrl-C)")
     finally:
+        for s in specs[len(guests):]:  # interrupted before these existed: still one recorded failure each
+            guests.append(GuestProcess(s, log_dir / f"{s.guest_id}.log"))
+            guests[-1].fail("interrupted before it started")
         for g in guests:
             g.terminate()  # idempotent: no guest outlives the runner
+        if cfg.backend is Backend.ray:
+            from suites.runner import ray_guests
+
+            ray_guests.shutdown()
     return guests, t_release, t_end, interrupted
 
 
@@ -212,7 +243,7 @@ def execute(cfg: BenchConfig, base_dir: Path, run_dir: Path, config_yaml: str,
     (run_dir / "inventory.json").write_text(json.dumps(inv.as_dict(), indent=2, default=str))
     sampler = Sampler(cfg.sampler.rate_hz)
     with sampler:
-        guests, t_release, t_end, interrupted = run_guests(specs, cfg, sampler, run_dir)
+        guests, t_release, t_end, interrupted = run_guests(specs, placements, cfg, sampler, run_dir)
     outcome = outcome_of(guests, placements, sampler, t_release, t_end, interrupted, inv, data)
     record.write_local(outcome, run_dir)  # before MLflow: results survive a tracking failure
     return outcome

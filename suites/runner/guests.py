@@ -1,8 +1,11 @@
-"""Local guest processes: start, barrier, events, and a kill that leaves no orphan.
+"""Guests seen from the runner: a protocol state machine over a pipe to the guest process.
 
-Each guest runs in its own process session (so Ctrl-C at the terminal reaches
-only the runner, which then stops the guests on purpose) and is killed as a
-whole process group. Guests also die with the runner (PR_SET_PDEATHSIG).
+:class:`GuestPipe` is the guest process on *this* host: its own process
+session (so Ctrl-C at the terminal reaches only the runner, which then stops
+the guests on purpose), killed as a whole process group, and dying with its
+parent (PR_SET_PDEATHSIG in the guest). :class:`GuestProcess` only reads
+protocol events and decides state; the Ray backend gives it a pipe to a guest
+on another node (``suites.runner.ray_guests``), with the same protocol lines.
 """
 
 from __future__ import annotations
@@ -13,9 +16,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 
@@ -25,32 +27,31 @@ from suites.guest.protocol import ABORT, GO, GuestResult, GuestSpec, parse_event
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-class GuestProcess:
-    """One guest seen from the runner: state machine fed by protocol events."""
+class Pipe(Protocol):
+    """What the state machine needs from a guest process, wherever it runs."""
 
-    def __init__(self, spec: GuestSpec, log_path: Path) -> None:
-        self.spec = spec
-        self.id = spec.guest_id
+    pid: int | None
+
+    def send(self, line: str) -> None: ...
+    def drain(self) -> list[dict[str, Any]]: ...
+    def returncode(self) -> int | None: ...
+    def log_tail(self) -> str: ...
+    def rss_MiB(self) -> float: ...
+    def kill(self) -> None: ...
+
+
+class GuestPipe:
+    """``python -m suites.guest`` on this host: spec on stdin, events from stdout, stderr to a log."""
+
+    def __init__(self, log_path: Path) -> None:
         self.log_path = log_path
-        self.state = "starting"  # starting -> ready -> running -> done | failed
-        self.result: GuestResult | None = None
-        self.error: str | None = None
-        self.done_steps = 0
-        self.total_steps = 0
-        self.setup_time_s: float | None = None
+        self.pid: int | None = None
         self.proc: subprocess.Popen[str] | None = None
         self._events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._lines: list[str] = []  # raw protocol lines, for a relay that forwards them elsewhere
+        self._reader: threading.Thread | None = None
 
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    @property
-    def finished(self) -> bool:
-        return self.state in ("done", "failed")
-
-    def start(self) -> None:
+    def start(self, spec: GuestSpec, keep_lines: bool = False) -> int:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         log = self.log_path.open("w")
@@ -58,46 +59,135 @@ class GuestProcess:
             [sys.executable, "-m", "suites.guest"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=log, text=True, bufsize=1, start_new_session=True, cwd=REPO_ROOT, env=env)
         log.close()  # the child holds its own copy
-        self._send(self.spec.to_line())
-        threading.Thread(target=self._read, name=f"guest-{self.id}-reader", daemon=True).start()
+        self.pid = self.proc.pid
+        self.send(spec.to_line())
+        self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=f"guest-{spec.guest_id}-reader",
+                                        daemon=True)
+        self._reader.start()
+        return self.pid
 
-    def _send(self, line: str) -> None:
+    def send(self, line: str) -> None:
         try:
             assert self.proc is not None and self.proc.stdin is not None
             self.proc.stdin.write(line if line.endswith("\n") else line + "\n")
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            pass  # the guest is gone; poll() will tell why
+        except (BrokenPipeError, OSError, ValueError, AssertionError):
+            pass  # the guest is gone; returncode() will tell why
 
-    def _read(self) -> None:
+    def _read(self, keep_lines: bool) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         for line in self.proc.stdout:
             ev = parse_event(line)
             if ev is not None:
                 self._events.put(ev)
+                if keep_lines:
+                    self._lines.append(line)
+
+    def drain(self) -> list[dict[str, Any]]:
+        out = []
+        while True:
+            try:
+                out.append(self._events.get_nowait())
+            except queue.Empty:
+                return out
+
+    def drain_lines(self) -> list[str]:
+        lines, self._lines = self._lines, []
+        return lines
+
+    def returncode(self) -> int | None:
+        """The exit status once the guest has exited *and* its last protocol line has been read."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        if self._reader is not None:
+            self._reader.join(timeout=0.5)  # a result written just before exit is not lost
+        return self.proc.returncode
+
+    def log_tail(self) -> str:
+        return last_line(self.log_path)
+
+    def rss_MiB(self) -> float:
+        if self.pid is None:
+            return 0.0
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+            return sum(p.memory_info().rss for p in procs) / vocab.MiB
+        except psutil.Error:
+            return 0.0
+
+    def kill(self) -> None:
+        """SIGKILL the guest's whole process group (idempotent)."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+
+class GuestProcess:
+    """One guest seen from the runner: state machine fed by protocol events."""
+
+    def __init__(self, spec: GuestSpec, log_path: Path, pipe: Pipe | None = None) -> None:
+        self.spec = spec
+        self.id = spec.guest_id
+        self.log_path = log_path
+        self.pipe: Pipe = pipe if pipe is not None else GuestPipe(log_path)
+        self.state = "starting"  # starting -> ready -> running -> done | failed
+        self.result: GuestResult | None = None
+        self.error: str | None = None
+        self.done_steps = 0
+        self.total_steps = 0
+        self.setup_time_s: float | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.pipe.pid
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "failed")
+
+    def start(self) -> None:
+        assert isinstance(self.pipe, GuestPipe)
+        self.pipe.start(self.spec)
+
+    def watch(self, sampler: Any) -> None:
+        """Have the sampler follow this guest's processes."""
+        if self.pid is not None:
+            sampler.watch(self.id, self.pid)
 
     def release(self) -> None:
         if self.state == "ready":
             self.state = "running"
-            self._send(GO)
+            self.pipe.send(GO)
 
     def abort(self) -> None:
-        self._send(ABORT)
+        self.pipe.send(ABORT)
 
     def pump(self) -> None:
-        """Apply queued events, then notice an exit that sent no result."""
-        while True:
-            try:
-                ev = self._events.get_nowait()
-            except queue.Empty:
-                break
+        """Apply arrived events, then notice an exit that sent no result."""
+        for ev in self.pipe.drain():
             self._apply(ev)
-        if not self.finished and self.proc is not None and self.proc.poll() is not None:
-            time.sleep(0.05)  # let the reader hand over a final line written just before exit
-            while not self._events.empty():
-                self._apply(self._events.get_nowait())
+        if self.finished:
+            return
+        code = self.pipe.returncode()
+        if code is not None:
+            for ev in self.pipe.drain():  # read up to the exit
+                self._apply(ev)
             if not self.finished:
-                self.fail(self.error or exit_reason(self.proc.returncode, self.log_path))
+                self.fail(self.error or exit_reason(code, self.pipe.log_tail()))
 
     def _apply(self, ev: dict[str, Any]) -> None:
         kind = ev["event"]
@@ -117,49 +207,27 @@ class GuestProcess:
             self.state, self.error = "failed", reason
 
     def kill(self, reason: str) -> None:
-        """SIGKILL the guest's whole process group and record why."""
+        """Kill the guest's processes and record why."""
         self.fail(reason)
         self.terminate()
 
     def terminate(self) -> None:
-        if self.proc is None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                if stream:
-                    stream.close()
-            except OSError:
-                pass
+        self.pipe.kill()
 
     def rss_MiB(self) -> float:
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-            return sum(p.memory_info().rss for p in procs) / vocab.MiB
-        except psutil.Error:
-            return 0.0
+        return self.pipe.rss_MiB()
 
     def final_result(self) -> GuestResult:
         if self.result is not None and self.result.ok:
             return self.result
-        return GuestResult(self.id, "failed", error=self.error or "no result",
-                           pid=self.proc.pid if self.proc else None)
+        return GuestResult(self.id, "failed", error=self.error or "no result", pid=self.pid)
 
 
-def exit_reason(returncode: int | None, log_path: Path) -> str:
+def exit_reason(returncode: int | None, tail: str) -> str:
     if returncode is not None and returncode < 0:
         reason = f"killed by {signal.Signals(-returncode).name}"
     else:
         reason = f"exited with code {returncode} before reporting"
-    tail = last_line(log_path)
     return f"{reason} ({tail})" if tail else reason
 
 

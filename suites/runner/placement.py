@@ -28,6 +28,8 @@ class Placement:
     gpus: list[str]  # what the guest puts in CUDA_VISIBLE_DEVICES
     note: str = ""
     env: dict[str, str] = field(default_factory=dict)  # e.g. CUDA MPS limits
+    resources: dict[str, float] = field(default_factory=dict)  # what a Ray actor asks for (backend=ray)
+    node: str = ""  # the Ray node that ran it; "" for this host
 
     @property
     def gpu_label(self) -> str:

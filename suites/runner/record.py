@@ -6,9 +6,12 @@ sampler never waits on the tracking server.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -52,6 +55,26 @@ def resolve_tracking_uri(uri: str, base_dir: Path) -> str:
     return uri
 
 
+@contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """One process at a time on a sqlite store (parallel sweep jobs share one).
+
+    MLflow creates and migrates a new sqlite store by recreating its tables;
+    rows another process writes meanwhile are lost without a trace (seen with
+    two submitit jobs recording at once). Server stores serialise themselves.
+    """
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    lock = Path(uri[len("sqlite:///"):] + ".lock")
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in d.items():
@@ -79,15 +102,16 @@ class Tracker:
             # fall back to its local store within seconds. Explicit user settings win (setdefault).
             os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
             os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
-        self.client = MlflowClient(tracking_uri=uri)
         self.uri, self.experiment, self.fallback_for = uri, experiment, fallback_for
-        exp = self.client.get_experiment_by_name(experiment)
-        if exp is None:
-            local = uri.startswith(("sqlite:", "file:"))
-            location = artifact_root.resolve().as_uri() if local else None
-            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
-        else:
-            self.experiment_id = exp.experiment_id
+        with store_lock(uri):  # the first touch creates the store
+            self.client = MlflowClient(tracking_uri=uri)
+            exp = self.client.get_experiment_by_name(experiment)
+            if exp is None:
+                local = uri.startswith(("sqlite:", "file:"))
+                location = artifact_root.resolve().as_uri() if local else None
+                self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
+            else:
+                self.experiment_id = exp.experiment_id
 
     def start(self, name: str, tags: dict[str, str], parent: str | None = None) -> str:
         if parent:
@@ -122,6 +146,12 @@ class Tracker:
 def to_mlflow(outcome: "ScenarioOutcome", tracker: Tracker, config_params: dict[str, Any],
               run_dir: Path, run_name: str, under: str | None = None, tags: dict[str, str] | None = None) -> str:
     """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
+    with store_lock(tracker.uri):
+        return _to_mlflow(outcome, tracker, config_params, run_dir, run_name, under, tags)
+
+
+def _to_mlflow(outcome: "ScenarioOutcome", tracker: Tracker, config_params: dict[str, Any],
+               run_dir: Path, run_name: str, under: str | None, tags: dict[str, str] | None) -> str:
     from suites.runner.execute import host_summary
 
     if tracker.fallback_for:  # what `python -m suites.runner.sync` imports into later

@@ -17,14 +17,30 @@ from typing import Any
 SKIP_TAGS = ("mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type", "mlflow.runName")
 
 
-def _copy(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None) -> str:
+def existing(client: Any, run_id: str | None) -> str | None:
+    if not run_id:
+        return None
+    try:
+        return client.get_run(run_id).info.run_id
+    except Exception:  # not in this store (imported elsewhere, deleted)
+        return None
+
+
+def _copy(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None = None) -> str:
+    """A copy of ``run`` in ``dst`` (or its data written into the existing run ``into``)."""
     from mlflow.entities import Metric, Param, RunTag
 
     tags = {k: v for k, v in run.data.tags.items() if k not in SKIP_TAGS and k != "bench.imported_to"}
     if parent:
         tags["mlflow.parentRunId"] = parent
-    new = dst.create_run(exp_id, start_time=run.info.start_time, tags=tags, run_name=run.info.run_name).info.run_id
-    params = [Param(k, v) for k, v in run.data.params.items()]
+    if into:
+        new = into
+        dst.log_batch(new, tags=[RunTag(k, v) for k, v in tags.items()])
+    else:
+        new = dst.create_run(exp_id, start_time=run.info.start_time, tags=tags,
+                             run_name=run.info.run_name).info.run_id
+    have = dst.get_run(new).data.params if into else {}
+    params = [Param(k, v) for k, v in run.data.params.items() if k not in have]  # logged before the store died
     metrics = [Metric(k, v, run.info.start_time or 0, 0) for k, v in run.data.metrics.items()]
     for i in range(0, len(params), 100):
         dst.log_batch(new, params=params[i:i + 100])
@@ -57,7 +73,10 @@ def import_runs(from_uri: str, to_uri: str, experiment: str = "gpu-mixed-bench")
         tags = run.data.tags
         if "bench.fallback_for" not in tags or "bench.imported_to" in tags:
             continue
-        new = _copy(src, target.client, run, target.experiment_id, None)
+        # a phase of a comparison whose run exists there nests under it; a comparison finished here completes it
+        parent = existing(target.client, tags.get("bench.comparison_parent"))
+        into = existing(target.client, tags.get("bench.completes"))
+        new = _copy(src, target.client, run, target.experiment_id, parent, into)
         for child in runs:
             if child.data.tags.get("mlflow.parentRunId") == run.info.run_id:
                 _copy(src, target.client, child, target.experiment_id, new)

@@ -1,0 +1,371 @@
+"""Guests as Ray actors: the same guest process and protocol lines, on any node of a Ray cluster.
+
+``backend=ray ray.address=HOST:PORT`` places each guest as one actor that
+asks Ray for the guest's vCPUs, memory and GPUs: whole GPUs for passthrough,
+``1/max_per_gpu`` of one for a vGPU profile, so Ray packs vGPU-like guests
+onto shared GPUs the way a hypervisor does. The actor (:class:`GuestAgent`)
+starts ``python -m suites.guest`` on its node and relays protocol lines and
+CPU/RSS readings; the runner's state machine, barrier and records are the
+local backend's. Ray itself is imported only here and only when used.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from gpu_probe import procfs, vocab
+from gpu_probe.sampler import NAN, RemoteUsage, _ProcessTree
+from suites.errors import ConfigError, PlacementError, require
+from suites.guest.protocol import GuestSpec, parse_event
+from suites.runner.guests import GuestPipe, GuestProcess
+from suites.runner.placement import Placement, place_cpus
+
+LOG_LIMIT = 5 * 1024 * 1024  # bytes of a guest log brought back to the run directory
+
+
+@dataclass
+class RayConfig:
+    # An existing cluster: "auto" (RAY_ADDRESS, else the cluster this node runs), "HOST:PORT", "ray://HOST:10001".
+    address: str = "auto"
+    namespace: str = "gpu-mixed-bench"
+    # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
+    # every node already has this suite installed (same version: the git SHA is recorded per guest).
+    working_dir: Optional[str] = None
+    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", "outputs", "multirun", "data"])
+
+    def check(self) -> None:
+        require(bool(self.address.strip()), "ray.address", "must name a cluster: auto, HOST:PORT or ray://HOST:PORT")
+
+
+def connect(cfg: RayConfig, base_dir: Path) -> list[dict[str, Any]]:
+    """Join the cluster (once per process); its live nodes, or one ConfigError line within seconds."""
+    host, port = gcs_endpoint(cfg.address)
+    if host in LOOPBACK:
+        # Ray rewrites a loopback address to the host's LAN address unless told the cluster is single-node;
+        # a cluster started on 127.0.0.1 (tests, laptops) is reachable only as given. A value set by the user wins.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    import ray
+
+    if ray.is_initialized():
+        return [n for n in ray.nodes() if n.get("Alive")]
+    if host is None:
+        host, port = gcs_endpoint(auto_address(cfg.address))
+    probe(cfg.address, host, port)  # ray.init retries a dead address for minutes; fail fast instead
+    runtime_env = None
+    if cfg.working_dir:
+        runtime_env = {"working_dir": str((base_dir / cfg.working_dir).resolve()), "excludes": cfg.excludes}
+    sigterm = signal.getsignal(signal.SIGTERM)
+    try:
+        ray.init(address=cfg.address, namespace=cfg.namespace, runtime_env=runtime_env, log_to_driver=False,
+                 logging_level=logging.WARNING, configure_logging=True)
+    except Exception as exc:  # ConnectionError, ValueError, RuntimeError: all mean "no usable cluster there"
+        raise ConfigError(f"ray.address={cfg.address}: cannot join a Ray cluster ({first_line(exc)})") from exc
+    finally:
+        if sigterm is not None and threading.current_thread() is threading.main_thread():
+            # ray.init makes SIGTERM a bare sys.exit; the runner's handler stops guests and records (like Ctrl-C)
+            signal.signal(signal.SIGTERM, sigterm)
+    return [n for n in ray.nodes() if n.get("Alive")]
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def gcs_endpoint(address: str) -> tuple[str | None, int]:
+    """(host, port) of a HOST:PORT or ray://HOST:PORT address; (None, 0) for "auto"."""
+    if address.strip() == "auto":
+        return None, 0
+    text = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"ray.address={address}: expected auto, HOST:PORT or ray://HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def auto_address(address: str) -> str:
+    """What Ray's "auto" resolves to (RAY_ADDRESS, else the cluster last started on this node)."""
+    from ray._private.services import canonicalize_bootstrap_address
+
+    try:
+        found = canonicalize_bootstrap_address(address)
+    except Exception as exc:
+        raise ConfigError(f"ray.address={address}: {first_line(exc)}") from exc
+    if not found:
+        raise ConfigError(f"ray.address={address}: no running Ray cluster found (start one with `ray start --head`"
+                          " or give ray.address=HOST:PORT)")
+    return found
+
+
+def probe(address: str, host: str, port: int, timeout_s: float = 5.0) -> None:
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ConfigError(f"ray.address={address}: nothing answers at {host}:{port} ({exc.strerror or exc}); "
+                          "is the cluster up (`ray status`)?") from exc
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def request(profile: Any, gpus_in_cluster: float, overcommit: bool) -> tuple[dict[str, float], str]:
+    """What one guest asks Ray for, and a note when the profile cannot be enforced."""
+    from suites.profiles import ProfileKind
+
+    res = {"CPU": 0.0 if overcommit else float(profile.vcpus), "memory": float(profile.memory_MiB * vocab.MiB)}
+    if profile.kind is ProfileKind.cpu:
+        return res, ""
+    if not gpus_in_cluster:
+        return res, f"{vocab.NO_GPU} in the Ray cluster: profile {profile.name} not enforced, guest runs on the CPU"
+    if profile.kind is ProfileKind.passthrough:
+        res["GPU"] = float(profile.gpus)
+    else:  # Ray accepts fractions down to 1e-4; 1/3 is rounded down so three still fit on one GPU
+        res["GPU"] = int(10_000 / profile.max_per_gpu) / 10_000
+    return res, ""
+
+
+def fits(res: dict[str, float], node: dict[str, Any]) -> bool:
+    have = node.get("Resources", {})
+    return all(v <= have.get(k, 0.0) + 1e-9 for k, v in res.items() if v)
+
+
+def amount(key: str, value: float) -> str:
+    return f"{value / vocab.MiB:.0f} MiB" if key == "memory" else f"{value:g} {key}"
+
+
+def describe(res: dict[str, float]) -> str:
+    return ", ".join(amount(k, res.get(k, 0.0)) for k in ("CPU", "GPU", "memory"))
+
+
+def place(profile: Any, n: int, nodes: list[dict[str, Any]], overcommit: bool, address: str) -> list[Placement]:
+    """Check the whole request against the cluster now; Ray picks nodes (and CPUs, GPUs) at start."""
+    total = {k: sum(nd.get("Resources", {}).get(k, 0.0) for nd in nodes) for k in ("CPU", "GPU", "memory")}
+    res, note = request(profile, total["GPU"], overcommit)
+    where = f"the Ray cluster at {address} ({len(nodes)} node(s): {describe(total)})"
+    if not any(fits(res, nd) for nd in nodes):
+        raise PlacementError(f"one guest of {profile.name} needs {describe(res)}; no node of {where} has that")
+    for key, hint in (("CPU", "lower profile.vcpus or set scenario.cpu_overcommit=true"),
+                      ("GPU", "fewer guests or a profile with more guests per GPU"),
+                      ("memory", "lower profile.memory_MiB")):
+        need = n * res.get(key, 0.0)
+        if need > total[key] + 1e-6:
+            raise PlacementError(f"{n} guest(s) of {profile.name} need {amount(key, need)} > "
+                                 f"{amount(key, total[key])} in {where} ({hint})")
+    return [Placement(f"g{i}", [], [], [], note, resources=dict(res)) for i in range(n)]
+
+
+def host_key() -> str:
+    """Same kernel boot and PID namespace: pids seen there are pids seen here."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        return f"{boot}/{os.readlink('/proc/self/ns/pid')}"
+    except OSError:
+        return f"{socket.gethostname()}/?"
+
+
+class GuestAgent:
+    """Lives on a Ray node as an actor: one guest process there, relayed line by line."""
+
+    def __init__(self) -> None:
+        self.log_path = Path(tempfile.mkdtemp(prefix="gmb-guest-")) / "guest.log"
+        self.pipe = GuestPipe(self.log_path)
+        self.tree: _ProcessTree | None = None
+        self._usage = (NAN, NAN)
+        self._next_read = self._next_refresh = 0.0
+
+    def node(self) -> dict[str, Any]:
+        import ray
+
+        ctx = ray.get_runtime_context()
+        return {"node_id": ctx.get_node_id(), "host": socket.gethostname(), "ip": ray.util.get_node_ip_address(),
+                "cpus": sorted(os.sched_getaffinity(0)), "gpus": [str(g) for g in ctx.get_accelerator_ids().get(
+                    "GPU", [])], "host_key": host_key()}
+
+    def start(self, spec_line: str) -> int:
+        pid = self.pipe.start(GuestSpec.from_line(spec_line), keep_lines=True)
+        self.tree = _ProcessTree(pid)
+        return pid
+
+    def send(self, line: str) -> None:
+        self.pipe.send(line)
+
+    def poll(self) -> dict[str, Any]:
+        code = self.pipe.returncode()  # first: once it is set, every line the guest wrote has been read
+        self.pipe.drain()  # the same events, kept as lines to relay
+        cpu, rss = self.usage()
+        return {"lines": self.pipe.drain_lines(), "returncode": code, "cpu_pct": cpu, "rss_MiB": rss,
+                "log_tail": self.pipe.log_tail() if code is not None else ""}
+
+    def usage(self) -> tuple[float, float]:
+        """The guest tree's CPU % and RSS, read at most 5 times a second (polls come faster)."""
+        now = time.monotonic()
+        if self.tree is not None and now >= self._next_read:
+            if now >= self._next_refresh:  # new children (ranks, loaders) counted within a second
+                self.tree.refresh(procfs.children_map())
+                self._next_refresh = now + 1.0
+            cpu, rss, _ = self.tree.read()
+            self._usage, self._next_read = (cpu, rss), now + 0.2
+        return self._usage
+
+    def finish(self) -> str:
+        """Kill the guest's process group; its log text, with the node-local copy removed."""
+        self.pipe.kill()
+        try:
+            with self.log_path.open("rb") as f:
+                return f.read(LOG_LIMIT).decode(errors="replace")
+        except OSError:
+            return ""
+        finally:
+            shutil.rmtree(self.log_path.parent, ignore_errors=True)
+
+
+class RemotePipe:
+    """The runner's end of a :class:`GuestAgent`: non-blocking polls, readings into the sampler."""
+
+    def __init__(self, actor: Any, log_path: Path) -> None:
+        self.actor = actor
+        self.log_path = log_path
+        self.pid: int | None = None
+        self.usage = RemoteUsage()
+        self.same_host = False
+        self._pending: Any = None
+        self._code: int | None = None
+        self._tail = ""
+        self._rss = 0.0
+        self._killed = False
+
+    def send(self, line: str) -> None:
+        if self.pid is not None and not self._killed:
+            self.actor.send.remote(line)  # an actor runs one caller's calls in order: spec, then go
+
+    def drain(self) -> list[dict[str, Any]]:
+        import ray
+
+        if self.pid is None or self._code is not None or self._killed:
+            return []
+        if self._pending is None:
+            self._pending = self.actor.poll.remote()
+        ready, _ = ray.wait([self._pending], timeout=0)
+        if not ready:
+            return []
+        ref, self._pending = self._pending, None
+        try:
+            snap = ray.get(ref)
+        except Exception as exc:  # the actor or its node died
+            self._code, self._tail = -9, f"Ray actor lost: {first_line(exc)}"
+            self.usage.gone()
+            return []
+        self._rss = snap["rss_MiB"] if snap["rss_MiB"] == snap["rss_MiB"] else 0.0
+        self.usage.update(snap["cpu_pct"], snap["rss_MiB"], {self.pid} if self.same_host else set())
+        if snap["returncode"] is not None:
+            self._code, self._tail = snap["returncode"], snap["log_tail"]
+            self.usage.gone()
+        return [ev for ev in map(parse_event, snap["lines"]) if ev is not None]
+
+    def returncode(self) -> int | None:
+        return self._code
+
+    def log_tail(self) -> str:
+        return self._tail
+
+    def rss_MiB(self) -> float:
+        return self._rss
+
+    def kill(self) -> None:
+        """Stop the guest, bring its log home, then end the actor (idempotent)."""
+        import ray
+
+        if self._killed:
+            return
+        self._killed = True
+        try:
+            self.log_path.write_text(ray.get(self.actor.finish.remote(), timeout=30))
+        except Exception as exc:  # a lost actor has no log to give; its guest died with it
+            if not self.log_path.exists():
+                self.log_path.write_text(f"[runner] guest log unavailable: {type(exc).__name__}\n")
+        ray.kill(self.actor, no_restart=True)
+
+
+class RayGuest(GuestProcess):
+    """A guest whose process runs under a Ray actor; everything else is the local state machine."""
+
+    pipe: RemotePipe
+
+    def watch(self, sampler: Any) -> None:
+        sampler.watch_source(self.id, self.pipe.usage)
+
+
+def make_guests(specs: list[GuestSpec], placements: list[Placement], log_dir: Path) -> list[GuestProcess]:
+    """One actor per guest, asking Ray for the placement's resources (Ray schedules them now)."""
+    import ray
+
+    agent = ray.remote(GuestAgent)
+    guests: list[GuestProcess] = []
+    for s, p in zip(specs, placements, strict=True):
+        res = p.resources
+        actor = agent.options(num_cpus=res.get("CPU", 0.0), num_gpus=res.get("GPU", 0.0),
+                              memory=res.get("memory") or None, max_restarts=0).remote()
+        log_path = log_dir / f"{s.guest_id}.log"
+        guests.append(RayGuest(s, log_path, RemotePipe(actor, log_path)))
+    return guests
+
+
+def start(guests: list[GuestProcess], placements: list[Placement], vcpus: int, overcommit: bool,
+          timeout_s: float) -> None:
+    """Wait until Ray has placed every actor, give each node's guests disjoint CPUs there, start them."""
+    import ray
+
+    pipes = {g.id: g.pipe for g in guests if isinstance(g.pipe, RemotePipe)}
+    print(f"ray: waiting for the cluster to place {len(guests)} guest actor(s)", file=sys.stderr, flush=True)
+    refs = {pipes[g.id].actor.node.remote(): g for g in guests}
+    ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s)
+    free = describe(ray.available_resources())
+    nodes: dict[str, list[tuple[GuestProcess, Placement, dict[str, Any]]]] = {}
+    for ref, g in refs.items():
+        p = next(p for p in placements if p.guest_id == g.id)
+        if ref not in ready:
+            g.kill(f"Ray did not place it within {timeout_s:.0f} s: needs {describe(p.resources)}, free {free}")
+            continue
+        info = ray.get(ref)
+        nodes.setdefault(info["node_id"], []).append((g, p, info))
+    here = host_key()
+    for members in nodes.values():
+        info = members[0][2]
+        try:
+            cpu_sets = place_cpus(len(members), vcpus, info["cpus"], overcommit)
+        except PlacementError as exc:
+            for g, _, _ in members:
+                g.kill(f"Ray node {info['host']}: {exc}")
+            continue
+        for (g, p, node_info), cpus in zip(members, cpu_sets, strict=True):
+            assign(g, p, node_info, cpus)
+            pipe = pipes[g.id]
+            pipe.same_host = node_info["host_key"] == here
+            pipe.pid = ray.get(pipe.actor.start.remote(g.spec.to_line()))
+
+
+def assign(g: GuestProcess, p: Placement, info: dict[str, Any], cpus: list[int]) -> None:
+    """The node's CPU ids and Ray's GPU ids go into the spec (the guest applies them) and the record."""
+    g.spec.vcpus, g.spec.gpus = cpus, list(info["gpus"])
+    p.vcpus, p.gpus, p.gpu_indices = cpus, list(info["gpus"]), [int(x) for x in info["gpus"] if x.isdigit()]
+    p.node = f"{info['host']} ({info['ip']})"
+    shared = f"{p.resources['GPU']:g} of GPU {','.join(info['gpus'])}" if p.resources.get("GPU") else ""
+    p.note = "; ".join(x for x in (p.note, f"Ray node {p.node}" + (f": {shared}" if shared else "")) if x)
+
+
+def shutdown() -> None:
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+

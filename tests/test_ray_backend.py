@@ -1,0 +1,216 @@
+"""backend=ray: guests as Ray actors on a real Ray cluster started here, bound to loopback only.
+
+The cluster declares one logical GPU, so vGPU-style fractional requests are
+exercised for real (Ray packs two M60-4Q guests, 0.5 GPU each, onto GPU 0)
+even on a host without one; the guests then train on the CPU.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from suites.profiles import ProfileConfig, ProfileKind
+from suites.runner import ray_guests
+
+from .conftest import REPO, SMOKE, bench_args, free_port, run_bench
+
+RAY = Path(sys.executable).with_name("ray")
+# Ray otherwise rewrites 127.0.0.1 to the host's LAN address; with this it stays a loopback-only cluster.
+LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+M60_4Q = ["profile=m60-4q", "profile.memory_MiB=2048"]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    port = free_port()
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's unix socket paths must fit 107 bytes
+    log = open(Path(temp) / "start.log", "w")  # open for as long as the cluster runs
+    proc = subprocess.Popen(
+        [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
+         f"--ray-client-server-port={free_port()}", f"--temp-dir={temp}", "--num-cpus=2", "--num-gpus=1",
+         "--memory=6000000000", "--object-store-memory=100000000", "--include-dashboard=false",
+         "--disable-usage-stats"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, **LOOPBACK_ENV})
+    deadline = time.monotonic() + 120
+    while "Ray runtime started" not in (Path(temp) / "start.log").read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail("ray start failed: " + (Path(temp) / "start.log").read_text()[-1500:])
+        time.sleep(0.5)
+    yield f"127.0.0.1:{port}", proc.pid
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    os.killpg(proc.pid, signal.SIGKILL)  # gcs_server and raylet share its process group
+    proc.wait(timeout=30)
+    log.close()
+
+
+def guest_processes() -> list[psutil.Process]:
+    """Guests started by a GuestAgent: their stderr is the agent's log (other tests' guests log elsewhere)."""
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        if "suites.guest" not in (p.info["cmdline"] or []):
+            continue
+        try:
+            if "/gmb-guest-" in os.readlink(f"/proc/{p.pid}/fd/2"):
+                out.append(p)
+        except OSError:
+            continue
+    return out
+
+
+def test_ray_cluster_listens_on_loopback_only(ray_cluster):
+    _, pgid = ray_cluster
+    members = [p for p in psutil.process_iter() if _pgid(p.pid) == pgid]
+    listening = [c.laddr for p in members for c in _conns(p) if c.status == psutil.CONN_LISTEN]
+    assert listening, "the Ray cluster should listen somewhere"
+    assert all(ipaddress.ip_address(a.ip.removeprefix("::ffff:")).is_loopback for a in listening), listening
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def _conns(p: psutil.Process) -> list:
+    try:
+        return p.net_connections(kind="inet")
+    except psutil.Error:
+        return []
+
+
+def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster):
+    address, _ = ray_cluster
+    mix = ("scenario.mix=[{workload:graphics-replay,guests:1,overrides:['workload.frames_per_test=10']},"
+           "{workload:mnist-torch,guests:1,overrides:['workload.train_limit=2048','workload.width=8']}]")
+    run = run_bench(tmp, "scenario=mixed-once", mix, *M60_4Q, "profile.vcpus=1", "progress=quiet", "backend=ray",
+                    f"ray.address={address}")
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    res = run.results
+    assert res["status"] == "ok" and len(res["guests"]) == 2
+    by_workload = {g["spec"]["workload"]: g for g in res["guests"]}
+    assert set(by_workload) == {"graphics-replay", "mnist-torch"}
+    for g in res["guests"]:
+        p = g["placement"]
+        assert p["resources"] == {"CPU": 1.0, "GPU": 0.5, "memory": 2048 * 1024 * 1024}
+        assert p["node"].endswith("(127.0.0.1)") and p["gpus"] == ["0"] and g["spec"]["gpus"] == ["0"]
+        assert "0.5 of GPU 0" in p["note"]
+        assert g["result"]["affinity"] == p["vcpus"]  # the guest applied the node-local CPUs it was given
+        assert g["sampled"]["cpu_pct.mean"] > 10 and g["sampled"]["rss_MiB.max"] > 50  # read on the node
+        log = (run.run_dir / f"{g['spec']['guest_id']}.log").read_text()
+        assert f"[guest {g['spec']['guest_id']} pid {g['result']['pid']}] training started" in log
+    assert {tuple(g["placement"]["vcpus"]) for g in res["guests"]} == {(0,), (1,)}
+    starts = [g["result"]["t_train_start"] for g in res["guests"]]
+    ends = [g["result"]["t_train_end"] for g in res["guests"]]
+    assert max(starts) < min(ends), "the two guests must train at the same time"
+    assert by_workload["graphics-replay"]["result"]["metrics"]["frames"] > 0
+    assert by_workload["mnist-torch"]["result"]["metrics"]["images"] > 0
+    assert "Ray node" in run.proc.stdout and "0.5 of GPU 0" in run.proc.stdout
+    assert not guest_processes()
+
+
+def test_more_guests_than_the_cluster_holds_is_one_line_before_any_start(tmp: Path, ray_cluster):
+    address, _ = ray_cluster
+    run = run_bench(tmp, *SMOKE, "scenario=concurrent", "profile=m60-8q", "profile.memory_MiB=2048", "backend=ray",
+                    f"ray.address={address}")
+    lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip() and "mlflow" not in ln.lower()]
+    assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr
+    assert "2 guest(s) of m60-8q need 2 GPU > 1 GPU in the Ray cluster" in lines[0]
+    assert not (run.run_dir / "results.json").exists()
+
+
+def test_no_cluster_at_the_address_is_one_line_within_seconds(tmp: Path):
+    t0 = time.monotonic()
+    run = run_bench(tmp, *SMOKE, "backend=ray", f"ray.address=127.0.0.1:{free_port()}")
+    assert run.proc.returncode == 2, run.proc.stderr
+    assert "nothing answers at 127.0.0.1" in run.proc.stderr.strip().splitlines()[-1]
+    assert time.monotonic() - t0 < 60  # Ray alone would retry a dead address for minutes
+
+
+def start_long_run(tmp: Path, address: str) -> tuple[subprocess.Popen, Path]:
+    """A 2-guest Ray run that trains for minutes; returns once both guests are past the barrier."""
+    args, run_dir, _ = bench_args(tmp, *SMOKE, "scenario=concurrent", *M60_4Q, "workload.epochs=500",
+                                  "workload.max_steps=null", "backend=ray", f"ray.address={address}")
+    runner = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
+    deadline = time.monotonic() + 180
+    while not (len(guests := guest_processes()) == 2 and all("training started" in node_log(p) for p in guests)):
+        assert time.monotonic() < deadline and runner.poll() is None, "both guests should train under Ray actors"
+        time.sleep(0.5)
+    return runner, run_dir
+
+
+def node_log(p: psutil.Process) -> str:
+    """The guest's log where its agent keeps it (the runner gets a copy when the guest ends)."""
+    try:
+        return Path(os.readlink(f"/proc/{p.pid}/fd/2")).read_text()
+    except OSError:
+        return ""
+
+
+def wait_until_no_guest(timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while guest_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not guest_processes()
+
+
+def test_sigterm_stops_ray_guests_and_records_the_interruption(tmp: Path, ray_cluster):
+    address, _ = ray_cluster
+    runner, run_dir = start_long_run(tmp, address)
+    runner.send_signal(signal.SIGTERM)  # ray.init must not have replaced the runner's handler
+    out, _ = runner.communicate(timeout=120)
+    assert runner.returncode == 130, out[-2000:]
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["status"] == "interrupted"
+    assert all(g["result"]["error"] == "interrupted (Ctrl-C)" for g in res["guests"])
+    wait_until_no_guest()
+
+
+def test_killing_the_runner_leaves_no_guest_behind(tmp: Path, ray_cluster):
+    address, _ = ray_cluster
+    runner, _ = start_long_run(tmp, address)
+    assert all(p.ppid() != runner.pid for p in guest_processes())  # Ray's workers started them, not the runner
+    runner.kill()  # SIGKILL: no cleanup code runs; Ray ends the actors of a dead driver, the guests die with them
+    runner.communicate()
+    wait_until_no_guest()
+
+
+@pytest.mark.parametrize(("kind", "gpus", "per_gpu", "cluster_gpus", "want_gpu", "note"), [
+    ("vgpu", 1, 8, 4, 0.125, ""),
+    ("vgpu", 1, 3, 1, 0.3333, ""),  # rounded down, so three fit on one GPU
+    ("passthrough", 2, 1, 4, 2.0, ""),
+    ("cpu", 0, 1, 4, None, ""),
+    ("vgpu", 1, 2, 0, None, "no GPU in the Ray cluster"),
+])
+def test_ray_requests_whole_or_fractional_gpus(kind, gpus, per_gpu, cluster_gpus, want_gpu, note):
+    profile = ProfileConfig(name="p", kind=ProfileKind(kind), gpus=gpus, max_per_gpu=per_gpu, vcpus=3,
+                            memory_MiB=1024, framebuffer_MiB=1024 if kind == "vgpu" else None)
+    res, why = ray_guests.request(profile, cluster_gpus, overcommit=False)
+    assert res.get("GPU") == want_gpu and res["CPU"] == 3.0 and res["memory"] == 1024 * 1024 * 1024
+    assert note in why
+    assert 3 * res.get("GPU", 0) <= 1.0 or per_gpu != 3
+
+
+@pytest.mark.parametrize(("address", "expected"), [
+    ("10.0.0.5:6379", ("10.0.0.5", 6379)), ("ray://head.example:10001", ("head.example", 10001)),
+    ("auto", (None, 0)), ("[::1]:6379", ("::1", 6379))])
+def test_ray_address_forms(address, expected):
+    assert ray_guests.gcs_endpoint(address) == expected
+
