@@ -214,3 +214,16 @@ def test_ray_requests_whole_or_fractional_gpus(kind, gpus, per_gpu, cluster_gpus
 def test_ray_address_forms(address, expected):
     assert ray_guests.gcs_endpoint(address) == expected
 
+
+
+def test_node_running_other_code_is_named_in_the_placement():
+    from suites.guest.protocol import GuestSpec
+    from suites.runner.guests import GuestProcess
+    from suites.runner.placement import Placement
+
+    spec = GuestSpec("g0", "m60-4q", "mnist-torch", {}, {}, [], [], 4096, 2048)
+    p = Placement("g0", [], [], [], resources={"CPU": 1.0, "GPU": 0.5})
+    info = {"host": "node7", "ip": "10.0.0.7", "gpus": ["3"], "suite_sha": "0123abc"}
+    ray_guests.assign(GuestProcess(spec, Path("/dev/null")), p, info, [4])
+    assert (spec.vcpus, spec.gpus, p.gpu_indices) == ([4], ["3"], [3])
+    assert p.note.startswith("Ray node node7 (10.0.0.7): 0.5 of GPU 3; suite 0123abc there, ")

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from gpu_probe import procfs, vocab
+from gpu_probe.inventory import git_sha
 from gpu_probe.sampler import NAN, RemoteUsage, _ProcessTree
 from suites.errors import ConfigError, PlacementError, require
 from suites.guest.protocol import GuestSpec, parse_event
-from suites.runner.guests import GuestPipe, GuestProcess
+from suites.runner.guests import REPO_ROOT, GuestPipe, GuestProcess
 from suites.runner.placement import Placement, place_cpus
 
 LOG_LIMIT = 5 * 1024 * 1024  # bytes of a guest log brought back to the run directory
@@ -40,7 +41,7 @@ class RayConfig:
     address: str = "auto"
     namespace: str = "gpu-mixed-bench"
     # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
-    # every node already has this suite installed (same version: the git SHA is recorded per guest).
+    # every node already has this suite installed (a node whose git SHA differs says so in the placement note).
     working_dir: Optional[str] = None
     excludes: list[str] = field(default_factory=lambda: [".git", ".venv", "outputs", "multirun", "data"])
 
@@ -189,7 +190,7 @@ class GuestAgent:
         ctx = ray.get_runtime_context()
         return {"node_id": ctx.get_node_id(), "host": socket.gethostname(), "ip": ray.util.get_node_ip_address(),
                 "cpus": sorted(os.sched_getaffinity(0)), "gpus": [str(g) for g in ctx.get_accelerator_ids().get(
-                    "GPU", [])], "host_key": host_key()}
+                    "GPU", [])], "host_key": host_key(), "suite_sha": git_sha(REPO_ROOT)}
 
     def start(self, spec_line: str) -> int:
         pid = self.pipe.start(GuestSpec.from_line(spec_line), keep_lines=True)
@@ -288,6 +289,9 @@ class RemotePipe:
         if self._killed:
             return
         self._killed = True
+        if self.pid is None:  # never placed or never started: no guest, no log
+            ray.kill(self.actor, no_restart=True)
+            return
         try:
             self.log_path.write_text(ray.get(self.actor.finish.remote(), timeout=30))
         except Exception as exc:  # a lost actor has no log to give; its guest died with it
@@ -360,7 +364,9 @@ def assign(g: GuestProcess, p: Placement, info: dict[str, Any], cpus: list[int])
     p.vcpus, p.gpus, p.gpu_indices = cpus, list(info["gpus"]), [int(x) for x in info["gpus"] if x.isdigit()]
     p.node = f"{info['host']} ({info['ip']})"
     shared = f"{p.resources['GPU']:g} of GPU {','.join(info['gpus'])}" if p.resources.get("GPU") else ""
-    p.note = "; ".join(x for x in (p.note, f"Ray node {p.node}" + (f": {shared}" if shared else "")) if x)
+    mine = git_sha(REPO_ROOT)  # the same code on both ends, or the record says which ran there
+    other = f"suite {info['suite_sha']} there, {mine} here" if info["suite_sha"] != mine else ""
+    p.note = "; ".join(x for x in (p.note, f"Ray node {p.node}" + (f": {shared}" if shared else ""), other) if x)
 
 
 def shutdown() -> None:
