@@ -33,6 +33,10 @@ M60_4Q = ["profile=m60-4q", "profile.memory_MiB=2048"]
 
 @pytest.fixture(scope="module")
 def ray_cluster():
+    # The cluster and every runner here agree on no token auth, even where ~/.ray/auth_token exists (Ray turns
+    # token auth on for whoever finds that file; a cluster started before it appeared then refuses them).
+    saved = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     port = free_port()
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's unix socket paths must fit 107 bytes
     log = open(Path(temp) / "start.log", "w")  # open for as long as the cluster runs
@@ -57,6 +61,10 @@ def ray_cluster():
     os.killpg(proc.pid, signal.SIGKILL)  # gcs_server and raylet share its process group
     proc.wait(timeout=30)
     log.close()
+    if saved is None:
+        os.environ.pop("RAY_AUTH_MODE", None)
+    else:
+        os.environ["RAY_AUTH_MODE"] = saved
 
 
 def guest_processes() -> list[psutil.Process]:
@@ -123,6 +131,19 @@ def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster
     assert by_workload["mnist-torch"]["result"]["metrics"]["images"] > 0
     assert "Ray node" in run.proc.stdout and "0.5 of GPU 0" in run.proc.stdout
     assert not guest_processes()
+
+
+def test_every_phase_of_a_comparison_runs_on_the_given_cluster(tmp: Path, ray_cluster):
+    """Each phase leaves Ray when it ends; the next must join ray.address again, not a private local Ray."""
+    address, _ = ray_cluster
+    phases = ("scenario.phases=[{label:cpu,overrides:['profile=cpu']},"
+              "{label:1-gpu,overrides:['profile=passthrough-1gpu']}]")
+    run = run_bench(tmp, *SMOKE, "scenario=gpu-vs-cpu", phases, "scenario.baseline=cpu", "profile.memory_MiB=2048",
+                    "scenario.start_timeout_s=40", "backend=ray", f"ray.address={address}")
+    assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
+    gpu = json.loads((run.run_dir / "1-gpu" / "results.json").read_text())["guests"][0]
+    assert gpu["result"]["status"] == "ok"  # a private local Ray has no GPU: this guest could not be placed there
+    assert gpu["placement"]["gpus"] == ["0"] and "1 of GPU 0" in gpu["placement"]["note"]
 
 
 def test_more_guests_than_the_cluster_holds_is_one_line_before_any_start(tmp: Path, ray_cluster):
@@ -224,6 +245,6 @@ def test_node_running_other_code_is_named_in_the_placement():
     spec = GuestSpec("g0", "m60-4q", "mnist-torch", {}, {}, [], [], 4096, 2048)
     p = Placement("g0", [], [], [], resources={"CPU": 1.0, "GPU": 0.5})
     info = {"host": "node7", "ip": "10.0.0.7", "gpus": ["3"], "suite_sha": "0123abc"}
-    ray_guests.assign(GuestProcess(spec, Path("/dev/null")), p, info, [4])
+    ray_guests.assign(GuestProcess(spec, Path("/dev/null")), p, info, [4], "4567def")
     assert (spec.vcpus, spec.gpus, p.gpu_indices) == ([4], ["3"], [3])
-    assert p.note.startswith("Ray node node7 (10.0.0.7): 0.5 of GPU 3; suite 0123abc there, ")
+    assert p.note == "Ray node node7 (10.0.0.7): 0.5 of GPU 3; suite 0123abc there, 4567def here"

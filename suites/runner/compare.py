@@ -183,8 +183,7 @@ def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, o
             raise type(exc)(f"phase {p.label}: {exc}") from exc
     tracker = open_tracker(cfg)
     name = cfg.scenario.name
-    comparison = tracker.start(f"{name}-{run_dir.name}", {"bench.role": "comparison", "bench.scenario": name,
-                                                         "bench.kind": cfg.scenario.kind}) if tracker else None
+    comparison = start_comparison_run(tracker, cfg, run_dir) if tracker else None
     rows, worst = [], 0
     for phase, pcfg, pdcfg, planned in phases:
         out.print(f"phase {phase.label}: {' '.join(phase.overrides) or '(as given)'}", markup=False)
@@ -208,30 +207,35 @@ def run_comparison(cfg: BenchConfig, base_overrides: list[str], run_dir: Path, o
     out.print(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}", markup=False)
     derived = study.results() if study is not None else {}
     if tracker and comparison:
-        record_or_fall_back(tracker, comparison, fallback, cfg, (rows, derived, study, run_dir, out, worst))
+        record_or_fall_back(tracker, comparison, fallback, cfg, run_dir, out,
+                            lambda t, run_id: record_comparison(t, run_id, cfg, rows, derived, study, run_dir, out,
+                                                                worst))
     return worst
 
 
-def record_or_fall_back(tracker: Any, comparison: str, fallback: Any, cfg: BenchConfig, what: tuple) -> None:
-    """The comparison run on ``tracker``; if that store died, a run in the fallback store that completes it.
+def record_or_fall_back(tracker: Any, comparison: str, fallback: Any, cfg: BenchConfig, run_dir: Path, out: Any,
+                        record: Any) -> None:
+    """``record(tracker, comparison)``; if that store died, ``record`` a run in the fallback store that completes it.
 
     ``bench.completes`` names the half-written run, so ``suites.runner.sync``
     fills that run in (and nests the phases under it) instead of copying a twin.
     """
     from suites.config import one_line
 
-    out = what[4]
     try:
-        record_comparison(tracker, comparison, cfg, *what)
+        record(tracker, comparison)
         return
     except Exception as exc:  # the phases are recorded (or in the fallback store); never crash at the end
         local = fallback(cfg, tracker.uri, exc) if fallback is not None and not tracker.fallback_for else None
         if local is None:
             out.print(f"warning: comparison run not completed in MLflow ({one_line(exc)}); "
-                      f"table and plot are in {what[3]}", markup=False)
+                      f"table and plot are in {run_dir}", markup=False)
             return
+    record(local, start_comparison_run(local, cfg, run_dir, {"bench.completes": comparison,
+                                                             "bench.fallback_for": tracker.uri}))
+
+
+def start_comparison_run(tracker: Any, cfg: BenchConfig, run_dir: Path, extra: dict[str, str] | None = None) -> str:
     name = cfg.scenario.name
-    mirror = local.start(f"{name}-{what[3].name}", {"bench.role": "comparison", "bench.scenario": name,
-                                                   "bench.kind": cfg.scenario.kind, "bench.completes": comparison,
-                                                   "bench.fallback_for": tracker.uri})
-    record_comparison(local, mirror, cfg, *what)
+    return tracker.start(f"{name}-{run_dir.name}", {"bench.role": "comparison", "bench.scenario": name,
+                                                   "bench.kind": cfg.scenario.kind, **(extra or {})})

@@ -125,11 +125,14 @@ def place_guests(cfg: BenchConfig, n: int, inv: Inventory, base_dir: Path) -> li
 
 
 def start_guests(specs: list[GuestSpec], placements: list[Placement], cfg: BenchConfig, log_dir: Path,
-                 guests: list[GuestProcess]) -> None:
+                 base_dir: Path, guests: list[GuestProcess]) -> None:
     """Start every guest process (filling ``guests`` as they exist, so an interrupt can stop them)."""
     if cfg.backend is Backend.ray:
         from suites.runner import ray_guests
 
+        # Joined at plan time, but a comparison's earlier phase has left again; without this Ray would
+        # silently start a private local instance for the next phase instead of using ray.address.
+        ray_guests.connect(cfg.ray, base_dir)
         guests += ray_guests.make_guests(specs, placements, log_dir)
         ray_guests.start(guests, placements, cfg.profile.vcpus, cfg.scenario.cpu_overcommit,
                          cfg.scenario.start_timeout_s)
@@ -176,15 +179,14 @@ def supervise(guests: list[GuestProcess], view: ProgressView, timeout_s: float) 
 
 
 def run_guests(specs: list[GuestSpec], placements: list[Placement], cfg: BenchConfig, sampler: Sampler,
-               log_dir: Path) -> tuple[
-        list[GuestProcess], float | None, float | None, bool]:
+               log_dir: Path, base_dir: Path) -> tuple[list[GuestProcess], float | None, float | None, bool]:
     """Start all guests, release them together, supervise; (guests, t_release, t_end, interrupted)."""
     guests: list[GuestProcess] = []
     t_release = t_end = None
     interrupted = False
     try:
         with ProgressView(cfg.progress.value) as view:
-            start_guests(specs, placements, cfg, log_dir, guests)
+            start_guests(specs, placements, cfg, log_dir, base_dir, guests)
             for g in guests:
                 g.watch(sampler)
             wait_at_barrier(guests, view, cfg.scenario.start_timeout_s)
@@ -243,7 +245,7 @@ def execute(cfg: BenchConfig, base_dir: Path, run_dir: Path, config_yaml: str,
     (run_dir / "inventory.json").write_text(json.dumps(inv.as_dict(), indent=2, default=str))
     sampler = Sampler(cfg.sampler.rate_hz)
     with sampler:
-        guests, t_release, t_end, interrupted = run_guests(specs, placements, cfg, sampler, run_dir)
+        guests, t_release, t_end, interrupted = run_guests(specs, placements, cfg, sampler, run_dir, base_dir)
     outcome = outcome_of(guests, placements, sampler, t_release, t_end, interrupted, inv, data)
     record.write_local(outcome, run_dir)  # before MLflow: results survive a tracking failure
     return outcome

@@ -335,20 +335,18 @@ def start(guests: list[GuestProcess], placements: list[Placement], vcpus: int, o
     """Wait until Ray has placed every actor, give each node's guests disjoint CPUs there, start them."""
     import ray
 
-    pipes = {g.id: g.pipe for g in guests if isinstance(g.pipe, RemotePipe)}
     print(f"ray: waiting for the cluster to place {len(guests)} guest actor(s)", file=sys.stderr, flush=True)
-    refs = {pipes[g.id].actor.node.remote(): g for g in guests}
+    refs = {remote(g).actor.node.remote(): (g, p) for g, p in zip(guests, placements, strict=True)}
     ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s)
     free = describe(ray.available_resources())
     nodes: dict[str, list[tuple[GuestProcess, Placement, dict[str, Any]]]] = {}
-    for ref, g in refs.items():
-        p = next(p for p in placements if p.guest_id == g.id)
+    for ref, (g, p) in refs.items():
         if ref not in ready:
             g.kill(f"Ray did not place it within {timeout_s:.0f} s: needs {describe(p.resources)}, free {free}")
             continue
         info = ray.get(ref)
         nodes.setdefault(info["node_id"], []).append((g, p, info))
-    here = host_key()
+    here, mine = host_key(), git_sha(REPO_ROOT)
     for members in nodes.values():
         info = members[0][2]
         try:
@@ -358,20 +356,25 @@ def start(guests: list[GuestProcess], placements: list[Placement], vcpus: int, o
                 g.kill(f"Ray node {info['host']}: {exc}")
             continue
         for (g, p, node_info), cpus in zip(members, cpu_sets, strict=True):
-            assign(g, p, node_info, cpus)
-            pipe = pipes[g.id]
+            assign(g, p, node_info, cpus, mine)
+            pipe = remote(g)
             pipe.same_host = node_info["host_key"] == here
             pipe.pid = ray.get(pipe.actor.start.remote(g.spec.to_line()))
 
 
-def assign(g: GuestProcess, p: Placement, info: dict[str, Any], cpus: list[int]) -> None:
+def remote(g: GuestProcess) -> RemotePipe:
+    assert isinstance(g.pipe, RemotePipe), "the Ray backend starts only guests it made (make_guests)"
+    return g.pipe
+
+
+def assign(g: GuestProcess, p: Placement, info: dict[str, Any], cpus: list[int], suite_sha: str) -> None:
     """The node's CPU ids and Ray's GPU ids go into the spec (the guest applies them) and the record."""
     g.spec.vcpus, g.spec.gpus = cpus, list(info["gpus"])
     p.vcpus, p.gpus, p.gpu_indices = cpus, list(info["gpus"]), [int(x) for x in info["gpus"] if x.isdigit()]
     p.node = f"{info['host']} ({info['ip']})"
     shared = f"{p.resources['GPU']:g} of GPU {','.join(info['gpus'])}" if p.resources.get("GPU") else ""
-    mine = git_sha(REPO_ROOT)  # the same code on both ends, or the record says which ran there
-    other = f"suite {info['suite_sha']} there, {mine} here" if info["suite_sha"] != mine else ""
+    # the same code on both ends, or the record says which ran there
+    other = f"suite {info['suite_sha']} there, {suite_sha} here" if info["suite_sha"] != suite_sha else ""
     p.note = "; ".join(x for x in (p.note, f"Ray node {p.node}" + (f": {shared}" if shared else ""), other) if x)
 
 
