@@ -45,15 +45,16 @@ setup-system:
 	    --no-install-recommends $$missing >/dev/null; fi
 
 bench: setup setup-system
-	$(PY) -m suites.bench $(OVERRIDES)
+	$(PY) -m suites.app.bench $(OVERRIDES)
 
-# The mixed-workload study's report from the MLflow store (latest mixed and consolidation runs).
+# The mixed-workload study's report from the MLflow store (latest mixed and consolidation runs; the store and
+# experiment defaults are suites/config/schema.py's, like every CLI's).
 report: setup
-	$(PY) -m suites.runner.study_report --tracking-uri sqlite:///outputs/mlflow.db --out outputs/report $(ARGS)
+	$(PY) -m suites.app.report $(ARGS)
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
 bench-ml: setup
-	$(PY) -m suites.bench_ml $(ARGS)
+	$(PY) -m suites.app.bench_ml $(ARGS)
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup
@@ -67,7 +68,8 @@ lint: setup
 
 ui: setup
 	@mkdir -p outputs
-	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///outputs/mlflow.db --host 127.0.0.1 --port $(PORT)
+	$(VENV)/bin/mlflow ui --backend-store-uri "$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')" \
+	  --host 127.0.0.1 --port $(PORT)
 
 clean:
 	rm -rf outputs multirun .pytest_cache .ruff_cache

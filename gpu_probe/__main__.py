@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpu_probe import inventory
+from gpu_probe import inventory, probe
 from gpu_probe.nvml import Nvml
 from gpu_probe.sampler import Sampler
 from gpu_probe.trace import RecordingNvml, ReplayNvml, TraceError
@@ -57,8 +57,6 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from gpu_probe import probe
-
     result = probe.run(device=args.device, size_MiB=args.size_mib)
     print(json.dumps(result, indent=2))
     return 0 if result["status"] in ("ok", "skipped") else 1

@@ -8,8 +8,10 @@ so a slow tracking server can never stall or skew sampling.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
@@ -22,7 +24,7 @@ AGGREGATES = ("mean", "p95", "max")
 NAN = float("nan")  # a guest reading that does not exist (gone, not yet measured)
 
 
-class _ProcessTree:
+class ProcessTree:
     """CPU % and RSS of a guest's root process and all its descendants.
 
     Finding descendants means reading every /proc/<pid>/stat, so membership
@@ -110,7 +112,7 @@ class Sampler:
         self.errors = 0
         self.t0 = 0.0
         self.t_end = 0.0
-        self._guests: dict[str, _ProcessTree] = {}
+        self._guests: dict[str, ProcessTree | RemoteUsage] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -127,7 +129,7 @@ class Sampler:
     def watch(self, guest_id: str, pid: int) -> None:
         """Follow a guest's process tree from now on (thread-safe)."""
         try:
-            tree = _ProcessTree(pid)
+            tree = ProcessTree(pid)
         except OSError:  # already gone
             return
         with self._lock:
@@ -137,7 +139,7 @@ class Sampler:
     def watch_source(self, guest_id: str, source: RemoteUsage) -> None:
         """Take a guest's readings from ``source`` (a guest on another node) instead of /proc."""
         with self._lock:
-            self._guests[guest_id] = source  # type: ignore[assignment]
+            self._guests[guest_id] = source
 
     # -- lifecycle --------------------------------------------------------------
     def prepare(self) -> "Sampler":
@@ -205,12 +207,12 @@ class Sampler:
             row[vocab.guest_key(gid, vocab.GUEST_RSS)] = rss
         for i in range(self._gpu_count):
             for key, value in self.nvml.sample(i).items():
-                row[f"gpu{i}.{key}"] = as_float(value)
-            events = row[f"gpu{i}.{vocab.CLOCK_EVENTS.key}"]
+                row[vocab.gpu_key(i, key)] = as_float(value)
+            events = row[vocab.gpu_key(i, vocab.CLOCK_EVENTS)]
             if events == events:  # not NaN
                 self._clock_events[i] = self._clock_events.get(i, 0) | int(events)
         for i in self._vgpu_hosts:
-            row.update({f"gpu{i}.{k}": v for k, v in self._vgpu_util.read(i).items()})
+            row.update({vocab.gpu_key(i, k): v for k, v in self._vgpu_util.read(i).items()})
         if self._gpu_count and guests:
             self._per_guest_gpu(row, guest_pids)
         return row
@@ -230,7 +232,7 @@ class Sampler:
 
     def clock_events_seen(self) -> dict[str, list[str]]:
         """Every clock event reason any sample saw, per GPU, by name."""
-        return {f"gpu{i}": decode_clock_events(mask) for i, mask in sorted(self._clock_events.items())}
+        return {vocab.gpu_key(i): decode_clock_events(mask) for i, mask in sorted(self._clock_events.items())}
 
     @property
     def cpu_pct(self) -> float:
@@ -247,25 +249,77 @@ class Sampler:
         return (len(self.rows) - 1) / span if span > 0 else 0.0
 
     def columns(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for row in self.rows:
-            seen.update(dict.fromkeys(row))
-        return list(seen)
+        return columns(self.rows)
 
     def aggregate(self, prefix: str = "") -> dict[str, float]:
-        """``<column>.mean|p95|max`` for every column that starts with ``prefix``.
+        """``<column>.mean|p95|max`` of the rows so far (see :func:`aggregate`)."""
+        return aggregate(self.rows, prefix)
 
-        The prefix is stripped, so ``aggregate("g0.")`` gives ``cpu_pct.mean``.
-        """
-        out: dict[str, float] = {}
-        for col in self.columns():
-            if col == "t_s" or not col.startswith(prefix):
-                continue
-            if col.endswith(vocab.CLOCK_EVENTS.key):
-                continue  # a bitmask has no mean
-            s = summarize(as_float(r.get(col, NA)) for r in self.rows)
-            if s.n == 0:
-                continue
-            name = col[len(prefix):]
-            out.update({f"{name}.{agg}": getattr(s, agg) for agg in AGGREGATES})
+    def snapshot(self) -> "SampleSet":
+        """What was sampled, as plain data (no thread, no NVML handle): for records and reports."""
+        return SampleSet(rows=list(self.rows), t0=self.t0, rate_hz=self.rate_hz, achieved_hz=self.achieved_rate_hz,
+                         errors=self.errors, cpu_pct=self.cpu_pct, clock_events=self.clock_events_seen())
+
+
+@dataclass
+class SampleSet:
+    """A finished sampling: the rows and what the sampler knew about itself."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    t0: float = 0.0  # epoch seconds of the first sample period
+    rate_hz: float = 0.0  # requested
+    achieved_hz: float = 0.0
+    errors: int = 0
+    cpu_pct: float = 0.0  # the sampler's own cost, 100 = one core
+    clock_events: dict[str, list[str]] = field(default_factory=dict)  # clock event reasons seen per GPU
+
+    def aggregate(self, prefix: str = "") -> dict[str, float]:
+        return aggregate(self.rows, prefix)
+
+    def host_metrics(self) -> dict[str, float]:
+        """Host and GPU aggregates, the sampler's rate and cost, and GPU energy where power was readable."""
+        out = {k: v for k, v in self.aggregate().items() if k.startswith(("host_", "gpu"))}
+        out[vocab.SAMPLE_RATE.key] = self.achieved_hz
+        out[vocab.SAMPLER_CPU.key] = self.cpu_pct
+        energy = energy_J(self.rows)
+        if not math.isnan(energy):
+            out[vocab.ENERGY.key] = energy
         return out
+
+
+def columns(rows: list[dict[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for row in rows:
+        seen.update(dict.fromkeys(row))
+    return list(seen)
+
+
+def aggregate(rows: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
+    """``<column>.mean|p95|max`` for every column that starts with ``prefix``.
+
+    The prefix is stripped, so ``aggregate(rows, "g0.")`` gives ``cpu_pct.mean``.
+    """
+    out: dict[str, float] = {}
+    for col in columns(rows):
+        if col == "t_s" or not col.startswith(prefix):
+            continue
+        if col.endswith(vocab.CLOCK_EVENTS.key):
+            continue  # a bitmask has no mean
+        s = summarize(as_float(r.get(col, NA)) for r in rows)
+        if s.n == 0:
+            continue
+        name = col[len(prefix):]
+        out.update({f"{name}.{agg}": getattr(s, agg) for agg in AGGREGATES})
+    return out
+
+
+def energy_J(rows: list[dict[str, Any]]) -> float:
+    """Trapezoid integral of every GPU's board power over the samples (NaN without power readings)."""
+    cols = sorted({k for r in rows for k in r if k.startswith("gpu") and k.endswith(vocab.POWER.key)})
+    total, seen = 0.0, False
+    for col in cols:
+        pts = [(r["t_s"], r[col]) for r in rows if isinstance(r.get(col), (int, float)) and not math.isnan(r[col])]
+        for (t0, p0), (t1, p1) in zip(pts, pts[1:], strict=False):
+            total += (t1 - t0) * (p0 + p1) / 2
+            seen = True
+    return total if seen else math.nan

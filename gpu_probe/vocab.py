@@ -67,9 +67,17 @@ SAMPLER_CPU = Metric("sampler_cpu_pct", "%", "CPU time of the sampler thread, 10
 NO_GPU = "no GPU"
 
 
-def gpu_key(index: int, metric: Metric) -> str:
-    """Column/metric name for one GPU, e.g. ``gpu0.util_pct``."""
-    return f"gpu{index}.{metric.key}"
+def gpu_key(index: int, metric: Metric | str | None = None) -> str:
+    """Column/metric name for one GPU, e.g. ``gpu0.util_pct``; ``gpu0`` alone without a metric."""
+    if metric is None:
+        return f"gpu{index}"
+    return f"gpu{index}.{metric.key if isinstance(metric, Metric) else metric}"
+
+
+def is_gpu_key(key: str, metric: Metric, stat: str | None = None) -> bool:
+    """Whether ``key`` is ``metric`` (with ``.stat``) of some GPU: ``gpu3.util_pct.mean``."""
+    head, _, rest = key.partition(".")
+    return head[:3] == "gpu" and head[3:].isdigit() and rest == (f"{metric.key}.{stat}" if stat else metric.key)
 
 
 def scoped_key(scope: str, metric: Metric, stat: str | None = None) -> str:

@@ -25,3 +25,8 @@ def require(condition: bool, key: str, message: str) -> None:
     """Raise ConfigError naming the offending key when ``condition`` is false."""
     if not condition:
         raise ConfigError(f"{key}: {message}")
+
+
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception as one line: its message's first line, else its type's name."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:limit]

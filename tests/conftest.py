@@ -38,7 +38,7 @@ class BenchRun:
 def bench_args(tmp: Path, *overrides: str) -> tuple[list[str], Path, str]:
     run_dir = tmp / "run"
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
-    args = [sys.executable, "-m", "suites.bench", *overrides, f"tracking_uri={uri}",
+    args = [sys.executable, "-m", "suites.app.bench", *overrides, f"tracking_uri={uri}",
             f"artifact_dir={tmp / 'artifacts'}", f"data.cache_dir={tmp / 'data'}",
             f"hydra.run.dir={run_dir}"]
     return args, run_dir, uri

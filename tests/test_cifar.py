@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suites.data import DataConfig, cifar
+from suites.data import cifar
+from suites.data.config import DataConfig
 from suites.errors import DataError
 from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from suites.runner.compare import PhaseRow, compose_phase, normalise
-from suites.scenario import PhaseConfig
+from suites.config.compose import compose_phase
+from suites.config.scenario import PhaseConfig
+from suites.run.compare import PhaseRow, normalise
 
 from .conftest import SMOKE, run_bench
 from .test_bench_e2e import runs_of

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from suites.config import BenchConfig, load
-from suites.profiles import ProfileKind
+from suites.config.profiles import ProfileKind
+from suites.config.schema import BenchConfig, load, register_configs
 
 from .conftest import REPO, run_bench
 
@@ -55,6 +55,7 @@ def test_bad_override_is_one_line_and_starts_nothing(tmp: Path, name: str):
 
 
 def compose_config(*overrides: str) -> BenchConfig:
+    register_configs()
     with initialize_config_dir(config_dir=str(REPO / "configs"), version_base="1.3"):
         return load(compose("config", overrides=list(overrides)))
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suites.data import DataConfig
+from suites.data.config import DataConfig
 from suites.data.mnist import check_idx, resolve_mnist, synthesize_mnist, write_idx
 from suites.errors import DataError
 

@@ -7,7 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from suites.runner import sync
+from suites.app import sync
+from suites.record.sync import import_runs
 
 from .conftest import REPO, SMOKE, bench_args, free_port, start_server, stop
 
@@ -38,7 +39,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
         if bench.poll() is None:
             bench.kill()
     assert bench.returncode == 0, err[-2000:]
-    assert "unreachable" in out and "recording to the fallback store" in out and "suites.runner.sync" in out, out
+    assert "unreachable" in out and "recording to the fallback store" in out and "suites.app.sync" in out, out
     local = MlflowClient(fallback)
     exp = local.get_experiment_by_name("gpu-mixed-bench")
     runs = local.search_runs([exp.experiment_id])
@@ -59,7 +60,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
         assert rguest.data.metrics["images_per_sec"] == guest.data.metrics["images_per_sec"]
         assert rscenario.data.params == scenario.data.params
         assert {f.path for f in remote.list_artifacts(rscenario.info.run_id)} >= {"results.json", "samples.csv"}
-        assert sync.import_runs(fallback, server_uri) == []  # a second import copies nothing
+        assert import_runs(fallback, server_uri) == []  # a second import copies nothing
         assert len(remote.search_runs([rexp.experiment_id])) == len(rruns)
     finally:
         stop(server)

@@ -3,9 +3,12 @@
 import pytest
 
 from gpu_probe.inventory import Inventory
+from suites.backends.placement import gpu_capacity, mps_share
+from suites.backends.placement import place_on_host as place
+from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.errors import PlacementError
-from suites.profiles import ProfileConfig, ProfileKind, family
-from suites.runner.placement import gpu_capacity, place
+from suites.guest.protocol import GuestSpec
+from suites.guest.setup import apply_resources
 
 from .conftest import REPO
 from .test_config_errors import compose_config
@@ -120,8 +123,6 @@ def test_guest_memory_must_fit_the_host():
 
 
 def test_mps_share_applies_only_where_a_daemon_already_runs(tmp_path, monkeypatch):
-    from suites.runner.placement import mps_share
-
     prof = compose_config("profile=h100-20c", "profile.mps_share_pct=25", "profile.vcpus=1",
                           "profile.memory_MiB=1024").profile
     env, note = mps_share(prof, tmp_path)
@@ -138,9 +139,6 @@ def test_mps_share_applies_only_where_a_daemon_already_runs(tmp_path, monkeypatc
 
 def test_guest_applies_the_placement_environment(monkeypatch):
     import os
-
-    from suites.guest.__main__ import apply_resources
-    from suites.guest.protocol import GuestSpec
 
     monkeypatch.setattr(os, "environ", dict(os.environ))
     spec = GuestSpec("g0", "h100-20c", "mnist-torch", {}, {}, [], ["GPU-0"], 20480, 1024,

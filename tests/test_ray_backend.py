@@ -20,8 +20,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from suites.profiles import ProfileConfig, ProfileKind
-from suites.runner import ray_guests
+from suites.backends import ray as ray_backend
+from suites.backends.handle import GuestHandle
+from suites.backends.placement import Placement
+from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.guest.protocol import GuestSpec
 
 from .conftest import REPO, SMOKE, bench_args, free_port, run_bench
 
@@ -223,7 +226,7 @@ def test_killing_the_runner_leaves_no_guest_behind(tmp: Path, ray_cluster):
 def test_ray_requests_whole_or_fractional_gpus(kind, gpus, per_gpu, cluster_gpus, want_gpu, note):
     profile = ProfileConfig(name="p", kind=ProfileKind(kind), gpus=gpus, max_per_gpu=per_gpu, vcpus=3,
                             memory_MiB=1024, framebuffer_MiB=1024 if kind == "vgpu" else None)
-    res, why = ray_guests.request(profile, cluster_gpus, overcommit=False)
+    res, why = ray_backend.request(profile, cluster_gpus, overcommit=False)
     assert res.get("GPU") == want_gpu and res["CPU"] == 3.0 and res["memory"] == 1024 * 1024 * 1024
     assert note in why
     assert 3 * res.get("GPU", 0) <= 1.0 or per_gpu != 3
@@ -233,18 +236,14 @@ def test_ray_requests_whole_or_fractional_gpus(kind, gpus, per_gpu, cluster_gpus
     ("10.0.0.5:6379", ("10.0.0.5", 6379)), ("ray://head.example:10001", ("head.example", 10001)),
     ("auto", (None, 0)), ("[::1]:6379", ("::1", 6379))])
 def test_ray_address_forms(address, expected):
-    assert ray_guests.gcs_endpoint(address) == expected
+    assert ray_backend.gcs_endpoint(address) == expected
 
 
 
 def test_node_running_other_code_is_named_in_the_placement():
-    from suites.guest.protocol import GuestSpec
-    from suites.runner.guests import GuestProcess
-    from suites.runner.placement import Placement
-
     spec = GuestSpec("g0", "m60-4q", "mnist-torch", {}, {}, [], [], 4096, 2048)
     p = Placement("g0", [], [], [], resources={"CPU": 1.0, "GPU": 0.5})
     info = {"host": "node7", "ip": "10.0.0.7", "gpus": ["3"], "suite_sha": "0123abc"}
-    ray_guests.assign(GuestProcess(spec, Path("/dev/null")), p, info, [4], "4567def")
+    ray_backend.assign(GuestHandle(spec, Path("/dev/null")), p, info, [4], "4567def")
     assert (spec.vcpus, spec.gpus, p.gpu_indices) == ([4], ["3"], [3])
     assert p.note == "Ray node node7 (10.0.0.7): 0.5 of GPU 3; suite 0123abc there, 4567def here"

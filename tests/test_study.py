@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from suites.runner import study, study_report
-from suites.runner.study import PhaseNumbers, consolidation_metrics, derive, qos
+from suites.app import report as report_cli
+from suites.config.compose import study_phases
+from suites.record import reader
+from suites.run.study import PhaseNumbers, consolidation_metrics, derive, qos
 
 from .conftest import REPO, run_bench
 from .test_config_errors import compose_config
@@ -54,7 +56,7 @@ def test_consolidation_score_is_the_largest_count_with_every_step_before_passing
 
 def test_mixed_phases_are_three_per_profile_with_their_mix():
     cfg = compose_config("scenario=mixed", "scenario.study.profiles=[m60-8q,m60-1q]")
-    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.mix]) for p in study.phases(cfg)]
+    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.mix]) for p in study_phases(cfg)]
     assert labels[:3] == [("m60-8q/cad", ["profile=m60-8q"], [("graphics-replay", 1)]),
                           ("m60-8q/mixed", ["profile=m60-8q"], [("graphics-replay", 1), ("mnist-torch", 1)]),
                           ("m60-8q/ml", ["profile=m60-8q"], [("mnist-torch", 1)])]
@@ -88,7 +90,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
     assert cad_mixed["metrics.frames"] > 0 and ml_mixed["metrics.images"] > 0  # real rendering, real training
     assert cad_mixed["metrics.pixels_ok"] == 1.0
 
-    rep = study_report.build(run.tracking_uri)
+    rep = reader.build(run.tracking_uri)
     r = rep.mixed["m60-8q"]
     expected = {
         "cad_run_time_increase_pct": (cad_mixed["metrics.run_time_s"] / cad_alone["metrics.run_time_s"] - 1) * 100,
@@ -109,7 +111,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
             "report/cpu_utilisation.png"} <= logged
     assert "report/consolidation.png" not in logged  # the run's own report holds only the run
     out = tmp / "report"
-    assert study_report.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
+    assert report_cli.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
     assert f"| m60-8q | {r['cad_run_time_increase_pct']:+.1f} | {r['ml_train_time_increase_pct']:+.1f} |" in md
     assert '<img src="slowdown.png"' in (out / "report.html").read_text()
@@ -140,7 +142,7 @@ def test_consolidation_stops_at_the_first_step_that_misses_qos(tmp: Path):
     comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]
     assert sorted(df[df["tags.bench.phase"].notna()]["tags.bench.phase"]) == ["m60-2q/ml", "m60-2q/n1"]
     assert comparison["metrics.guests_at_qos"] == 0 and comparison["metrics.n1.meets_qos"] == 0
-    rep = study_report.build(run.tracking_uri)
+    rep = reader.build(run.tracking_uri)
     assert rep.consolidation["guests_at_qos"] == 0 and rep.consolidation_profile == "m60-2q"
 
 
@@ -154,5 +156,5 @@ def test_consolidation_counts_guests_that_meet_qos(tmp: Path):
     assert comparison["metrics.guests_at_qos"] == 2
     n2 = df[df["tags.bench.phase"] == "m60-2q/n2"].iloc[0]
     assert n2["metrics.guests_ok"] == 3  # two CAD guests and the ML guest
-    rep = study_report.build(run.tracking_uri)
+    rep = reader.build(run.tracking_uri)
     assert rep.consolidation["n2.p95_frame_ms_worst"] == pytest.approx(comparison["metrics.n2.p95_frame_ms_worst"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 
-from suites.bench import CONFIG_DIR
+from suites.config.schema import CONFIG_DIR, register_configs
 
 from .conftest import REPO, SMOKE
 
@@ -36,6 +36,7 @@ def test_sweep_through_submitit_local_executor_records_every_job(tmp: Path):
 
 
 def test_slurm_launcher_gives_each_job_a_whole_node():
+    register_configs()
     with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
         cfg = compose("config", overrides=["hydra/launcher=slurm", "hydra.launcher.partition=gpu"],
                       return_hydra_config=True)

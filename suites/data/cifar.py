@@ -15,7 +15,8 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from suites.data import DataConfig
+from suites.data.config import DataConfig
+from suites.data.dataset import Dataset
 from suites.errors import DataError
 
 FOLDER = "cifar-10-batches-py"
@@ -148,3 +149,6 @@ def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
     synthesize(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
     return {"dataset": "cifar10", "root": str(cache), "source": "synthetic",
             "note": f"synthetic: no CIFAR-10 under {folder}"}
+
+
+CIFAR10 = Dataset("cifar10", resolve, load_split, mean=(0.4914, 0.4822, 0.4465), std=(0.2470, 0.2435, 0.2616))

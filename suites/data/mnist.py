@@ -12,7 +12,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from suites.data import DataConfig
+from suites.data.config import DataConfig
+from suites.data.dataset import Dataset
 from suites.errors import DataError
 
 MNIST_FILES = {
@@ -120,3 +121,6 @@ def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, A
     synthesize_mnist(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
     return {"dataset": "mnist", "root": str(cache), "source": "synthetic", "download": False,
             "note": f"synthetic: no MNIST under {raw}"}
+
+
+MNIST = Dataset("mnist", resolve_mnist, load_numpy, mean=(0.1307,), std=(0.3081,))

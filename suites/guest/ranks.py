@@ -13,6 +13,8 @@ import socket
 from typing import Any
 
 from suites.guest.protocol import GuestSpec
+from suites.guest.setup import die_with_parent, make_workload
+from suites.workloads.base import StepMeter
 
 
 def world_size(cfg: Any, spec: GuestSpec) -> int:
@@ -68,9 +70,6 @@ def spawn_peers(spec: GuestSpec, world: int, port: int) -> list[Any]:
 
 def peer_main(spec_line: str, rank: int, world: int, port: int) -> None:
     """Ranks 1..N-1: the same work as rank 0, silently (rank 0 reports)."""
-    from suites.guest.__main__ import die_with_parent, make_workload
-    from suites.workloads import StepMeter
-
     die_with_parent()
     spec = GuestSpec.from_line(spec_line)
     workload, cfg = make_workload(spec, rank, world)

@@ -1,7 +1,42 @@
-"""Workload plugins. Importing this package registers every plugin and its schema."""
+"""Workload plugins, found by discovery (TorchBench's ``list_models`` style).
 
-from suites.workloads import cifar10_torch, cuda_probe, keras_models, mnist_torch  # noqa: F401  (registers them)
-from suites.workloads.base import REGISTRY, GuestContext, StepMeter, Workload, WorkloadConfig
-from suites.workloads.graphics import apitrace, replay  # noqa: F401  (registers graphics-replay, apitrace-replay)
+A workload is one module under ``suites/workloads/`` holding a concrete
+:class:`~suites.workloads.base.Workload` subclass with a ``name``: its config
+dataclass, dataset, kind (ML / CAD) and smoke sizes are declared on the class.
+Nothing else lists it; :func:`registry` imports every module of this package
+and collects the classes. A ``configs/workload/<name>.yaml`` is optional (it
+only sets values; without one the config dataclass's defaults are the config).
+"""
 
-__all__ = ["REGISTRY", "GuestContext", "StepMeter", "Workload", "WorkloadConfig"]
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from suites.workloads.base import Workload
+
+
+@cache
+def registry() -> dict[str, type[Workload]]:
+    """Every workload plugin by name (imported once per process; frameworks stay unimported)."""
+    found: dict[str, type[Workload]] = {}
+    for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+        if info.name.endswith(".__main__"):  # command lines, not plugins
+            continue
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and issubclass(obj, Workload) and obj.__module__ == module.__name__
+                    and "name" in vars(obj)):
+                if obj.name in found:
+                    raise TypeError(f"workload {obj.name!r} is defined twice: {found[obj.name]} and {obj}")
+                found[obj.name] = obj
+    return dict(sorted(found.items()))
+
+
+def list_workloads() -> list[str]:
+    return list(registry())
+
+
+def workload_class(name: str) -> type[Workload]:
+    return registry()[name]

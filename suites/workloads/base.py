@@ -6,6 +6,11 @@ A workload is a small class: ``prepare`` loads data and builds the model
 quality metrics. Workloads *report* what they did; the guest harness and the
 runner do the timing and sampling. Frameworks are imported inside methods so
 configuration errors and ``--help`` never pay for ``import torch``.
+
+Everything about a workload is declared on its class: ``name``, its config
+dataclass (``config_cls``), its ``dataset``, its ``kind`` (ML training or a
+CAD desktop) and its ``smoke`` sizes. ``suites.workloads.registry()`` finds the
+classes; the config layer registers their schemas with Hydra.
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from gpu_probe.stats import summarize
+from suites.data.dataset import Dataset
 from suites.errors import require
+
+ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed study
 
 
 @dataclass
@@ -42,6 +50,7 @@ class TrainConfig(WorkloadConfig):
     eval_batch_size: int = 1000
     target_accuracy: Optional[float] = None  # evaluate each epoch; stop when reached
     ranks: int = 1  # data-parallel workers in the guest; 0 = one per GPU of the guest
+    max_steps: Optional[int] = None  # stop after N optimizer steps
 
     def check(self) -> None:
         super().check()
@@ -53,6 +62,12 @@ class TrainConfig(WorkloadConfig):
         require(self.target_accuracy is None or 0 < self.target_accuracy <= 1, "workload.target_accuracy",
                 "must be in (0, 1]")
         require(0 <= self.ranks <= 64, "workload.ranks", f"must be 0..64, got {self.ranks}")
+        require(self.max_steps is None or self.max_steps >= 1, "workload.max_steps", "must be >= 1")
+
+    def total_steps(self, images: int) -> int:
+        """Optimizer steps of a run over ``images`` training images: epochs, capped by max_steps."""
+        steps = -(-images // self.batch_size) * self.epochs
+        return min(steps, self.max_steps) if self.max_steps else steps
 
 
 @dataclass
@@ -139,8 +154,6 @@ class StepMeter:
     def finish(self) -> dict[str, float]:
         import time
 
-        from gpu_probe.stats import summarize
-
         self.sync()
         self.t_last = time.perf_counter()
         train = self.t_last - self.t_start
@@ -161,25 +174,29 @@ class StepMeter:
         return out
 
 
+# The sizes of a seconds-long run (``+experiment=smoke``) shared by the image classifiers.
+TRAIN_SMOKE: dict[str, Any] = {"train_limit": 2048, "max_steps": 40, "width": 8, "warmup_steps": 5}
+
+
 class Workload:
-    """Base class of plugins; subclasses set ``name`` and ``config_cls``."""
+    """Base class of plugins: a concrete subclass sets ``name`` and ``config_cls`` and is found by discovery."""
 
     name: ClassVar[str]
     config_cls: ClassVar[type[WorkloadConfig]]
+    kind: ClassVar[str] = ML  # ML training, a CAD desktop (CAD) or a device probe (PROBE)
+    dataset: ClassVar[Dataset | None] = None  # what resolve_data locates, or None for no data
+    process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
+    # Values for a seconds-long run: what ``+experiment=smoke`` sets on workload.* (command-line values still win).
+    smoke: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, cfg: Any, ctx: GuestContext) -> None:
         self.cfg = cfg
         self.ctx = ctx
 
-    dataset: ClassVar[str | None] = None  # a name in suites.data.resolve, or None for no data
-    process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
-
     @classmethod
     def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
         """Runner-side, before any guest starts: locate (or synthesise) the data; ``cfg`` is the workload's."""
-        from suites.data import resolve
-
-        return resolve(cls.dataset, data, base_dir, seed) if cls.dataset else {}
+        return cls.dataset.resolve(data, base_dir, seed) if cls.dataset else {}
 
     def total_steps(self) -> int:
         raise NotImplementedError
@@ -195,14 +212,3 @@ class Workload:
 
     def evaluate(self) -> dict[str, float]:
         return {}
-
-
-REGISTRY: dict[str, type[Workload]] = {}
-
-
-def register(cls: type[Workload]) -> type[Workload]:
-    """Class decorator: make a plugin known by name and its schema known to Hydra."""
-    REGISTRY[cls.name] = cls
-    schema = "base_" + cls.name.replace("-", "_")
-    ConfigStore.instance().store(group="workload", name=schema, node=cls.config_cls)
-    return cls

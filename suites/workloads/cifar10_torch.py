@@ -5,11 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suites.data import NORMALISATION, cifar
-from suites.workloads.base import register
+from suites.data.cifar import CIFAR10
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
-
-MEAN, STD = NORMALISATION["cifar10"]
 
 
 @dataclass
@@ -46,20 +43,19 @@ def residual(c: int) -> Any:
     return Residual()
 
 
-@register
 class Cifar10Torch(TorchClassifier):
     name = "cifar10-torch"
-    dataset = "cifar10"
+    dataset = CIFAR10
     config_cls = Cifar10TorchConfig
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         import torch
 
-        mean = torch.tensor(MEAN, device=self.device).view(1, 3, 1, 1)
-        std = torch.tensor(STD, device=self.device).view(1, 3, 1, 1)
+        mean = torch.tensor(CIFAR10.mean, device=self.device).view(1, 3, 1, 1)
+        std = torch.tensor(CIFAR10.std, device=self.device).view(1, 3, 1, 1)
         out = []
         for train in (True, False):
-            images, labels = cifar.load_split(self.ctx.data["root"], train)
+            images, labels = CIFAR10.load_uint8(self.ctx.data["root"], train)
             x = torch.from_numpy(images).to(self.device).permute(0, 3, 1, 2).float().div_(255.0)
             out += [(x - mean) / std, torch.from_numpy(labels).to(self.device)]
         return tuple(out)  # type: ignore[return-value]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_probe import probe
 from suites.errors import BenchError, require
-from suites.workloads.base import StepMeter, Workload, WorkloadConfig, register
+from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
 
 
 @dataclass
@@ -21,15 +22,14 @@ class CudaProbeConfig(WorkloadConfig):
         require(self.size_MiB >= 1, "workload.size_MiB", f"must be >= 1, got {self.size_MiB}")
 
 
-@register
 class CudaProbe(Workload):
     name = "cuda-probe"
     config_cls = CudaProbeConfig
+    kind = PROBE
+    smoke = {"size_MiB": 16}
     STEPS = 4  # copies, fp32, fp16, launch latency
 
     def prepare(self) -> None:
-        from gpu_probe import probe
-
         if not self.ctx.gpus:
             raise BenchError("cuda-probe needs a GPU and this guest has none (no GPU on the host?)")
         reason = probe.unavailable()
@@ -44,8 +44,6 @@ class CudaProbe(Workload):
         return self.STEPS
 
     def train(self, meter: StepMeter) -> None:
-        from gpu_probe import probe
-
         self.result: dict[str, Any] = probe.run(device=0, size_MiB=self.cfg.size_MiB, on_step=lambda: meter.step(0))
         self.ctx.info.update({k: v for k, v in self.result.items() if k not in ("metrics", "status")})
 

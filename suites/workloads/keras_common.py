@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from suites.errors import require
-from suites.workloads.base import StepMeter, TrainConfig, Workload
+from suites.workloads.base import TRAIN_SMOKE, StepMeter, TrainConfig, Workload
 
 PRECISIONS = ("auto", "float32", "mixed_float16", "mixed_bfloat16")
 
@@ -37,11 +37,13 @@ class _Meter:
     def __new__(cls, workload: "KerasClassifier", meter: StepMeter) -> Any:
         import keras
 
-        n, bs = len(workload.x_train), workload.cfg.batch_size
+        n, bs, total = len(workload.x_train), workload.cfg.batch_size, workload.total_steps()
 
         class Callback(keras.callbacks.Callback):
             def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
                 meter.step(min(bs, n - batch * bs))
+                if meter.steps >= total:  # workload.max_steps: fit checks this after every batch
+                    self.model.stop_training = True
 
             def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
                 target = workload.cfg.target_accuracy
@@ -55,13 +57,13 @@ class _Meter:
 class KerasClassifier(Workload):
     """Base of the Keras image classifiers: subclasses name a dataset and build a model."""
 
+    smoke = TRAIN_SMOKE
+
     def load_numpy(self) -> tuple[Any, Any, Any, Any]:
         """(x_train float32 NHWC normalised, y_train int, x_test, y_test) of the plugin's dataset."""
-        from suites.data import load_normalised
-
         assert self.dataset is not None
-        train = load_normalised(self.dataset, self.ctx.data["root"], True)
-        return (*train, *load_normalised(self.dataset, self.ctx.data["root"], False))
+        root = self.ctx.data["root"]
+        return (*self.dataset.load_normalised(root, True), *self.dataset.load_normalised(root, False))
 
     def build_model(self, keras: Any) -> Any:
         raise NotImplementedError
@@ -119,7 +121,7 @@ class KerasClassifier(Workload):
                                metrics=["accuracy"], jit_compile=self.cfg.xla)
 
     def total_steps(self) -> int:
-        return -(-len(self.x_train) // self.cfg.batch_size) * self.cfg.epochs
+        return self.cfg.total_steps(len(self.x_train))
 
     def train(self, meter: StepMeter) -> None:
         # The dataset shuffles itself each epoch; BatchNormalization(momentum=0.9) matches PyTorch.

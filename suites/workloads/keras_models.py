@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from suites.workloads.base import register
+from suites.data.cifar import CIFAR10
+from suites.data.mnist import MNIST
 from suites.workloads.keras_common import KerasClassifier, KerasTrainConfig
 
 
@@ -15,10 +16,9 @@ class MnistTfConfig(KerasTrainConfig):
     lr: float = 4e-3
 
 
-@register
 class MnistTf(KerasClassifier):
     name = "mnist-tf"
-    dataset = "mnist"
+    dataset = MNIST
     config_cls = MnistTfConfig
 
     def build_model(self, keras: Any) -> Any:
@@ -41,10 +41,9 @@ class Cifar10TfConfig(KerasTrainConfig):
     eval_batch_size: int = 2000
 
 
-@register
 class Cifar10Tf(KerasClassifier):
     name = "cifar10-tf"
-    dataset = "cifar10"
+    dataset = CIFAR10
     config_cls = Cifar10TfConfig
 
     def build_model(self, keras: Any) -> Any:

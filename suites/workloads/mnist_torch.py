@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from suites.data.mnist import MNIST
 from suites.errors import DataError
-from suites.workloads.base import register
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
 
 
@@ -19,20 +19,19 @@ class MnistTorchConfig(TorchTrainConfig):
 
 def load_split(root: str, train: bool, download: bool, device: Any) -> tuple[Any, Any]:
     """Whole split as normalised tensors on ``device`` via torchvision's MNIST reader."""
-    from torchvision.datasets import MNIST
+    from torchvision.datasets import MNIST as TorchvisionMNIST
 
     try:
-        ds = MNIST(root, train=train, download=download)
+        ds = TorchvisionMNIST(root, train=train, download=download)
     except RuntimeError as exc:
         raise DataError(f"MNIST under {root}: {exc}") from exc
-    x = ds.data.to(device).unsqueeze(1).float().div_(255.0).sub_(0.1307).div_(0.3081)
+    x = ds.data.to(device).unsqueeze(1).float().div_(255.0).sub_(MNIST.mean[0]).div_(MNIST.std[0])
     return x, ds.targets.to(device)
 
 
-@register
 class MnistTorch(TorchClassifier):
     name = "mnist-torch"
-    dataset = "mnist"
+    dataset = MNIST
     config_cls = MnistTorchConfig
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:

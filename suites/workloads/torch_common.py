@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from suites.errors import require
-from suites.workloads.base import StepMeter, TrainConfig, Workload
+from suites.workloads.base import TRAIN_SMOKE, StepMeter, TrainConfig, Workload
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
@@ -21,14 +21,12 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 @dataclass
 class TorchTrainConfig(TrainConfig):
     framework: str = "torch"
-    max_steps: Optional[int] = None  # stop after N optimizer steps
     precision: str = "auto"  # auto: bf16 autocast on GPU, fp32 on CPU
     channels_last: bool = True
     compile: bool = False  # torch.compile the model (first steps then include compile time)
 
     def check(self) -> None:
         super().check()
-        require(self.max_steps is None or self.max_steps >= 1, "workload.max_steps", "must be >= 1")
         require(self.precision in PRECISIONS, "workload.precision", f"must be one of {', '.join(PRECISIONS)}")
 
 
@@ -36,6 +34,7 @@ class TorchClassifier(Workload):
     """Base of the PyTorch image classifiers; subclasses fill in the four hooks below."""
 
     process_ranks = True  # DDP: one process per rank
+    smoke = TRAIN_SMOKE
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         """(x_train, y_train, x_test, y_test) as normalised tensors on ``self.device``."""
@@ -108,9 +107,7 @@ class TorchClassifier(Workload):
         return torch.autocast(self.device.type, dtype=dtype)
 
     def total_steps(self) -> int:
-        per_epoch = -(-len(self.x_train) // self.cfg.batch_size)
-        steps = per_epoch * self.cfg.epochs
-        return min(steps, self.cfg.max_steps) if self.cfg.max_steps else steps
+        return self.cfg.total_steps(len(self.x_train))
 
     def train(self, meter: StepMeter) -> None:
         import torch

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from suites.errors import BenchError
+from suites.workloads.base import GuestContext, StepMeter
+from suites.workloads.graphics import checks, renderer
+from suites.workloads.graphics.apitrace import record_replayer
+from suites.workloads.graphics.replay import GraphicsReplay, GraphicsReplayConfig
+from suites.workloads.graphics.viewsets import VIEWSETS, write_all
 
 
 def replay_here(args: argparse.Namespace, verify: bool, golden_dir: str | None = None) -> Any:
     """The graphics-replay workload, in this process, with a plain StepMeter."""
-    from suites.workloads.base import GuestContext, StepMeter
-    from suites.workloads.graphics.replay import GraphicsReplay, GraphicsReplayConfig
-
     cfg = GraphicsReplayConfig(viewsets=args.viewsets, size=args.size, frames_per_test=args.frames,
                                verify=verify, frame_markers=getattr(args, "frame_markers", False),
                                golden_dir=golden_dir)
@@ -36,8 +39,6 @@ def replay_here(args: argparse.Namespace, verify: bool, golden_dir: str | None =
 
 
 def main(argv: list[str] | None = None) -> int:
-    from suites.workloads.graphics.viewsets import VIEWSETS
-
     ap = argparse.ArgumentParser(prog="python -m suites.workloads.graphics", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -56,17 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.cmd == "record":
-            from suites.workloads.graphics.viewsets import write_all
-
             for path in write_all():
                 print(f"wrote {path}")
         elif args.cmd == "golden":
             record_goldens(args)
         elif args.cmd == "apitrace":
-            from pathlib import Path
-
-            from suites.workloads.graphics.apitrace import record_replayer
-
             out = record_replayer(Path(args.out).resolve(), args.viewsets, args.frames or 10, args.size)
             print(f"wrote {out}")
         else:
@@ -82,8 +77,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def record_goldens(args: argparse.Namespace) -> None:
     """Replay, then store the frames' checksums for this renderer (the md5s the replay just verified)."""
-    from suites.workloads.graphics import checks
-
     w, _ = replay_here(args, verify=True)
     goldens = checks.Goldens()
     shape = w.cfg.geometry()[1]
@@ -91,8 +84,6 @@ def record_goldens(args: argparse.Namespace) -> None:
         for v in verdicts:
             goldens.table.setdefault(w.renderer_name, {})[v.key] = v.md5
     if args.images:  # reference PNGs need the pixels themselves: render those frames once more
-        from suites.workloads.graphics import renderer
-
         for vs, trace in w.traces.items():
             parts, meshes = w.scenes[vs]
             r = renderer.SceneRenderer(w.gl, parts, meshes, shape, w.cfg.samples, w.cfg.geometry()[2], trace.seed)

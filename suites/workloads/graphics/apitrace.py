@@ -27,7 +27,8 @@ from omegaconf import MISSING
 from gpu_probe import vocab
 from gpu_probe.stats import percentile
 from suites.errors import BenchError, ConfigError, require
-from suites.workloads.base import StepMeter, Workload, WorkloadConfig, register
+from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
+from suites.workloads.graphics import renderer
 from suites.workloads.graphics.frametrace import TraceFormatError
 
 RENDERED = re.compile(r"Rendered (\d+) frames in ([0-9.eE+-]+) secs")
@@ -100,10 +101,11 @@ def last_error(output: str) -> str:
     return (errors or lines or ["no output"])[-1][:200]
 
 
-@register
 class ApitraceReplay(Workload):
     name = "apitrace-replay"
     config_cls = ApitraceReplayConfig
+    kind = CAD
+    smoke = {"loops": 1, "profile_frames": False}
 
     @classmethod
     def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
@@ -115,8 +117,6 @@ class ApitraceReplay(Workload):
                 "api": doc.get("API", "?")}
 
     def prepare(self) -> None:
-        from suites.workloads.graphics import renderer
-
         gl = renderer.create_context()  # the renderer eglretrace will get, and proof EGL works at all
         self.renderer_name, self.software = renderer.renderer_string(gl), renderer.is_software(gl)
         gl.release()

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.errors import DataError
+from suites.workloads.graphics import scene as scene_mod
 
 FORMAT, VERSION = "gpu-mixed-bench/frame-trace", 1
 MODES = ("shaded", "wire-on-shaded", "textured")
@@ -141,10 +142,8 @@ def parse(doc: Any, where: str = "trace") -> FrameTrace:
         _fail(where, f"format version {version} is not supported (this suite reads version {VERSION})")
     scene = _get(doc, "scene", dict, where)
     generator = _get(scene, "generator", str, f"{where}.scene")
-    from suites.workloads.graphics.scene import GENERATORS
-
-    if generator not in GENERATORS:
-        _fail(f"{where}.scene.generator", f"unknown generator {generator!r} (known: {', '.join(GENERATORS)})")
+    if generator not in scene_mod.GENERATORS:
+        _fail(f"{where}.scene.generator", f"unknown generator {generator!r} (known: {', '.join(scene_mod.GENERATORS)})")
     n_parts = _get(scene, "parts", int, f"{where}.scene")
     tests = tuple(_test(t, f"{where}.tests[{i}]", n_parts) for i, t in enumerate(_get(doc, "tests", list, where)))
     if not tests:
@@ -170,9 +169,7 @@ def load(path: str | Path) -> FrameTrace:
         raise TraceFormatError(f"frame trace {p} is truncated or not JSON ({exc.msg} at line {exc.lineno} "
                                f"column {exc.colno})") from None
     trace = parse(doc, where=f"frame trace {p.name}")
-    from suites.workloads.graphics.scene import parts
-
-    built = len(parts(trace.generator, trace.seed))
+    built = len(scene_mod.parts(trace.generator, trace.seed))
     if built != trace.parts:  # the trace was recorded against another version of the generator
         _fail(f"frame trace {p.name}.scene.parts", f"{trace.parts}, but generator {trace.generator!r} builds {built}")
     return FrameTrace(trace.viewset, trace.generator, trace.seed, trace.parts, trace.tests, str(p))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from suites.errors import BenchError
+from suites.errors import BenchError, first_line
 from suites.workloads.graphics import scene
 from suites.workloads.graphics.frametrace import Frame
 
@@ -91,8 +91,7 @@ def create_context(libegl: str | None = None, device_index: int = 0) -> Any:
     try:
         return moderngl.create_context(**kwargs)
     except Exception as exc:
-        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise GraphicsUnavailable(f"no EGL OpenGL context ({text}); without a GPU install Mesa's "
+        raise GraphicsUnavailable(f"no EGL OpenGL context ({first_line(exc, 10_000)}); without a GPU install Mesa's "
                                   "libegl1 libegl-mesa0 libgl1-mesa-dri (make setup-system)") from None
 
 

@@ -18,8 +18,8 @@ from typing import Any, Optional
 from gpu_probe import vocab
 from gpu_probe.stats import percentile
 from suites.errors import BenchError, ConfigError, require
-from suites.workloads.base import StepMeter, Workload, WorkloadConfig, register
-from suites.workloads.graphics import frametrace, scene
+from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
+from suites.workloads.graphics import checks, frametrace, renderer, scene
 
 GPU_TIMER = ("auto", "on", "off")
 
@@ -82,10 +82,11 @@ def _resolve(path: Optional[str], base_dir: Any) -> Optional[str]:
     return None if path is None else str((Path(base_dir) / path).resolve())
 
 
-@register
 class GraphicsReplay(Workload):
     name = "graphics-replay"
     config_cls = GraphicsReplayConfig
+    kind = CAD
+    smoke = {"frames_per_test": 8}  # frames 0 and 7 still get their pixel check
 
     @classmethod
     def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
@@ -103,8 +104,6 @@ class GraphicsReplay(Workload):
                 "golden_dir": _resolve(cfg.golden_dir, base_dir)}
 
     def prepare(self) -> None:
-        from suites.workloads.graphics import checks, renderer
-
         cfg, ctx = self.cfg, self.ctx
         device = cfg.egl_device if cfg.egl_device >= 0 else (int(ctx.gpus[0]) if ctx.gpus and
                                                              ctx.gpus[0].isdigit() else 0)
@@ -137,8 +136,6 @@ class GraphicsReplay(Workload):
         return sum(len(self.frames_of(t)) for tr in self.traces.values() for t in tr.tests)
 
     def train(self, meter: StepMeter) -> None:
-        from suites.workloads.graphics import renderer
-
         cfg = self.cfg
         _, res, tex = cfg.geometry()
         marker = renderer.FrameMarker() if cfg.frame_markers else (lambda: None)
@@ -155,8 +152,6 @@ class GraphicsReplay(Workload):
 
     def replay_test(self, vs: str, r: Any, test: frametrace.Test, res: tuple[int, int], marker: Any,
                     meter: StepMeter) -> TestRun:
-        from suites.workloads.graphics import checks
-
         run = TestRun(test.name, test.weight)
         query = self.gl.query(time=True) if self.use_timer else None
         for k, frame in enumerate(self.frames_of(test)):
@@ -182,8 +177,6 @@ class GraphicsReplay(Workload):
         return run
 
     def evaluate(self) -> dict[str, float]:
-        from suites.workloads.graphics import checks
-
         out: dict[str, float] = {}
         composites, frame_s, run_s, tris = [], [], 0.0, 0
         for vs, runs in self.runs.items():

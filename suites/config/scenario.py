@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from suites.errors import require
 
 KINDS = ("plain", "mixed", "consolidation")
+# The mixed study's phases per profile: CAD guests alone, CAD + ML at once, ML alone.
+CAD_ALONE, MIXED, ML_ALONE = "cad", "mixed", "ml"
 
 
 @dataclass
@@ -88,5 +89,3 @@ class ScenarioConfig:
             require(not any(o.startswith(("scenario=", "scenario.phases")) for o in p.overrides),
                     f"scenario.phases[{p.label}]", "a phase cannot change the scenario itself")
 
-
-ConfigStore.instance().store(group="scenario", name="base_scenario", node=ScenarioConfig)

@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from suites.runner.guests import GuestProcess
+from suites.backends.handle import GuestHandle
 
 
 class ProgressView:
@@ -31,7 +31,7 @@ class ProgressView:
         if self._progress is not None:
             self._progress.stop()
 
-    def update(self, guests: list[GuestProcess]) -> None:
+    def update(self, guests: list[GuestHandle]) -> None:
         if self._progress is not None:
             for g in guests:
                 if g.id not in self._tasks:

@@ -2,7 +2,8 @@
 
 A profile is passthrough (whole GPUs), vGPU (a framebuffer slice of one GPU,
 shared by up to ``max_per_gpu`` guests) or cpu (no GPU). Values live in
-``configs/profile/*.yaml``; this module owns the schema.
+``configs/profile/*.yaml``; this module owns the schema (registered by
+:func:`suites.config.schema.register_configs`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from suites.errors import require
@@ -70,5 +70,3 @@ class ProfileConfig:
             require(self.framebuffer_MiB > 0, "profile.framebuffer_MiB",
                     f"must be > 0, got {self.framebuffer_MiB}")
 
-
-ConfigStore.instance().store(group="profile", name="base_profile", node=ProfileConfig)

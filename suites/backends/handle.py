@@ -3,9 +3,9 @@
 :class:`GuestPipe` is the guest process on *this* host: its own process
 session (so Ctrl-C at the terminal reaches only the runner, which then stops
 the guests on purpose), killed as a whole process group, and dying with its
-parent (PR_SET_PDEATHSIG in the guest). :class:`GuestProcess` only reads
+parent (PR_SET_PDEATHSIG in the guest). :class:`GuestHandle` only reads
 protocol events and decides state; the Ray backend gives it a pipe to a guest
-on another node (``suites.runner.ray_guests``), with the same protocol lines.
+on another node (:mod:`suites.backends.ray`), with the same protocol lines.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Any, Protocol
 import psutil
 
 from gpu_probe import vocab
-from suites.guest.protocol import ABORT, GO, GuestResult, GuestSpec, parse_event
+from suites.guest.protocol import GO, GuestResult, GuestSpec, parse_event
+from suites.guest.setup import environment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +53,7 @@ class GuestPipe:
         self._reader: threading.Thread | None = None
 
     def start(self, spec: GuestSpec, keep_lines: bool = False) -> int:
-        env = dict(os.environ)
+        env = {**os.environ, **environment(spec)}  # threads and GPUs are the guest's before any library loads
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         log = self.log_path.open("w")
         self.proc = subprocess.Popen(
@@ -136,7 +137,7 @@ class GuestPipe:
                 pass
 
 
-class GuestProcess:
+class GuestHandle:
     """One guest seen from the runner: state machine fed by protocol events."""
 
     def __init__(self, spec: GuestSpec, log_path: Path, pipe: Pipe | None = None) -> None:
@@ -172,9 +173,6 @@ class GuestProcess:
         if self.state == "ready":
             self.state = "running"
             self.pipe.send(GO)
-
-    def abort(self) -> None:
-        self.pipe.send(ABORT)
 
     def pump(self) -> None:
         """Apply arrived events, then notice an exit that sent no result."""

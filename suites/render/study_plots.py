@@ -6,6 +6,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from suites.record.reader import StudyReport
+from suites.render.plots import pyplot
+
 
 def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]]) -> None:
     width = 0.8 / max(1, len(series))
@@ -18,13 +21,9 @@ def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]]) -
     ax.legend(fontsize=8)
 
 
-def draw(rep: Any, out_dir: Path) -> list[Path]:
+def draw(rep: StudyReport, out_dir: Path) -> list[Path]:
     """Write the figures the report has numbers for; returns their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     files: list[Path] = []
 
     def save(fig: Any, name: str) -> None:

@@ -6,7 +6,8 @@ asks Ray for the guest's vCPUs, memory and GPUs: whole GPUs for passthrough,
 onto shared GPUs the way a hypervisor does. The actor (:class:`GuestAgent`)
 starts ``python -m suites.guest`` on its node and relays protocol lines and
 CPU/RSS readings; the runner's state machine, barrier and records are the
-local backend's. Ray itself is imported only here and only when used.
+local backend's (:class:`~suites.backends.base.Backend`). Ray itself is
+imported only here and only when used.
 """
 
 from __future__ import annotations
@@ -20,36 +21,24 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from gpu_probe import procfs, vocab
-from gpu_probe.inventory import git_sha
-from gpu_probe.sampler import NAN, RemoteUsage, _ProcessTree
-from suites.errors import ConfigError, PlacementError, require
+from gpu_probe.inventory import Inventory, git_sha
+from gpu_probe.sampler import NAN, ProcessTree, RemoteUsage
+from suites.backends.base import Backend
+from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
+from suites.backends.placement import Placement, place_cpus
+from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.schema import RayConfig
+from suites.errors import ConfigError, PlacementError, first_line
 from suites.guest.protocol import GuestSpec, parse_event
-from suites.runner.guests import REPO_ROOT, GuestPipe, GuestProcess
-from suites.runner.placement import Placement, place_cpus
 
 LOG_LIMIT = 5 * 1024 * 1024  # bytes of a guest log brought back to the run directory
 # A remote guest is asked for news 5 times a second: each ask is an RPC that costs the guests' cores
 # (20 Hz cost ~17 % of a guest's images/s on 2 cores); the barrier waits at most this long more.
 POLL_S = 0.2
-
-
-@dataclass
-class RayConfig:
-    # An existing cluster: "auto" (RAY_ADDRESS, else the cluster this node runs), "HOST:PORT", "ray://HOST:10001".
-    address: str = "auto"
-    namespace: str = "gpu-mixed-bench"
-    # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
-    # every node already has this suite installed (a node whose git SHA differs says so in the placement note).
-    working_dir: Optional[str] = None
-    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", "outputs", "multirun", "data"])
-
-    def check(self) -> None:
-        require(bool(self.address.strip()), "ray.address", "must name a cluster: auto, HOST:PORT or ray://HOST:PORT")
 
 
 def connect(cfg: RayConfig, base_dir: Path) -> list[dict[str, Any]]:
@@ -118,14 +107,8 @@ def probe(address: str, host: str, port: int, timeout_s: float = 5.0) -> None:
                           "is the cluster up (`ray status`)?") from exc
 
 
-def first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-
-
 def request(profile: Any, gpus_in_cluster: float, overcommit: bool) -> tuple[dict[str, float], str]:
     """What one guest asks Ray for, and a note when the profile cannot be enforced."""
-    from suites.profiles import ProfileKind
-
     res = {"CPU": 0.0 if overcommit else float(profile.vcpus), "memory": float(profile.memory_MiB * vocab.MiB)}
     if profile.kind is ProfileKind.cpu:
         return res, ""
@@ -147,17 +130,18 @@ def amount(key: str, value: float) -> str:
     return f"{value / vocab.MiB:.0f} MiB" if key == "memory" else f"{value:g} {key}"
 
 
-def describe(res: dict[str, float]) -> str:
+def resources_text(res: dict[str, float]) -> str:
     return ", ".join(amount(k, res.get(k, 0.0)) for k in ("CPU", "GPU", "memory"))
 
 
-def place(profile: Any, n: int, nodes: list[dict[str, Any]], overcommit: bool, address: str) -> list[Placement]:
+def place_on_cluster(profile: Any, n: int, nodes: list[dict[str, Any]], overcommit: bool,
+                     address: str) -> list[Placement]:
     """Check the whole request against the cluster now; Ray picks nodes (and CPUs, GPUs) at start."""
     total = {k: sum(nd.get("Resources", {}).get(k, 0.0) for nd in nodes) for k in ("CPU", "GPU", "memory")}
     res, note = request(profile, total["GPU"], overcommit)
-    where = f"the Ray cluster at {address} ({len(nodes)} node(s): {describe(total)})"
+    where = f"the Ray cluster at {address} ({len(nodes)} node(s): {resources_text(total)})"
     if not any(fits(res, nd) for nd in nodes):
-        raise PlacementError(f"one guest of {profile.name} needs {describe(res)}; no node of {where} has that")
+        raise PlacementError(f"one guest of {profile.name} needs {resources_text(res)}; no node of {where} has that")
     for key, hint in (("CPU", "lower profile.vcpus or set scenario.cpu_overcommit=true"),
                       ("GPU", "fewer guests or a profile with more guests per GPU"),
                       ("memory", "lower profile.memory_MiB")):
@@ -183,7 +167,7 @@ class GuestAgent:
     def __init__(self) -> None:
         self.log_path = Path(tempfile.mkdtemp(prefix="gmb-guest-")) / "guest.log"
         self.pipe = GuestPipe(self.log_path)
-        self.tree: _ProcessTree | None = None
+        self.tree: ProcessTree | None = None
         self._usage = (NAN, NAN)
         self._next_read = self._next_refresh = 0.0
 
@@ -197,7 +181,7 @@ class GuestAgent:
 
     def start(self, spec_line: str) -> int:
         pid = self.pipe.start(GuestSpec.from_line(spec_line), keep_lines=True)
-        self.tree = _ProcessTree(pid)
+        self.tree = ProcessTree(pid)
         return pid
 
     def send(self, line: str) -> None:
@@ -306,7 +290,7 @@ class RemotePipe:
         ray.kill(self.actor, no_restart=True)
 
 
-class RayGuest(GuestProcess):
+class RayGuest(GuestHandle):
     """A guest whose process runs under a Ray actor; everything else is the local state machine."""
 
     pipe: RemotePipe
@@ -315,12 +299,12 @@ class RayGuest(GuestProcess):
         sampler.watch_source(self.id, self.pipe.usage)
 
 
-def make_guests(specs: list[GuestSpec], placements: list[Placement], log_dir: Path) -> list[GuestProcess]:
+def make_guests(specs: list[GuestSpec], placements: list[Placement], log_dir: Path) -> list[GuestHandle]:
     """One actor per guest, asking Ray for the placement's resources (Ray schedules them now)."""
     import ray
 
     agent = ray.remote(GuestAgent)
-    guests: list[GuestProcess] = []
+    guests: list[GuestHandle] = []
     for s, p in zip(specs, placements, strict=True):
         res = p.resources
         actor = agent.options(num_cpus=res.get("CPU", 0.0), num_gpus=res.get("GPU", 0.0),
@@ -330,19 +314,19 @@ def make_guests(specs: list[GuestSpec], placements: list[Placement], log_dir: Pa
     return guests
 
 
-def start(guests: list[GuestProcess], placements: list[Placement], vcpus: int, overcommit: bool,
-          timeout_s: float) -> None:
+def start_actors(guests: list[GuestHandle], placements: list[Placement], vcpus: int, overcommit: bool,
+                 timeout_s: float) -> None:
     """Wait until Ray has placed every actor, give each node's guests disjoint CPUs there, start them."""
     import ray
 
     print(f"ray: waiting for the cluster to place {len(guests)} guest actor(s)", file=sys.stderr, flush=True)
     refs = {remote(g).actor.node.remote(): (g, p) for g, p in zip(guests, placements, strict=True)}
     ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s)
-    free = describe(ray.available_resources())
-    nodes: dict[str, list[tuple[GuestProcess, Placement, dict[str, Any]]]] = {}
+    free = resources_text(ray.available_resources())
+    nodes: dict[str, list[tuple[GuestHandle, Placement, dict[str, Any]]]] = {}
     for ref, (g, p) in refs.items():
         if ref not in ready:
-            g.kill(f"Ray did not place it within {timeout_s:.0f} s: needs {describe(p.resources)}, free {free}")
+            g.kill(f"Ray did not place it within {timeout_s:.0f} s: needs {resources_text(p.resources)}, free {free}")
             continue
         info = ray.get(ref)
         nodes.setdefault(info["node_id"], []).append((g, p, info))
@@ -362,12 +346,12 @@ def start(guests: list[GuestProcess], placements: list[Placement], vcpus: int, o
             pipe.pid = ray.get(pipe.actor.start.remote(g.spec.to_line()))
 
 
-def remote(g: GuestProcess) -> RemotePipe:
+def remote(g: GuestHandle) -> RemotePipe:
     assert isinstance(g.pipe, RemotePipe), "the Ray backend starts only guests it made (make_guests)"
     return g.pipe
 
 
-def assign(g: GuestProcess, p: Placement, info: dict[str, Any], cpus: list[int], suite_sha: str) -> None:
+def assign(g: GuestHandle, p: Placement, info: dict[str, Any], cpus: list[int], suite_sha: str) -> None:
     """The node's CPU ids and Ray's GPU ids go into the spec (the guest applies them) and the record."""
     g.spec.vcpus, g.spec.gpus = cpus, list(info["gpus"])
     p.vcpus, p.gpus, p.gpu_indices = cpus, list(info["gpus"]), [int(x) for x in info["gpus"] if x.isdigit()]
@@ -378,9 +362,36 @@ def assign(g: GuestProcess, p: Placement, info: dict[str, Any], cpus: list[int],
     p.note = "; ".join(x for x in (p.note, f"Ray node {p.node}" + (f": {shared}" if shared else ""), other) if x)
 
 
-def shutdown() -> None:
+def disconnect() -> None:
     import ray
 
     if ray.is_initialized():
         ray.shutdown()
+
+
+class RayBackend(Backend):
+    """``backend=ray``: each guest a Ray actor on the cluster at ``ray.address``."""
+
+    name = "ray"
+
+    def __init__(self, cfg: RayConfig, base_dir: Path, vcpus: int, cpu_overcommit: bool,
+                 start_timeout_s: float) -> None:
+        self.cfg, self.base_dir, self.vcpus = cfg, base_dir, vcpus
+        self.cpu_overcommit, self.start_timeout_s = cpu_overcommit, start_timeout_s
+
+    def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
+        """Ray's view of the cluster decides; CPUs and GPUs are picked on the nodes at start."""
+        nodes = connect(self.cfg, self.base_dir)
+        return place_on_cluster(profile, n, nodes, self.cpu_overcommit, self.cfg.address)
+
+    def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
+              started: list[GuestHandle]) -> None:
+        # Joined at plan time, but a comparison's earlier phase has left again; without this Ray would
+        # silently start a private local instance for the next phase instead of using ray.address.
+        connect(self.cfg, self.base_dir)
+        started += make_guests(specs, placements, log_dir)
+        start_actors(started, placements, self.vcpus, self.cpu_overcommit, self.start_timeout_s)
+
+    def shutdown(self) -> None:
+        disconnect()
 

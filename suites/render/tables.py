@@ -1,15 +1,15 @@
-"""What a person looks at: the results table, the samples CSV and the utilisation plot."""
+"""What a person reads on the console: a scenario's results, its graphics viewsets, a comparison's phases."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from rich.table import Table
 
 from gpu_probe import vocab
-
-if TYPE_CHECKING:
-    from suites.runner.execute import ScenarioOutcome
+from suites.run.compare import PhaseRow
+from suites.run.outcome import ScenarioOutcome
 
 COLUMNS = (  # (header, metric key, format)
     ("train s", vocab.TRAIN_TIME.key, "{:.1f}"),
@@ -26,9 +26,7 @@ def fmt(value: Any, pattern: str) -> str:
     return pattern.format(value)
 
 
-def results_table(outcome: "ScenarioOutcome", title: str) -> Any:
-    from rich.table import Table
-
+def results_table(outcome: ScenarioOutcome, title: str) -> Table:
     table = Table(title=title, title_justify="left")
     for header in ("guest", "profile", "workload", "GPU", "vCPUs", "status"):
         table.add_column(header)
@@ -45,10 +43,8 @@ def results_table(outcome: "ScenarioOutcome", title: str) -> Any:
     return table
 
 
-def viewset_table(outcome: "ScenarioOutcome") -> Any:
+def viewset_table(outcome: ScenarioOutcome) -> Table | None:
     """Per-viewset fps, frame-time percentiles, composite and pixel check of graphics guests (None if none)."""
-    from rich.table import Table
-
     rows = [(o, vs) for o in outcome.guests for vs in o.result.info.get("viewsets", [])
             if vocab.scoped_key(vs, vocab.COMPOSITE) in o.result.metrics]
     if not rows:
@@ -79,23 +75,24 @@ def frame_time(metrics: dict[str, float], scope: str, stat: str) -> str:
     return fmt(metrics.get(vocab.scoped_key(scope, vocab.CPU_FRAME_TIME, stat)), "{:.1f}*")
 
 
-def summary_lines(outcome: "ScenarioOutcome") -> list[str]:
-    inv, s = outcome.inventory, outcome.sampler
+def summary_lines(outcome: ScenarioOutcome) -> list[str]:
+    inv, s = outcome.inventory, outcome.samples
     gpus = ", ".join(g.get("name") or "?" for g in inv.gpus) or inv.gpu_status
     lines = [
         f"status: {outcome.status}   makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
         f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})",
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",
-        f"sampler: {s.achieved_rate_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
+        f"sampler: {s.achieved_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
         f"cost {s.cpu_pct:.2f}% of one core",
     ]
-    for gpu, reasons in s.clock_events_seen().items():
+    for gpu, reasons in s.clock_events.items():
         if reasons:
             lines.append(f"{gpu} clock event reasons seen: {', '.join(reasons)}")
     used = {c for o in outcome.guests for c in o.placement.vcpus}
     if len(used) >= inv.cpus_usable:
         lines.append(f"note: guests hold all {inv.cpus_usable} host cores, so the runner and its sampler compete with "
-                     "them (on 2 cores cifar10-tf lost ~20 %); leave a core free for clean numbers")
+                     "them (on 2 cores a guest lost up to ~20 % of its throughput); leave a core free for clean "
+                     "numbers")
     notes = {o.placement.note for o in outcome.guests if o.placement.note}
     lines += [f"note: {n}" for n in sorted(notes)]
     if outcome.data.get("source") == "synthetic":
@@ -104,54 +101,13 @@ def summary_lines(outcome: "ScenarioOutcome") -> list[str]:
     return lines
 
 
-def write_samples_csv(rows: list[dict[str, Any]], path: Path) -> None:
-    import pandas as pd
-
-    pd.DataFrame(rows).to_csv(path, index=False, float_format="%.4g")
-
-
-def plot_utilisation(outcome: "ScenarioOutcome", path: Path) -> None:
-    """Host and per-guest CPU, guest memory and (when present) GPU lines over time."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    df = pd.DataFrame(outcome.sampler.rows)
-    gpu_cols = [c for c in df.columns if c.startswith("gpu") and c.endswith(vocab.GPU_UTIL.key)]
-    panels = 3 if gpu_cols else 2
-    fig, axes = plt.subplots(panels, 1, figsize=(9, 2.6 * panels), sharex=True, constrained_layout=True)
-    if df.empty:
-        df = pd.DataFrame({"t_s": [0.0]})
-    t = df["t_s"]
-    cpu_ax, mem_ax = axes[0], axes[1]
-    if vocab.HOST_CPU.key in df:
-        host = df[vocab.HOST_CPU.key] * outcome.inventory.cpus_usable  # to the guests' 100-per-core scale
-        cpu_ax.plot(t, host, label="host (all cores)", color="black", lw=1)
-    for o in outcome.guests:
-        gid = o.spec.guest_id
-        for ax, metric in ((cpu_ax, vocab.GUEST_CPU), (mem_ax, vocab.GUEST_RSS)):
-            col = vocab.guest_key(gid, metric)
-            if col in df:
-                ax.plot(t, df[col], label=f"{gid} {o.spec.workload}", lw=1)
-    t0 = outcome.sampler.t0
-    for i, o in enumerate(outcome.guests):  # shade each guest's timed training interval
-        if o.result.t_train_start and o.result.t_train_end:
-            for ax in axes:
-                ax.axvspan(o.result.t_train_start - t0, o.result.t_train_end - t0, color=f"C{i}", alpha=0.08)
-    cpu_ax.set_ylabel("CPU % (100 = 1 core)")
-    mem_ax.set_ylabel(f"guest RSS ({vocab.GUEST_RSS.unit})")
-    if gpu_cols:
-        for col in gpu_cols:
-            axes[2].plot(t, df[col], label=col, lw=1)
-        axes[2].set_ylabel("GPU util %")
-    else:
-        cpu_ax.set_title(f"{outcome.inventory.gpu_status}", loc="right", fontsize=8)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
-    axes[-1].set_xlabel("time since sampler start (s); shaded: each guest's training interval")
-    fig.suptitle(f"{outcome.guests[0].spec.profile if outcome.guests else ''}: utilisation ({outcome.status})")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def comparison_table(rows: list[PhaseRow], title: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for col in ("phase", "profile", "guests", "status", "images/s", "x baseline", "train s", "x baseline",
+                "guest CPU %", "host CPU %", "GPU util %"):
+        t.add_column(col, justify="left" if col in ("phase", "profile", "status") else "right")
+    for r in rows:
+        t.add_row(r.label, r.profile, str(r.guests), r.status, fmt(r.images_per_sec, "{:,.0f}"),
+                  fmt(r.throughput_x, "{:.2f}"), fmt(r.train_time_s, "{:.1f}"), fmt(r.time_x, "{:.2f}"),
+                  fmt(r.guest_cpu_pct, "{:.0f}"), fmt(r.host_cpu_pct, "{:.0f}"), fmt(r.gpu_util_pct, "{:.0f}"))
+    return t

@@ -13,25 +13,31 @@ largest count that met QoS.
 
 Every derived number comes from :class:`PhaseNumbers` through :func:`derive`
 and :func:`qos`, whether the numbers were just measured or read back from
-MLflow by the report, so the two cannot disagree.
+MLflow by the report, so the two cannot disagree. The phases themselves are
+composed by :func:`suites.config.compose.study_phases`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.stats import summarize
-from suites.scenario import GuestGroup, PhaseConfig
+from suites.config.compose import study_profiles
+from suites.config.scenario import CAD_ALONE as CAD
+from suites.config.scenario import MIXED, PhaseConfig
+from suites.config.scenario import ML_ALONE as ML
+from suites.config.schema import BenchConfig
+from suites.run.outcome import ScenarioOutcome
+from suites.workloads import base, registry
 
-if TYPE_CHECKING:
-    from suites.config import BenchConfig
-    from suites.runner.execute import ScenarioOutcome
 
-CAD, MIXED, ML = "cad", "mixed", "ml"
-GRAPHICS = ("graphics-replay", "apitrace-replay")
+def kind_of(workload: str) -> str:
+    """ML or CAD, as the workload's plugin declares (unknown names count as ML, as they did before kinds)."""
+    plugin = registry().get(workload)
+    return plugin.kind if plugin is not None else base.ML
 
 
 @dataclass
@@ -53,13 +59,12 @@ class PhaseNumbers:
     @classmethod
     def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]]) -> "PhaseNumbers":
         """``phase``: the scenario run's metrics; ``guests``: (workload, ok, metrics) per guest."""
-        cad = [m for w, ok, m in guests if ok and w in GRAPHICS]
-        ml = [m for w, ok, m in guests if ok and w not in GRAPHICS]
+        cad = [m for w, ok, m in guests if ok and kind_of(w) == base.CAD]
+        ml = [m for w, ok, m in guests if ok and kind_of(w) == base.ML]
         return cls(
             makespan_s=phase.get(vocab.MAKESPAN.key, math.nan),
             host_cpu_pct=phase.get(f"{vocab.HOST_CPU.key}.mean", math.nan),
-            gpu_util_pct=summarize(v for k, v in phase.items()
-                                   if k.startswith("gpu") and k.endswith(f".{vocab.GPU_UTIL.key}.mean")).mean,
+            gpu_util_pct=summarize(v for k, v in phase.items() if vocab.is_gpu_key(k, vocab.GPU_UTIL, "mean")).mean,
             energy_J=phase.get(vocab.ENERGY.key, math.nan),
             cad_guests=len(cad),
             cad_run_time_s=summarize(m.get(vocab.RUN_TIME.key) for m in cad).mean,
@@ -111,43 +116,17 @@ def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct
     return True, ""
 
 
-# --- phases ------------------------------------------------------------------------------------
-def profiles(cfg: "BenchConfig") -> list[str]:
-    return list(cfg.scenario.study.profiles) or [cfg.profile.name]
-
-
-def phases(cfg: "BenchConfig") -> list[PhaseConfig]:
-    study = cfg.scenario.study
-    cad, ml = GuestGroup(**asdict(study.cad)), GuestGroup(**asdict(study.ml))
-    if cfg.scenario.kind == "mixed":
-        return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix)
-                for p in profiles(cfg) for kind, mix in ((CAD, [cad]), (MIXED, [cad, ml]), (ML, [ml]))]
-    p = profiles(cfg)[0]
-    steps = [PhaseConfig(f"{p}/{ML}", [f"profile={p}"], [ml])] if study.with_ml else []
-    for n in range(1, study.max_guests + 1):
-        group = GuestGroup(cad.workload, n, list(cad.overrides))
-        steps.append(PhaseConfig(f"{p}/n{n}", [f"profile={p}"], [group, ml] if study.with_ml else [group]))
-    return steps
-
-
-def all_phases(cfg: "BenchConfig") -> list[PhaseConfig]:
-    """What a comparison runs: the study's generated phases, else the scenario's declared ones."""
-    return phases(cfg) if cfg.scenario.kind != "plain" else list(cfg.scenario.phases)
-
-
-def numbers(outcome: "ScenarioOutcome") -> PhaseNumbers:
-    from suites.runner.execute import host_summary
-
-    # exactly the phase run's MLflow metrics (record.to_mlflow), so the report reads the same numbers back
-    phase = {**host_summary(outcome.sampler), vocab.MAKESPAN.key: outcome.makespan_s or math.nan}
+def numbers(outcome: ScenarioOutcome) -> PhaseNumbers:
+    # exactly the phase run's MLflow metrics (suites.record.mlflow_runs), so the report reads the same numbers back
+    phase = {**outcome.host_metrics, vocab.MAKESPAN.key: outcome.makespan_s or math.nan}
     return PhaseNumbers.from_guests(phase, [(o.spec.workload, o.result.ok, o.result.metrics) for o in outcome.guests])
 
 
-# --- the run: hooks for run_comparison ----------------------------------------------------------------
+# --- the run: what a comparison asks of a study ----------------------------------------------------------------
 class StudyRun:
-    """What run_comparison asks of a study: its phases, whether to go on, and what to add at the end."""
+    """A study's state over its phases: whether to go on after each, and what it adds at the end."""
 
-    def __init__(self, cfg: "BenchConfig") -> None:
+    def __init__(self, cfg: BenchConfig) -> None:
         self.cfg, self.kind, self.study = cfg, cfg.scenario.kind, cfg.scenario.study
         self.numbers: dict[str, PhaseNumbers] = {}
         self.verdicts: dict[str, tuple[bool, str]] = {}
@@ -160,7 +139,7 @@ class StudyRun:
             return True
         return False
 
-    def keep_going(self, label: str, outcome: "ScenarioOutcome") -> bool:
+    def keep_going(self, label: str, outcome: ScenarioOutcome) -> bool:
         self.numbers[label] = numbers(outcome)
         if self.kind != "consolidation" or label.endswith(f"/{ML}"):
             return True
@@ -177,7 +156,7 @@ class StudyRun:
 
     def params(self) -> dict[str, Any]:
         s = self.study
-        return {"kind": self.kind, "profiles": ",".join(profiles(self.cfg)), "cad_workload": s.cad.workload,
+        return {"kind": self.kind, "profiles": ",".join(study_profiles(self.cfg)), "cad_workload": s.cad.workload,
                 "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
                 "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "capacity_note": self.capacity_note or "-"}
 

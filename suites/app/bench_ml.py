@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -19,7 +20,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from rich.console import Console
+from rich.table import Table
+
+from suites.guest.protocol import GuestSpec
+from suites.guest.setup import apply_resources, environment
+from suites.workloads import workload_class
+from suites.workloads.base import GuestContext
+
+REPO = Path(__file__).resolve().parents[2]
 # Sizes that take seconds on a 2-core CPU; on a GPU pass bigger ones with --set.
 DEFAULTS = {
     "mnist-torch": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
@@ -35,7 +44,7 @@ DEFAULTS = {
 
 def in_guest(workload: str, overrides: list[str], tmp: Path) -> dict[str, Any]:
     run_dir = tmp / workload
-    cmd = [sys.executable, "-m", "suites.bench", f"workload={workload}", "progress=quiet", *overrides,
+    cmd = [sys.executable, "-m", "suites.app.bench", f"workload={workload}", "progress=quiet", *overrides,
            f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
@@ -50,8 +59,9 @@ def bare_process(workload: str, spec: dict[str, Any], tmp: Path) -> float:
     """Run :func:`bare_loop` in a fresh interpreter (no other framework loaded, same cores)."""
     path = tmp / f"{workload}-spec.json"
     path.write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-m", "suites.bench_ml", "--bare", workload, str(path)], cwd=REPO,
-                          capture_output=True, text=True)
+    # the guest's environment (threads, GPUs) from the start, as the runner gives a guest
+    proc = subprocess.run([sys.executable, "-m", "suites.app.bench_ml", "--bare", workload, str(path)], cwd=REPO,
+                          capture_output=True, text=True, env={**os.environ, **environment(GuestSpec(**spec))})
     if proc.returncode != 0:
         raise SystemExit(f"error: bare {workload} failed: {proc.stderr.strip().splitlines()[-1:]}")
     return float(proc.stdout.strip().splitlines()[-1])
@@ -59,12 +69,8 @@ def bare_process(workload: str, spec: dict[str, Any], tmp: Path) -> float:
 
 def bare_loop(workload: str, spec: dict[str, Any]) -> float:
     """The same training with nothing around it: images/s after the same warm-up."""
-    from suites.guest.__main__ import apply_resources
-    from suites.guest.protocol import GuestSpec
-    from suites.workloads import REGISTRY, GuestContext
-
-    apply_resources(GuestSpec(**spec))  # the guest's cores and thread counts, before any framework loads
-    plugin = REGISTRY[workload]
+    apply_resources(GuestSpec(**spec))  # the guest's cores, as a guest pins them
+    plugin = workload_class(workload)
     cfg = plugin.config_cls(**spec["workload_config"])
     wl = plugin(cfg, GuestContext("bare", spec["vcpus"], spec["gpus"], None, spec["data"], spec["seed"]))
     wl.prepare()
@@ -128,9 +134,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.bare:  # the child side of bare_process
         print(bare_loop(args.bare[0], json.loads(Path(args.bare[1]).read_text())))
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title=f"in-guest vs bare-loop training throughput (medians of {args.rounds} alternating rounds)")
     for col in ("workload", "device", "steps", "suite images/s", "bare images/s", "ratio", "goal >= 0.97"):
         table.add_column(col, justify="left" if col in ("workload", "device") else "right")

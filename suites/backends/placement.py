@@ -16,8 +16,8 @@ from pathlib import Path
 
 from gpu_probe import vocab
 from gpu_probe.inventory import Inventory
+from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.errors import PlacementError
-from suites.profiles import ProfileConfig, ProfileKind, family
 
 
 @dataclass
@@ -111,8 +111,8 @@ def place_gpus(profile: ProfileConfig, n: int, inv: Inventory) -> tuple[list[lis
     return [[order[g]] for g in range(n)], slots
 
 
-def place(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: list[int], *,
-          cpu_overcommit: bool = False, host_mem_MiB: float | None = None) -> list[Placement]:
+def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: list[int], *,
+                  cpu_overcommit: bool = False, host_mem_MiB: float | None = None) -> list[Placement]:
     """Place ``n`` guests of ``profile`` on this host, or raise PlacementError."""
     cpus = place_cpus(n, profile.vcpus, host_cpus, cpu_overcommit)
     mem = host_mem_MiB if host_mem_MiB is not None else inv.mem_total_MiB

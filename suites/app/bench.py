@@ -1,0 +1,69 @@
+"""``python -m suites.app.bench [overrides]`` (``make bench``): compose, validate, run, report, record.
+
+Every run the command line asks for (a comparison's phases and each guest
+group's workload included) is composed once, before Hydra takes over, so a
+bad override is one ``error:`` line (exit 2) within a second, before any
+guest process exists; that composition is what runs. A command with Hydra
+flags (``-m``, ``--cfg``, ``--config-dir``) is composed by Hydra, per job.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
+from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
+
+from suites.app.pipeline import run_command
+from suites.config.compose import Composition, compose_run
+from suites.config.schema import CONFIG_DIR, one_line, register_configs
+from suites.errors import BenchError
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+def task(composed: Composition | None) -> Callable[[DictConfig], None]:
+    """Hydra's task function: what was composed before Hydra started, else this job's own composition."""
+    def main(dcfg: DictConfig) -> None:
+        hc = HydraConfig.get()
+        try:
+            comp = composed or compose_run(list(hc.overrides.task), dcfg)
+            code = run_command(comp, Path(hc.runtime.output_dir), Path(hydra.utils.get_original_cwd()),
+                               launcher=str(hc.runtime.choices.get("hydra/launcher", "basic")))
+        except BenchError as exc:
+            fail(str(exc), exc.exit_code)
+        if code:
+            sys.exit(code)
+
+    return main
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # so SIGTERM stops guests and records like Ctrl-C
+
+
+def cli() -> None:
+    register_configs()
+    args = sys.argv[1:]
+    composed = None
+    if not any(a.startswith("-") for a in args):  # flags (-m, --cfg, --help) are Hydra's to handle
+        try:
+            composed = compose_run(args)
+        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+            fail(one_line(exc))
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(composed))()
+
+
+if __name__ == "__main__":
+    cli()

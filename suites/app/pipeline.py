@@ -1,0 +1,164 @@
+"""The assembly of one command: plan -> execute -> record -> render, for a scenario or each phase of a comparison.
+
+Everything is planned (placed, data resolved) before the store is touched;
+every run's results reach its run directory before MLflow; a plot or report
+that cannot be drawn is a warning, never the end of the run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+from rich.console import Console
+
+from suites.config.compose import Composition, RunConfig, scenario_title
+from suites.config.schema import BenchConfig
+from suites.errors import BenchError, PlacementError, first_line
+from suites.record import mlflow_runs, reader, rundir
+from suites.record.recorder import Recorder, RunRef
+from suites.record.store import flatten
+from suites.render import plots, report, tables
+from suites.run.compare import normalise, phase_row, row_metrics
+from suites.run.execute import execute
+from suites.run.outcome import ScenarioOutcome
+from suites.run.plan import Plan, plan
+from suites.run.study import StudyRun
+
+
+def console() -> Console:
+    # Off a terminal rich assumes 80 columns; a results table is worth more width than that.
+    return Console(width=None if sys.stdout.isatty() else 160)
+
+
+def say(out: Console) -> Callable[[str], None]:
+    """Plain lines (no markup), never wrapped, so logs and greps see a whole command."""
+    return lambda text: out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def best_effort(out: Console, what: str, draw: Callable[[], Any]) -> Any:
+    """A figure or report is worth a warning when it fails, never the measurements beside it."""
+    try:
+        return draw()
+    except Exception as exc:
+        say(out)(f"warning: {what} not written ({first_line(exc)})")
+        return None
+
+
+def run_command(comp: Composition, run_dir: Path, base_dir: Path, launcher: str) -> int:
+    """The whole command; its exit code (a run that reached no store counts as a failure)."""
+    out = console()
+    if comp.compares:
+        return run_comparison(comp, run_dir, base_dir, out, launcher)
+    planned = plan(comp.runs[0], base_dir)  # placement and data problems end here, before any store is touched
+    recorder = Recorder(comp.cfg, base_dir, say(out))
+    outcome, run_id = run_scenario(planned, run_dir, recorder, out, launcher)
+    return outcome.exit_code if run_id else max(outcome.exit_code, 1)
+
+
+def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console, launcher: str,
+                 parent: RunRef | None = None,
+                 tags: dict[str, str] | None = None) -> tuple[ScenarioOutcome, str | None]:
+    """One scenario run: execute, write its run directory, show it, record it; (outcome, MLflow run id or None)."""
+    cfg, dcfg = planned.cfg, planned.run.dcfg
+    recorder.provenance(run_dir, OmegaConf.to_yaml(dcfg, resolve=True), planned.inventory)
+    outcome = execute(planned, run_dir)
+    recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or tracking error
+    best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, run_dir / "utilisation.png"))
+    show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
+    params = flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
+    # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
+    run_id = recorder.scenario(outcome, params, run_dir, run_name(cfg, run_dir), parent,
+                               {"bench.launcher": launcher, **(tags or {})})
+    if run_id:
+        say(out)(f"mlflow: run {run_id} (make ui to browse); results: {run_dir}")
+    return outcome, run_id
+
+
+def show(out: Console, outcome: ScenarioOutcome, title: str) -> None:
+    out.print(tables.results_table(outcome, title))
+    viewsets = tables.viewset_table(outcome)
+    if viewsets is not None:
+        out.print(viewsets)
+    for line in tables.summary_lines(outcome):
+        say(out)(line)
+
+
+def run_name(cfg: BenchConfig, run_dir: Path) -> str:
+    """The run directory's name, made readable for multirun jobs (whose directories are 0, 1, 2...)."""
+    if run_dir.name.isdigit():
+        return f"{cfg.scenario.name}-{cfg.profile.name}-{cfg.workload.name}-{run_dir.name}"
+    return run_dir.name
+
+
+def plan_phases(runs: list[RunConfig], base_dir: Path, study: StudyRun | None, out: Console) -> list[Plan]:
+    """Every phase placed and given its data before any starts; a consolidation stops at its capacity."""
+    plans = []
+    for run in runs:
+        try:
+            plans.append(plan(run, base_dir))
+        except PlacementError as exc:
+            if study is None or run.phase is None or not study.placement_failed(run.phase, exc):
+                raise PlacementError(f"phase {run.label}: {exc}") from exc
+            say(out)(f"note: {study.capacity_note}")
+            break
+        except BenchError as exc:
+            raise type(exc)(f"phase {run.label}: {exc}") from exc
+    return plans
+
+
+def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Console, launcher: str) -> int:
+    """Every phase in order, then the table normalised to the baseline, its plot, and the comparison run."""
+    cfg, name = comp.cfg, comp.cfg.scenario.name
+    study = StudyRun(cfg) if cfg.scenario.kind != "plain" else None
+    plans = plan_phases(comp.runs, base_dir, study, out)
+    recorder = Recorder(cfg, base_dir, say(out))
+    ref = recorder.start_comparison(f"{name}-{run_dir.name}", mlflow_runs.comparison_tags(name, cfg.scenario.kind))
+    rows, worst = [], 0
+    for planned in plans:
+        label = planned.run.label
+        overrides = planned.run.phase.overrides if planned.run.phase else []
+        say(out)(f"phase {label}: {' '.join(overrides) or '(as given)'}")
+        outcome, _ = run_scenario(planned, run_dir / label.replace("/", "-"), recorder, out, launcher, ref,
+                                  {"bench.phase": label, "bench.scenario": name})
+        rows.append(phase_row(label, outcome))
+        worst = max(worst, outcome.exit_code)
+        if outcome.status == "interrupted":
+            break
+        if study is not None and not study.keep_going(label, outcome):
+            say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): sweep ends here")
+            break
+    rows = normalise(rows, cfg.scenario.baseline)
+    what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
+    baseline = cfg.scenario.baseline or rows[0].label
+    title = f"{name}: {what}, normalised to {baseline}"
+    out.print(tables.comparison_table(rows, title))
+    rundir.write_csv([asdict(r) for r in rows], run_dir / "comparison.csv")
+    best_effort(out, "comparison plot", lambda: plots.comparison(rows, run_dir / "comparison.png", title))
+    say(out)(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}")
+    params = {"scenario": name, "workload": cfg.workload.name, "baseline": baseline,
+              "phases": ",".join(r.label for r in rows), **(study.params() if study else {})}
+    ref = recorder.comparison_results(ref, params, {**row_metrics(rows), **(study.results() if study else {})},
+                                      run_dir)
+    files = publish_report(ref, cfg, run_dir, out) if study is not None and ref is not None else []
+    recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
+    return worst
+
+
+def publish_report(ref: RunRef, cfg: BenchConfig, run_dir: Path, out: Console) -> list[Path]:
+    """The study's report, read back from the store the comparison run is in; its files (none if it failed)."""
+    def build() -> list[Path]:
+        rep = reader.of_comparison(ref.tracker.uri, cfg.experiment, ref.run_id, cfg.scenario.kind)
+        files = report.write(rep, run_dir / "report")
+        for t in report.console_tables(rep):
+            out.print(t)
+        return files
+
+    files = best_effort(out, "study report", build) or []
+    if files:
+        say(out)(f"report: {files[1]} (and report.md, figures; logged to the comparison run)")
+    return files

@@ -1,0 +1,93 @@
+"""The backend interface: where guests run. ``place`` before anything starts, ``start``, ``supervise``, ``shutdown``.
+
+Every backend hands the runner :class:`~suites.backends.handle.GuestHandle`
+objects speaking the same protocol, so the barrier, the time limit and the
+memory limit (:meth:`Backend.supervise`) are written once, here.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpu_probe.inventory import Inventory
+from suites.backends.handle import GuestHandle
+from suites.backends.placement import Placement
+from suites.config.profiles import ProfileConfig
+from suites.guest.protocol import GuestSpec
+
+Tick = Callable[[list[GuestHandle]], None]  # called every poll with the guests (live progress)
+POLL_S = 0.05
+
+
+@dataclass
+class Timing:
+    """Filled in as supervision goes, so an interrupt still leaves what was reached (epoch seconds)."""
+
+    t_release: float | None = None  # the start barrier released every guest
+    t_end: float | None = None  # every guest finished
+
+
+class Backend(ABC):
+    name: str
+
+    @abstractmethod
+    def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
+        """Where ``n`` guests of ``profile`` go, or a PlacementError with the numbers that do not fit."""
+
+    @abstractmethod
+    def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
+              started: list[GuestHandle]) -> None:
+        """Start every guest, appending each to ``started`` as it exists (so an interrupt can stop it)."""
+
+    def supervise(self, guests: list[GuestHandle], tick: Tick, start_timeout_s: float, timeout_s: float,
+                  timing: Timing) -> None:
+        """Wait at the start barrier, release every guest at once, supervise them to the end."""
+        wait_at_barrier(guests, tick, start_timeout_s)
+        timing.t_release = time.time()
+        for g in guests:
+            g.release()
+        run_to_end(guests, tick, timeout_s)
+        timing.t_end = time.time()
+
+    def shutdown(self) -> None:  # noqa: B027 (optional: only a backend holding a connection overrides it)
+        """Release what the backend holds (a cluster connection); guests are already stopped."""
+
+
+def wait_at_barrier(guests: list[GuestHandle], tick: Tick, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(g.state == "starting" for g in guests):
+        for g in guests:
+            g.pump()
+        tick(guests)
+        if time.monotonic() > deadline:
+            for g in guests:
+                if g.state == "starting":
+                    g.kill(f"did not reach the start barrier within {timeout_s:.0f} s")
+        time.sleep(POLL_S)
+
+
+def run_to_end(guests: list[GuestHandle], tick: Tick, timeout_s: float) -> None:
+    """Until every guest is finished: events, progress, time limit, memory limit."""
+    deadline = time.monotonic() + timeout_s
+    next_mem_check = 0.0
+    while not all(g.finished for g in guests):
+        for g in guests:
+            g.pump()
+        tick(guests)
+        now = time.monotonic()
+        if now > deadline:
+            for g in guests:
+                if not g.finished:
+                    g.kill(f"timed out after scenario.timeout_s={timeout_s:.0f} s")
+        if now > next_mem_check:
+            next_mem_check = now + 1.0
+            for g in guests:
+                rss = g.rss_MiB() if not g.finished else 0.0
+                if rss > g.spec.memory_MiB:
+                    g.kill(f"guest memory exceeded: RSS {rss:.0f} MiB > profile {g.spec.memory_MiB} MiB")
+        time.sleep(POLL_S)
+    tick(guests)

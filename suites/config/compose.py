@@ -1,0 +1,148 @@
+"""Composition, once: every scenario run a command line asks for, fully composed before anything starts.
+
+A plain scenario is one run. A comparison is one run per phase, each the
+command line plus the phase's overrides (so a phase is exactly the run a user
+would get by typing those overrides); a study generates its phases from
+``scenario.study``. A guest mix composes each group's own workload config.
+:func:`compose_run` does all of it and hands the result on; nothing is composed
+again later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import HydraException
+from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
+
+from suites.config.scenario import CAD_ALONE, MIXED, ML_ALONE, GuestGroup, PhaseConfig
+from suites.config.schema import CONFIG_DIR, BenchConfig, load, one_line
+from suites.errors import BenchError, ConfigError
+from suites.workloads.base import WorkloadConfig
+
+
+@dataclass
+class WorkloadGroup:
+    """Guests running one workload config (a scenario's mix has several)."""
+
+    workload: WorkloadConfig
+    guests: int
+
+
+@dataclass
+class RunConfig:
+    """One scenario run, fully composed: what planning needs and what the records keep."""
+
+    cfg: BenchConfig
+    dcfg: DictConfig  # the same, as composed (resolved into the run's config.yaml and MLflow params)
+    groups: list[WorkloadGroup]
+    phase: PhaseConfig | None = None  # set for a comparison's phase
+
+    @property
+    def label(self) -> str:
+        return self.phase.label if self.phase else ""
+
+
+@dataclass
+class Composition:
+    """The command line's own config and every run it asks for, in order."""
+
+    cfg: BenchConfig
+    dcfg: DictConfig
+    runs: list[RunConfig]
+
+    @property
+    def compares(self) -> bool:
+        return self.cfg.scenario.compares
+
+
+def compose(overrides: list[str], mix: list[Any] | None = None) -> tuple[BenchConfig, DictConfig]:
+    """configs/config.yaml with these overrides (and a guest mix, which the override grammar cannot express
+    comfortably), inside or outside the running Hydra app. Schemas must be registered first."""
+    if GlobalHydra.instance().is_initialized():  # inside the Hydra app
+        dcfg = hydra_compose("config", overrides=overrides)
+    else:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            dcfg = hydra_compose("config", overrides=overrides)
+    if mix:
+        dcfg.scenario.mix = list(mix)  # typed node: OmegaConf validates the GuestGroup dataclasses
+    return load(dcfg), dcfg
+
+
+def compose_run(overrides: list[str], dcfg: DictConfig | None = None) -> Composition:
+    """Everything the command line asks for; ``dcfg``: the config Hydra already composed from ``overrides``.
+
+    A phase or group that does not compose is one ConfigError naming it.
+    """
+    overrides = [o for o in overrides if not o.startswith(("hydra.", "hydra/"))]
+    cfg, dcfg = compose(overrides) if dcfg is None else (load(dcfg), dcfg)
+    if not cfg.scenario.compares:
+        return Composition(cfg, dcfg, [RunConfig(cfg, dcfg, workload_groups(cfg))])
+    runs = []
+    for phase in comparison_phases(cfg):
+        try:
+            pcfg, pdcfg = compose_phase(overrides, phase)
+            runs.append(RunConfig(pcfg, pdcfg, workload_groups(pcfg), phase))
+        except (BenchError, HydraException, OmegaConfBaseException) as exc:
+            raise ConfigError(f"phase {phase.label}: {one_line(exc)}") from exc
+    return Composition(cfg, dcfg, runs)
+
+
+def compose_phase(base_overrides: list[str], phase: PhaseConfig) -> tuple[BenchConfig, DictConfig]:
+    """The phase's config: the command line, then the phase's overrides, with no further phases."""
+    overrides = [o for o in base_overrides if not o.startswith(("hydra.", "hydra/"))]
+    overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null", "scenario.kind=plain"]
+    return compose(overrides, phase.mix)
+
+
+def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
+    """The scenario's mix, each group its own workload config file plus its own overrides; else guests x the
+    selected workload."""
+    if not cfg.scenario.mix:
+        return [WorkloadGroup(cfg.workload, cfg.scenario.guests)]
+    groups = []
+    for g in cfg.scenario.mix:
+        try:
+            wcfg, _ = compose([f"workload={g.workload}", *g.overrides])
+        except (BenchError, HydraException, OmegaConfBaseException) as exc:
+            raise ConfigError(f"scenario.mix[{g.workload}]: {one_line(exc)}") from exc
+        groups.append(WorkloadGroup(wcfg.workload, g.guests))
+    return groups
+
+
+def study_profiles(cfg: BenchConfig) -> list[str]:
+    return list(cfg.scenario.study.profiles) or [cfg.profile.name]
+
+
+def study_phases(cfg: BenchConfig) -> list[PhaseConfig]:
+    """``mixed``: CAD alone, CAD + ML, ML alone per profile. ``consolidation``: ML alone, then 1, 2, ... CAD
+    guests (beside the ML guest) up to ``max_guests``."""
+    study = cfg.scenario.study
+    cad, ml = GuestGroup(**asdict(study.cad)), GuestGroup(**asdict(study.ml))
+    if cfg.scenario.kind == "mixed":
+        return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix) for p in study_profiles(cfg)
+                for kind, mix in ((CAD_ALONE, [cad]), (MIXED, [cad, ml]), (ML_ALONE, [ml]))]
+    p = study_profiles(cfg)[0]
+    steps = [PhaseConfig(f"{p}/{ML_ALONE}", [f"profile={p}"], [ml])] if study.with_ml else []
+    for n in range(1, study.max_guests + 1):
+        group = GuestGroup(cad.workload, n, list(cad.overrides))
+        steps.append(PhaseConfig(f"{p}/n{n}", [f"profile={p}"], [group, ml] if study.with_ml else [group]))
+    return steps
+
+
+def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:
+    """What a comparison runs: the study's generated phases, else the scenario's declared ones."""
+    return study_phases(cfg) if cfg.scenario.kind != "plain" else list(cfg.scenario.phases)
+
+
+def scenario_title(cfg: BenchConfig) -> str:
+    """'2 x m60-8q running graphics-replay' or, for a mix, '3 x m60-8q running 2 x graphics-replay + 1 x ...'."""
+    if not cfg.scenario.mix:
+        return f"{cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
+    total = sum(g.guests for g in cfg.scenario.mix)
+    return f"{total} x {cfg.profile.name} running " + " + ".join(f"{g.guests} x {g.workload}" for g in cfg.scenario.mix)

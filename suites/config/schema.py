@@ -1,0 +1,145 @@
+"""The top-level config schema: profile × workload × scenario, plus run settings.
+
+Hydra composes ``configs/config.yaml`` against these dataclasses, registered
+by :func:`register_configs` (the app calls it before composing); the YAML files
+only set values. :func:`load` turns a composed DictConfig into a validated
+:class:`BenchConfig` object, the only form the rest of the suite accepts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from suites.config.profiles import ProfileConfig
+from suites.config.scenario import ScenarioConfig
+from suites.data.config import DataConfig
+from suites.errors import ConfigError, first_line, require
+from suites.workloads import registry
+from suites.workloads.base import WorkloadConfig
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+# Where results go unless told otherwise: the one place these defaults are written (CLIs and make targets read them).
+TRACKING_URI = "sqlite:///outputs/mlflow.db"  # relative paths resolve against the launch directory
+FALLBACK_TRACKING_URI = "sqlite:///outputs/mlflow-fallback.db"
+EXPERIMENT = "gpu-mixed-bench"
+ARTIFACT_DIR = "outputs/mlartifacts"
+
+
+class ProgressMode(Enum):
+    auto = "auto"  # live view on a terminal, periodic log lines otherwise (CI)
+    live = "live"
+    quiet = "quiet"
+
+
+class BackendKind(Enum):
+    local = "local"  # guests are processes on this host
+    ray = "ray"  # guests are Ray actors on the cluster at ray.address (suites/backends/ray.py)
+
+
+@dataclass
+class SamplerConfig:
+    rate_hz: float = 10.0
+
+    def check(self) -> None:
+        require(0 < self.rate_hz <= 200, "sampler.rate_hz", f"must be in (0, 200], got {self.rate_hz}")
+
+
+@dataclass
+class RayConfig:
+    # An existing cluster: "auto" (RAY_ADDRESS, else the cluster this node runs), "HOST:PORT", "ray://HOST:10001".
+    address: str = "auto"
+    namespace: str = "gpu-mixed-bench"
+    # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
+    # every node already has this suite installed (a node whose git SHA differs says so in the placement note).
+    working_dir: Optional[str] = None
+    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", "outputs", "multirun", "data"])
+
+    def check(self) -> None:
+        require(bool(self.address.strip()), "ray.address", "must name a cluster: auto, HOST:PORT or ray://HOST:PORT")
+
+
+@dataclass
+class BenchConfig:
+    profile: ProfileConfig = MISSING
+    workload: WorkloadConfig = MISSING
+    scenario: ScenarioConfig = MISSING
+    data: DataConfig = field(default_factory=DataConfig)
+    sampler: SamplerConfig = field(default_factory=SamplerConfig)
+    backend: BackendKind = BackendKind.local
+    ray: RayConfig = field(default_factory=RayConfig)
+    tracking_uri: str = TRACKING_URI
+    fallback_tracking_uri: str = FALLBACK_TRACKING_URI  # used when tracking_uri fails mid-run
+    experiment: str = EXPERIMENT
+    artifact_dir: str = ARTIFACT_DIR  # artifact root for a new experiment on a local store
+    progress: ProgressMode = ProgressMode.auto
+    seed: int = 0
+    repeats: int = 1  # each guest trains N times; results are olympic means with CoV
+
+    def check(self) -> None:
+        for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray):
+            part.check()
+        require(self.workload.name in registry(), "workload.name",
+                f"unknown workload {self.workload.name!r} (known: {', '.join(registry())})")
+        require(bool(self.experiment.strip()), "experiment", "must not be empty")
+        require(self.seed >= 0, "seed", f"must be >= 0, got {self.seed}")
+        require(1 <= self.repeats <= 100, "repeats", f"must be 1..100, got {self.repeats}")
+
+
+def register_configs() -> None:
+    """Make every schema known to Hydra's ConfigStore (idempotent): call before composing.
+
+    Per workload plugin: its schema ``workload/base_<name>`` (what its YAML
+    extends), ``workload/<name>`` itself when it ships no YAML, and its smoke
+    sizes as ``workload_scale/<name>-smoke`` (selected by ``scale=smoke``, which
+    ``+experiment=smoke`` sets; see configs/config.yaml).
+    """
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=BenchConfig)
+    cs.store(group="profile", name="base_profile", node=ProfileConfig)
+    cs.store(group="scenario", name="base_scenario", node=ScenarioConfig)
+    for scale in ("full", "smoke"):  # markers: only the workload_scale entry they select carries values
+        cs.store(group="scale", name=scale, node={}, package="_global_")
+    for name, plugin in registry().items():
+        cs.store(group="workload", name=f"base_{name.replace('-', '_')}", node=plugin.config_cls)
+        if not (CONFIG_DIR / "workload" / f"{name}.yaml").exists():
+            cs.store(group="workload", name=name, node=plugin.config_cls)
+        cs.store(group="workload_scale", name=f"{name}-smoke", node=dict(plugin.smoke))
+
+
+def load(cfg: DictConfig) -> BenchConfig:
+    """Composed config -> validated dataclasses; any problem is one ConfigError line."""
+    try:
+        obj: Any = OmegaConf.to_object(cfg)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(one_line(exc)) from exc
+    if not isinstance(obj, BenchConfig):
+        raise ConfigError("config root is not a BenchConfig (configs/config.yaml must use base_config)")
+    obj.check()
+    return obj
+
+
+def one_line(exc: BaseException) -> str:
+    """Collapse Hydra/OmegaConf error text (multi-line, with object dumps) to one line."""
+    key = getattr(exc, "full_key", None)
+    msg = getattr(exc, "msg", None) or str(exc)
+    lines = [ln.strip() for ln in msg.strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else first_line(exc)
+    if first.endswith(":") and len(lines) > 1:  # "...raised while composing config:" + the reason
+        first = f"{first} {lines[1]}"
+    options = getattr(exc, "options", None)
+    if options:
+        shown = sorted(o for o in options if not o.startswith("base_"))  # schemas are not choices
+        first += f" (choose from: {', '.join(shown)})"
+    text = f"{key}: {first}" if key and key not in first else first
+    cause = exc.__cause__
+    if cause is not None and cause is not exc and isinstance(cause, OmegaConfBaseException):
+        more = one_line(cause)
+        text += "" if more in text else f" — {more}"
+    return text

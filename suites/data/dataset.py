@@ -1,0 +1,31 @@
+"""A dataset as a workload plugin names it: how the runner finds it, how a guest loads it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suites.data.config import DataConfig
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    # Runner-side, before any guest starts: locate (or synthesise) the files; returns the guest's data spec.
+    resolve: Callable[[DataConfig, Path, int], dict[str, Any]]
+    # Guest-side: (uint8 images N x H x W [x C], integer labels N) of one split under a resolved root.
+    load_uint8: Callable[[str, bool], tuple[Any, Any]]
+    mean: tuple[float, ...]  # per channel, of the training images in [0, 1], for normalising to ~N(0, 1)
+    std: tuple[float, ...]
+
+    def load_normalised(self, root: str, train: bool) -> tuple[Any, Any]:
+        """(float32 N x H x W x C normalised images, int64 labels) for frameworks that take numpy."""
+        import numpy as np
+
+        x, y = self.load_uint8(root, train)
+        if x.ndim == 3:  # greyscale: one channel
+            x = x[..., None]
+        mean, std = (np.array(v, dtype="float32") for v in (self.mean, self.std))
+        return (x.astype("float32") / 255.0 - mean) / std, y.astype("int64")

@@ -1,0 +1,90 @@
+"""The guest's work: prepare, wait at the start barrier, train (each repeat), evaluate, report.
+
+Rank 0 speaks the protocol; with ``workload.ranks`` > 1 it also spawns and
+leads the other data-parallel ranks (:mod:`suites.guest.ranks`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from gpu_probe.stats import aggregate_repeats
+from suites.errors import first_line
+from suites.guest import ranks
+from suites.guest.protocol import GO, GuestResult, GuestSpec, event
+from suites.guest.setup import make_workload
+from suites.workloads.base import StepMeter
+
+
+def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
+    """Rank 0 (the only rank unless the workload asks for more): it alone speaks the protocol."""
+    workload, cfg = make_workload(spec)
+    world = ranks.world_size(cfg, spec) if workload.process_ranks else 1  # Keras replicates in-process
+    workload.ctx.world_size = world  # before prepare(): it shards the data by rank
+    peers: list[Any] = []
+    try:
+        if world > 1:
+            port = ranks.free_port()
+            peers = ranks.spawn_peers(spec, world, port)
+            ranks.init(0, world, port, bool(spec.gpus))
+            workload.ctx.info["ranks"] = world
+        return train_and_report(spec, workload, cfg, send, t_proc_start)
+    finally:
+        ranks.shutdown()
+        for p in peers:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+
+
+def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc_start: float) -> GuestResult:
+    ctx = workload.ctx
+    workload.prepare()
+    ranks.barrier()  # every rank has prepared
+    setup = time.time() - t_proc_start
+    log(spec, f"ready after {setup:.1f} s, waiting at the start barrier")
+    send(event("ready", setup_time_s=setup))
+    command = sys.stdin.readline().strip()
+    if command != GO:
+        return GuestResult(spec.guest_id, "failed", error=f"aborted at the start barrier ({command or 'EOF'})")
+    ranks.barrier()  # releases the other ranks
+    log(spec, "training started")
+    total = workload.total_steps() * spec.repeats
+    runs = []
+    t_train_start = time.time()
+    for r in range(spec.repeats):
+        if r:
+            workload.build()  # fresh weights and optimizer; the data stays where it is
+        done_before = r * workload.total_steps()
+        meter = StepMeter(cfg.warmup_steps, total,
+                          lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)))
+        meter.start()
+        workload.train(meter)
+        metrics = meter.finish()
+        ranks.barrier()  # all ranks done with this repeat
+        log(spec, f"repeat {r + 1}/{spec.repeats}: {metrics['steps']:.0f} steps in {metrics['train_time_s']:.2f} s")
+        metrics.update(workload.evaluate())
+        runs.append(metrics)
+    t_train_end = time.time()
+    metrics = aggregate_repeats(runs)
+    metrics["setup_time_s"] = setup
+    metrics["wall_time_s"] = time.time() - t_proc_start
+    return GuestResult(spec.guest_id, "ok", metrics=metrics, info=ctx.info, t_train_start=t_train_start,
+                       t_train_end=t_train_end, repeats=runs if spec.repeats > 1 else [])
+
+
+def log(spec: GuestSpec, message: str) -> None:
+    """A line in the guest's log (its stderr), with the pid for whoever inspects it."""
+    print(f"[guest {spec.guest_id} pid {os.getpid()}] {message}", file=sys.stderr, flush=True)
+
+
+def failure_text(exc: BaseException) -> str:
+    """One line for the runner; the traceback goes to the guest log."""
+    name = type(exc).__name__
+    text = first_line(exc, 10_000) if str(exc).strip() else ""
+    if "OutOfMemory" in name or "out of memory" in text.lower():
+        return f"out of memory past the framebuffer cap: {text}"
+    return f"{name}: {text}" if text else name

@@ -1,0 +1,85 @@
+"""What a scenario or a comparison looks like in MLflow: runs, their params, metrics, tags and artifacts.
+
+A scenario is a parent run (nested under its comparison run when it is a
+phase) with a child run per guest. Run names, the key names and what is
+logged where are decided here; which store gets them is the Recorder's job.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpu_probe import vocab
+from suites.record.store import Tracker, flatten, store_lock
+from suites.run.outcome import ScenarioOutcome
+
+RUN_STATUS = {"ok": "FINISHED", "partial": "FAILED", "failed": "FAILED", "interrupted": "KILLED"}
+SCENARIO_ARTIFACTS = ("config.yaml", "inventory.json", "results.json", "samples.csv", "utilisation.png")
+COMPARISON_ARTIFACTS = ("comparison.csv", "comparison.png")
+
+
+def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: dict[str, Any], run_dir: Path,
+                 run_name: str, under: str | None = None, tags: dict[str, str] | None = None) -> str:
+    """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
+    with store_lock(tracker.uri):
+        parent = tracker.start(run_name, scenario_tags(outcome, tags), parent=under)
+        tracker.params(parent, {**config_params, **outcome.inventory.as_params(),
+                                **short_params(outcome, config_params)})
+        tracker.metrics(parent, scenario_metrics(outcome))
+        if outcome.reasons:
+            tracker.tag(parent, "bench.failure", "; ".join(outcome.reasons))
+        if outcome.samples.clock_events:
+            tracker.tag(parent, "bench.clock_events", json.dumps(outcome.samples.clock_events))
+        for name in SCENARIO_ARTIFACTS:
+            tracker.artifact(parent, run_dir / name)
+        for o in outcome.guests:
+            child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
+                                  {"bench.role": "guest", "bench.guest_id": o.spec.guest_id,
+                                   "bench.status": o.result.status}, parent=parent)
+            tracker.params(child, {"guest_id": o.spec.guest_id, "profile": o.spec.profile,
+                                   "workload": o.spec.workload, "vcpus": ",".join(map(str, o.placement.vcpus)),
+                                   "gpus": o.placement.gpu_label, "framebuffer_MiB": o.spec.framebuffer_MiB,
+                                   "memory_MiB": o.spec.memory_MiB, **flatten(o.result.info, "info.")})
+            tracker.metrics(child, {**o.result.metrics, **o.sampled})
+            if o.result.error:
+                tracker.tag(child, "bench.failure", o.result.error)
+            tracker.artifact(child, o.log_path)
+            tracker.end(child, "FINISHED" if o.result.ok else "FAILED")
+        tracker.end(parent, RUN_STATUS[outcome.status])
+    return parent
+
+
+def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dict[str, str]:
+    return {"bench.role": "scenario", "bench.status": outcome.status, **(extra or {}),
+            "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status}
+
+
+def short_params(outcome: ScenarioOutcome, config_params: dict[str, Any]) -> dict[str, Any]:
+    """The same short names on every run, for MLflow's compare view across sweeps."""
+    first = outcome.guests[0].spec if outcome.guests else None
+    return {"profile": first.profile if first else None, "workload": first.workload if first else None,
+            "framework": config_params.get("workload.framework"), "guests": len(outcome.guests),
+            "gpus": config_params.get("profile.gpus"), "data.source": outcome.data.get("source")}
+
+
+def scenario_metrics(outcome: ScenarioOutcome) -> dict[str, Any]:
+    ok = outcome.ok_guests
+    return {**outcome.host_metrics, vocab.MAKESPAN.key: outcome.makespan_s, "guests_ok": len(ok),
+            "guests_failed": len(outcome.guests) - len(ok),
+            "images_per_sec_total": sum(o.result.metrics.get(vocab.IMAGES_PER_SEC.key, 0) for o in ok)}
+
+
+def comparison_tags(scenario: str, kind: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {"bench.role": "comparison", "bench.scenario": scenario, "bench.kind": kind, **(extra or {})}
+
+
+def comparison_results(tracker: Tracker, run_id: str, params: dict[str, Any], metrics: dict[str, float],
+                       run_dir: Path) -> None:
+    """Everything a comparison run holds but its report: params, metrics, the table and plot (not ended)."""
+    with store_lock(tracker.uri):
+        tracker.params(run_id, params)
+        tracker.metrics(run_id, metrics)
+        for name in COMPARISON_ARTIFACTS:
+            tracker.artifact(run_id, run_dir / name)

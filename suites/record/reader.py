@@ -1,0 +1,80 @@
+"""Reading the store back: a study's phase numbers, from what MLflow holds (never from a runner's memory).
+
+Built from the phase runs and their guest runs through the same
+:mod:`suites.run.study` functions the runner used, so a report and the run it
+describes agree by construction. Rendering is :mod:`suites.render.report`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from suites.config.schema import EXPERIMENT
+from suites.run import study
+
+
+@dataclass
+class StudyReport:
+    mixed: dict[str, dict[str, float]] = field(default_factory=dict)  # profile -> derived figures
+    consolidation: dict[str, float] = field(default_factory=dict)
+    consolidation_profile: str = ""
+    sources: list[str] = field(default_factory=list)  # comparison run ids read
+
+
+def phase_numbers(client: Any, comparison_id: str) -> dict[str, study.PhaseNumbers]:
+    """Each phase run under the comparison, reduced to PhaseNumbers from its own and its guests' metrics."""
+    exp = client.get_run(comparison_id).info.experiment_id
+    phases = client.search_runs([exp], f"tags.mlflow.parentRunId = '{comparison_id}'", max_results=1000)
+    out = {}
+    for run in sorted(phases, key=lambda r: r.info.start_time):
+        label = run.data.tags.get("bench.phase")
+        if not label:
+            continue
+        guests = client.search_runs([exp], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1000)
+        out[label] = study.PhaseNumbers.from_guests(
+            run.data.metrics, [(g.data.params.get("workload", "?"), g.data.tags.get("bench.status") == "ok",
+                                g.data.metrics) for g in guests])
+    return out
+
+
+def latest(client: Any, experiment: str, kind: str) -> Any:
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return None
+    runs = client.search_runs([exp.experiment_id], f"tags.`bench.kind` = '{kind}'", max_results=1,
+                              order_by=["attributes.start_time DESC"])
+    return runs[0] if runs else None
+
+
+def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None = None,
+          consolidation_run: str | None = None, latest_runs: bool = True) -> StudyReport:
+    """The report's numbers from the store: the given comparison runs, else (``latest_runs``) the newest of each
+    kind."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    rep = StudyReport()
+    find = (lambda kind: latest(client, experiment, kind)) if latest_runs else (lambda kind: None)
+    mixed = client.get_run(mixed_run) if mixed_run else find("mixed")
+    if mixed is not None:
+        flat = study.by_profile(phase_numbers(client, mixed.info.run_id))
+        for key, value in flat.items():
+            profile, name = key.split(".", 1)
+            rep.mixed.setdefault(profile, {})[name] = value
+        rep.sources.append(mixed.info.run_id)
+    cons = client.get_run(consolidation_run) if consolidation_run else find("consolidation")
+    if cons is not None:
+        numbers = phase_numbers(client, cons.info.run_id)
+        params = cons.data.params
+        rep.consolidation = study.consolidation_metrics(numbers, float(params.get("qos_p95_frame_ms", "nan")),
+                                                        float(params.get("qos_ml_slowdown_pct", "nan")))
+        rep.consolidation_profile = next(iter(numbers), "?/").split("/")[0]
+        rep.sources.append(cons.info.run_id)
+    return rep
+
+
+def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: str) -> StudyReport:
+    """The report of one comparison run (a ``mixed`` or ``consolidation`` study) and nothing else."""
+    return build(tracking_uri, experiment, mixed_run=comparison_id if kind == "mixed" else None,
+                 consolidation_run=comparison_id if kind == "consolidation" else None, latest_runs=False)

@@ -1,0 +1,133 @@
+"""One Recorder per command: every record goes to the run directory, then to the MLflow store.
+
+As NVIDIA's dllogger fans one logger out to its backends, the Recorder fans
+a record out to the run directory (always first, so a tracking failure never
+loses a measurement) and to a store. The fallback policy is written once,
+here: when the store given by ``tracking_uri`` cannot be opened or dies mid-run,
+this and every later record of the command go to ``fallback_tracking_uri``
+(tagged ``bench.fallback_for``, imported later by ``python -m suites.app.sync``);
+when neither works, the run directory alone holds the results, and a warning
+says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from gpu_probe.inventory import Inventory
+from suites.config.schema import BenchConfig
+from suites.errors import first_line
+from suites.record import mlflow_runs, rundir
+from suites.record.store import Tracker, resolve_tracking_uri
+from suites.run.outcome import ScenarioOutcome
+
+T = TypeVar("T")
+Say = Callable[[str], None]
+
+
+@dataclass
+class RunRef:
+    """A run in one store (a comparison's run, which phases nest under)."""
+
+    tracker: Tracker
+    run_id: str
+    name: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class Recorder:
+    def __init__(self, cfg: BenchConfig, base_dir: Path, say: Say) -> None:
+        self.say = say
+        self.uri = resolve_tracking_uri(cfg.tracking_uri, base_dir)
+        self.fallback_uri = resolve_tracking_uri(cfg.fallback_tracking_uri, base_dir)
+        self.experiment, self.artifact_root = cfg.experiment, base_dir / cfg.artifact_dir
+        self.tracker: Tracker | None = None
+        try:
+            self.tracker = Tracker(self.uri, self.experiment, self.artifact_root)
+        except Exception as exc:
+            self._fall_back(exc)
+
+    # --- the run directory ------------------------------------------------------------------------
+    @staticmethod
+    def provenance(run_dir: Path, config_yaml: str, inventory: Inventory) -> None:
+        rundir.write_provenance(run_dir, config_yaml, inventory)
+
+    @staticmethod
+    def local(outcome: ScenarioOutcome, run_dir: Path) -> None:
+        rundir.write_results(outcome, run_dir)
+
+    # --- the store ----------------------------------------------------------------------------------
+    def scenario(self, outcome: ScenarioOutcome, config_params: dict[str, Any], run_dir: Path, name: str,
+                 parent: RunRef | None = None, tags: dict[str, str] | None = None) -> str | None:
+        """The scenario's runs in the store (nested under ``parent`` where it lives); the run id, or None."""
+        def record(t: Tracker) -> str:
+            under = parent.run_id if parent is not None and parent.tracker is t else None
+            extra = {**(tags or {}), **({"bench.comparison_parent": parent.run_id}
+                                        if parent is not None and under is None else {})}
+            return mlflow_runs.scenario_run(outcome, t, config_params, run_dir, name, under, extra)
+
+        return self._attempt(record, f"results kept in {run_dir}")
+
+    def start_comparison(self, name: str, tags: dict[str, str]) -> RunRef | None:
+        return self._attempt(lambda t: RunRef(t, t.start(name, tags), name, tags),
+                             "the comparison's phases are recorded on their own")
+
+    def comparison_results(self, ref: RunRef | None, params: dict[str, Any], metrics: dict[str, float],
+                           run_dir: Path) -> RunRef | None:
+        """Params, metrics, table and plot on the comparison run in its own store, else in the fallback store
+        on a run that ``bench.completes`` the half-written one (sync fills that one in). Where they landed."""
+        if ref is None:
+            return None
+
+        def record(t: Tracker) -> RunRef:
+            run_id = ref.run_id if ref.tracker is t else t.start(ref.name, {**ref.tags,
+                                                                            "bench.completes": ref.run_id})
+            mlflow_runs.comparison_results(t, run_id, params, metrics, run_dir)
+            return RunRef(t, run_id, ref.name, ref.tags)
+
+        return self._attempt(record, f"comparison run not completed; table and plot are in {run_dir}")
+
+    def finish(self, ref: RunRef | None, report: list[Path], status: str) -> None:
+        """The report's files under ``report/``, then the run's end."""
+        if ref is None:
+            return
+        try:
+            for f in report:
+                ref.tracker.artifact(ref.run_id, f, "report")
+            ref.tracker.end(ref.run_id, status)
+        except Exception as exc:
+            self.say(f"warning: comparison run {ref.run_id} not ended in MLflow ({first_line(exc)})")
+
+    # --- the fallback policy --------------------------------------------------------------------------
+    def _attempt(self, record: Callable[[Tracker], T], lost: str) -> T | None:
+        """``record`` in the current store; if that store fails, once more in the fallback store."""
+        while self.tracker is not None:
+            tracker = self.tracker
+            try:
+                return record(tracker)
+            except Exception as exc:  # never lose the run to a tracking error: the run directory has it
+                if tracker.fallback_for or not self._fall_back(exc):
+                    self.say(f"warning: MLflow recording failed ({first_line(exc)}); {lost}")
+                    return None
+        return None
+
+    def _fall_back(self, exc: Exception) -> bool:
+        """Switch to the fallback store for the rest of this command; False when there is none to use."""
+        self.tracker = None
+        if self.fallback_uri == self.uri:
+            self.say(f"warning: MLflow store {self.uri} unusable ({first_line(exc)}); results stay in the run "
+                     "directory")
+            return False
+        try:
+            self.tracker = Tracker(self.fallback_uri, self.experiment, self.artifact_root, fallback_for=self.uri)
+        except Exception as exc2:
+            self.say(f"warning: MLflow stores {self.uri} and {self.fallback_uri} unusable ({first_line(exc2)}); "
+                     "results stay in the run directory")
+            return False
+        self.say(f"warning: MLflow store {self.uri} unreachable ({first_line(exc)}); recording to the fallback store "
+                 f"{self.fallback_uri}; import later: python -m suites.app.sync --from {self.fallback_uri} "
+                 f"--to {self.uri}")
+        return True

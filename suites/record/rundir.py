@@ -1,0 +1,43 @@
+"""The run directory: the first and always-written record of a run (before any tracking store is touched)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from gpu_probe.inventory import Inventory
+from suites.run.outcome import ScenarioOutcome
+
+
+def write_provenance(run_dir: Path, config_yaml: str, inventory: Inventory) -> None:
+    """What the run was asked to do and where: the resolved config and the host/GPU inventory."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(config_yaml)
+    (run_dir / "inventory.json").write_text(json.dumps(inventory.as_dict(), indent=2, default=str))
+
+
+def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
+    """``results.json`` (status, every guest's spec, placement, result and sampled aggregates) and ``samples.csv``."""
+    s = outcome.samples
+    results = {
+        "status": outcome.status,
+        "makespan_s": outcome.makespan_s,
+        "reasons": outcome.reasons,
+        "data": outcome.data,
+        "gpu_status": outcome.inventory.gpu_status,
+        "sampler": {"requested_hz": s.rate_hz, "achieved_hz": s.achieved_hz, "samples": len(s.rows),
+                    "errors": s.errors, "cpu_pct": s.cpu_pct, "clock_events": s.clock_events},
+        "guests": [{"spec": asdict(o.spec), "placement": asdict(o.placement), "result": o.result.as_dict(),
+                    "sampled": o.sampled} for o in outcome.guests],
+    }
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "results.json").write_text(json.dumps(results, indent=2, default=str))
+    write_csv(s.rows, run_dir / "samples.csv")
+
+
+def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(path, index=False, float_format="%.4g")

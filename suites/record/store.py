@@ -1,0 +1,132 @@
+"""The MLflow store: one thin :class:`Tracker` over ``MlflowClient``, and the sqlite store lock.
+
+Every MLflow write of the suite goes through a Tracker (batched, capped,
+with the fallback tag on a fallback store's top-level runs), and only after
+sampling has ended, so the sampler never waits on the tracking server.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+MAX_PARAM_LEN = 6000  # MLflow's limit for a param value
+MAX_TAG_LEN = 5000
+PARAMS_PER_BATCH, METRICS_PER_BATCH = 100, 1000  # MLflow's per-request limits
+
+
+def resolve_tracking_uri(uri: str, base_dir: Path) -> str:
+    """Make sqlite / file paths absolute against the launch directory (Hydra does not chdir)."""
+    if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
+        path = (base_dir / uri[len("sqlite:///"):]).resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{path}"
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        return (base_dir / (parsed.path if parsed.scheme else uri)).resolve().as_uri()
+    return uri
+
+
+@contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """One process at a time on a sqlite store (parallel sweep jobs share one).
+
+    MLflow creates and migrates a new sqlite store by recreating its tables;
+    rows another process writes meanwhile are lost without a trace (seen with
+    two submitit jobs recording at once). Server stores serialise themselves.
+    """
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    lock = Path(uri[len("sqlite:///"):] + ".lock")
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def finite(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in metrics.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
+class Tracker:
+    """A thin layer over MlflowClient (no fluent globals, so tests can use many stores)."""
+
+    def __init__(self, uri: str, experiment: str, artifact_root: Path, fallback_for: str | None = None) -> None:
+        from mlflow.tracking import MlflowClient
+
+        if uri.startswith(("http:", "https:")):
+            # MLflow retries a dead server with exponential backoff for minutes by default; a benchmark should
+            # fall back to its local store within seconds. Explicit user settings win (setdefault).
+            os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
+            os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+        self.uri, self.experiment, self.fallback_for = uri, experiment, fallback_for
+        with store_lock(uri):  # the first touch creates the store
+            self.client = MlflowClient(tracking_uri=uri)
+            exp = self.client.get_experiment_by_name(experiment)
+            if exp is None:
+                local = uri.startswith(("sqlite:", "file:"))
+                location = artifact_root.resolve().as_uri() if local else None
+                self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
+            else:
+                self.experiment_id = exp.experiment_id
+
+    def start(self, name: str, tags: dict[str, str], parent: str | None = None) -> str:
+        if parent:
+            tags = {**tags, "mlflow.parentRunId": parent}
+        elif self.fallback_for:  # a top-level run here is one `python -m suites.app.sync` imports (its subtree too)
+            tags = {**tags, "bench.fallback_for": self.fallback_for}
+        return self.client.create_run(self.experiment_id, run_name=name, tags=tags).info.run_id
+
+    def params(self, run_id: str, params: dict[str, Any]) -> None:
+        log_batch(self.client, run_id, params={k: str(v)[:MAX_PARAM_LEN] for k, v in params.items()})
+
+    def metrics(self, run_id: str, metrics: dict[str, Any]) -> None:
+        log_batch(self.client, run_id, metrics=finite(metrics), timestamp_ms=int(time.time() * 1000))
+
+    def tag(self, run_id: str, key: str, value: str) -> None:
+        self.client.set_tag(run_id, key, value[:MAX_TAG_LEN])
+
+    def artifact(self, run_id: str, path: Path, folder: str | None = None) -> None:
+        if path.exists():
+            self.client.log_artifact(run_id, str(path), folder)
+
+    def end(self, run_id: str, status: str) -> None:
+        self.client.set_terminated(run_id, status=status)
+
+
+def log_batch(client: Any, run_id: str, params: dict[str, str] | None = None,
+              metrics: dict[str, float] | None = None, tags: dict[str, str] | None = None,
+              timestamp_ms: int = 0) -> None:
+    """Params, metrics and tags in as few requests as MLflow's per-request limits allow."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    items = [Param(k, v) for k, v in (params or {}).items()]
+    for i in range(0, len(items), PARAMS_PER_BATCH):
+        client.log_batch(run_id, params=items[i:i + PARAMS_PER_BATCH])
+    values = [Metric(k, v, timestamp_ms, 0) for k, v in (metrics or {}).items()]
+    for i in range(0, len(values), METRICS_PER_BATCH):
+        client.log_batch(run_id, metrics=values[i:i + METRICS_PER_BATCH])
+    if tags:
+        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])

@@ -1,0 +1,87 @@
+"""Import runs recorded while a store was down (``python -m suites.app.sync``).
+
+A top-level run recorded in the fallback store carries ``bench.fallback_for``;
+this copies each such run with its whole subtree of nested runs (tags,
+params, latest metric values, artifacts, status) into the target store, then
+tags the source run ``bench.imported_to`` so a second import copies nothing
+twice.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from suites.config.schema import ARTIFACT_DIR, EXPERIMENT
+from suites.record.store import Tracker, log_batch
+
+SKIP_TAGS = ("mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type", "mlflow.runName")
+
+
+def existing(client: Any, run_id: str | None) -> str | None:
+    if not run_id:
+        return None
+    try:
+        return client.get_run(run_id).info.run_id
+    except Exception:  # not in this store (imported elsewhere, deleted)
+        return None
+
+
+def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None = None) -> str:
+    """A copy of ``run`` in ``dst`` (or its data written into the existing run ``into``)."""
+    tags = {k: v for k, v in run.data.tags.items() if k not in SKIP_TAGS and k != "bench.imported_to"}
+    if parent:
+        tags["mlflow.parentRunId"] = parent
+    if into:
+        new = into
+        log_batch(dst, new, tags=tags)
+    else:
+        new = dst.create_run(exp_id, start_time=run.info.start_time, tags=tags,
+                             run_name=run.info.run_name).info.run_id
+    have = dst.get_run(new).data.params if into else {}
+    params = {k: v for k, v in run.data.params.items() if k not in have}  # logged before the store died
+    log_batch(dst, new, params=params, metrics=dict(run.data.metrics), timestamp_ms=run.info.start_time or 0,
+              tags={"bench.imported_from": run.info.run_id})
+    with tempfile.TemporaryDirectory() as tmp:
+        if src.list_artifacts(run.info.run_id):
+            local = src.download_artifacts(run.info.run_id, "", tmp)
+            dst.log_artifacts(new, local)
+    dst.set_terminated(new, status=run.info.status, end_time=run.info.end_time)
+    return new
+
+
+def copy_tree(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent: str | None,
+              into: str | None = None) -> str:
+    """``run`` and every run nested below it, parents before children."""
+    new = copy_run(src, dst, run, exp_id, parent, into)
+    for child in runs:
+        if child.data.tags.get("mlflow.parentRunId") == run.info.run_id:
+            copy_tree(src, dst, child, runs, exp_id, new)
+    return new
+
+
+def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT) -> list[tuple[str, str]]:
+    """Copy every not-yet-imported fallback run tree; returns (source id, new id) of the top-level runs."""
+    from mlflow.tracking import MlflowClient
+
+    src = MlflowClient(from_uri)
+    exp = src.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    runs = src.search_runs([exp.experiment_id], max_results=50000, order_by=["attributes.start_time ASC"])
+    # made by a Tracker, as every run's experiment is (the artifact root matters only for a new local store)
+    exp_id = Tracker(to_uri, experiment, artifact_root=Path(ARTIFACT_DIR)).experiment_id
+    dst = MlflowClient(to_uri)
+    done = []
+    for run in runs:
+        tags = run.data.tags
+        if "bench.fallback_for" not in tags or "bench.imported_to" in tags or "mlflow.parentRunId" in tags:
+            continue
+        # a phase of a comparison whose run exists there nests under it; a comparison finished here completes it
+        parent = existing(dst, tags.get("bench.comparison_parent"))
+        into = existing(dst, tags.get("bench.completes"))
+        new = copy_tree(src, dst, run, runs, exp_id, parent, into)
+        src.set_tag(run.info.run_id, "bench.imported_to", f"{to_uri} {new}")
+        done.append((run.info.run_id, new))
+    return done

@@ -1,0 +1,126 @@
+"""The mixed-workload study's report, as Markdown + HTML + PNGs and console tables.
+
+Its numbers come from the store (:func:`suites.record.reader.build`), never
+from a runner's memory. ``make report`` (:mod:`suites.app.report`) and the
+notebook ``notebooks/consolidation_report.ipynb`` render through here.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from rich.table import Table
+
+from suites.record.reader import StudyReport
+from suites.render import study_plots
+from suites.render.tables import fmt
+
+FIGURES = ("slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png", "consolidation.png")
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+MIXED_COLUMNS = (  # (header, key, format)
+    ("CAD run time +%", "cad_run_time_increase_pct", "{:+.1f}"),
+    ("ML train time +%", "ml_train_time_increase_pct", "{:+.1f}"),
+    ("CAD p95 ms alone", "cad_p95_frame_ms_alone", "{:.1f}"),
+    ("CAD p95 ms mixed", "cad_p95_frame_ms_mixed", "{:.1f}"),
+    ("sequential s", "sequential_s", "{:.1f}"),
+    ("concurrent s", "concurrent_s", "{:.1f}"),
+    ("concurrent/sequential", "concurrent_vs_sequential", "{:.2f}"),
+    ("CPU % cad", "cad.host_cpu_pct", "{:.0f}"),
+    ("CPU % mixed", "mixed.host_cpu_pct", "{:.0f}"),
+    ("CPU % ml", "ml.host_cpu_pct", "{:.0f}"),
+    ("GPU % mixed", "mixed.gpu_util_pct", "{:.0f}"),
+    ("energy J mixed", "mixed.energy_J", "{:.0f}"),
+)
+
+
+def mixed_rows(rep: StudyReport) -> list[list[str]]:
+    return [[p, *(fmt(d.get(k), f) for _, k, f in MIXED_COLUMNS)] for p, d in rep.mixed.items()]
+
+
+def consolidation_rows(rep: StudyReport) -> list[list[str]]:
+    c, rows = rep.consolidation, []
+    for n in sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos")):
+        rows.append([str(n), fmt(c.get(f"n{n}.p95_frame_ms_worst"), "{:.1f}"),
+                     fmt(c.get(f"n{n}.ml_slowdown_pct"), "{:+.1f}"), fmt(c.get(f"n{n}.host_cpu_pct"), "{:.0f}"),
+                     "yes" if c.get(f"n{n}.meets_qos") else "no"])
+    return rows
+
+
+def console_tables(rep: StudyReport) -> list[Table]:
+    tables = []
+    if rep.mixed:
+        t = Table(title="mixed CAD + ML, per profile (from the MLflow store)", title_justify="left")
+        for h in ("profile", *(h for h, _, _ in MIXED_COLUMNS)):
+            t.add_column(h, justify="left" if h == "profile" else "right")
+        for row in mixed_rows(rep):
+            t.add_row(*row)
+        tables.append(t)
+    if rep.consolidation:
+        t = Table(title=f"consolidation on {rep.consolidation_profile}: {rep.consolidation['guests_at_qos']:.0f} "
+                        "CAD guest(s) per GPU at QoS", title_justify="left")
+        for h in ("CAD guests", "worst p95 ms", "ML slowdown %", "host CPU %", "meets QoS"):
+            t.add_column(h, justify="right")
+        for row in consolidation_rows(rep):
+            t.add_row(*row)
+        tables.append(t)
+    return tables
+
+
+def markdown(rep: StudyReport, figures: list[str]) -> str:
+    def table(headers: list[str], rows: list[list[str]]) -> list[str]:
+        return [f"| {' | '.join(headers)} |", f"|{'---|' * len(headers)}", *(f"| {' | '.join(r)} |" for r in rows)]
+
+    lines = ["# Mixed CAD + ML workloads: consolidation report", "",
+             f"MLflow comparison runs: {', '.join(rep.sources) or 'none found'}", ""]
+    if rep.mixed:
+        lines += ["## Per profile (phase 1 CAD alone, phase 2 mixed, phase 3 ML alone)", "",
+                  *table(["profile", *(h for h, _, _ in MIXED_COLUMNS)], mixed_rows(rep)), ""]
+    if rep.consolidation:
+        lines += [f"## Consolidation on {rep.consolidation_profile}: "
+                  f"{rep.consolidation['guests_at_qos']:.0f} CAD guest(s) per GPU at QoS", "",
+                  *table(["CAD guests", "worst p95 ms", "ML slowdown %", "host CPU %", "meets QoS"],
+                         consolidation_rows(rep)), ""]
+    lines += [f"![{f}]({f})" for f in figures]
+    return "\n".join(lines) + "\n"
+
+
+def to_html(md_text: str) -> str:
+    """A small Markdown subset (headings, tables, images) to standalone HTML."""
+    body, in_table = [], False
+    for line in md_text.splitlines():
+        if line.startswith("|"):
+            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
+            if set("".join(cells)) <= set("-"):
+                continue
+            tag = "th" if not in_table else "td"
+            body.append(("<table>" if not in_table else "") + "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells)
+                        + "</tr>")
+            in_table = True
+            continue
+        if in_table:
+            body.append("</table>")
+            in_table = False
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            body.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
+        elif line.startswith("!["):
+            src = line[line.index("(") + 1: -1]
+            body.append(f'<p><img src="{html.escape(src)}" alt="{html.escape(src)}"></p>')
+        elif line:
+            body.append(f"<p>{html.escape(line)}</p>")
+    style = "body{font-family:sans-serif;max-width:1100px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+    return f"<!doctype html><html><head><meta charset='utf-8'><style>{style}</style></head><body>" + "\n".join(
+        body) + ("</table>" if in_table else "") + "</body></html>\n"
+
+
+def write(rep: StudyReport, out_dir: Path) -> list[Path]:
+    """report.md, report.html and the figures into out_dir; returns every file written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = study_plots.draw(rep, out_dir)
+    md_text = markdown(rep, [f.name for f in figures])
+    (out_dir / "report.md").write_text(md_text)
+    (out_dir / "report.html").write_text(to_html(md_text))
+    return [out_dir / "report.md", out_dir / "report.html", *figures]

@@ -1,0 +1,66 @@
+"""Everything that can fail before a process starts: inventory, placement, data, the guests' specs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from gpu_probe import inventory
+from gpu_probe.inventory import Inventory
+from suites.backends.base import Backend
+from suites.backends.placement import Placement
+from suites.backends.select import backend_for
+from suites.config.compose import RunConfig
+from suites.config.schema import BenchConfig
+from suites.guest.protocol import GuestSpec
+from suites.workloads import workload_class
+from suites.workloads.base import WorkloadConfig
+
+
+@dataclass
+class Plan:
+    """A scenario run ready to start: where each guest goes and what it is told."""
+
+    run: RunConfig
+    inventory: Inventory
+    placements: list[Placement]
+    specs: list[GuestSpec]
+    data: dict[str, Any]  # where the data came from (source, root), merged over the guest groups
+    backend: Backend
+
+    @property
+    def cfg(self) -> BenchConfig:
+        return self.run.cfg
+
+
+def plan(run: RunConfig, base_dir: Path) -> Plan:
+    """Place every guest and resolve every group's data; PlacementError / DataError / ConfigError otherwise."""
+    cfg = run.cfg
+    inv = inventory.collect()
+    backend = backend_for(cfg, base_dir)
+    placements = backend.place(cfg.profile, sum(g.guests for g in run.groups), inv)
+    specs: list[GuestSpec] = []
+    sources: list[dict[str, Any]] = []
+    for group in run.groups:
+        data = workload_class(group.workload.name).resolve_data(group.workload, cfg.data, base_dir, cfg.seed)
+        specs += build_specs(cfg, group.workload, placements[len(specs): len(specs) + group.guests], data,
+                             first=len(specs))
+        sources.append(data)
+    if len(sources) == 1:
+        return Plan(run, inv, placements, specs, sources[0], backend)
+    merged = {"source": " + ".join(str(d.get("source", "none")) for d in sources),
+              "root": ", ".join(str(d.get("root", "-")) for d in sources)}
+    return Plan(run, inv, placements, specs, merged, backend)
+
+
+def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Placement], data: dict[str, Any],
+                first: int = 0) -> list[GuestSpec]:
+    workload_cfg: Any = OmegaConf.to_container(OmegaConf.structured(workload), enum_to_str=True)
+    return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
+                      workload_config=dict(workload_cfg), data=data, vcpus=p.vcpus, gpus=p.gpus,
+                      framebuffer_MiB=cfg.profile.framebuffer_MiB, memory_MiB=cfg.profile.memory_MiB,
+                      seed=cfg.seed + first + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus, env=p.env)
+            for i, p in enumerate(placements)]

@@ -1,0 +1,176 @@
+"""The import graph of ``suites`` and ``gpu_probe``: one direction only, no circles, no hidden imports.
+
+Layers, lowest first; a module may import its own layer and the ones below:
+
+    gpu_probe        NVML wrapper, inventory, sampler, statistics, vocabulary (imports nothing of suites)
+    suites.errors    the one-line errors
+    suites.data      datasets
+    suites.workloads workload plugins (found by discovery)
+    suites.guest     the guest-side worker and the protocol (nothing of the runner)
+    suites.config    schemas and composition
+    suites.backends  placement and where guests run (local, Ray)
+    suites.run       plan, execute into a plain-data outcome, comparisons and the study
+    suites.record    run directory, MLflow store, reading it back, sync
+    suites.render    console tables, plots, the report
+    suites.app       command lines: they assemble
+
+Imports of project modules sit at module level (lazy imports of heavy libraries such as torch,
+tensorflow, ray, mlflow, matplotlib, moderngl, pandas stay inside functions).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+LAYERS = ("gpu_probe", "suites.errors", "suites.data", "suites.workloads", "suites.guest", "suites.config",
+          "suites.backends", "suites.run", "suites.record", "suites.render", "suites.app")
+PROJECT = ("suites", "gpu_probe")
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
+
+
+def module_files() -> dict[str, Path]:
+    out = {}
+    for top in PROJECT:
+        for path in sorted((REPO / top).rglob("*.py")):
+            parts = list(path.relative_to(REPO).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = module_files()
+
+
+def resolve(name: str) -> str | None:
+    """The project module an import names (the longest known prefix), or None for a third-party one."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+class Imports(ast.NodeVisitor):
+    """(imported project module, line, inside a function?) for every import statement of a module."""
+
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.found: list[tuple[str, int, bool]] = []
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def add(self, name: str, line: int) -> None:
+        target = resolve(name)
+        if target is not None:
+            self.found.append((target, line, self.depth > 0))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.add(alias.name, node.lineno)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            parts = self.package.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+        for alias in node.names:  # `from pkg import mod` imports the module pkg.mod
+            self.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base, node.lineno)
+
+
+def imports_of(module: str) -> list[tuple[str, int, bool]]:
+    path = MODULES[module]
+    visitor = Imports(module, path.name == "__init__.py")
+    visitor.visit(ast.parse(path.read_text(), str(path)))
+    return [(target, line, inside) for target, line, inside in visitor.found if target != module]
+
+
+GRAPH = {m: imports_of(m) for m in MODULES}
+
+
+def layer(module: str) -> int:
+    matches = [i for i, prefix in enumerate(LAYERS) if module == prefix or module.startswith(prefix + ".")]
+    assert matches, f"{module} is in no layer: add it to LAYERS (tests/test_layers.py) and the README's map"
+    return matches[-1]
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        if module != "suites":  # the namespace package itself
+            layer(module)
+
+
+def test_no_project_import_inside_a_function():
+    hidden = [f"{m}:{line} imports {t}" for m, found in GRAPH.items() for t, line, inside in found if inside]
+    assert not hidden, "project imports belong at module level:\n" + "\n".join(hidden)
+
+
+def test_imports_follow_the_layer_order():
+    upward = [f"{m}:{line} ({LAYERS[layer(m)]}) imports {t} ({LAYERS[layer(t)]})"
+              for m, found in GRAPH.items() if m != "suites" for t, line, _ in found
+              if t != "suites" and layer(t) > layer(m)]
+    assert not upward, "imports must point down the layer order:\n" + "\n".join(upward)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles():
+    assert cycles({m: {t for t, _, _ in found} for m, found in GRAPH.items()}) == []
+
+
+def test_the_cycle_finder_sees_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_and_functions_stay_small(module: str):
+    text = MODULES[module].read_text()
+    assert len(text.splitlines()) <= MAX_MODULE_LINES, f"{module}: split it (> {MAX_MODULE_LINES} lines)"
+    long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in ast.walk(ast.parse(text))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, f"{module}: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)}"

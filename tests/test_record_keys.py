@@ -1,0 +1,33 @@
+"""What a run records must not lose a key: results.json paths and MLflow params/metrics/tags/artifacts.
+
+The golden key sets (tests/golden/record_keys.json) were captured by
+``python -m tests.record_keys write`` before the layered redesign; a key may
+be added, none dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .record_keys import GOLDEN, SCENARIOS, capture
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_no_recorded_key_is_dropped(tmp: Path, name: str):
+    golden = json.loads(GOLDEN.read_text())[name]
+    now = capture(name, tmp)
+    assert sorted(set(golden["results.json"]) - set(now["results.json"])) == [], "results.json lost keys"
+    for role, parts in golden["mlflow"].items():
+        assert role in now["mlflow"], f"no {role} run recorded"
+        for part, keys in parts.items():
+            lost = sorted(set(keys) - set(now["mlflow"][role][part]))
+            assert lost == [], f"{role} run lost {part}: {lost}"
+
+
+def test_the_check_sees_a_dropped_key(tmp: Path):
+    golden = json.loads(GOLDEN.read_text())["single"]
+    assert "guests[].result.metrics.images_per_sec" in golden["results.json"]
+    assert "images_per_sec" in golden["mlflow"]["guest:mnist-torch"]["metrics"]
