@@ -81,3 +81,35 @@ def test_bad_phases_fail_before_anything_runs(tmp: Path, overrides: list, expect
     assert run.proc.returncode == 2 and len(lines) == 1 and expected in lines[0], run.proc.stderr
     assert not list(run.run_dir.glob("**/g*.log")) and not (tmp / "mlflow.db").exists()
     assert PhaseConfig("x").overrides == []
+
+
+def test_one_guest_with_four_gpus_trains_one_rank_per_gpu(tmp: Path):
+    from gpu_probe.inventory import Inventory
+    from suites.config.compose import compose_run
+    from suites.config.schema import register_configs
+    from suites.run.plan import plan
+
+    register_configs()
+    comp = compose_run(["scenario=multi-guest", "profile.vcpus=1", "profile.memory_MiB=1024",
+                        "scenario.cpu_overcommit=true", f"data.cache_dir={tmp / 'data'}"])
+    four = Inventory("h", "Linux", "3.11", "cpu", 8, 8, 8, 65536.0,
+                     gpus=[{"index": i, "name": "Tesla M60", "uuid": f"GPU-{i}", "mem_total_MiB": 8192.0}
+                           for i in range(4)])
+    one_by_four, four_by_one = (plan(run, tmp, four) for run in comp.runs[:2])
+    assert one_by_four.specs[0].gpus == ["GPU-0", "GPU-1", "GPU-2", "GPU-3"]
+    assert one_by_four.specs[0].workload_config["ranks"] == 4  # the profile's GPUs, not 1 of 4
+    assert [s.workload_config["ranks"] for s in four_by_one.specs] == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("steps", range(1, 9))
+def test_one_cycle_schedule_is_valid_at_any_step_count(steps: int):
+    import torch
+
+    from suites.workloads.torch_common import one_cycle
+
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+    sched = one_cycle(torch, opt, 0.1, steps)  # a 4-step OneCycleLR at pct_start 0.25 divided by zero
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+    assert 0 < opt.param_groups[0]["lr"] <= 0.1 or steps == 1

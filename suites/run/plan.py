@@ -36,10 +36,11 @@ class Plan:
         return self.run.cfg
 
 
-def plan(run: RunConfig, base_dir: Path) -> Plan:
-    """Place every guest and resolve every group's data; PlacementError / DataError / ConfigError otherwise."""
+def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
+    """Place every guest and resolve every group's data; PlacementError / DataError / ConfigError otherwise.
+    ``inv``: this host's inventory (collected here unless given)."""
     cfg = run.cfg
-    inv = inventory.collect()
+    inv = inv if inv is not None else inventory.collect()
     backend = backend_for(cfg, base_dir)
     placements = backend.place(cfg.profile, sum(g.guests for g in run.groups), inv)
     specs: list[GuestSpec] = []
@@ -60,7 +61,17 @@ def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Pla
                 first: int = 0) -> list[GuestSpec]:
     workload_cfg: Any = OmegaConf.to_container(OmegaConf.structured(workload), enum_to_str=True)
     return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
-                      workload_config=dict(workload_cfg), data=data, vcpus=p.vcpus, gpus=p.gpus,
+                      workload_config=with_ranks(workload_cfg, p, cfg.profile.gpus), data=data, vcpus=p.vcpus,
+                      gpus=p.gpus,
                       framebuffer_MiB=cfg.profile.framebuffer_MiB, memory_MiB=cfg.profile.memory_MiB,
                       seed=cfg.seed + first + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus, env=p.env)
             for i, p in enumerate(placements)]
+
+
+def with_ranks(workload_cfg: dict[str, Any], placement: Placement, profile_gpus: int) -> dict[str, Any]:
+    """``workload.ranks=0`` resolved: one data-parallel rank per GPU the guest gets (per GPU of its profile on a
+    host without GPUs, where CPU ranks stand in), so a 4-GPU guest trains on all four."""
+    out = dict(workload_cfg)
+    if out.get("ranks") == 0:
+        out["ranks"] = max(1, len(placement.gpus) or profile_gpus)
+    return out

@@ -49,7 +49,7 @@ class TrainConfig(WorkloadConfig):
     train_limit: Optional[int] = None  # use only the first N training images (smoke runs)
     eval_batch_size: int = 1000
     target_accuracy: Optional[float] = None  # evaluate each epoch; stop when reached
-    ranks: int = 1  # data-parallel workers in the guest; 0 = one per GPU of the guest
+    ranks: int = 0  # data-parallel workers in the guest; 0 = one per GPU of the profile (what it is given)
     max_steps: Optional[int] = None  # stop after N optimizer steps
 
     def check(self) -> None:

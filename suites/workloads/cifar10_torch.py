@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from suites.data.cifar import CIFAR10
-from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
+from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig, one_cycle
 
 
 @dataclass
@@ -76,8 +76,7 @@ class Cifar10Torch(TorchClassifier):
         c = self.cfg
         opt = torch.optim.SGD(model.parameters(), lr=c.lr, momentum=c.momentum, nesterov=True,
                               weight_decay=c.weight_decay)
-        return opt, torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=c.lr, total_steps=total_steps, pct_start=0.25,
-                                                        anneal_strategy="linear")
+        return opt, one_cycle(torch, opt, c.lr, total_steps, anneal_strategy="linear")
 
     def augment(self, x: Any, gen: Any) -> Any:
         """Random 4-pixel-padded crops and horizontal flips, per image, on the device."""

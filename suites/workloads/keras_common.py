@@ -84,7 +84,7 @@ class KerasClassifier(Workload):
         keras.mixed_precision.set_global_policy(precision)
         keras.utils.set_random_seed(self.ctx.seed)
         self.ctx.info["precision"] = precision
-        mirrored = gpus and (self.cfg.ranks == 0 or self.cfg.ranks > 1)
+        mirrored = len(gpus) > 1 and self.cfg.ranks != 1  # one replica per GPU unless told one
         self.strategy = tf.distribute.MirroredStrategy() if mirrored else tf.distribute.get_strategy()
         self.ctx.info["replicas"] = self.strategy.num_replicas_in_sync
         self.x_train, self.y_train, self.x_test, self.y_test = self.load_numpy()

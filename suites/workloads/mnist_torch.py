@@ -7,7 +7,7 @@ from typing import Any
 
 from suites.data.mnist import MNIST
 from suites.errors import DataError
-from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
+from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig, one_cycle
 
 
 @dataclass
@@ -53,5 +53,4 @@ class MnistTorch(TorchClassifier):
 
         opt = torch.optim.Adam(model.parameters(), lr=self.cfg.lr)
         # One-cycle: warm up then anneal, so one epoch ends at a stable ~99%.
-        return opt, torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=self.cfg.lr, total_steps=total_steps,
-                                                        pct_start=0.25)
+        return opt, one_cycle(torch, opt, self.cfg.lr, total_steps)

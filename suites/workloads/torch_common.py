@@ -163,6 +163,16 @@ class TorchClassifier(Workload):
         return {"test_accuracy": correct / len(self.x_test)}
 
 
+def one_cycle(torch: Any, opt: Any, max_lr: float, total_steps: int, pct_start: float = 0.25,
+              **kwargs: Any) -> Any:
+    """OneCycleLR valid at any step count: its warm-up needs more than one step (a 4-step run at pct_start
+    0.25 divides by zero inside it), so short runs warm up over a larger share; one step keeps the peak LR."""
+    if total_steps < 2:
+        return torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
+    pct = min(0.9, max(pct_start, 1.5 / total_steps))
+    return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=total_steps, pct_start=pct, **kwargs)
+
+
 def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None) -> str:
     """Bound this process's CUDA allocations to the profile framebuffer."""
     if device.type != "cuda":
