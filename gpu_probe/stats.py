@@ -92,3 +92,115 @@ def aggregate_repeats(runs: list[dict[str, float]]) -> dict[str, float]:
         out.update({f"{key}.cov": s.cov, f"{key}.median": s.median, f"{key}.min": s.min, f"{key}.max": s.max})
     out["repeats"] = float(len(runs))
     return out
+
+
+# --- spread and significance of a comparison -----------------------------------------------------------
+FASTER, SLOWER, WITHIN_NOISE, NO_SPREAD = "faster", "slower", "within noise", "no spread"
+BOOTSTRAP_EXACT_N = 6  # below this many values every resample is enumerated (deterministic); above, 4000 drawn
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval for the mean of a few repeats (n = 1: no spread, bounds NaN)."""
+
+    n: int
+    median: float
+    mean: float
+    low: float
+    high: float
+    level: float
+    method: str  # "t" (n >= 3), "bootstrap" (n = 2), "none" (n < 2)
+
+    @property
+    def spread(self) -> bool:
+        return self.n >= 2 and not math.isnan(self.low)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularised incomplete beta function (Lentz's method)."""
+    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-14:
+            break
+    return h
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: int) -> float:
+    """Student's t distribution function."""
+    tail = 0.5 * _incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (bisection on :func:`t_cdf`)."""
+    lo, hi = -1e3, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _bootstrap_means(xs: list[float], seed: int) -> list[float]:
+    import itertools
+    import random
+
+    n = len(xs)
+    if n < BOOTSTRAP_EXACT_N:
+        draws: Iterable[tuple[float, ...]] = itertools.product(xs, repeat=n)
+    else:
+        rng = random.Random(seed)
+        draws = (tuple(rng.choice(xs) for _ in range(n)) for _ in range(4000))
+    return sorted(math.fsum(d) / n for d in draws)
+
+
+def confidence_interval(values: Iterable[float | None], level: float = 0.95, seed: int = 0) -> Interval:
+    """Interval for the mean: Student's t for n >= 3, a bootstrap percentile interval for n = 2, none below."""
+    xs = sorted(float(v) for v in values if v is not None and math.isfinite(float(v)))
+    n = len(xs)
+    if n == 0:
+        return Interval(0, math.nan, math.nan, math.nan, math.nan, level, "none")
+    mean, median = math.fsum(xs) / n, statistics.median(xs)
+    if n == 1:
+        return Interval(1, median, mean, math.nan, math.nan, level, "none")
+    if n == 2:
+        means = _bootstrap_means(xs, seed)
+        alpha = (1.0 - level) / 2
+        return Interval(n, median, mean, percentile(means, 100 * alpha), percentile(means, 100 * (1 - alpha)),
+                        level, "bootstrap")
+    half = t_quantile(1.0 - (1.0 - level) / 2, n - 1) * statistics.stdev(xs) / math.sqrt(n)
+    return Interval(n, median, mean, mean - half, mean + half, level, "t")
+
+
+def verdict(ratio: Interval, higher_is_better: bool, reference: float = 1.0) -> str:
+    """faster / slower / within noise, from where the interval of a ratio to the baseline lies against 1."""
+    if not ratio.spread:
+        return NO_SPREAD
+    if ratio.low > reference:
+        return FASTER if higher_is_better else SLOWER
+    if ratio.high < reference:
+        return SLOWER if higher_is_better else FASTER
+    return WITHIN_NOISE
+
+
+def paired_ratios(values: list[float], baseline: list[float]) -> list[float]:
+    """Repeat i of a phase over repeat i of the baseline (interleaved runs share their drift)."""
+    return [v / b for v, b in zip(values, baseline, strict=False)
+            if math.isfinite(v) and math.isfinite(b) and b != 0]

@@ -22,7 +22,7 @@ GOLDEN = REPO / "tests" / "golden" / "record_keys.json"
 SCENARIOS: dict[str, list[str]] = {
     "single": [*SMOKE],
     "comparison": [*SMOKE, "scenario=gpu-vs-cpu"],
-    "mixed": ["progress=quiet", "scenario=mixed", "profile=m60-8q", "profile.memory_MiB=2048",
+    "mixed": ["progress=quiet", "scenario=mixed", "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1",
               "scenario.study.cad.overrides=['workload.frames_per_test=4','workload.viewsets=[product]']",
               "scenario.study.ml.overrides=['workload.train_limit=1024','workload.width=4','workload.max_steps=12']"],
 }

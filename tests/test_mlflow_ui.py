@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import urllib.request
@@ -14,12 +15,29 @@ from .conftest import REPO, SMOKE, free_port, start_server, stop
 
 CHROMIUM = shutil.which("chromium")
 SCREENSHOT = REPO / "outputs" / "test-artifacts" / "mlflow-compare.png"  # kept for a person to look at
+RUNS_SCREENSHOT = REPO / "outputs" / "test-artifacts" / "mlflow-runs.png"
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
              "--disable-dev-shm-usage", "--virtual-time-budget=20000", "--window-size=1400,900"]
     return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=180)  # type: ignore[list-item]
+
+
+def runs_page(base: str, exp: str, sweep_dir: Path) -> None:
+    """The experiment's runs page: Duration of each bench run is its wall time (runs are logged after the fact,
+    with their own start and end), and the experiment opens as model training, not GenAI."""
+    with urllib.request.urlopen(f"{base}/api/2.0/mlflow/experiments/get?experiment_id={exp}", timeout=30) as r:
+        tags = {t["key"]: t["value"] for t in json.loads(r.read())["experiment"]["tags"]}
+    assert tags["mlflow.experimentKind"] == "custom_model_development"
+    url = f"{base}/#/experiments/{exp}/runs"
+    chromium(f"--screenshot={RUNS_SCREENSHOT}", url)
+    assert RUNS_SCREENSHOT.exists() and RUNS_SCREENSHOT.stat().st_size > 20_000
+    shown = [float(s) for s in re.findall(r">(\d+(?:\.\d+)?)s<", chromium("--dump-dom", url).stdout)]
+    for job in ("0", "1"):
+        doc = json.loads((sweep_dir / job / "results.json").read_text())
+        wall = doc["ended_at"] - doc["started_at"]
+        assert any(abs(d - wall) <= 0.1 * wall for d in shown), (wall, shown)  # not the old 84-293 ms
 
 
 def rest(base: str, path: str, body: dict) -> dict:
@@ -58,5 +76,6 @@ def test_sweep_over_http_shows_up_in_the_compare_page(tmp: Path):
         assert "Comparing 2 Runs" in dom
         assert all(run_id[:20] in dom for run_id in ids)  # both runs' columns
         assert "images_per_sec" in dom and "m60-1q" in dom and "m60-8q" in dom  # their params and metrics
+        runs_page(base, exp, tmp / "sweep")
     finally:
         stop(server)

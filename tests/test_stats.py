@@ -54,3 +54,58 @@ def test_repeats_become_olympic_means_with_spread():
     assert out["steps"] == 16.0 and "steps.cov" not in out and out["repeats"] == 4
     assert out["images_per_sec.jitter_mad"] == 2.0
     assert aggregate_repeats(runs[:1]) == runs[0]
+
+
+def test_t_quantiles_match_the_tables():
+    from gpu_probe.stats import t_quantile
+
+    for df, expected in ((1, 12.706), (2, 4.303), (4, 2.776), (10, 2.228), (30, 2.042)):
+        assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-3)
+
+
+def test_overlapping_phases_are_within_noise():
+    from gpu_probe.stats import WITHIN_NOISE, confidence_interval, paired_ratios, verdict
+
+    base, other = [100.0, 110.0, 95.0, 105.0], [104.0, 98.0, 101.0, 108.0]
+    iv = confidence_interval(paired_ratios(other, base))
+    assert iv.n == 4 and iv.method == "t" and iv.low < 1.0 < iv.high
+    assert verdict(iv, higher_is_better=True) == WITHIN_NOISE
+
+
+def test_clearly_separated_phases_are_faster_or_slower():
+    from gpu_probe.stats import FASTER, SLOWER, confidence_interval, paired_ratios, verdict
+
+    base, other = [100.0, 101.0, 99.0], [150.0, 152.0, 149.0]
+    iv = confidence_interval(paired_ratios(other, base))
+    assert iv.low > 1.4 and verdict(iv, higher_is_better=True) == FASTER  # images/s up: faster
+    assert verdict(iv, higher_is_better=False) == SLOWER  # train time up: slower
+    down = confidence_interval(paired_ratios(base, other))
+    assert verdict(down, higher_is_better=True) == SLOWER and verdict(down, higher_is_better=False) == FASTER
+
+
+def test_one_repeat_has_no_spread():
+    from gpu_probe.stats import NO_SPREAD, confidence_interval, verdict
+
+    iv = confidence_interval([1.5])
+    assert iv.n == 1 and iv.median == 1.5 and math.isnan(iv.low) and not iv.spread
+    assert verdict(iv, higher_is_better=True) == NO_SPREAD
+
+
+def test_two_repeats_get_a_bootstrap_interval():
+    from gpu_probe.stats import confidence_interval
+
+    iv = confidence_interval([1.0, 1.2])
+    assert iv.method == "bootstrap" and 1.0 <= iv.low < 1.1 < iv.high <= 1.2
+
+
+def test_normalised_rows_carry_n_ci_and_verdict():
+    from suites.run.compare import PhaseRow, normalise
+
+    base = PhaseRow("a", "p", 1, "ok", 100.0, 10.0, 90, 50, math.nan, images_per_sec_runs=[100.0, 102.0, 98.0],
+                    train_time_runs=[10.0, 10.1, 9.9], n=3)
+    fast = PhaseRow("b", "p", 1, "ok", 200.0, 5.0, 90, 50, math.nan, images_per_sec_runs=[200.0, 205.0, 196.0],
+                    train_time_runs=[5.0, 5.1, 4.9], n=3)
+    normalise([base, fast], "a")
+    assert fast.throughput_x == pytest.approx(2.0, rel=0.02) and fast.throughput_x_ci_low > 1.9
+    assert (fast.throughput_verdict, fast.time_verdict) == ("faster", "faster")
+    assert base.throughput_verdict == "baseline" and base.throughput_x == 1.0

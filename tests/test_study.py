@@ -10,13 +10,14 @@ import pytest
 from suites.app import report as report_cli
 from suites.config.compose import study_phases
 from suites.record import reader
-from suites.run.study import PhaseNumbers, consolidation_metrics, derive, qos
+from suites.run.study import PhaseNumbers, consolidation_metrics, derive, mixed_verdict, qos
 
 from .conftest import REPO, run_bench
 from .test_config_errors import compose_config
 
 SMALL = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
-         "scenario.study.ml.overrides=['workload.train_limit=2048','workload.width=8']", "profile.memory_MiB=2048"]
+         "scenario.study.ml.overrides=['workload.train_limit=2048','workload.width=8']", "profile.memory_MiB=2048",
+         "scenario.repeats=1"]
 
 
 def test_derive_gives_the_study_figures():
@@ -85,6 +86,9 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
         assert len(rows) == 1
         return rows.iloc[0]
 
+    out = run.proc.stdout
+    assert "NOT A GPU MEASUREMENT: every phase" in out and "x baseline" not in out  # no ratio of unlike things
+    assert "[95% CI]" in out and "verdict" in out and "reference study (2 x M60)" in out
     cad_alone, cad_mixed = guest("m60-8q/cad", "graphics-replay"), guest("m60-8q/mixed", "graphics-replay")
     ml_alone, ml_mixed = guest("m60-8q/ml", "mnist-torch"), guest("m60-8q/mixed", "mnist-torch")
     assert cad_mixed["metrics.frames"] > 0 and ml_mixed["metrics.images"] > 0  # real rendering, real training
@@ -115,6 +119,14 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
     md = (out / "report.md").read_text()
     assert f"| m60-8q | {r['cad_run_time_increase_pct']:+.1f} | {r['ml_train_time_increase_pct']:+.1f} |" in md
     assert '<img src="slowdown.png"' in (out / "report.html").read_text()
+    # the verdict, the reference study's finding and the validity, as the store holds them
+    figures = {c[len("metrics.m60-8q."):]: comparison[c] for c in comparison.index if c.startswith("metrics.m60-8q.")}
+    _, sentence = mixed_verdict("m60-8q", figures, 5.0, 15.0)
+    assert f"- {sentence} — NOT a GPU measurement" in md
+    reference = comparison["params.reference.m60-8q"]
+    assert reference == "CAD < 5 %, ML < 15 % slower; concurrent beats sequential" and f"| {reference} |" in md
+    assert md.index("NOT A GPU MEASUREMENT") < md.index("## Verdict") and "git SHA: " in md
+    assert comparison["tags.bench.validity"] == "not enforced"
     _notebook_shows(run.tracking_uri, tmp, f"{r['concurrent_s']:.1f}")
 
 
@@ -144,6 +156,14 @@ def test_consolidation_stops_at_the_first_step_that_misses_qos(tmp: Path):
     assert comparison["metrics.guests_at_qos"] == 0 and comparison["metrics.n1.meets_qos"] == 0
     rep = reader.build(run.tracking_uri)
     assert rep.consolidation["guests_at_qos"] == 0 and rep.consolidation_profile == "m60-2q"
+    assert rep.stop_reason == comparison["params.stop_reason"]
+    assert rep.stop_reason.startswith("QoS missed at n1: CAD p95 frame time")
+    out = tmp / "report"
+    assert report_cli.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
+    assert f"Stopped: {rep.stop_reason}" in (out / "report.md").read_text()
+    from PIL import Image
+
+    assert Image.open(out / "consolidation.png").text["Description"] == "validity: not enforced"
 
 
 def test_consolidation_counts_guests_that_meet_qos(tmp: Path):
@@ -158,3 +178,4 @@ def test_consolidation_counts_guests_that_meet_qos(tmp: Path):
     assert n2["metrics.guests_ok"] == 3  # two CAD guests and the ML guest
     rep = reader.build(run.tracking_uri)
     assert rep.consolidation["n2.p95_frame_ms_worst"] == pytest.approx(comparison["metrics.n2.p95_frame_ms_worst"])
+    assert rep.stop_reason == comparison["params.stop_reason"] == "max_guests reached (2), every step met QoS"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import subprocess
 from pathlib import Path
 
@@ -25,3 +26,14 @@ def test_make_bench_sweep_lands_every_run_in_one_experiment(tmp: Path):
         assert scenarios[f"params.{name}"].notna().all(), name
     assert set(scenarios["params.workload"]) == {"mnist-torch"}
     assert sorted(scenarios["tags.mlflow.runName"]) == ["single-m60-1q-mnist-torch-0", "single-m60-8q-mnist-torch-1"]
+    # one table across the jobs at the end, printed, written beside them and recorded as a sweep run
+    assert "2 job(s)" in proc.stdout and "sweep summary: " in proc.stdout, proc.stdout[-3000:]
+    summary = list(csv.DictReader((tmp / "sweep" / "sweep_summary.csv").open()))
+    assert [(r["job"], r["profile"], r["validity"], r["n"]) for r in summary] == [
+        ("0", "m60-1q", "not enforced", "1"), ("1", "m60-8q", "not enforced", "1")]
+    assert all(float(r["images_per_sec"]) > 0 for r in summary)
+    sweep = df[df["tags.bench.role"] == "sweep"]
+    assert len(sweep) == 1
+    from mlflow.tracking import MlflowClient
+
+    assert [f.path for f in MlflowClient(uri).list_artifacts(sweep.iloc[0]["run_id"])] == ["sweep_summary.csv"]

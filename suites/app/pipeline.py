@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
 from rich.console import Console
+from rich.panel import Panel
 
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.schema import BenchConfig
@@ -23,16 +23,17 @@ from suites.record import mlflow_runs, reader, rundir
 from suites.record.recorder import Recorder, RunRef
 from suites.record.store import flatten
 from suites.render import plots, report, tables
-from suites.run.compare import normalise, phase_row, row_metrics
+from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute
 from suites.run.outcome import ScenarioOutcome
-from suites.run.plan import Plan, plan
+from suites.run.plan import Plan, plan, require_enforced
 from suites.run.study import StudyRun
 
 
 def console() -> Console:
-    # Off a terminal rich assumes 80 columns; a results table is worth more width than that.
-    return Console(width=None if sys.stdout.isatty() else 160)
+    # Off a terminal rich assumes 80 columns; a comparison table (ratios with their CI, the study's figures) is
+    # worth 240 in a log.
+    return Console(width=None if sys.stdout.isatty() else 240)
 
 
 def say(out: Console) -> Callable[[str], None]:
@@ -55,6 +56,8 @@ def run_command(comp: Composition, run_dir: Path, base_dir: Path, launcher: str)
     if comp.compares:
         return run_comparison(comp, run_dir, base_dir, out, launcher)
     planned = plan(comp.runs[0], base_dir)  # placement and data problems end here, before any store is touched
+    if comp.cfg.strict:
+        require_enforced([planned])
     recorder = Recorder(comp.cfg, base_dir, say(out))
     outcome, run_id = run_scenario(planned, run_dir, recorder, out, launcher)
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)
@@ -112,41 +115,68 @@ def plan_phases(runs: list[RunConfig], base_dir: Path, study: StudyRun | None, o
 
 
 def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Console, launcher: str) -> int:
-    """Every phase in order, then the table normalised to the baseline, its plot, and the comparison run."""
+    """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
+    plot, and the comparison run."""
     cfg, name = comp.cfg, comp.cfg.scenario.name
     study = StudyRun(cfg) if cfg.scenario.kind != "plain" else None
     plans = plan_phases(comp.runs, base_dir, study, out)
+    if cfg.strict:
+        require_enforced(plans)
     recorder = Recorder(cfg, base_dir, say(out))
     ref = recorder.start_comparison(f"{name}-{run_dir.name}", mlflow_runs.comparison_tags(name, cfg.scenario.kind))
-    rows, worst = [], 0
-    for planned in plans:
-        label = planned.run.label
-        overrides = planned.run.phase.overrides if planned.run.phase else []
-        say(out)(f"phase {label}: {' '.join(overrides) or '(as given)'}")
-        outcome, _ = run_scenario(planned, run_dir / label.replace("/", "-"), recorder, out, launcher, ref,
-                                  {"bench.phase": label, "bench.scenario": name})
-        rows.append(phase_row(label, outcome))
-        worst = max(worst, outcome.exit_code)
-        if outcome.status == "interrupted":
-            break
-        if study is not None and not study.keep_going(label, outcome):
-            say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): sweep ends here")
-            break
-    rows = normalise(rows, cfg.scenario.baseline)
+    outcomes, worst = run_phases(plans, run_dir, recorder, ref, study, out, launcher)
+    rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
+    references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
+    for r in rows:
+        r.reference = references.get(r.label, "")
     what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
     baseline = cfg.scenario.baseline or rows[0].label
-    title = f"{name}: {what}, normalised to {baseline}"
-    out.print(tables.comparison_table(rows, title))
-    rundir.write_csv([asdict(r) for r in rows], run_dir / "comparison.csv")
+    title = (f"{name}: {what}, phases" if study else f"{name}: {what}, normalised to {baseline}") + \
+        f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
+    banner = tables.validity_banner({r.label: r.validity for r in rows})
+    if banner:
+        out.print(Panel(banner, title="what these numbers are", border_style="red"))
+    out.print(tables.comparison_table(rows, title, normalised=study is None))
+    rundir.write_csv([r.csv() for r in rows], run_dir / "comparison.csv")
     best_effort(out, "comparison plot", lambda: plots.comparison(rows, run_dir / "comparison.png", title))
     say(out)(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}")
     params = {"scenario": name, "workload": cfg.workload.name, "baseline": baseline,
-              "phases": ",".join(r.label for r in rows), **(study.params() if study else {})}
-    ref = recorder.comparison_results(ref, params, {**row_metrics(rows), **(study.results() if study else {})},
-                                      run_dir)
+              "repeats": len(next(iter(outcomes.values()), [])), "phases": ",".join(r.label for r in rows),
+              **{f"reference.{label}": ref for label, ref in references.items()}, **(study.params() if study else {})}
+    results = mlflow_runs.ComparisonResults(params, {**row_metrics(rows), **(study.results() if study else {})},
+                                            row_tags(rows), curves(rows) if study is None else {})
+    ref = recorder.comparison_results(ref, results, run_dir)
     files = publish_report(ref, cfg, run_dir, out) if study is not None and ref is not None else []
     recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
     return worst
+
+
+def run_phases(plans: list[Plan], run_dir: Path, recorder: Recorder, ref: RunRef | None, study: StudyRun | None,
+               out: Console, launcher: str) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+    """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. Stops at an
+    interrupt, or where a consolidation step misses QoS. (outcomes per phase label, worst exit code)"""
+    repeats = plans[0].cfg.scenario.phase_repeats if plans else 1
+    outcomes: dict[str, list[ScenarioOutcome]] = {}
+    worst = 0
+    for r in range(1, repeats + 1):
+        for planned in plans:
+            label, slug = planned.run.label, planned.run.label.replace("/", "-")
+            overrides = planned.run.phase.overrides if planned.run.phase else []
+            say(out)(f"phase {label}" + (f" (repeat {r}/{repeats})" if repeats > 1 else "")
+                     + f": {' '.join(overrides) or '(as given)'}")
+            outcome, _ = run_scenario(planned, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), recorder, out,
+                                      launcher, ref, {"bench.phase": label, "bench.scenario": planned.cfg.scenario.name,
+                                                      "bench.repeat": str(r)})
+            outcomes.setdefault(label, []).append(outcome)
+            worst = max(worst, outcome.exit_code)
+            if outcome.status == "interrupted":
+                if study is not None:
+                    study.interrupted = True
+                return outcomes, worst
+            if study is not None and not study.keep_going(label, outcome):
+                say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): sweep ends here")
+                return outcomes, worst
+    return outcomes, worst
 
 
 def publish_report(ref: RunRef, cfg: BenchConfig, run_dir: Path, out: Console) -> list[Path]:

@@ -19,6 +19,17 @@ from gpu_probe.inventory import Inventory
 from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.errors import PlacementError
 
+# What a measurement of a guest is worth, decided from its placement (and corrected by what the guest reports):
+ENFORCED = "enforced"  # the profile's own GPU model (or no GPU asked for): the profile as specified
+EMULATED = "emulated"  # another NVIDIA GPU: framebuffer cap + time-slicing (+ MPS), no vGPU scheduler or MIG
+NOT_ENFORCED = "not enforced"  # no GPU: a CPU stand-in; GPU figures and GPU ratios mean nothing
+VALIDITY = (NOT_ENFORCED, EMULATED, ENFORCED)  # weakest first
+
+
+def weakest(validities: list[str]) -> str:
+    """A run is worth what its weakest measurement is worth (nothing measured: not enforced)."""
+    return min(validities, key=VALIDITY.index) if validities else NOT_ENFORCED
+
 
 @dataclass
 class Placement:
@@ -30,6 +41,7 @@ class Placement:
     env: dict[str, str] = field(default_factory=dict)  # e.g. CUDA MPS limits
     resources: dict[str, float] = field(default_factory=dict)  # what a Ray actor asks for (backend=ray)
     node: str = ""  # the Ray node that ran it; "" for this host
+    validity: str = ENFORCED  # ENFORCED | EMULATED | NOT_ENFORCED, as placed
 
     @property
     def gpu_label(self) -> str:
@@ -124,7 +136,7 @@ def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: lis
         return [Placement(ids[i], cpus[i], [], []) for i in range(n)]
     if not inv.has_gpu:
         note = f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"
-        return [Placement(ids[i], cpus[i], [], [], note) for i in range(n)]
+        return [Placement(ids[i], cpus[i], [], [], note, validity=NOT_ENFORCED) for i in range(n)]
     gpu_sets, slots = place_gpus(profile, n, inv)
     env, mps_note = mps_share(profile, mps_pipe_dir())
     placements = []
@@ -133,6 +145,11 @@ def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: lis
         emulated = [s for s in slots if s.index in gpu_sets[i] and s.emulated_on]
         note = (f"{profile.name} emulated on {emulated[0].emulated_on}: {emulated[0].capacity} per GPU = host "
                 f"framebuffer / {profile.framebuffer_MiB} MiB" if emulated else "")
+        no_mig = profile.scheduler == "mig" and not emulated and any(
+            inv.gpus[j].get("mig_mode") != "enabled" for j in gpu_sets[i])
+        if no_mig:
+            note = f"{profile.name} emulated: MIG is not enabled on this GPU, so its slice is time-shared"
         note = "; ".join(x for x in (note, mps_note) if x)
-        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible, note, dict(env)))
+        validity = EMULATED if emulated or no_mig else ENFORCED
+        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible, note, dict(env), validity=validity))
     return placements

@@ -81,6 +81,7 @@ class BenchConfig:
     progress: ProgressMode = ProgressMode.auto
     seed: int = 0
     repeats: int = 1  # each guest trains N times; results are olympic means with CoV
+    strict: bool = False  # refuse (exit 2, before anything starts) a run whose profile this host cannot enforce
 
     def check(self) -> None:
         for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray):

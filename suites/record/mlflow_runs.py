@@ -8,6 +8,7 @@ logged where are decided here; which store gets them is the Recorder's job.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: dict
                  run_name: str, under: str | None = None, tags: dict[str, str] | None = None) -> str:
     """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
     with store_lock(tracker.uri):
-        parent = tracker.start(run_name, scenario_tags(outcome, tags), parent=under)
+        parent = tracker.start(run_name, scenario_tags(outcome, tags), parent=under, start_time=outcome.started_at)
         tracker.params(parent, {**config_params, **outcome.inventory.as_params(),
                                 **short_params(outcome, config_params)})
         tracker.metrics(parent, scenario_metrics(outcome))
@@ -37,7 +38,8 @@ def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: dict
         for o in outcome.guests:
             child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
                                   {"bench.role": "guest", "bench.guest_id": o.spec.guest_id,
-                                   "bench.status": o.result.status}, parent=parent)
+                                   "bench.status": o.result.status, "bench.validity": o.validity}, parent=parent,
+                                  start_time=outcome.started_at)
             tracker.params(child, {"guest_id": o.spec.guest_id, "profile": o.spec.profile,
                                    "workload": o.spec.workload, "vcpus": ",".join(map(str, o.placement.vcpus)),
                                    "gpus": o.placement.gpu_label, "framebuffer_MiB": o.spec.framebuffer_MiB,
@@ -46,14 +48,17 @@ def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: dict
             if o.result.error:
                 tracker.tag(child, "bench.failure", o.result.error)
             tracker.artifact(child, o.log_path)
-            tracker.end(child, "FINISHED" if o.result.ok else "FAILED")
-        tracker.end(parent, RUN_STATUS[outcome.status])
+            wall = o.result.metrics.get(vocab.WALL_TIME.key)
+            tracker.end(child, "FINISHED" if o.result.ok else "FAILED",
+                        outcome.started_at + wall if wall and outcome.started_at else outcome.ended_at)
+        tracker.end(parent, RUN_STATUS[outcome.status], outcome.ended_at or None)
     return parent
 
 
 def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dict[str, str]:
     return {"bench.role": "scenario", "bench.status": outcome.status, **(extra or {}),
-            "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status}
+            "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status,
+            "bench.validity": outcome.validity}
 
 
 def short_params(outcome: ScenarioOutcome, config_params: dict[str, Any]) -> dict[str, Any]:
@@ -75,11 +80,25 @@ def comparison_tags(scenario: str, kind: str, extra: dict[str, str] | None = Non
     return {"bench.role": "comparison", "bench.scenario": scenario, "bench.kind": kind, **(extra or {})}
 
 
-def comparison_results(tracker: Tracker, run_id: str, params: dict[str, Any], metrics: dict[str, float],
-                       run_dir: Path) -> None:
-    """Everything a comparison run holds but its report: params, metrics, the table and plot (not ended)."""
+@dataclass
+class ComparisonResults:
+    """What a comparison run holds besides its files."""
+
+    params: dict[str, Any]
+    metrics: dict[str, float]
+    tags: dict[str, str] = field(default_factory=dict)  # verdicts, validity
+    series: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # curves over a step (GPUs, guests)
+
+
+def comparison_results(tracker: Tracker, run_id: str, results: ComparisonResults, run_dir: Path) -> None:
+    """Everything a comparison run holds but its report: params, metrics, tags, curves, the table and plot (the run
+    is not ended)."""
     with store_lock(tracker.uri):
-        tracker.params(run_id, params)
-        tracker.metrics(run_id, metrics)
+        tracker.params(run_id, results.params)
+        tracker.metrics(run_id, results.metrics)
+        for key, value in results.tags.items():
+            tracker.tag(run_id, key, value)
+        for key, points in results.series.items():
+            tracker.series(run_id, key, points)
         for name in COMPARISON_ARTIFACTS:
             tracker.artifact(run_id, run_dir / name)

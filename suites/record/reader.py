@@ -8,6 +8,7 @@ describes agree by construction. Rendering is :mod:`suites.render.report`'s.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from suites.config.schema import EXPERIMENT
@@ -20,21 +21,27 @@ class StudyReport:
     consolidation: dict[str, float] = field(default_factory=dict)
     consolidation_profile: str = ""
     sources: list[str] = field(default_factory=list)  # comparison run ids read
+    validity: dict[str, str] = field(default_factory=dict)  # phase label -> validity (weakest repeat)
+    references: dict[str, str] = field(default_factory=dict)  # profile -> the reference study's finding
+    qos: dict[str, float] = field(default_factory=dict)  # the limits the verdicts judge against
+    stop_reason: str = ""  # why the consolidation sweep ended
+    header: dict[str, str] = field(default_factory=dict)  # host, GPU, date, git SHA of the runs read
 
 
-def phase_numbers(client: Any, comparison_id: str) -> dict[str, study.PhaseNumbers]:
-    """Each phase run under the comparison, reduced to PhaseNumbers from its own and its guests' metrics."""
+def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[study.PhaseNumbers]]:
+    """Each phase run under the comparison (every repeat, in run order), reduced to PhaseNumbers from its own and
+    its guests' metrics."""
     exp = client.get_run(comparison_id).info.experiment_id
     phases = client.search_runs([exp], f"tags.mlflow.parentRunId = '{comparison_id}'", max_results=1000)
-    out = {}
+    out: dict[str, list[study.PhaseNumbers]] = {}
     for run in sorted(phases, key=lambda r: r.info.start_time):
         label = run.data.tags.get("bench.phase")
         if not label:
             continue
         guests = client.search_runs([exp], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1000)
-        out[label] = study.PhaseNumbers.from_guests(
+        out.setdefault(label, []).append(study.PhaseNumbers.from_guests(
             run.data.metrics, [(g.data.params.get("workload", "?"), g.data.tags.get("bench.status") == "ok",
-                                g.data.metrics) for g in guests])
+                                g.data.metrics) for g in guests]))
     return out
 
 
@@ -57,21 +64,43 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
     rep = StudyReport()
     find = (lambda kind: latest(client, experiment, kind)) if latest_runs else (lambda kind: None)
     mixed = client.get_run(mixed_run) if mixed_run else find("mixed")
+    cons = client.get_run(consolidation_run) if consolidation_run else find("consolidation")
+    for run in (mixed, cons):
+        if run is not None:
+            describe(client, run, rep)
     if mixed is not None:
         flat = study.by_profile(phase_numbers(client, mixed.info.run_id))
         for key, value in flat.items():
             profile, name = key.split(".", 1)
             rep.mixed.setdefault(profile, {})[name] = value
         rep.sources.append(mixed.info.run_id)
-    cons = client.get_run(consolidation_run) if consolidation_run else find("consolidation")
     if cons is not None:
-        numbers = phase_numbers(client, cons.info.run_id)
+        numbers = {label: runs[-1] for label, runs in phase_numbers(client, cons.info.run_id).items()}
         params = cons.data.params
         rep.consolidation = study.consolidation_metrics(numbers, float(params.get("qos_p95_frame_ms", "nan")),
                                                         float(params.get("qos_ml_slowdown_pct", "nan")))
         rep.consolidation_profile = next(iter(numbers), "?/").split("/")[0]
+        rep.stop_reason = params.get("stop_reason", "")
         rep.sources.append(cons.info.run_id)
     return rep
+
+
+def describe(client: Any, comparison: Any, rep: StudyReport) -> None:
+    """What the report says about the runs besides their numbers: validity, references, limits, host."""
+    tags, params = comparison.data.tags, comparison.data.params
+    rep.validity.update({k[len("bench.validity."):]: v for k, v in tags.items() if k.startswith("bench.validity.")})
+    rep.references.update({k[len("reference."):]: v for k, v in params.items() if k.startswith("reference.")})
+    for key in ("qos_cad_slowdown_pct", "qos_ml_slowdown_pct", "qos_p95_frame_ms"):
+        if key in params:
+            rep.qos[key] = float(params[key])
+    phases = client.search_runs([comparison.info.experiment_id],
+                                f"tags.mlflow.parentRunId = '{comparison.info.run_id}'", max_results=1)
+    host = phases[0].data.params if phases else {}
+    started = datetime.fromtimestamp(comparison.info.start_time / 1000, tz=UTC)
+    rep.header = {"host": f"{host.get('host.hostname', '?')} ({host.get('host.cpu_model', '?')}, "
+                          f"{host.get('host.cpus_usable', '?')} cores)",
+                  "GPU": host.get("host.gpu_names", "?"), "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+                  "git SHA": host.get("host.git_sha", "?")}
 
 
 def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: str) -> StudyReport:

@@ -75,7 +75,7 @@ class Recorder:
         return self._attempt(lambda t: RunRef(t, t.start(name, tags), name, tags),
                              "the comparison's phases are recorded on their own")
 
-    def comparison_results(self, ref: RunRef | None, params: dict[str, Any], metrics: dict[str, float],
+    def comparison_results(self, ref: RunRef | None, results: mlflow_runs.ComparisonResults,
                            run_dir: Path) -> RunRef | None:
         """Params, metrics, table and plot on the comparison run in its own store, else in the fallback store
         on a run that ``bench.completes`` the half-written one (sync fills that one in). Where they landed."""
@@ -85,7 +85,7 @@ class Recorder:
         def record(t: Tracker) -> RunRef:
             run_id = ref.run_id if ref.tracker is t else t.start(ref.name, {**ref.tags,
                                                                             "bench.completes": ref.run_id})
-            mlflow_runs.comparison_results(t, run_id, params, metrics, run_dir)
+            mlflow_runs.comparison_results(t, run_id, results, run_dir)
             return RunRef(t, run_id, ref.name, ref.tags)
 
         return self._attempt(record, f"comparison run not completed; table and plot are in {run_dir}")

@@ -23,14 +23,17 @@ def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
     s = outcome.samples
     results = {
         "status": outcome.status,
+        "validity": outcome.validity,
         "makespan_s": outcome.makespan_s,
+        "started_at": outcome.started_at,  # epoch s: the run's guests being started ...
+        "ended_at": outcome.ended_at,  # ... and all stopped (MLflow's start and end of the run)
         "reasons": outcome.reasons,
         "data": outcome.data,
         "gpu_status": outcome.inventory.gpu_status,
         "sampler": {"requested_hz": s.rate_hz, "achieved_hz": s.achieved_hz, "samples": len(s.rows),
                     "errors": s.errors, "cpu_pct": s.cpu_pct, "clock_events": s.clock_events},
         "guests": [{"spec": asdict(o.spec), "placement": asdict(o.placement), "result": o.result.as_dict(),
-                    "sampled": o.sampled} for o in outcome.guests],
+                    "sampled": o.sampled, "validity": o.validity} for o in outcome.guests],
     }
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "results.json").write_text(json.dumps(results, indent=2, default=str))

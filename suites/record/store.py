@@ -20,6 +20,8 @@ from urllib.parse import urlparse
 MAX_PARAM_LEN = 6000  # MLflow's limit for a param value
 MAX_TAG_LEN = 5000
 PARAMS_PER_BATCH, METRICS_PER_BATCH = 100, 1000  # MLflow's per-request limits
+# MLflow 3's UI opens an experiment on its GenAI (traces) view unless it is told this is model training.
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 
 
 def resolve_tracking_uri(uri: str, base_dir: Path) -> str:
@@ -88,22 +90,37 @@ class Tracker:
             if exp is None:
                 local = uri.startswith(("sqlite:", "file:"))
                 location = artifact_root.resolve().as_uri() if local else None
-                self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
+                self.experiment_id = self.client.create_experiment(experiment, artifact_location=location,
+                                                                   tags=dict([EXPERIMENT_KIND]))
             else:
                 self.experiment_id = exp.experiment_id
+                if EXPERIMENT_KIND[0] not in exp.tags:
+                    self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
 
-    def start(self, name: str, tags: dict[str, str], parent: str | None = None) -> str:
+    def start(self, name: str, tags: dict[str, str], parent: str | None = None,
+              start_time: float | None = None) -> str:
+        """A new run; ``start_time`` (epoch s) when it is recorded after the fact, so MLflow's Duration is real."""
         if parent:
             tags = {**tags, "mlflow.parentRunId": parent}
         elif self.fallback_for:  # a top-level run here is one `python -m suites.app.sync` imports (its subtree too)
             tags = {**tags, "bench.fallback_for": self.fallback_for}
-        return self.client.create_run(self.experiment_id, run_name=name, tags=tags).info.run_id
+        start_ms = int(start_time * 1000) if start_time else None
+        return self.client.create_run(self.experiment_id, start_time=start_ms, run_name=name, tags=tags).info.run_id
 
     def params(self, run_id: str, params: dict[str, Any]) -> None:
         log_batch(self.client, run_id, params={k: str(v)[:MAX_PARAM_LEN] for k, v in params.items()})
 
     def metrics(self, run_id: str, metrics: dict[str, Any]) -> None:
         log_batch(self.client, run_id, metrics=finite(metrics), timestamp_ms=int(time.time() * 1000))
+
+    def series(self, run_id: str, key: str, points: list[tuple[int, float]]) -> None:
+        """One metric at several steps (MLflow's chart view draws it as a curve over the step)."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        values = [Metric(key, float(v), now, int(step)) for step, v in points if math.isfinite(v)]
+        for i in range(0, len(values), METRICS_PER_BATCH):
+            self.client.log_batch(run_id, metrics=values[i:i + METRICS_PER_BATCH])
 
     def tag(self, run_id: str, key: str, value: str) -> None:
         self.client.set_tag(run_id, key, value[:MAX_TAG_LEN])
@@ -112,8 +129,8 @@ class Tracker:
         if path.exists():
             self.client.log_artifact(run_id, str(path), folder)
 
-    def end(self, run_id: str, status: str) -> None:
-        self.client.set_terminated(run_id, status=status)
+    def end(self, run_id: str, status: str, end_time: float | None = None) -> None:
+        self.client.set_terminated(run_id, status=status, end_time=int(end_time * 1000) if end_time else None)
 
 
 def log_batch(client: Any, run_id: str, params: dict[str, str] | None = None,

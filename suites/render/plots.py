@@ -59,29 +59,43 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper right")
     axes[-1].set_xlabel("time since sampler start (s); shaded: each guest's training interval")
-    fig.suptitle(f"{outcome.guests[0].spec.profile if outcome.guests else ''}: utilisation ({outcome.status})")
-    fig.savefig(path, dpi=110)
+    fig.suptitle(f"{outcome.guests[0].spec.profile if outcome.guests else ''}: utilisation ({outcome.status}; "
+                 f"profile {outcome.validity})")
+    fig.savefig(path, dpi=110, metadata={"Description": f"validity: {outcome.validity}"})
     plt.close(fig)
     return path
 
 
+def error_bars(values: list[float], lows: list[float], highs: list[float]) -> list[list[float]]:
+    """matplotlib's yerr from CI bounds (0 where there is no interval)."""
+    return [[v - lo if lo == lo else 0.0 for v, lo in zip(values, lows, strict=True)],
+            [hi - v if hi == hi else 0.0 for v, hi in zip(values, highs, strict=True)]]
+
+
 def comparison(rows: list[PhaseRow], path: Path, title: str) -> Path:
-    """Normalised throughput and time per phase, and CPU use, as bars."""
+    """Normalised throughput and time per phase (with their 95 % CI), and CPU use, as bars; the validity of the
+    phases in the subtitle."""
     plt = pyplot()
-    labels = [r.label for r in rows]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
+    labels = [f"{r.label}\n{r.validity}" for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
     xs = range(len(rows))
-    ax1.bar([x - 0.2 for x in xs], [r.throughput_x for r in rows], 0.4, label="images/s")
-    ax1.bar([x + 0.2 for x in xs], [r.time_x for r in rows], 0.4, label="train time")
+    tx = [r.throughput_x for r in rows]
+    ax1.bar([x - 0.2 for x in xs], tx, 0.4, label="images/s", capsize=3,
+            yerr=error_bars(tx, [r.throughput_x_ci_low for r in rows], [r.throughput_x_ci_high for r in rows]))
+    ti = [r.time_x for r in rows]
+    ax1.bar([x + 0.2 for x in xs], ti, 0.4, label="train time", capsize=3,
+            yerr=error_bars(ti, [r.time_x_ci_low for r in rows], [r.time_x_ci_high for r in rows]))
     ax1.axhline(1.0, color="black", lw=0.8)
-    ax1.set_ylabel("x baseline")
+    ax1.set_ylabel("x baseline (95 % CI)")
     ax2.bar(xs, [r.guest_cpu_pct for r in rows], 0.5, color="C2")
     ax2.set_ylabel("guest CPU % (100 = one core)")
     for ax in (ax1, ax2):
         ax.set_xticks(list(xs), labels, rotation=15)
         ax.grid(axis="y", alpha=0.3)
-    ax1.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.savefig(path, dpi=110)
+    ax1.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)  # above the data
+    validity = ", ".join(sorted({f"{r.validity}" for r in rows}))
+    fig.suptitle(f"{title}\nprofile {validity}; n = {max((r.n for r in rows), default=0)} repeat(s) per phase"
+                 + ("; NOT a GPU measurement" if "not enforced" in validity else ""), fontsize=10)
+    fig.savefig(path, dpi=110, metadata={"Title": title, "Description": f"validity: {validity}"})
     plt.close(fig)
     return path

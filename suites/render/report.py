@@ -8,13 +8,16 @@ notebook ``notebooks/consolidation_report.ipynb`` render through here.
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 
 from rich.table import Table
 
+from suites.backends.placement import NOT_ENFORCED, weakest
 from suites.record.reader import StudyReport
 from suites.render import study_plots
-from suites.render.tables import fmt
+from suites.render.tables import fmt, validity_banner
+from suites.run.study import mixed_verdict
 
 FIGURES = ("slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png", "consolidation.png")
 
@@ -36,8 +39,41 @@ MIXED_COLUMNS = (  # (header, key, format)
 )
 
 
+SPREAD_HEADERS = ("CAD +% [95% CI]", "ML +% [95% CI]", "n", "validity", "verdict", "reference study (2 x M60)")
+
+
+def interval(d: dict[str, float], key: str) -> str:
+    lo, hi = d.get(f"{key}.ci_low", math.nan), d.get(f"{key}.ci_high", math.nan)
+    return f"[{lo:+.1f}, {hi:+.1f}]" if lo == lo and hi == hi else "no spread"
+
+
+def profile_validity(rep: StudyReport, profile: str) -> str:
+    return weakest([v for label, v in rep.validity.items() if label.startswith(f"{profile}/")]) \
+        if any(label.startswith(f"{profile}/") for label in rep.validity) else "?"
+
+
+def verdicts(rep: StudyReport) -> dict[str, tuple[bool, str]]:
+    """Per profile: does it consolidate? (judged by run.study.mixed_verdict on the figures from the store)"""
+    cad, ml = rep.qos.get("qos_cad_slowdown_pct", 5.0), rep.qos.get("qos_ml_slowdown_pct", 15.0)
+    out = {}
+    for p, d in rep.mixed.items():
+        ok, sentence = mixed_verdict(p, d, cad, ml)
+        if profile_validity(rep, p) == NOT_ENFORCED:
+            sentence += " — NOT a GPU measurement (profile not enforced: CPU stand-in)"
+        out[p] = (ok, sentence)
+    return out
+
+
 def mixed_rows(rep: StudyReport) -> list[list[str]]:
-    return [[p, *(fmt(d.get(k), f) for _, k, f in MIXED_COLUMNS)] for p, d in rep.mixed.items()]
+    said = verdicts(rep)
+    return [[p, *(fmt(d.get(k), f) for _, k, f in MIXED_COLUMNS), interval(d, "cad_run_time_increase_pct"),
+             interval(d, "ml_train_time_increase_pct"), fmt(d.get("ml_train_time_increase_pct.n", 1.0), "{:.0f}"),
+             profile_validity(rep, p), "consolidate" if said[p][0] else "does not meet",
+             rep.references.get(p, "-")] for p, d in rep.mixed.items()]
+
+
+def banner(rep: StudyReport) -> str | None:
+    return validity_banner(rep.validity)
 
 
 def consolidation_rows(rep: StudyReport) -> list[list[str]]:
@@ -51,16 +87,29 @@ def consolidation_rows(rep: StudyReport) -> list[list[str]]:
 
 def console_tables(rep: StudyReport) -> list[Table]:
     tables = []
-    if rep.mixed:
-        t = Table(title="mixed CAD + ML, per profile (from the MLflow store)", title_justify="left")
-        for h in ("profile", *(h for h, _, _ in MIXED_COLUMNS)):
+    if rep.mixed:  # the answer first, the details below it
+        said = verdicts(rep)
+        t = Table(title="mixed CAD + ML, per profile: the verdict (from the MLflow store; medians over the repeats)",
+                  title_justify="left")
+        for h in ("profile", "CAD +%", "[95% CI]", "ML +%", "[95% CI]", "concurrent/sequential", "n", "validity",
+                  "verdict", "reference study (2 x M60)"):
+            t.add_column(h, justify="right" if h.endswith(("%", "]", "sequential", "n")) else "left")
+        for p, d in rep.mixed.items():
+            t.add_row(p, fmt(d.get("cad_run_time_increase_pct"), "{:+.1f}"), interval(d, "cad_run_time_increase_pct"),
+                      fmt(d.get("ml_train_time_increase_pct"), "{:+.1f}"), interval(d, "ml_train_time_increase_pct"),
+                      fmt(d.get("concurrent_vs_sequential"), "{:.2f}"),
+                      fmt(d.get("ml_train_time_increase_pct.n", 1.0), "{:.0f}"), profile_validity(rep, p),
+                      "consolidate" if said[p][0] else "does not meet", rep.references.get(p, "-"))
+        tables.append(t)
+        t = Table(title="mixed CAD + ML, per profile: the details", title_justify="left")
+        for h in ("profile", *(h for h, _, _ in MIXED_COLUMNS[2:])):
             t.add_column(h, justify="left" if h == "profile" else "right")
         for row in mixed_rows(rep):
-            t.add_row(*row)
+            t.add_row(row[0], *row[3:len(MIXED_COLUMNS) + 1])
         tables.append(t)
     if rep.consolidation:
         t = Table(title=f"consolidation on {rep.consolidation_profile}: {rep.consolidation['guests_at_qos']:.0f} "
-                        "CAD guest(s) per GPU at QoS", title_justify="left")
+                        f"CAD guest(s) per GPU at QoS; stopped: {rep.stop_reason or '?'}", title_justify="left")
         for h in ("CAD guests", "worst p95 ms", "ML slowdown %", "host CPU %", "meets QoS"):
             t.add_column(h, justify="right")
         for row in consolidation_rows(rep):
@@ -73,14 +122,20 @@ def markdown(rep: StudyReport, figures: list[str]) -> str:
     def table(headers: list[str], rows: list[list[str]]) -> list[str]:
         return [f"| {' | '.join(headers)} |", f"|{'---|' * len(headers)}", *(f"| {' | '.join(r)} |" for r in rows)]
 
-    lines = ["# Mixed CAD + ML workloads: consolidation report", "",
-             f"MLflow comparison runs: {', '.join(rep.sources) or 'none found'}", ""]
+    lines = ["# Mixed CAD + ML workloads: consolidation report", ""]
+    warning = banner(rep)
+    if warning:
+        lines += [f"> **{warning}**", ""]
+    lines += ["   ".join(f"{k}: {v}" for k, v in rep.header.items()), "",
+              f"MLflow comparison runs: {', '.join(rep.sources) or 'none found'}", ""]
     if rep.mixed:
-        lines += ["## Per profile (phase 1 CAD alone, phase 2 mixed, phase 3 ML alone)", "",
-                  *table(["profile", *(h for h, _, _ in MIXED_COLUMNS)], mixed_rows(rep)), ""]
+        lines += ["## Verdict", "", *(f"- {sentence}" for _, sentence in verdicts(rep).values()), "",
+                  "## Per profile (phase 1 CAD alone, phase 2 mixed, phase 3 ML alone)", "",
+                  *table(["profile", *(h for h, _, _ in MIXED_COLUMNS), *SPREAD_HEADERS], mixed_rows(rep)), ""]
     if rep.consolidation:
         lines += [f"## Consolidation on {rep.consolidation_profile}: "
                   f"{rep.consolidation['guests_at_qos']:.0f} CAD guest(s) per GPU at QoS", "",
+                  f"Stopped: {rep.stop_reason or '?'}", "",
                   *table(["CAD guests", "worst p95 ms", "ML slowdown %", "host CPU %", "meets QoS"],
                          consolidation_rows(rep)), ""]
     lines += [f"![{f}]({f})" for f in figures]
@@ -88,7 +143,7 @@ def markdown(rep: StudyReport, figures: list[str]) -> str:
 
 
 def to_html(md_text: str) -> str:
-    """A small Markdown subset (headings, tables, images) to standalone HTML."""
+    """A small Markdown subset (headings, tables, images, bold quotes, list items) to standalone HTML."""
     body, in_table = [], False
     for line in md_text.splitlines():
         if line.startswith("|"):
@@ -109,9 +164,14 @@ def to_html(md_text: str) -> str:
         elif line.startswith("!["):
             src = line[line.index("(") + 1: -1]
             body.append(f'<p><img src="{html.escape(src)}" alt="{html.escape(src)}"></p>')
+        elif line.startswith("> "):
+            body.append(f'<p class="banner">{html.escape(line[2:].strip("* "))}</p>')
+        elif line.startswith("- "):
+            body.append(f"<li>{html.escape(line[2:])}</li>")
         elif line:
             body.append(f"<p>{html.escape(line)}</p>")
-    style = "body{font-family:sans-serif;max-width:1100px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+    style = ("body{font-family:sans-serif;max-width:1100px}td,th{border:1px solid #ccc;padding:3px 8px;"
+             "text-align:right}.banner{border:2px solid #c00;padding:8px;font-weight:bold;color:#900}")
     return f"<!doctype html><html><head><meta charset='utf-8'><style>{style}</style></head><body>" + "\n".join(
         body) + ("</table>" if in_table else "") + "</body></html>\n"
 

@@ -10,67 +10,98 @@ from suites.record.reader import StudyReport
 from suites.render.plots import pyplot
 
 
-def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]]) -> None:
+def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
+          intervals: list[list[tuple[float, float]]] | None = None) -> None:
+    """Grouped bars per profile, with each bar's 95 % interval as an error bar where there is one."""
     width = 0.8 / max(1, len(series))
     for i, (label, values) in enumerate(series):
         xs = [k + (i - (len(series) - 1) / 2) * width for k in range(len(profiles))]
-        bars = ax.bar(xs, [0 if math.isnan(v) else v for v in values], width, label=label)
+        heights = [0 if math.isnan(v) else v for v in values]
+        yerr = None
+        if intervals is not None:
+            yerr = [[h - lo if lo == lo else 0.0 for h, (lo, _) in zip(heights, intervals[i], strict=True)],
+                    [hi - h if hi == hi else 0.0 for h, (_, hi) in zip(heights, intervals[i], strict=True)]]
+        bars = ax.bar(xs, heights, width, label=label, yerr=yerr, capsize=3)
         ax.bar_label(bars, labels=["-" if math.isnan(v) else f"{v:.1f}" for v in values], fontsize=7)
     ax.set_xticks(range(len(profiles)), profiles)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=len(series), frameon=False)
+
+
+class Saver:
+    """Saves each figure with the report's caveat (the phases' validity) in its subtitle and PNG Description."""
+
+    def __init__(self, rep: StudyReport, out_dir: Path) -> None:
+        self.plt, self.out_dir, self.files = pyplot(), out_dir, []
+        self.validity = ", ".join(sorted(set(rep.validity.values()))) or "?"
+        self.caveat = f"profile {self.validity}" + ("; NOT a GPU measurement" if "not enforced" in self.validity
+                                                    else "")
+
+    def __call__(self, fig: Any, name: str, title: str) -> None:
+        fig.suptitle(f"{title}\n{self.caveat}", fontsize=10)
+        fig.savefig(self.out_dir / name, dpi=110, metadata={"Title": title, "Description":
+                                                            f"validity: {self.validity}"})
+        self.plt.close(fig)
+        self.files.append(self.out_dir / name)
 
 
 def draw(rep: StudyReport, out_dir: Path) -> list[Path]:
     """Write the figures the report has numbers for; returns their paths."""
-    plt = pyplot()
-    files: list[Path] = []
-
-    def save(fig: Any, name: str) -> None:
-        fig.savefig(out_dir / name, dpi=110)
-        plt.close(fig)
-        files.append(out_dir / name)
-
-    profiles = list(rep.mixed)
-    if profiles:
-        get = lambda key: [rep.mixed[p].get(key, math.nan) for p in profiles]  # noqa: E731
-        fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
-        _bars(ax, profiles, [("CAD run time", get("cad_run_time_increase_pct")),
-                             ("ML training time", get("ml_train_time_increase_pct"))])
-        ax.axhline(0, color="black", lw=0.8)
-        ax.set_ylabel("% increase, mixed vs alone")
-        ax.set_title("Slowdown of each workload when CAD and ML share the profile")
-        save(fig, "slowdown.png")
-        fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
-        _bars(ax, profiles, [("sequential (CAD then ML)", get("sequential_s")), ("concurrent", get("concurrent_s"))])
-        ax.set_ylabel("completion time (s)")
-        ax.set_title("Sequential vs concurrent completion")
-        save(fig, "sequential_vs_concurrent.png")
-        fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
-        _bars(ax, profiles, [("CAD alone", get("cad.host_cpu_pct")), ("mixed", get("mixed.host_cpu_pct")),
-                             ("ML alone", get("ml.host_cpu_pct"))])
-        ax.set_ylabel("host CPU % (100 = all cores)")
-        ax.set_title("CPU utilisation per phase")
-        save(fig, "cpu_utilisation.png")
+    save = Saver(rep, out_dir)
+    if rep.mixed:
+        draw_mixed(rep, save)
     if rep.consolidation:
-        c = rep.consolidation
-        ns = sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos"))
-        fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
-        ax.plot(ns, [c[f"n{n}.p95_frame_ms_worst"] for n in ns], "o-", label="worst CAD p95 frame time (ms)")
-        ax.axhline(c.get("qos_p95_frame_ms", math.nan), color="C0", ls=":", label="p95 QoS limit")
-        slow = [c.get(f"n{n}.ml_slowdown_pct", math.nan) for n in ns]
-        if any(not math.isnan(v) for v in slow):
-            ax2 = ax.twinx()
-            ax2.plot(ns, slow, "s--", color="C1", label="ML slowdown (%)")
-            ax2.axhline(c.get("qos_ml_slowdown_pct", math.nan), color="C1", ls=":", label="ML QoS limit")
-            ax2.set_ylabel("ML slowdown (%)")
-            ax2.legend(fontsize=7, loc="lower right")
-        for n in ns:
-            ax.axvspan(n - 0.4, n + 0.4, color="C2" if c[f"n{n}.meets_qos"] else "C3", alpha=0.12)
-        ax.set_xlabel("CAD guests on the GPU (green: meets QoS, red: misses)")
-        ax.set_ylabel("p95 frame time (ms)")
-        ax.set_xticks(ns)
-        ax.set_title(f"Consolidation on {rep.consolidation_profile}: {c['guests_at_qos']:.0f} guest(s) at QoS")
-        ax.legend(fontsize=7, loc="upper left")
-        save(fig, "consolidation.png")
-    return files
+        draw_consolidation(rep, save)
+    return save.files
+
+
+def draw_mixed(rep: StudyReport, save: Saver) -> None:
+    plt, profiles = save.plt, list(rep.mixed)
+    get = lambda key: [rep.mixed[p].get(key, math.nan) for p in profiles]  # noqa: E731
+    fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
+    ci = lambda key: [(rep.mixed[p].get(f"{key}.ci_low", math.nan),  # noqa: E731
+                       rep.mixed[p].get(f"{key}.ci_high", math.nan)) for p in profiles]
+    _bars(ax, profiles, [("CAD run time", get("cad_run_time_increase_pct")),
+                         ("ML training time", get("ml_train_time_increase_pct"))],
+          [ci("cad_run_time_increase_pct"), ci("ml_train_time_increase_pct")])
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_ylabel("% increase, mixed vs alone")
+    save(fig, "slowdown.png", "Slowdown of each workload when CAD and ML share the profile")
+    fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
+    _bars(ax, profiles, [("sequential (CAD then ML)", get("sequential_s")), ("concurrent", get("concurrent_s"))])
+    ax.set_ylabel("completion time (s)")
+    save(fig, "sequential_vs_concurrent.png", "Sequential vs concurrent completion")
+    fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
+    _bars(ax, profiles, [("CAD alone", get("cad.host_cpu_pct")), ("mixed", get("mixed.host_cpu_pct")),
+                         ("ML alone", get("ml.host_cpu_pct"))])
+    ax.set_ylabel("host CPU % (100 = all cores)")
+    save(fig, "cpu_utilisation.png", "CPU utilisation per phase")
+
+
+def draw_consolidation(rep: StudyReport, save: Saver) -> None:
+    plt = save.plt
+    c = rep.consolidation
+    ns = sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos"))
+    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
+    # large hollow markers under small filled ones: two series at the same point both stay visible
+    ax.plot(ns, [c[f"n{n}.p95_frame_ms_worst"] for n in ns], "o-", ms=9, mfc="none", mew=1.5,
+            label="worst CAD p95 frame time (ms)")
+    ax.axhline(c.get("qos_p95_frame_ms", math.nan), color="C0", ls=":", label="p95 QoS limit")
+    handles, labels = ax.get_legend_handles_labels()
+    slow = [c.get(f"n{n}.ml_slowdown_pct", math.nan) for n in ns]
+    if any(not math.isnan(v) for v in slow):
+        ax2 = ax.twinx()
+        ax2.plot(ns, slow, "s--", ms=4, color="C1", label="ML slowdown (%)")
+        ax2.axhline(c.get("qos_ml_slowdown_pct", math.nan), color="C1", ls=":", label="ML QoS limit")
+        ax2.set_ylabel("ML slowdown (%)")
+        more = ax2.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+    for n in ns:
+        ax.axvspan(n - 0.4, n + 0.4, color="C2" if c[f"n{n}.meets_qos"] else "C3", alpha=0.12)
+    ax.set_xlim(min(ns, default=1) - 0.6, max(ns, default=1) + 0.6)  # one step is still a readable plot
+    ax.set_xlabel("CAD guests on the GPU (green: meets QoS, red: misses)")
+    ax.set_ylabel("p95 frame time (ms)")
+    ax.set_xticks(ns)
+    ax.legend(handles, labels, fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
+    save(fig, "consolidation.png", f"Consolidation on {rep.consolidation_profile}: "
+         f"{c['guests_at_qos']:.0f} guest(s) at QoS; stopped: {rep.stop_reason or '?'}")

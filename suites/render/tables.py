@@ -8,6 +8,8 @@ from typing import Any
 from rich.table import Table
 
 from gpu_probe import vocab
+from suites.backends.placement import EMULATED, NOT_ENFORCED
+from suites.record.sweep import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome
 
@@ -28,7 +30,7 @@ def fmt(value: Any, pattern: str) -> str:
 
 def results_table(outcome: ScenarioOutcome, title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for header in ("guest", "profile", "workload", "GPU", "vCPUs", "status"):
+    for header in ("guest", "profile", "workload", "GPU", "validity", "vCPUs", "status"):
         table.add_column(header)
     for header, _, _ in COLUMNS:
         table.add_column(header, justify="right")
@@ -39,8 +41,32 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
         cells = [fmt(m.get(key), pattern) for _, key, pattern in COLUMNS]
         cpu = fmt(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean"), "{:.0f}")
         table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload, o.placement.gpu_label,
-                      ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
+                      validity_cell(o.validity), ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
     return table
+
+
+def validity_cell(validity: str) -> str:
+    color = {NOT_ENFORCED: "red", EMULATED: "yellow"}.get(validity)
+    return f"[{color}]{validity}[/{color}]" if color else validity
+
+
+def validity_banner(validities: dict[str, str]) -> str | None:
+    """What a comparison's ratios do and do not measure, when some phase ran without its GPU (None otherwise)."""
+    weak = [label for label, v in validities.items() if v == NOT_ENFORCED]
+    if not weak:
+        return None
+    which = "every phase" if len(weak) == len(validities) else f"phase(s) {', '.join(weak)}"
+    return (f"NOT A GPU MEASUREMENT: {which} ran with the profile not enforced (no GPU: guests trained and "
+            "rendered on this host's CPU). The ratios compare CPU runs of the same code under other core, rank "
+            "and guest counts and their contention; they do not measure GPU speed-up or scaling, vGPU or MIG "
+            "overhead, or GPU sharing, and are not comparable with the reference study's figures. Run on a GPU "
+            "host, or pass strict=true to refuse such runs.")
+
+
+def ratio_cell(x: float, low: float, high: float) -> str:
+    if x != x:  # NaN
+        return "-"
+    return f"{x:.2f}" + (f" [{low:.2f}, {high:.2f}]" if low == low and high == high else "")
 
 
 def viewset_table(outcome: ScenarioOutcome) -> Table | None:
@@ -79,7 +105,7 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
     inv, s = outcome.inventory, outcome.samples
     gpus = ", ".join(g.get("name") or "?" for g in inv.gpus) or inv.gpu_status
     lines = [
-        f"status: {outcome.status}   makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
+        f"status: {outcome.status}   validity: {outcome.validity}   makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
         f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})",
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",
         f"sampler: {s.achieved_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
@@ -101,13 +127,44 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
     return lines
 
 
-def comparison_table(rows: list[PhaseRow], title: str) -> Table:
-    t = Table(title=title, title_justify="left")
-    for col in ("phase", "profile", "guests", "status", "images/s", "x baseline", "train s", "x baseline",
-                "guest CPU %", "host CPU %", "GPU util %"):
-        t.add_column(col, justify="left" if col in ("phase", "profile", "status") else "right")
+def comparison_table(rows: list[PhaseRow], title: str, normalised: bool = True) -> Table:
+    """Per phase: medians over its repeats; normalised: each ratio to the baseline with its 95 % CI and verdict."""
+    t = Table(title=title, title_justify="left", caption="medians over n repeats; [95 % CI] of the per-repeat ratios"
+              if normalised else "medians over n repeats")
+    ratio = ("x baseline [95% CI]", "verdict") if normalised else ()
+    reference = ("reference study (M60)",) if any(r.reference for r in rows) else ()
+    gpu = ("GPU util %",) if any(r.gpu_util_pct == r.gpu_util_pct for r in rows) else ()  # none without NVML
+    for col in ("phase", "profile", "guests", "validity", "n", "status", "images/s", *ratio, "train s", *ratio,
+                "guest CPU %", "host CPU %", *gpu, *reference):
+        t.add_column(col, justify="left" if col in ("phase", "profile", "validity", "status", "verdict",
+                                                   "reference study (M60)") else "right",
+                     no_wrap=col in ("phase", "validity", "verdict", "x baseline [95% CI]", "reference study (M60)"))
     for r in rows:
-        t.add_row(r.label, r.profile, str(r.guests), r.status, fmt(r.images_per_sec, "{:,.0f}"),
-                  fmt(r.throughput_x, "{:.2f}"), fmt(r.train_time_s, "{:.1f}"), fmt(r.time_x, "{:.2f}"),
-                  fmt(r.guest_cpu_pct, "{:.0f}"), fmt(r.host_cpu_pct, "{:.0f}"), fmt(r.gpu_util_pct, "{:.0f}"))
+        throughput = (ratio_cell(r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high),
+                      r.throughput_verdict) if normalised else ()
+        time = (ratio_cell(r.time_x, r.time_x_ci_low, r.time_x_ci_high), r.time_verdict) if normalised else ()
+        t.add_row(r.label, r.profile, str(r.guests), validity_cell(r.validity), str(r.n), r.status,
+                  fmt(r.images_per_sec, "{:,.0f}"), *throughput, fmt(r.train_time_s, "{:.1f}"), *time,
+                  fmt(r.guest_cpu_pct, "{:.0f}"), fmt(r.host_cpu_pct, "{:.0f}"),
+                  *((fmt(r.gpu_util_pct, "{:.0f}"),) if gpu else ()), *((r.reference or "-",) if reference else ()))
     return t
+
+
+def sweep_table(rows: list[SweepRow], title: str) -> Table:
+    t = Table(title=title, title_justify="left", caption="images/s: all guests together, median [95 % CI] over "
+              "the guests' repeats (repeats=N)")
+    for col in ("job", "profile", "workload", "status", "validity", "n", "images/s", "[95% CI]", "fps"):
+        t.add_column(col, justify="right" if col in ("n", "images/s", "[95% CI]", "fps") else "left")
+    for r in rows:
+        iv = r.images_per_sec
+        spread = f"[{iv.low:,.0f}, {iv.high:,.0f}]" if iv.spread else ("no spread" if iv.n else "-")
+        t.add_row(r.job, r.profile, r.workload, r.status, validity_cell(r.validity), str(iv.n),
+                  fmt(iv.median, "{:,.0f}"), spread, fmt(r.fps, "{:,.1f}"))
+    return t
+
+
+def sweep_csv_rows(rows: list[SweepRow]) -> list[dict[str, object]]:
+    return [{"job": r.job, "profile": r.profile, "workload": r.workload, "status": r.status, "validity": r.validity,
+             "n": r.images_per_sec.n, "images_per_sec": r.images_per_sec.median,
+             "images_per_sec_ci_low": r.images_per_sec.low, "images_per_sec_ci_high": r.images_per_sec.high,
+             "fps": r.fps, "run_dir": r.run_dir} for r in rows]

@@ -1,16 +1,30 @@
-"""Comparison scenarios, as pure functions over outcomes: one row per phase, normalised to the baseline phase."""
+"""Comparison scenarios, as pure functions over outcomes: one row per phase, normalised to the baseline phase.
+
+A phase runs ``scenario.repeats`` times, interleaved with the other phases
+(A B C A B C), so repeat ``i`` of a phase is compared with repeat ``i`` of the
+baseline: both saw the same drift. Every ratio carries n, its median, a 95 %
+confidence interval over the per-repeat ratios and a verdict (faster /
+slower / within noise; ``no spread`` with one repeat).
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 
 from gpu_probe import vocab
-from gpu_probe.stats import summarize
+from gpu_probe.stats import NO_SPREAD, confidence_interval, paired_ratios, summarize, verdict
+from suites.backends.placement import weakest
 from suites.run.outcome import ScenarioOutcome
 
-ROW_METRICS = ("images_per_sec", "throughput_x", "train_time_s", "time_x", "guest_cpu_pct", "host_cpu_pct",
-               "gpu_util_pct")  # what a comparison run records per phase
+ROW_METRICS = ("images_per_sec", "throughput_x", "throughput_x.ci_low", "throughput_x.ci_high", "train_time_s",
+               "time_x", "time_x.ci_low", "time_x.ci_high", "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct",
+               "n")  # what a comparison run records per phase
+CSV_COLUMNS = ("label", "profile", "guests", "status", "validity", "n", "images_per_sec", "throughput_x",
+               "throughput_x_ci_low", "throughput_x_ci_high", "throughput_verdict", "train_time_s", "time_x",
+               "time_x_ci_low", "time_x_ci_high", "time_verdict", "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct",
+               "reference")
 
 
 @dataclass
@@ -18,42 +32,111 @@ class PhaseRow:
     label: str
     profile: str
     guests: int
-    status: str
-    images_per_sec: float  # all guests together
-    train_time_s: float  # the slowest guest: when the phase's work was done
+    status: str  # the worst repeat's
+    images_per_sec: float  # all guests together; median over repeats
+    train_time_s: float  # the slowest guest: when the phase's work was done; median over repeats
     guest_cpu_pct: float  # mean over guests, 100 = one core
     host_cpu_pct: float
     gpu_util_pct: float
-    time_x: float = math.nan  # train time / baseline's
+    validity: str = "enforced"  # the weakest repeat's (see suites.backends.placement)
+    n: int = 1  # repeats measured
+    gpus: int = 0  # GPUs the phase's guests ask for together (their profiles'), the x of a scaling curve
+    reference: str = ""  # the reference study's figure for this phase (scenario.phases[].reference)
+    images_per_sec_runs: list[float] = field(default_factory=list)  # per repeat, in run order
+    train_time_runs: list[float] = field(default_factory=list)
+    time_x: float = math.nan  # train time / baseline's: median of the per-repeat ratios
+    time_x_ci_low: float = math.nan
+    time_x_ci_high: float = math.nan
+    time_verdict: str = NO_SPREAD
     throughput_x: float = math.nan  # images/s / baseline's
+    throughput_x_ci_low: float = math.nan
+    throughput_x_ci_high: float = math.nan
+    throughput_verdict: str = NO_SPREAD
+
+    def csv(self) -> dict[str, object]:
+        return {c: getattr(self, c) for c in CSV_COLUMNS}
 
 
-def phase_row(label: str, outcome: ScenarioOutcome) -> PhaseRow:
-    ok = outcome.ok_guests
-    host = outcome.host_metrics
-    gpu = summarize(v for k, v in host.items() if vocab.is_gpu_key(k, vocab.GPU_UTIL, "mean"))
+STATUS_ORDER = ("interrupted", "failed", "partial", "ok")  # worst first
+
+
+def phase_row(label: str, outcomes: list[ScenarioOutcome]) -> PhaseRow:
+    """One phase over its repeats (each a scenario run's outcome)."""
+    rates = [total_images_per_sec(o) for o in outcomes]
+    times = [slowest_train_time(o) for o in outcomes]
+    host = [o.host_metrics for o in outcomes]
+    first = outcomes[0]
     return PhaseRow(
         label=label,
-        profile=outcome.guests[0].spec.profile if outcome.guests else "?",
-        guests=len(outcome.guests),
-        status=outcome.status,
-        images_per_sec=sum(o.result.metrics.get(vocab.IMAGES_PER_SEC.key, 0.0) for o in ok) if ok else math.nan,
-        train_time_s=max((o.result.metrics.get(vocab.TRAIN_TIME.key, math.nan) for o in ok), default=math.nan),
-        guest_cpu_pct=summarize(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean") for o in outcome.guests).mean,
-        host_cpu_pct=host.get(f"{vocab.HOST_CPU.key}.mean", math.nan),
-        gpu_util_pct=gpu.mean,
+        profile=first.guests[0].spec.profile if first.guests else "?",
+        guests=len(first.guests),
+        status=min((o.status for o in outcomes), key=STATUS_ORDER.index),
+        images_per_sec=median(rates),
+        train_time_s=median(times),
+        guest_cpu_pct=median([summarize(g.sampled.get(f"{vocab.GUEST_CPU.key}.mean") for g in o.guests).mean
+                              for o in outcomes]),
+        host_cpu_pct=median([h.get(f"{vocab.HOST_CPU.key}.mean", math.nan) for h in host]),
+        gpu_util_pct=median([summarize(v for k, v in h.items() if vocab.is_gpu_key(k, vocab.GPU_UTIL, "mean")).mean
+                             for h in host]),
+        validity=weakest([o.validity for o in outcomes]),
+        n=len(outcomes),
+        gpus=sum(g.spec.profile_gpus for g in first.guests),
+        images_per_sec_runs=rates,
+        train_time_runs=times,
     )
 
 
-def normalise(rows: list[PhaseRow], baseline: str | None) -> list[PhaseRow]:
+def total_images_per_sec(outcome: ScenarioOutcome) -> float:
+    ok = outcome.ok_guests
+    return sum(o.result.metrics.get(vocab.IMAGES_PER_SEC.key, 0.0) for o in ok) if ok else math.nan
+
+
+def slowest_train_time(outcome: ScenarioOutcome) -> float:
+    return max((o.result.metrics.get(vocab.TRAIN_TIME.key, math.nan) for o in outcome.ok_guests), default=math.nan)
+
+
+def median(values: list[float]) -> float:
+    finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return statistics.median(finite) if finite else math.nan
+
+
+def normalise(rows: list[PhaseRow], baseline: str | None, level: float = 0.95) -> list[PhaseRow]:
+    """Each phase's throughput and train time over the baseline's: median ratio, CI and verdict."""
     base = next((r for r in rows if r.label == baseline), rows[0] if rows else None)
+    if base is None:
+        return rows
     for r in rows:
-        if base is not None:
-            r.time_x = r.train_time_s / base.train_time_s if base.train_time_s else math.nan
-            r.throughput_x = r.images_per_sec / base.images_per_sec if base.images_per_sec else math.nan
+        ratios = paired_ratios(r.images_per_sec_runs or [r.images_per_sec],
+                               base.images_per_sec_runs or [base.images_per_sec])
+        iv = confidence_interval(ratios, level)
+        r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high = iv.median, iv.low, iv.high
+        r.throughput_verdict = verdict(iv, higher_is_better=True) if r is not base else "baseline"
+        ratios = paired_ratios(r.train_time_runs or [r.train_time_s], base.train_time_runs or [base.train_time_s])
+        iv = confidence_interval(ratios, level)
+        r.time_x, r.time_x_ci_low, r.time_x_ci_high = iv.median, iv.low, iv.high
+        r.time_verdict = verdict(iv, higher_is_better=False) if r is not base else "baseline"
     return rows
 
 
 def row_metrics(rows: list[PhaseRow]) -> dict[str, float]:
     """``<phase>.<metric>`` for every phase: the comparison run's metrics."""
-    return {f"{r.label}.{k}": getattr(r, k) for r in rows for k in ROW_METRICS}
+    return {f"{r.label}.{k}": getattr(r, k.replace(".", "_")) for r in rows for k in ROW_METRICS}
+
+
+def curves(rows: list[PhaseRow]) -> dict[str, list[tuple[int, float]]]:
+    """Throughput over the phases' GPU count (or guest count, where the GPUs are the same), for a chart."""
+    by_gpus = len({r.gpus for r in rows}) == len(rows)
+    x = (lambda r: r.gpus) if by_gpus else (lambda r: r.guests)
+    axis = "gpus" if by_gpus else "guests"
+    return {f"curve_by_{axis}.images_per_sec": [(x(r), r.images_per_sec) for r in rows],
+            f"curve_by_{axis}.throughput_x": [(x(r), r.throughput_x) for r in rows]}
+
+
+def row_tags(rows: list[PhaseRow]) -> dict[str, str]:
+    """The verdicts and validity per phase, as the comparison run's tags."""
+    tags = {"bench.validity": weakest([r.validity for r in rows])}
+    for r in rows:
+        tags[f"bench.verdict.{r.label}.throughput"] = r.throughput_verdict
+        tags[f"bench.verdict.{r.label}.time"] = r.time_verdict
+        tags[f"bench.validity.{r.label}"] = r.validity
+    return tags

@@ -7,12 +7,13 @@ is plain data; the caller writes, prints and records it.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from gpu_probe.sampler import Sampler
 from suites.backends.base import Timing
 from suites.backends.handle import GuestHandle
-from suites.run.outcome import GuestOutcome, ScenarioOutcome
+from suites.run.outcome import GuestOutcome, ScenarioOutcome, measured_validity
 from suites.run.plan import Plan
 from suites.run.progress import ProgressView
 
@@ -22,9 +23,12 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
     log_dir.mkdir(parents=True, exist_ok=True)
     sampler = Sampler(plan.cfg.sampler.rate_hz)
     timing = Timing()
+    started = time.time()
     with sampler:
         guests, interrupted = run_guests(plan, sampler, log_dir, timing)
-    return outcome_of(plan, guests, sampler, timing, interrupted)
+    outcome = outcome_of(plan, guests, sampler, timing, interrupted)
+    outcome.started_at, outcome.ended_at = started, time.time()
+    return outcome
 
 
 def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> tuple[list[GuestHandle], bool]:
@@ -57,8 +61,11 @@ def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> t
 def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: Timing,
                interrupted: bool) -> ScenarioOutcome:
     samples = sampler.snapshot()
-    outcomes = [GuestOutcome(g.spec, p, g.final_result(), g.log_path, samples.aggregate(f"{g.id}."))
-                for g, p in zip(guests, plan.placements, strict=True)]
+    outcomes = []
+    for g, p in zip(guests, plan.placements, strict=True):
+        result = g.final_result()
+        outcomes.append(GuestOutcome(g.spec, p, result, g.log_path, samples.aggregate(f"{g.id}."),
+                                     measured_validity(p, result)))
     failed = [o for o in outcomes if not o.result.ok]
     reasons = [f"{o.spec.guest_id}: {o.result.error}" for o in failed]
     if interrupted:

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
-from suites.backends.placement import Placement
+from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, weakest
 from suites.guest.protocol import GuestResult, GuestSpec
 
 EXIT_PARTIAL = 1
@@ -22,6 +22,7 @@ class GuestOutcome:
     result: GuestResult
     log_path: Path
     sampled: dict[str, float] = field(default_factory=dict)  # sampler aggregates for this guest
+    validity: str = ENFORCED  # the placement's, unless the guest reports it ran on less (see measured_validity)
 
 
 @dataclass
@@ -34,6 +35,8 @@ class ScenarioOutcome:
     data: dict[str, Any]
     samples: SampleSet
     host_metrics: dict[str, float] = field(default_factory=dict)  # host/GPU aggregates, sampler rate, energy
+    started_at: float = 0.0  # epoch seconds: guests being started ...
+    ended_at: float = 0.0  # ... and all of them stopped
 
     @property
     def exit_code(self) -> int:
@@ -42,3 +45,18 @@ class ScenarioOutcome:
     @property
     def ok_guests(self) -> list[GuestOutcome]:
         return [o for o in self.guests if o.result.ok]
+
+    @property
+    def validity(self) -> str:
+        """What the run's figures are worth: its weakest guest's."""
+        return weakest([o.validity for o in self.guests])
+
+
+def measured_validity(placement: Placement, result: GuestResult) -> str:
+    """The placement's validity, unless the guest says it did not get its GPU: trained on the CPU, or rendered
+    with a software renderer although it had a GPU."""
+    if placement.validity == NOT_ENFORCED or not placement.gpus:
+        return placement.validity
+    if result.info.get("device") == "cpu" or result.info.get("renderer_note"):
+        return NOT_ENFORCED
+    return placement.validity

@@ -11,10 +11,11 @@ from omegaconf import OmegaConf
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
 from suites.backends.base import Backend
-from suites.backends.placement import Placement
+from suites.backends.placement import NOT_ENFORCED, Placement
 from suites.backends.select import backend_for
 from suites.config.compose import RunConfig
 from suites.config.schema import BenchConfig
+from suites.errors import ConfigError
 from suites.guest.protocol import GuestSpec
 from suites.workloads import workload_class
 from suites.workloads.base import WorkloadConfig
@@ -75,3 +76,14 @@ def with_ranks(workload_cfg: dict[str, Any], placement: Placement, profile_gpus:
     if out.get("ranks") == 0:
         out["ranks"] = max(1, len(placement.gpus) or profile_gpus)
     return out
+
+
+def require_enforced(plans: list[Plan]) -> None:
+    """``strict=true``: refuse, before anything starts, a run whose profile this host would not enforce."""
+    for p in plans:
+        weak = [pl for pl in p.placements if pl.validity == NOT_ENFORCED]
+        if weak:
+            where = f"phase {p.run.label}: " if p.run.label else ""
+            raise ConfigError(f"strict=true: {where}profile {p.cfg.profile.name} is not enforced on this host "
+                              f"({weak[0].note or 'no GPU'}); its figures would come from a CPU stand-in "
+                              "(drop strict=true to run it labelled 'not enforced')")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_probe import vocab
-from gpu_probe.stats import summarize
+from gpu_probe.stats import confidence_interval, summarize
 from suites.config.compose import study_profiles
 from suites.config.scenario import CAD_ALONE as CAD
 from suites.config.scenario import MIXED, PhaseConfig
@@ -128,9 +128,10 @@ class StudyRun:
 
     def __init__(self, cfg: BenchConfig) -> None:
         self.cfg, self.kind, self.study = cfg, cfg.scenario.kind, cfg.scenario.study
-        self.numbers: dict[str, PhaseNumbers] = {}
+        self.numbers: dict[str, list[PhaseNumbers]] = {}  # per phase label, one per repeat
         self.verdicts: dict[str, tuple[bool, str]] = {}
         self.capacity_note = ""
+        self.interrupted = False
 
     def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
         """Consolidation: a step past the profile's capacity ends the sweep there (True: drop it and the rest)."""
@@ -140,33 +141,91 @@ class StudyRun:
         return False
 
     def keep_going(self, label: str, outcome: ScenarioOutcome) -> bool:
-        self.numbers[label] = numbers(outcome)
+        self.numbers.setdefault(label, []).append(numbers(outcome))
         if self.kind != "consolidation" or label.endswith(f"/{ML}"):
             return True
-        alone = next((v for k, v in self.numbers.items() if k.endswith(f"/{ML}")), None)
-        self.verdicts[label] = qos(self.numbers[label], alone, self.study.qos_p95_frame_ms,
-                                   self.study.qos_ml_slowdown_pct)
+        latest = {k: v[-1] for k, v in self.numbers.items()}
+        alone = next((v for k, v in latest.items() if k.endswith(f"/{ML}")), None)
+        self.verdicts[label] = qos(latest[label], alone, self.study.qos_p95_frame_ms, self.study.qos_ml_slowdown_pct)
         return self.verdicts[label][0]
 
     def results(self) -> dict[str, float]:
         """The comparison run's derived metrics (what the report recomputes from the phase runs)."""
         if self.kind == "mixed":
             return by_profile(self.numbers)
-        return consolidation_metrics(self.numbers, self.study.qos_p95_frame_ms, self.study.qos_ml_slowdown_pct)
+        return consolidation_metrics({k: v[-1] for k, v in self.numbers.items()}, self.study.qos_p95_frame_ms,
+                                     self.study.qos_ml_slowdown_pct)
 
     def params(self) -> dict[str, Any]:
         s = self.study
-        return {"kind": self.kind, "profiles": ",".join(study_profiles(self.cfg)), "cad_workload": s.cad.workload,
-                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
-                "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "capacity_note": self.capacity_note or "-"}
+        out = {"kind": self.kind, "profiles": ",".join(study_profiles(self.cfg)), "cad_workload": s.cad.workload,
+               "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
+               "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "qos_cad_slowdown_pct": s.qos_cad_slowdown_pct,
+               "capacity_note": self.capacity_note or "-"}
+        out.update({f"reference.{p}": s.reference[p] for p in study_profiles(self.cfg) if p in s.reference})
+        if self.kind == "consolidation":
+            out["stop_reason"] = self.stop_reason()
+        return out
+
+    def stop_reason(self) -> str:
+        """Why a consolidation sweep ended where it did."""
+        if self.interrupted:
+            return "interrupted"
+        missed = [(label, why) for label, (ok, why) in self.verdicts.items() if not ok]
+        if missed:
+            return f"QoS missed at {missed[0][0].split('/')[-1]}: {missed[0][1]}"
+        if self.capacity_note:
+            return f"{placement_limit(self.capacity_note)}: {self.capacity_note}"
+        return f"max_guests reached ({self.study.max_guests}), every step met QoS"
 
 
-def by_profile(numbers: dict[str, PhaseNumbers]) -> dict[str, float]:
+def placement_limit(message: str) -> str:
+    """Which limit a placement error names: what stopped a consolidation that still met QoS."""
+    for needle, limit in (("host memory", "host memory"), ("vCPUs", "host vCPUs"), ("Ray cluster", "cluster"),
+                          ("passthrough GPU", "host GPUs"), ("capacity", "profile capacity")):
+        if needle in message:
+            return limit
+    return "placement"
+
+
+def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pct: float) -> tuple[bool, str]:
+    """One sentence per profile: the slowdowns with their intervals, and whether they stay within the limits.
+
+    The upper end of each interval is judged where there is one (n >= 2), the value itself otherwise.
+    """
+    def part(name: str, key: str) -> tuple[float, str]:
+        v, lo, hi = (figures.get(k, math.nan) for k in (key, f"{key}.ci_low", f"{key}.ci_high"))
+        spread = f" [{lo:+.1f}, {hi:+.1f}]" if hi == hi and lo == lo else ""
+        return (hi if hi == hi else v), f"{name} {v:+.1f} %{spread}"
+
+    cad_top, cad_text = part("CAD", "cad_run_time_increase_pct")
+    ml_top, ml_text = part("ML", "ml_train_time_increase_pct")
+    n = int(figures.get("ml_train_time_increase_pct.n", 1) or 1)
+    ok = cad_top <= cad_pct and ml_top <= ml_pct  # NaN (not measured) never passes
+    ratio = figures.get("concurrent_vs_sequential", math.nan)
+    verdict = "consolidate" if ok else "does not meet"
+    return ok, (f"{profile}: {cad_text}, {ml_text} when sharing; concurrent/sequential {ratio:.2f} "
+                f"(n={n}{', no spread' if n < 2 else ''}) — {verdict} (CAD ≤ {cad_pct:g} %, ML ≤ {ml_pct:g} %)")
+
+
+# The study's headline figures get a confidence interval over the repeats (``<figure>.ci_low/.ci_high``).
+WITH_SPREAD = ("cad_run_time_increase_pct", "ml_train_time_increase_pct", "concurrent_vs_sequential")
+
+
+def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
+    """Per profile: each figure derived per repeat (repeat i of cad, mixed and ml together), then its median; the
+    headline figures also their 95 % interval and n."""
     profiles_seen = dict.fromkeys(label.split("/")[0] for label in numbers)
     out: dict[str, float] = {}
     for p in profiles_seen:
-        derived = derive({label.split("/")[1]: n for label, n in numbers.items() if label.startswith(f"{p}/")})
-        out.update({f"{p}.{k}": v for k, v in derived.items()})
+        phases = {label.split("/")[1]: runs for label, runs in numbers.items() if label.startswith(f"{p}/")}
+        repeats = min(len(runs) for runs in phases.values())
+        per_repeat = [derive({kind: runs[i] for kind, runs in phases.items()}) for i in range(repeats)]
+        for key in per_repeat[0]:
+            iv = confidence_interval(d[key] for d in per_repeat)
+            out[f"{p}.{key}"] = iv.median if iv.n else math.nan
+            if key in WITH_SPREAD:
+                out.update({f"{p}.{key}.ci_low": iv.low, f"{p}.{key}.ci_high": iv.high, f"{p}.{key}.n": float(iv.n)})
     return out
 
 

@@ -1,0 +1,58 @@
+"""The end of a sweep (``make bench -m profile=a,b``): one table across its jobs, printed and recorded.
+
+Registered in configs/config.yaml as a Hydra callback; it runs where the sweep was launched, after every job
+(local, submitit or Slurm) has returned.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from suites.app.pipeline import console, say
+from suites.backends.placement import NOT_ENFORCED
+from suites.record import rundir
+from suites.record.store import Tracker, resolve_tracking_uri, store_lock
+from suites.record.sweep import collect
+from suites.render.tables import sweep_csv_rows, sweep_table
+
+
+class SweepSummary(Callback):
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        out = console()
+        sweep_dir = Path(config.hydra.sweep.dir)
+        rows = collect(sweep_dir)
+        if not rows:
+            return
+        out.print(sweep_table(rows, f"sweep summary ({sweep_dir}): {len(rows)} job(s)"))
+        weak = [r.job for r in rows if r.validity == NOT_ENFORCED]
+        if weak:
+            say(out)(f"note: {len(weak)} of {len(rows)} job(s) ran with the profile not enforced (no GPU): their "
+                     "differences are this host's CPU noise, not the profiles'")
+        csv = sweep_dir / "sweep_summary.csv"
+        rundir.write_csv(sweep_csv_rows(rows), csv)
+        try:
+            run_id = record(config, sweep_dir, csv, len(rows), min((r.started_at for r in rows if r.started_at),
+                                                                     default=time.time()))
+        except Exception as exc:  # the table and the CSV are there; the store is the extra
+            say(out)(f"warning: sweep summary not recorded in MLflow ({type(exc).__name__}: {exc}); see {csv}")
+            return
+        say(out)(f"sweep summary: {csv} (MLflow run {run_id})")
+
+
+def record(config: DictConfig, sweep_dir: Path, csv: Path, jobs: int, started_at: float) -> str:
+    """A ``sweep`` run holding the summary, beside the jobs' own runs in the same experiment (its Duration: from
+    the first job's start to now)."""
+    base = Path.cwd()  # Hydra does not chdir: the launch directory
+    tracker = Tracker(resolve_tracking_uri(str(config.tracking_uri), base), str(config.experiment),
+                      base / str(config.artifact_dir))
+    with store_lock(tracker.uri):
+        run_id = tracker.start(f"sweep-{sweep_dir.name}", {"bench.role": "sweep"}, start_time=started_at)
+        tracker.params(run_id, {"sweep_dir": str(sweep_dir), "jobs": jobs})
+        tracker.artifact(run_id, csv)
+        tracker.end(run_id, "FINISHED", time.time())
+    return run_id
