@@ -19,21 +19,21 @@ def runs(uri: str) -> list:
 
 def test_comparison_repeats_interleave_and_every_ratio_carries_its_spread(tmp: Path):
     t0 = time.time()
-    run = run_bench(tmp, *SMOKE, "scenario=gpu-vs-cpu", "scenario.repeats=2")
+    run = run_bench(tmp, *SMOKE, "scenario=gpu-vs-cpu", "scenario.repeats=null")  # a comparison's default: 3
     wall = time.time() - t0
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     out = run.proc.stdout
     assert "NOT A GPU MEASUREMENT: phase(s) 1-gpu ran with the profile not enforced" in out  # the banner
-    assert "x baseline [95% CI]" in out and "verdict" in out and "(2 repeat(s) each, interleaved)" in out
+    assert "x baseline [95% CI]" in out and "verdict" in out and "(3 repeat(s) each, interleaved)" in out
     assert "reference study (M60)" in out and "train time 10.06x; CPU 43 % vs 8 %" in out
     all_runs = runs(run.tracking_uri)
     phases = [r for r in all_runs if r.data.tags.get("bench.role") == "scenario"]
-    assert [r.data.tags["bench.phase"] for r in phases] == ["1-gpu", "cpu", "1-gpu", "cpu"]  # A B A B
-    assert [r.data.tags["bench.repeat"] for r in phases] == ["1", "1", "2", "2"]
-    assert [r.data.tags["bench.validity"] for r in phases] == ["not enforced", "enforced"] * 2
+    assert [r.data.tags["bench.phase"] for r in phases] == ["1-gpu", "cpu"] * 3  # A B A B A B
+    assert [r.data.tags["bench.repeat"] for r in phases] == ["1", "1", "2", "2", "3", "3"]
+    assert [r.data.tags["bench.validity"] for r in phases] == ["not enforced", "enforced"] * 3
     comparison = next(r for r in all_runs if r.data.tags.get("bench.role") == "comparison")
     m, tags = comparison.data.metrics, comparison.data.tags
-    assert m["cpu.n"] == 2 and m["cpu.throughput_x.ci_low"] <= m["cpu.throughput_x"] <= m["cpu.throughput_x.ci_high"]
+    assert m["cpu.n"] == 3 and m["cpu.throughput_x.ci_low"] <= m["cpu.throughput_x"] <= m["cpu.throughput_x.ci_high"]
     assert tags["bench.verdict.cpu.throughput"] in ("faster", "slower", "within noise")
     assert tags["bench.validity"] == "not enforced" and tags["bench.validity.cpu"] == "enforced"
     assert comparison.data.params["reference.cpu"] == "train time 10.06x; CPU 43 % vs 8 %"

@@ -124,7 +124,7 @@ def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Consol
         require_enforced(plans)
     recorder = Recorder(cfg, base_dir, say(out))
     ref = recorder.start_comparison(f"{name}-{run_dir.name}", mlflow_runs.comparison_tags(name, cfg.scenario.kind))
-    outcomes, worst = run_phases(plans, run_dir, recorder, ref, study, out, launcher)
+    outcomes, worst = run_phases(plans, cfg.scenario.phase_repeats, run_dir, recorder, ref, study, out, launcher)
     rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
     references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
     for r in rows:
@@ -151,11 +151,10 @@ def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Consol
     return worst
 
 
-def run_phases(plans: list[Plan], run_dir: Path, recorder: Recorder, ref: RunRef | None, study: StudyRun | None,
-               out: Console, launcher: str) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorder, ref: RunRef | None,
+               study: StudyRun | None, out: Console, launcher: str) -> tuple[dict[str, list[ScenarioOutcome]], int]:
     """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. Stops at an
     interrupt, or where a consolidation step misses QoS. (outcomes per phase label, worst exit code)"""
-    repeats = plans[0].cfg.scenario.phase_repeats if plans else 1
     outcomes: dict[str, list[ScenarioOutcome]] = {}
     worst = 0
     for r in range(1, repeats + 1):
