@@ -28,7 +28,7 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
     df = pd.DataFrame(outcome.samples.rows)
     gpu_cols = [c for c in df.columns if vocab.is_gpu_key(c, vocab.GPU_UTIL)]
     panels = 3 if gpu_cols else 2
-    fig, axes = plt.subplots(panels, 1, figsize=(9, 2.6 * panels), sharex=True, constrained_layout=True)
+    fig, axes = plt.subplots(panels, 1, figsize=(10, 2.6 * panels), sharex=True, constrained_layout=True)
     if df.empty:
         df = pd.DataFrame({"t_s": [0.0]})
     t = df["t_s"]
@@ -57,7 +57,7 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
         cpu_ax.set_title(f"{outcome.inventory.gpu_status}", loc="right", fontsize=8)
     for ax in axes:
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not on, the data
     axes[-1].set_xlabel("time since sampler start (s); shaded: each guest's training interval")
     fig.suptitle(f"{outcome.guests[0].spec.profile if outcome.guests else ''}: utilisation ({outcome.status}; "
                  f"profile {outcome.validity})")
