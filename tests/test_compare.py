@@ -80,6 +80,7 @@ def test_bad_phases_fail_before_anything_runs(tmp: Path, overrides: list, expect
     lines = run.proc.stderr.strip().splitlines()
     assert run.proc.returncode == 2 and len(lines) == 1 and expected in lines[0], run.proc.stderr
     assert not list(run.run_dir.glob("**/g*.log")) and not (tmp / "mlflow.db").exists()
+    assert not run.run_dir.exists(), "a run that never started left a run directory"
     assert PhaseConfig("x").overrides == []
 
 

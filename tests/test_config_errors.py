@@ -38,6 +38,12 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "odd-msaa-samples": (["workload=graphics-replay", "workload.samples=3"], "workload.samples"),
     "apitrace-without-trace": (["workload=apitrace-replay"], "missing mandatory value: trace"),
     "apitrace-trace-missing": (["workload=apitrace-replay", "workload.trace=nowhere.trace"], "does not exist"),
+    "framebuffer-beyond-any-gpu": (["profile=passthrough-1gpu", "profile.framebuffer_MiB=99999999999999"],
+                                   "profile.framebuffer_MiB: 99999999999999 MiB is more than the largest known GPU's"),
+    "framebuffer-beyond-its-gpu": (["profile.framebuffer_MiB=16384"],
+                                   "16384 MiB is more than the Tesla M60's 8192 MiB"),
+    "render-target-too-large": (["workload=graphics-replay", "workload.resolution=[16384,16384]", "workload.samples=8"],
+                                "16384x16384 x MSAA 8 = 2147483648 samples is more than 268435456"),
 }
 
 
@@ -52,6 +58,7 @@ def test_bad_override_is_one_line_and_starts_nothing(tmp: Path, name: str):
     assert "Traceback" not in run.proc.stdout + run.proc.stderr
     assert not list(run.run_dir.glob("g*.log")), "a guest was started"
     assert not (tmp / "mlflow.db").exists()
+    assert not run.run_dir.exists(), "a run that never started left a run directory"
 
 
 def compose_config(*overrides: str) -> BenchConfig:

@@ -65,3 +65,24 @@ def test_resolve_missing_and_incomplete_data_are_clear_errors(tmp: Path):
     (tmp / "partial/MNIST/raw/t10k-labels-idx1-ubyte").unlink()
     with pytest.raises(DataError, match="incomplete: missing t10k-labels-idx1-ubyte"):
         resolve_mnist(DataConfig(root="partial"), tmp)
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("labels-out-of-range", "label(s) out of range 0..9 (largest 77)"),
+    ("fewer-images-than-labels", "250 t10k images but 500 labels"),
+    ("images-not-28x28", "images are 14x28, not 28x28"),
+])
+def test_mnist_whose_images_and_labels_disagree_is_refused_before_any_guest(tmp: Path, case: str, expected: str):
+    """Such files passed every IDX check and were scored: labels of 77 gave 40.25 % accuracy, status ok."""
+    synthesize_mnist(tmp, 500, 500)
+    raw = tmp / "MNIST" / "raw"
+    if case == "labels-out-of-range":
+        labels = np.zeros(500, dtype=np.uint8)
+        labels[::2] = 77
+        write_idx(raw / "t10k-labels-idx1-ubyte", labels)
+    elif case == "fewer-images-than-labels":
+        write_idx(raw / "t10k-images-idx3-ubyte", np.zeros((250, 28, 28), dtype=np.uint8))
+    else:
+        write_idx(raw / "t10k-images-idx3-ubyte", np.zeros((500, 14, 28), dtype=np.uint8))
+    with pytest.raises(DataError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        resolve_mnist(DataConfig(root=str(tmp)), tmp)

@@ -9,6 +9,7 @@ flags (``-m``, ``--cfg``, ``--config-dir``) is composed by Hydra, per job.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -41,11 +42,21 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
             code = run_command(comp, Path(hc.runtime.output_dir), Path(hydra.utils.get_original_cwd()),
                                launcher=str(hc.runtime.choices.get("hydra/launcher", "basic")))
         except BenchError as exc:
+            discard_unused(Path(hc.runtime.output_dir))
             fail(str(exc), exc.exit_code)
         if code:
             sys.exit(code)
 
     return main
+
+
+def discard_unused(run_dir: Path) -> None:
+    """A run that ended before anything started leaves no run directory: Hydra makes one (its .hydra/ and an
+    empty log) before the task can tell; anything else in it means something ran, and it stays."""
+    hydra_files = {run_dir / ".hydra", run_dir / f"{HydraConfig.get().job.name}.log"}
+    content = list(run_dir.iterdir()) if run_dir.is_dir() else []
+    if all(p in hydra_files and (p.is_dir() or p.stat().st_size == 0) for p in content):
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:

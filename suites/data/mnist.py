@@ -101,6 +101,21 @@ def synthesize_mnist(root: Path, n_train: int, n_test: int, seed: int = 0) -> Pa
     return root
 
 
+def check_split(raw: Path, prefix: str) -> None:
+    """Images and labels that agree: 28 x 28 images, one label each, every label a digit. A file that passes the
+    IDX checks can still hold any of these wrongs, and a guest would train and score on it without a word."""
+    images, labels = read_idx(raw / f"{prefix}-images-idx3-ubyte"), read_idx(raw / f"{prefix}-labels-idx1-ubyte")
+    if images.ndim != 3 or images.shape[1:] != (28, 28):
+        raise DataError(f"{raw / f'{prefix}-images-idx3-ubyte'}: images are {'x'.join(map(str, images.shape[1:]))}, "
+                        "not 28x28")
+    if labels.ndim != 1 or len(labels) != len(images):
+        raise DataError(f"{raw}: {len(images)} {prefix} images but {len(labels)} labels")
+    if len(labels) and int(labels.max()) > 9:
+        bad = int((labels > 9).sum())
+        raise DataError(f"{raw / f'{prefix}-labels-idx1-ubyte'}: {bad} label(s) out of range 0..9 "
+                        f"(largest {int(labels.max())})")
+
+
 def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
     """Find MNIST or make a synthetic stand-in; returns the guest's data spec."""
     root = (base_dir / cfg.root).resolve()
@@ -109,6 +124,8 @@ def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, A
     if len(present) == len(MNIST_FILES):
         for name in MNIST_FILES:
             check_idx(raw / name)
+        for prefix in ("train", "t10k"):
+            check_split(raw, prefix)
         return {"dataset": "mnist", "root": str(root), "source": "real", "download": False}
     if cfg.download:
         return {"dataset": "mnist", "root": str(root), "source": "real", "download": True}

@@ -22,6 +22,7 @@ from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
 from suites.workloads.graphics import checks, frametrace, renderer, scene
 
 GPU_TIMER = ("auto", "on", "off")
+MAX_TARGET_SAMPLES = 16384 * 16384  # width x height x MSAA samples: 16384² at 1 sample, 8192² at 4
 
 
 @dataclass
@@ -54,6 +55,10 @@ class GraphicsReplayConfig(WorkloadConfig):
                                             and max(self.resolution) <= 16384),
                 "workload.resolution", "must be [width, height], each 16..16384")
         require(self.samples in (1, 2, 4, 8), "workload.samples", f"must be 1, 2, 4 or 8, got {self.samples}")
+        (w, h), samples = self.geometry()[1], self.samples
+        require(w * h * samples <= MAX_TARGET_SAMPLES, "workload.samples",
+                f"{w}x{h} x MSAA {samples} = {w * h * samples} samples is more than {MAX_TARGET_SAMPLES}, the largest "
+                "render target this suite supports (drivers refuse larger multisampled buffers)")
         require(self.texture_size is None or 16 <= self.texture_size <= 16384, "workload.texture_size",
                 "must be 16..16384")
         require(self.frames_per_test is None or self.frames_per_test >= 1, "workload.frames_per_test", "must be >= 1")
