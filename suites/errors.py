@@ -1,6 +1,14 @@
-"""Errors that end a run with one clear line instead of a traceback."""
+"""Errors that end a run with one clear line instead of a traceback, and text that is safe to show or store."""
 
 from __future__ import annotations
+
+import re
+
+# user:password@ in a URI, and token-like query values (?token=..., &api_key=..., &password=...)
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+_SECRET_QUERY = re.compile(r"(?P<key>[?&;](?:[a-z_]*token|[a-z_]*key|password|passwd|pwd|secret|sig|signature|auth)"
+                           r"=)[^&;#\s'\"]+", re.IGNORECASE)
+REDACTED = "***"
 
 
 class BenchError(Exception):
@@ -28,5 +36,15 @@ def require(condition: bool, key: str, message: str) -> None:
 
 
 def first_line(exc: BaseException, limit: int = 200) -> str:
-    """An exception as one line: its message's first line, else its type's name."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:limit]
+    """An exception as one line, secrets redacted: its message's first line, else its type's name."""
+    return redact((str(exc).strip().splitlines() or [type(exc).__name__])[0])[:limit]
+
+
+def redact(text: str) -> str:
+    """``text`` without credentials: URI user-info and token-like query values become ``***``.
+
+    Every URI the suite prints or stores (params, tags, config files, warnings) passes through here; MLflow
+    reads credentials from MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD, never from a recorded URI.
+    """
+    text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    return _SECRET_QUERY.sub(lambda m: f"{m.group('key')}{REDACTED}", text)

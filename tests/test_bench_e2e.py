@@ -151,3 +151,18 @@ def test_repeats_report_olympic_mean_and_cov(tmp: Path):
     assert m["repeats"] == 3 and m["images_per_sec.cov"] >= 0 and m["steps"] == 16
     _, children = runs_of(run.tracking_uri)
     assert children.iloc[0]["metrics.images_per_sec.cov"] == pytest.approx(m["images_per_sec.cov"])
+
+
+def test_a_plot_that_cannot_be_written_is_a_warning_not_the_end(tmp: Path):
+    """A full disk under the run directory (PIL failing on utilisation.png) used to abort everything: no table,
+    nothing in MLflow, though results.json was intact. Here the plot's path is taken by a directory."""
+    args, run_dir, uri = bench_args(tmp, *SMOKE)
+    (run_dir / "utilisation.png").mkdir(parents=True)
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "warning: utilisation plot not written ([Errno 21] Is a directory" in proc.stdout
+    assert "status: ok" in proc.stdout and "mlflow: run" in proc.stdout  # the table and the record went on
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "ok"
+    parents, children = runs_of(uri)
+    assert len(parents) == 1 and len(children) == 1 and parents.iloc[0]["status"] == "FINISHED"

@@ -86,3 +86,25 @@ def test_mnist_whose_images_and_labels_disagree_is_refused_before_any_guest(tmp:
         write_idx(raw / "t10k-images-idx3-ubyte", np.zeros((500, 14, 28), dtype=np.uint8))
     with pytest.raises(DataError, match=expected.replace("(", r"\(").replace(")", r"\)")):
         resolve_mnist(DataConfig(root=str(tmp)), tmp)
+
+
+@pytest.mark.timeout(30)  # reading a FIFO used to block the runner forever
+@pytest.mark.parametrize("kind", ["a FIFO", "a directory"])
+def test_data_file_that_is_not_a_regular_file_is_refused_at_once(tmp: Path, kind: str):
+    import os
+
+    synthesize_mnist(tmp, 20, 20)
+    target = tmp / "MNIST" / "raw" / "t10k-labels-idx1-ubyte"
+    target.unlink()
+    os.mkfifo(target) if kind == "a FIFO" else target.mkdir()
+    with pytest.raises(DataError, match=f"MNIST file {target} is {kind}, not a regular file"):
+        resolve_mnist(DataConfig(root=str(tmp)), tmp)
+
+
+@pytest.mark.parametrize("path,kind", [("/dev/zero", "a character device"), ("/tmp", "a directory")])
+def test_apitrace_trace_that_is_not_a_regular_file_says_what_it_is(path: str, kind: str):
+    from suites.workloads.graphics.apitrace import info
+    from suites.workloads.graphics.frametrace import TraceFormatError
+
+    with pytest.raises(TraceFormatError, match=f"apitrace trace {path} is {kind}, not a regular file"):
+        info(Path(path))

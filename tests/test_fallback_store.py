@@ -60,7 +60,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
         assert rguest.data.metrics["images_per_sec"] == guest.data.metrics["images_per_sec"]
         assert rscenario.data.params == scenario.data.params
         assert {f.path for f in remote.list_artifacts(rscenario.info.run_id)} >= {"results.json", "samples.csv"}
-        assert import_runs(fallback, server_uri) == []  # a second import copies nothing
+        assert import_runs(fallback, server_uri).done == []  # a second import copies nothing
         assert len(remote.search_runs([rexp.experiment_id])) == len(rruns)
     finally:
         stop(server)
@@ -116,3 +116,28 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
             assert any(r.data.tags.get("mlflow.parentRunId") == phase.info.run_id for r in rruns)
     finally:
         stop(server)
+
+
+def test_sync_imports_only_the_runs_meant_for_its_target(tmp: Path, capsys):
+    """A fallback store holds runs for every store that was down; --to gets its own, --all gets them all."""
+    from mlflow.tracking import MlflowClient
+
+    from suites.record.store import Tracker
+
+    fallback, target = f"sqlite:///{tmp / 'fallback.db'}", f"sqlite:///{tmp / 'target.db'}"
+    for store, n in ((target, 2), ("http://other:5000", 3), ("http://third:5000", 1)):
+        t = Tracker(fallback, "gpu-mixed-bench", tmp / "art", fallback_for=store)
+        for _ in range(n):
+            t.end(t.start("run", {"bench.role": "scenario"}), "FINISHED")
+    assert sync.main(["--from", fallback, "--to", target]) == 0
+    out = capsys.readouterr().out
+    assert "2 run(s) imported" in out and "4 run(s) left" in out
+    assert "http://other:5000 (3), http://third:5000 (1)" in out
+    dst = MlflowClient(target)
+    assert len(dst.search_runs([dst.get_experiment_by_name("gpu-mixed-bench").experiment_id])) == 2
+    src = MlflowClient(fallback)
+    runs = src.search_runs([src.get_experiment_by_name("gpu-mixed-bench").experiment_id])
+    left = [r for r in runs if "bench.imported_to" not in r.data.tags]
+    assert len(left) == 4  # not marked imported: still on their way to their own stores
+    assert sync.main(["--from", fallback, "--to", target, "--all"]) == 0
+    assert "4 run(s) imported" in capsys.readouterr().out

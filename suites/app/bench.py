@@ -9,6 +9,7 @@ flags (``-m``, ``--cfg``, ``--config-dir``) is composed by Hydra, per job.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import signal
 import sys
@@ -25,7 +26,7 @@ from omegaconf.errors import OmegaConfBaseException
 from suites.app.pipeline import run_command
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import CONFIG_DIR, one_line, register_configs
-from suites.errors import BenchError
+from suites.errors import BenchError, redact
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -37,6 +38,8 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
     """Hydra's task function: what was composed before Hydra started, else this job's own composition."""
     def main(dcfg: DictConfig) -> None:
         hc = HydraConfig.get()
+        redact_logs()
+        redact_files(Path(hc.runtime.output_dir) / str(hc.output_subdir or ".hydra"))
         try:
             comp = composed or compose_run(list(hc.overrides.task), dcfg)
             code = run_command(comp, Path(hc.runtime.output_dir), Path(hydra.utils.get_original_cwd()),
@@ -48,6 +51,29 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
             sys.exit(code)
 
     return main
+
+
+class Redacting(logging.Filter):
+    """Log lines without credentials (urllib3 logs the URL it retries, Hydra's launchers every job's overrides)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), ()
+        return True
+
+
+def redact_logs() -> None:
+    """Every handler Hydra configured (console, the run's log file) redacts what it writes."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, Redacting) for f in handler.filters):
+            handler.addFilter(Redacting())
+
+
+def redact_files(folder: Path, pattern: str = "*.yaml") -> None:
+    """Hydra's own copies of the config and the overrides: no credentials (a tracking_uri may carry them)."""
+    for path in folder.glob(pattern) if folder.is_dir() else []:
+        text = path.read_text()
+        if redact(text) != text:
+            path.write_text(redact(text))
 
 
 def discard_unused(run_dir: Path) -> None:

@@ -18,7 +18,7 @@ from rich.panel import Panel
 
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.schema import BenchConfig
-from suites.errors import BenchError, PlacementError, first_line
+from suites.errors import BenchError, PlacementError, first_line, redact
 from suites.record import mlflow_runs, reader, rundir
 from suites.record.recorder import Recorder, RunRef
 from suites.record.store import flatten
@@ -68,12 +68,13 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
                  tags: dict[str, str] | None = None) -> tuple[ScenarioOutcome, str | None]:
     """One scenario run: execute, write its run directory, show it, record it; (outcome, MLflow run id or None)."""
     cfg, dcfg = planned.cfg, planned.run.dcfg
-    recorder.provenance(run_dir, OmegaConf.to_yaml(dcfg, resolve=True), planned.inventory)
+    recorder.provenance(run_dir, redact(OmegaConf.to_yaml(dcfg, resolve=True)), planned.inventory)
     outcome = execute(planned, run_dir)
     recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or tracking error
     best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, run_dir / "utilisation.png"))
     show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
-    params = flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True))  # type: ignore[arg-type]
+    params = {k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
+              for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True)).items()}  # type: ignore[arg-type]
     # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
     run_id = recorder.scenario(outcome, params, run_dir, run_name(cfg, run_dir), parent,
                                {"bench.launcher": launcher, **(tags or {})})

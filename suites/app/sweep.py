@@ -13,6 +13,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from suites.app.bench import redact_files, redact_logs
 from suites.app.pipeline import console, say
 from suites.backends.placement import NOT_ENFORCED
 from suites.record import rundir
@@ -22,9 +23,13 @@ from suites.render.tables import sweep_csv_rows, sweep_table
 
 
 class SweepSummary(Callback):
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        redact_logs()  # Hydra's launchers log every job's overrides, a tracking_uri among them
+
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         out = console()
         sweep_dir = Path(config.hydra.sweep.dir)
+        redact_files(sweep_dir, "multirun.yaml")
         rows = collect(sweep_dir)
         if not rows:
             return

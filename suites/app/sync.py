@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI
-from suites.errors import first_line
+from suites.errors import first_line, redact
+from suites.record.store import resolve_tracking_uri
 from suites.record.sync import import_runs
 
 
@@ -15,15 +17,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="src", default=FALLBACK_TRACKING_URI)
     ap.add_argument("--to", dest="dst", required=True, help="the tracking server (or store) to import into")
     ap.add_argument("--experiment", default=EXPERIMENT)
+    ap.add_argument("--all", dest="every_store", action="store_true",
+                    help="also import runs recorded while another store was down (default: only --to's)")
     args = ap.parse_args(argv)
+    dst = resolve_tracking_uri(args.dst, Path.cwd())  # as the runner wrote it: relative paths resolved
     try:
-        done = import_runs(args.src, args.dst, args.experiment)
+        result = import_runs(resolve_tracking_uri(args.src, Path.cwd()), dst, args.experiment, args.every_store)
     except Exception as exc:
-        print(f"error: import into {args.dst} failed: {first_line(exc)}", file=sys.stderr)
+        print(f"error: import into {redact(args.dst)} failed: {first_line(exc)}", file=sys.stderr)
         return 1
-    for old, new in done:
+    for old, new in result.done:
         print(f"imported {old} -> {new}")
-    print(f"{len(done)} run(s) imported from {args.src} into {args.dst}")
+    print(f"{len(result.done)} run(s) imported from {redact(args.src)} into {redact(args.dst)}")
+    if result.left:
+        stores = ", ".join(f"{store} ({n})" for store, n in sorted(result.left.items()))
+        print(f"{sum(result.left.values())} run(s) left in {redact(args.src)} for other stores: {stores}; import "
+              "each with --to <that store>, or all here with --all")
     return 0
 
 

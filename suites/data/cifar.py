@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.data.config import DataConfig
-from suites.data.dataset import Dataset
+from suites.data.dataset import Dataset, require_regular_file
 from suites.errors import DataError
 
 FOLDER = "cifar-10-batches-py"
@@ -139,6 +139,7 @@ def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
         for name in [*TRAIN, "test_batch"]:
             if not (folder / name).exists():
                 raise DataError(f"CIFAR-10 under {folder} is incomplete: missing {name}")
+            require_regular_file(folder / name, "CIFAR-10 batch")
             if md5(folder / name) != sums.get(name):
                 raise DataError(f"{folder / name}: MD5 does not match the published CIFAR-10 file; "
                                 "refusing to unpickle it")

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from suites.data.config import DataConfig
+from suites.errors import DataError
+
+KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def require_regular_file(path: Path, what: str) -> None:
+    """A data file must be a plain file: reading a FIFO blocks forever, a device never ends, a directory fails
+    deep inside a loader. One DataError line instead, before anything reads it."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DataError(f"{what} {path} does not exist") from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in KINDS if test(mode)), "not a regular file")
+        raise DataError(f"{what} {path} is {kind}, not a regular file")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.data.config import DataConfig
-from suites.data.dataset import Dataset
+from suites.data.dataset import Dataset, require_regular_file
 from suites.errors import DataError
 
 MNIST_FILES = {
@@ -123,6 +123,7 @@ def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, A
     present = [name for name in MNIST_FILES if (raw / name).exists()]
     if len(present) == len(MNIST_FILES):
         for name in MNIST_FILES:
+            require_regular_file(raw / name, "MNIST file")
             check_idx(raw / name)
         for prefix in ("train", "t10k"):
             check_split(raw, prefix)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from gpu_probe.inventory import Inventory
 from suites.config.schema import BenchConfig
-from suites.errors import first_line
+from suites.errors import first_line, redact
 from suites.record import mlflow_runs, rundir
 from suites.record.store import Tracker, resolve_tracking_uri
 from suites.run.outcome import ScenarioOutcome
@@ -117,17 +117,16 @@ class Recorder:
     def _fall_back(self, exc: Exception) -> bool:
         """Switch to the fallback store for the rest of this command; False when there is none to use."""
         self.tracker = None
+        uri, fallback = redact(self.uri), redact(self.fallback_uri)  # what is printed and tagged: no credentials
         if self.fallback_uri == self.uri:
-            self.say(f"warning: MLflow store {self.uri} unusable ({first_line(exc)}); results stay in the run "
-                     "directory")
+            self.say(f"warning: MLflow store {uri} unusable ({first_line(exc)}); results stay in the run directory")
             return False
         try:
-            self.tracker = Tracker(self.fallback_uri, self.experiment, self.artifact_root, fallback_for=self.uri)
+            self.tracker = Tracker(self.fallback_uri, self.experiment, self.artifact_root, fallback_for=uri)
         except Exception as exc2:
-            self.say(f"warning: MLflow stores {self.uri} and {self.fallback_uri} unusable ({first_line(exc2)}); "
-                     "results stay in the run directory")
+            self.say(f"warning: MLflow stores {uri} and {fallback} unusable ({first_line(exc2)}); results stay in "
+                     "the run directory")
             return False
-        self.say(f"warning: MLflow store {self.uri} unreachable ({first_line(exc)}); recording to the fallback store "
-                 f"{self.fallback_uri}; import later: python -m suites.app.sync --from {self.fallback_uri} "
-                 f"--to {self.uri}")
+        self.say(f"warning: MLflow store {uri} unreachable ({first_line(exc)}); recording to the fallback store "
+                 f"{fallback}; import later: python -m suites.app.sync --from {fallback} --to {uri}")
         return True

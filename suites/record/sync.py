@@ -10,10 +10,12 @@ twice.
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from suites.config.schema import ARTIFACT_DIR, EXPERIMENT
+from suites.errors import redact
 from suites.record.store import Tracker, log_batch
 
 SKIP_TAGS = ("mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type", "mlflow.runName")
@@ -61,27 +63,42 @@ def copy_tree(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent
     return new
 
 
-def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT) -> list[tuple[str, str]]:
-    """Copy every not-yet-imported fallback run tree; returns (source id, new id) of the top-level runs."""
+@dataclass
+class Imported:
+    done: list[tuple[str, str]] = field(default_factory=list)  # (source id, new id) of the top-level runs copied
+    left: dict[str, int] = field(default_factory=dict)  # runs left in the fallback store, per store they are for
+
+
+def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT, every_store: bool = False) -> Imported:
+    """Copy every not-yet-imported fallback run tree recorded for ``to_uri`` (for any store with ``every_store``).
+
+    A fallback store collects runs for whichever store was down; importing another store's runs here would
+    mark them imported, and they would never reach the store they were meant for.
+    """
     from mlflow.tracking import MlflowClient
 
     src = MlflowClient(from_uri)
     exp = src.get_experiment_by_name(experiment)
     if exp is None:
-        return []
+        return Imported()
     runs = src.search_runs([exp.experiment_id], max_results=50000, order_by=["attributes.start_time ASC"])
+    meant = redact(to_uri)  # fallback runs name their store as the recorder printed it: without credentials
     # made by a Tracker, as every run's experiment is (the artifact root matters only for a new local store)
     exp_id = Tracker(to_uri, experiment, artifact_root=Path(ARTIFACT_DIR)).experiment_id
     dst = MlflowClient(to_uri)
-    done = []
+    result = Imported()
     for run in runs:
         tags = run.data.tags
         if "bench.fallback_for" not in tags or "bench.imported_to" in tags or "mlflow.parentRunId" in tags:
+            continue
+        store = tags["bench.fallback_for"]
+        if store != meant and not every_store:
+            result.left[store] = result.left.get(store, 0) + 1
             continue
         # a phase of a comparison whose run exists there nests under it; a comparison finished here completes it
         parent = existing(dst, tags.get("bench.comparison_parent"))
         into = existing(dst, tags.get("bench.completes"))
         new = copy_tree(src, dst, run, runs, exp_id, parent, into)
-        src.set_tag(run.info.run_id, "bench.imported_to", f"{to_uri} {new}")
-        done.append((run.info.run_id, new))
-    return done
+        src.set_tag(run.info.run_id, "bench.imported_to", f"{meant} {new}")
+        result.done.append((run.info.run_id, new))
+    return result

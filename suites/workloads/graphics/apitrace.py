@@ -26,7 +26,8 @@ from omegaconf import MISSING
 
 from gpu_probe import vocab
 from gpu_probe.stats import percentile
-from suites.errors import BenchError, ConfigError, require
+from suites.data.dataset import require_regular_file
+from suites.errors import BenchError, ConfigError, DataError, require
 from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
 from suites.workloads.graphics import renderer
 from suites.workloads.graphics.frametrace import TraceFormatError
@@ -55,8 +56,10 @@ class ApitraceReplayConfig(WorkloadConfig):
 
 def info(trace: Path) -> dict[str, Any]:
     """``apitrace info`` as a dict; a file apitrace cannot read is a TraceFormatError."""
-    if not trace.is_file():
-        raise TraceFormatError(f"apitrace trace {trace} does not exist")
+    try:
+        require_regular_file(trace, "apitrace trace")
+    except DataError as exc:
+        raise TraceFormatError(str(exc)) from None
     if trace.stat().st_size == 0:
         raise TraceFormatError(f"apitrace trace {trace} is empty")
     tool = shutil.which("apitrace")
