@@ -43,7 +43,7 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "framebuffer-beyond-its-gpu": (["profile.framebuffer_MiB=16384"],
                                    "16384 MiB is more than the Tesla M60's 8192 MiB"),
     "render-target-too-large": (["workload=graphics-replay", "workload.resolution=[16384,16384]", "workload.samples=8"],
-                                "16384x16384 x MSAA 8 = 2147483648 samples is more than 268435456"),
+                                "16384x16384 x MSAA 8 = 2147483648 samples is more than 536870912"),
 }
 
 

@@ -67,7 +67,25 @@ MALFORMED = {  # scenario: (file text, what the one line must say)
     "unknown-generator": (_mutate(lambda d: d["scene"].update(generator="teapot")), "unknown generator 'teapot'"),
     "parts-mismatch": (_mutate(lambda d: d["scene"].update(parts=9)), "but generator 'product' builds 8"),
     "checksum-frame-outside": (_mutate(lambda d: d["tests"][0].update(checksum_frames=[48])), "checksum_frames"),
+    # hostile traces (issue 15): each used to be accepted, or to exhaust memory or the stack before a check
+    "huge-part-range": (_mutate(lambda d: d["tests"][0]["frames"][0].update(opaque=[[0, 2000000000]])),
+                        "opaque: part index out of range 0..7: [0, 2000000000]"),
+    "nan-explode": (_mutate(lambda d: d["tests"][0]["frames"][0].update(explode=float("nan"))),
+                    "explode: must be a finite factor"),
+    "eye-at-target": (_mutate(lambda d: d["tests"][0]["frames"][0].update(eye=d["tests"][0]["frames"][0]["target"])),
+                      "the camera has no view direction"),
+    "infinite-weight": (_mutate(lambda d: d["tests"][0].update(weight=float("inf"))),
+                        "weight: must be a finite number > 0, got inf"),
+    "nested-too-deeply": ("[" * 100_000 + "]" * 100_000, "nested too deeply to be a trace"),
 }
+
+
+def test_oversized_trace_is_refused_before_it_is_read(tmp_path: Path):
+    path = tmp_path / "product.json"
+    with path.open("wb") as f:
+        f.truncate(frametrace.MAX_TRACE_BYTES + 1)  # sparse: nothing written, nothing to read
+    with pytest.raises(frametrace.TraceFormatError, match="more than 67108864"):
+        frametrace.load(path)
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))

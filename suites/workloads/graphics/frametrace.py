@@ -36,6 +36,10 @@ MODES = ("shaded", "wire-on-shaded", "textured")
 TRACE_DIR = Path(__file__).resolve().parent / "traces"
 
 
+MAX_TRACE_BYTES = 64 * 1024 * 1024  # the shipped traces are ~100 KB; anything this large is not one
+MAX_EXPLODE = 10.0  # exploded views move parts out by at most this many times their offset
+
+
 class TraceFormatError(DataError):
     """A frame trace that cannot be replayed as written."""
 
@@ -101,9 +105,9 @@ def _parts(obj: Any, key: str, where: str, n_parts: int) -> tuple[int, ...]:
         span = item if key == "opaque" else [item, item]
         if not (isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span) and span[0] <= span[1]):
             _fail(f"{where}.{key}", f"bad entry {item!r}")
+        if span[0] < 0 or span[1] >= n_parts:  # before expanding: [0, 2000000000] would not fit in memory
+            _fail(f"{where}.{key}", f"part index out of range 0..{n_parts - 1}: {item!r}")
         ids.extend(range(span[0], span[1] + 1))
-    if ids and (min(ids) < 0 or max(ids) >= n_parts):
-        _fail(f"{where}.{key}", f"part index out of range 0..{n_parts - 1}")
     return tuple(ids)
 
 
@@ -112,7 +116,12 @@ def _frame(obj: Any, where: str, n_parts: int) -> Frame:
     explode = _get(obj, "explode", (int, float), where)
     if not 1 <= fov <= 170:
         _fail(f"{where}.fov_deg", f"must be in [1, 170], got {fov}")
-    return Frame(_vec3(obj, "eye", where), _vec3(obj, "target", where), float(fov), float(explode),
+    if not (math.isfinite(explode) and 0 <= explode <= MAX_EXPLODE):
+        _fail(f"{where}.explode", f"must be a finite factor in [0, {MAX_EXPLODE:g}], got {explode}")
+    eye, target = _vec3(obj, "eye", where), _vec3(obj, "target", where)
+    if math.dist(eye, target) < 1e-6:  # no view direction: a degenerate camera renders nothing meaningful
+        _fail(f"{where}.eye", f"is the target {target}: the camera has no view direction")
+    return Frame(eye, target, float(fov), float(explode),
                  _parts(obj, "opaque", where, n_parts), _parts(obj, "transparent", where, n_parts))
 
 
@@ -122,8 +131,8 @@ def _test(obj: Any, where: str, n_parts: int) -> Test:
     mode = _get(obj, "mode", str, where)
     if mode not in MODES:
         _fail(f"{where}.mode", f"unknown mode {mode!r} (known: {', '.join(MODES)})")
-    if not weight > 0:
-        _fail(f"{where}.weight", f"must be > 0, got {weight}")
+    if not (math.isfinite(weight) and weight > 0):
+        _fail(f"{where}.weight", f"must be a finite number > 0, got {weight}")
     frames = tuple(_frame(f, f"{where}.frames[{i}]", n_parts) for i, f in enumerate(_get(obj, "frames", list, where)))
     if not frames:
         _fail(f"{where}.frames", "empty")
@@ -160,9 +169,14 @@ def load(path: str | Path) -> FrameTrace:
     """Read and validate one trace file; a missing, truncated or malformed file is one TraceFormatError."""
     p = Path(path)
     try:
+        size = p.stat().st_size
+        if size > MAX_TRACE_BYTES:
+            raise TraceFormatError(f"frame trace {p} is {size} bytes, more than {MAX_TRACE_BYTES} (not a trace?)")
         doc = json.loads(p.read_text())
     except FileNotFoundError:
         raise TraceFormatError(f"frame trace {p} does not exist") from None
+    except RecursionError:
+        raise TraceFormatError(f"frame trace {p} is nested too deeply to be a trace") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceFormatError(f"frame trace {p} cannot be read: {exc}") from None
     except json.JSONDecodeError as exc:

@@ -22,7 +22,7 @@ from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
 from suites.workloads.graphics import checks, frametrace, renderer, scene
 
 GPU_TIMER = ("auto", "on", "off")
-MAX_TARGET_SAMPLES = 16384 * 16384  # width x height x MSAA samples: 16384² at 1 sample, 8192² at 4
+MAX_TARGET_SAMPLES = 8192 * 8192 * 8  # width x height x MSAA samples: 8192² at MSAA 8, 16384² at 2
 
 
 @dataclass
