@@ -72,8 +72,9 @@ def redact_files(folder: Path, pattern: str = "*.yaml") -> None:
     """Hydra's own copies of the config and the overrides: no credentials (a tracking_uri may carry them)."""
     for path in folder.glob(pattern) if folder.is_dir() else []:
         text = path.read_text()
-        if redact(text) != text:
-            path.write_text(redact(text))
+        clean = redact(text)
+        if clean != text:
+            path.write_text(clean)
 
 
 def discard_unused(run_dir: Path) -> None:

@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 from suites.app.bench import redact_files, redact_logs
 from suites.app.pipeline import console, say
 from suites.backends.placement import NOT_ENFORCED
+from suites.errors import first_line
 from suites.record import rundir
 from suites.record.store import Tracker, resolve_tracking_uri, store_lock
 from suites.record.sweep import collect
@@ -44,7 +45,7 @@ class SweepSummary(Callback):
             run_id = record(config, sweep_dir, csv, len(rows), min((r.started_at for r in rows if r.started_at),
                                                                      default=time.time()))
         except Exception as exc:  # the table and the CSV are there; the store is the extra
-            say(out)(f"warning: sweep summary not recorded in MLflow ({type(exc).__name__}: {exc}); see {csv}")
+            say(out)(f"warning: sweep summary not recorded in MLflow ({first_line(exc)}); see {csv}")
             return
         say(out)(f"sweep summary: {csv} (MLflow run {run_id})")
 

@@ -27,6 +27,7 @@ POLL_S = 0.05
 class Timing:
     """Filled in as supervision goes, so an interrupt still leaves what was reached (epoch seconds)."""
 
+    t_start: float | None = None  # guests being started
     t_release: float | None = None  # the start barrier released every guest
     t_end: float | None = None  # every guest finished
 

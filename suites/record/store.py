@@ -118,9 +118,8 @@ class Tracker:
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
-        values = [Metric(key, float(v), now, int(step)) for step, v in points if math.isfinite(v)]
-        for i in range(0, len(values), METRICS_PER_BATCH):
-            self.client.log_batch(run_id, metrics=values[i:i + METRICS_PER_BATCH])
+        send_metrics(self.client, run_id, [Metric(key, float(v), now, int(step)) for step, v in points
+                                           if math.isfinite(v)])
 
     def tag(self, run_id: str, key: str, value: str) -> None:
         self.client.set_tag(run_id, key, value[:MAX_TAG_LEN])
@@ -142,8 +141,12 @@ def log_batch(client: Any, run_id: str, params: dict[str, str] | None = None,
     items = [Param(k, v) for k, v in (params or {}).items()]
     for i in range(0, len(items), PARAMS_PER_BATCH):
         client.log_batch(run_id, params=items[i:i + PARAMS_PER_BATCH])
-    values = [Metric(k, v, timestamp_ms, 0) for k, v in (metrics or {}).items()]
-    for i in range(0, len(values), METRICS_PER_BATCH):
-        client.log_batch(run_id, metrics=values[i:i + METRICS_PER_BATCH])
+    send_metrics(client, run_id, [Metric(k, v, timestamp_ms, 0) for k, v in (metrics or {}).items()])
     if tags:
         client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+
+
+def send_metrics(client: Any, run_id: str, values: list[Any]) -> None:
+    """MLflow Metric entities, as many per request as MLflow allows."""
+    for i in range(0, len(values), METRICS_PER_BATCH):
+        client.log_batch(run_id, metrics=values[i:i + METRICS_PER_BATCH])

@@ -39,7 +39,6 @@ MIXED_COLUMNS = (  # (header, key, format)
 )
 
 
-SPREAD_HEADERS = ("CAD +% [95% CI]", "ML +% [95% CI]", "n", "validity", "verdict", "reference study (2 x M60)")
 
 
 def interval(d: dict[str, float], key: str) -> str:
@@ -64,12 +63,22 @@ def verdicts(rep: StudyReport) -> dict[str, tuple[bool, str]]:
     return out
 
 
+SPREAD_HEADERS = ("CAD +% [95% CI]", "ML +% [95% CI]", "n", "validity", "verdict", "reference study (2 x M60)")
+
+
+def spread_cells(rep: StudyReport, profile: str, meets: bool) -> dict[str, str]:
+    """A profile's intervals, n, validity, verdict and the reference study's finding, by column header."""
+    d = rep.mixed[profile]
+    return dict(zip(SPREAD_HEADERS, (
+        interval(d, "cad_run_time_increase_pct"), interval(d, "ml_train_time_increase_pct"),
+        fmt(d.get("ml_train_time_increase_pct.n", 1.0), "{:.0f}"), profile_validity(rep, profile),
+        "consolidate" if meets else "does not meet", rep.references.get(profile, "-")), strict=True))
+
+
 def mixed_rows(rep: StudyReport) -> list[list[str]]:
     said = verdicts(rep)
-    return [[p, *(fmt(d.get(k), f) for _, k, f in MIXED_COLUMNS), interval(d, "cad_run_time_increase_pct"),
-             interval(d, "ml_train_time_increase_pct"), fmt(d.get("ml_train_time_increase_pct.n", 1.0), "{:.0f}"),
-             profile_validity(rep, p), "consolidate" if said[p][0] else "does not meet",
-             rep.references.get(p, "-")] for p, d in rep.mixed.items()]
+    return [[p, *(fmt(d.get(k), f) for _, k, f in MIXED_COLUMNS), *spread_cells(rep, p, said[p][0]).values()]
+            for p, d in rep.mixed.items()]
 
 
 def banner(rep: StudyReport) -> str | None:
@@ -95,11 +104,11 @@ def console_tables(rep: StudyReport) -> list[Table]:
                   "verdict", "reference study (2 x M60)"):
             t.add_column(h, justify="right" if h.endswith(("%", "]", "sequential", "n")) else "left")
         for p, d in rep.mixed.items():
-            t.add_row(p, fmt(d.get("cad_run_time_increase_pct"), "{:+.1f}"), interval(d, "cad_run_time_increase_pct"),
-                      fmt(d.get("ml_train_time_increase_pct"), "{:+.1f}"), interval(d, "ml_train_time_increase_pct"),
-                      fmt(d.get("concurrent_vs_sequential"), "{:.2f}"),
-                      fmt(d.get("ml_train_time_increase_pct.n", 1.0), "{:.0f}"), profile_validity(rep, p),
-                      "consolidate" if said[p][0] else "does not meet", rep.references.get(p, "-"))
+            c = spread_cells(rep, p, said[p][0])
+            t.add_row(p, fmt(d.get("cad_run_time_increase_pct"), "{:+.1f}"), c["CAD +% [95% CI]"],
+                      fmt(d.get("ml_train_time_increase_pct"), "{:+.1f}"), c["ML +% [95% CI]"],
+                      fmt(d.get("concurrent_vs_sequential"), "{:.2f}"), c["n"], c["validity"], c["verdict"],
+                      c["reference study (2 x M60)"])
         tables.append(t)
         t = Table(title="mixed CAD + ML, per profile: the details", title_justify="left")
         for h in ("profile", *(h for h, _, _ in MIXED_COLUMNS[2:])):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.record.reader import StudyReport
-from suites.render.plots import pyplot
+from suites.render.plots import error_bars, pyplot
 
 
 def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
@@ -19,8 +19,7 @@ def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
         heights = [0 if math.isnan(v) else v for v in values]
         yerr = None
         if intervals is not None:
-            yerr = [[h - lo if lo == lo else 0.0 for h, (lo, _) in zip(heights, intervals[i], strict=True)],
-                    [hi - h if hi == hi else 0.0 for h, (_, hi) in zip(heights, intervals[i], strict=True)]]
+            yerr = error_bars(heights, [lo for lo, _ in intervals[i]], [hi for _, hi in intervals[i]])
         bars = ax.bar(xs, heights, width, label=label, yerr=yerr, capsize=3)
         ax.bar_label(bars, labels=["-" if math.isnan(v) else f"{v:.1f}" for v in values], fontsize=7)
     ax.set_xticks(range(len(profiles)), profiles)

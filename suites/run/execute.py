@@ -22,13 +22,10 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
     """The whole scenario; each guest's log goes to ``log_dir/<guest>.log``."""
     log_dir.mkdir(parents=True, exist_ok=True)
     sampler = Sampler(plan.cfg.sampler.rate_hz)
-    timing = Timing()
-    started = time.time()
+    timing = Timing(t_start=time.time())
     with sampler:
         guests, interrupted = run_guests(plan, sampler, log_dir, timing)
-    outcome = outcome_of(plan, guests, sampler, timing, interrupted)
-    outcome.started_at, outcome.ended_at = started, time.time()
-    return outcome
+    return outcome_of(plan, guests, sampler, timing, interrupted)
 
 
 def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> tuple[list[GuestHandle], bool]:
@@ -80,4 +77,4 @@ def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: 
     if status == "ok" and t_end and t_release:
         makespan = t_end - t_release
     return ScenarioOutcome(status, outcomes, makespan, reasons, plan.inventory, plan.data, samples,
-                           samples.host_metrics())
+                           samples.host_metrics(), started_at=timing.t_start or 0.0, ended_at=time.time())
