@@ -1,4 +1,4 @@
-# make setup | setup-system | bench | report | bench-ml | bench-sampler | test | lint | ui | clean
+# make setup | setup-system | bench | study | report | bench-ml | bench-sampler | test | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -18,7 +18,7 @@ SWEEP := $(if $(findstring $(comma),$(profile)$(workload)$(scenario)),--multirun
 OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) $(ARGS)
 
-.PHONY: setup setup-system report bench bench-ml bench-sampler test lint ui clean
+.PHONY: setup setup-system report bench study bench-ml bench-sampler test lint ui clean
 
 setup: $(STAMP)
 
@@ -46,6 +46,11 @@ setup-system:
 
 bench: setup setup-system
 	$(PY) -m suites.app.bench $(OVERRIDES)
+
+# The reference study in one command: every part this host can run, sized by study.budget_s, one report in
+# outputs/study/<time>/ (ARGS='study.budget_s=900 data.root=../shared/data'; --plan shows the plan only).
+study: setup setup-system
+	$(PY) -m suites.app.study $(ARGS)
 
 # The mixed-workload study's report from the MLflow store (latest mixed and consolidation runs; the store and
 # experiment defaults are suites/config/schema.py's, like every CLI's).

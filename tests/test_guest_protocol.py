@@ -59,3 +59,32 @@ def test_abort_at_the_barrier(tmp_path):
     assert [e["event"] for e in events] == ["ready", "result"]
     assert events[-1]["result"]["status"] == "failed" and "aborted" in events[-1]["result"]["error"]
     assert code == 1
+
+
+def fallback_spec(tmp_path, **workload) -> GuestSpec:
+    from suites.data.mnist import synthesize_mnist
+
+    synthesize_mnist(tmp_path, 64, 32)
+    return spec(profile="passthrough-1gpu", gpus=["GPU-00000000-0000-0000-0000-000000000000"],
+                data={"root": str(tmp_path)}, workload_config={"width": 4, "train_limit": 64, **workload})
+
+
+def test_a_guest_given_a_gpu_that_trains_on_the_cpu_is_a_failure_naming_the_device(tmp_path):
+    code, events = talk(fallback_spec(tmp_path).to_line() + "go\n")
+    assert code == 1 and events[-1]["event"] == "error", events
+    error = events[-1]["error"]
+    assert "fell back to device cpu" in error and "passthrough-1gpu" in error and "allow_cpu_fallback" in error
+    assert "ready" not in [e["event"] for e in events]  # refused before the barrier: nothing was timed
+
+
+def test_allow_cpu_fallback_records_the_run_as_not_enforced(tmp_path):
+    from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement
+    from suites.guest.protocol import GuestResult
+    from suites.run.outcome import measured_validity
+
+    code, events = talk(fallback_spec(tmp_path, allow_cpu_fallback=True).to_line() + "go\n")
+    result = events[-1]["result"]
+    assert code == 0 and result["status"] == "ok", events
+    assert result["info"]["device"] == "cpu" and "allow_cpu_fallback=true" in result["info"]["device_fallback"]
+    placed = Placement("g0", [0], [0], ["GPU-0"], "", validity=ENFORCED)
+    assert measured_validity(placed, GuestResult("g0", "ok", info=result["info"])) == NOT_ENFORCED

@@ -109,7 +109,8 @@ def _conns(p: psutil.Process) -> list:
 def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster):
     address, _ = ray_cluster
     mix = ("scenario.mix=[{workload:graphics-replay,guests:1,overrides:['workload.frames_per_test=10']},"
-           "{workload:mnist-torch,guests:1,overrides:['workload.train_limit=2048','workload.width=8']}]")
+           "{workload:mnist-torch,guests:1,overrides:['workload.train_limit=2048','workload.width=8',"
+           "'workload.allow_cpu_fallback=true']}]")  # Ray's GPU here is logical: the guest trains on the CPU
     run = run_bench(tmp, "scenario=mixed-once", mix, *M60_4Q, "profile.vcpus=1", "progress=quiet", "backend=ray",
                     f"ray.address={address}")
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
@@ -142,7 +143,8 @@ def test_every_phase_of_a_comparison_runs_on_the_given_cluster(tmp: Path, ray_cl
     phases = ("scenario.phases=[{label:cpu,overrides:['profile=cpu']},"
               "{label:1-gpu,overrides:['profile=passthrough-1gpu']}]")
     run = run_bench(tmp, *SMOKE, "scenario=gpu-vs-cpu", phases, "scenario.baseline=cpu", "profile.memory_MiB=2048",
-                    "scenario.start_timeout_s=40", "backend=ray", f"ray.address={address}")
+                    "scenario.start_timeout_s=40", "backend=ray", f"ray.address={address}",
+                    "workload.allow_cpu_fallback=true")  # the cluster's GPU is logical
     assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
     gpu = json.loads((run.run_dir / "1-gpu" / "results.json").read_text())["guests"][0]
     assert gpu["result"]["status"] == "ok"  # a private local Ray has no GPU: this guest could not be placed there

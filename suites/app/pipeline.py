@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -115,16 +116,34 @@ def plan_phases(runs: list[RunConfig], base_dir: Path, study: StudyRun | None, o
     return plans
 
 
-def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Console, launcher: str) -> int:
-    """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
-    plot, and the comparison run."""
-    cfg, name = comp.cfg, comp.cfg.scenario.name
-    study = StudyRun(cfg) if cfg.scenario.kind != "plain" else None
+@dataclass
+class PlannedComparison:
+    """A comparison's phases, placed and given their data, before any starts (and its study's state)."""
+
+    comp: Composition
+    plans: list[Plan]
+    study: StudyRun | None
+
+
+def plan_comparison(comp: Composition, base_dir: Path, out: Console) -> PlannedComparison:
+    study = StudyRun(comp.cfg) if comp.cfg.scenario.kind != "plain" else None
     plans = plan_phases(comp.runs, base_dir, study, out)
-    if cfg.strict:
+    if comp.cfg.strict:
         require_enforced(plans)
-    recorder = Recorder(cfg, base_dir, say(out))
-    ref = recorder.start_comparison(f"{name}-{run_dir.name}", mlflow_runs.comparison_tags(name, cfg.scenario.kind))
+    return PlannedComparison(comp, plans, study)
+
+
+def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Console, launcher: str,
+                   planned: PlannedComparison | None = None, recorder: Recorder | None = None,
+                   parent: RunRef | None = None, tags: dict[str, str] | None = None) -> int:
+    """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
+    plot, and the comparison run (nested under ``parent``, as a study's parts are)."""
+    cfg, name = comp.cfg, comp.cfg.scenario.name
+    planned = planned or plan_comparison(comp, base_dir, out)
+    plans, study = planned.plans, planned.study
+    recorder = recorder or Recorder(cfg, base_dir, say(out))
+    ref = recorder.start_comparison(f"{name}-{run_dir.name}",
+                                    mlflow_runs.comparison_tags(name, cfg.scenario.kind, tags), parent)
     outcomes, worst = run_phases(plans, cfg.scenario.phase_repeats, run_dir, recorder, ref, study, out, launcher)
     rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
     references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}

@@ -1,4 +1,5 @@
-"""``python -m suites.app.sync --from FALLBACK --to SERVER``: import runs recorded while a store was down."""
+"""``python -m suites.app.sync --from FALLBACK --to SERVER``: import runs recorded while a store was down;
+``--run-dir DIR``: import a run tree exported to files (a study directory brought back from a GPU host)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI
+from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI
 from suites.errors import first_line, redact
 from suites.record.store import resolve_tracking_uri
-from suites.record.sync import import_runs
+from suites.record.sync import import_export, import_runs
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m suites.app.sync", description=__doc__)
     ap.add_argument("--from", dest="src", default=FALLBACK_TRACKING_URI)
-    ap.add_argument("--to", dest="dst", required=True, help="the tracking server (or store) to import into")
+    ap.add_argument("--to", dest="dst", default=TRACKING_URI, help="the tracking server (or store) to import into")
+    ap.add_argument("--run-dir", type=Path, help="import the runs exported in this directory (a study directory "
+                    "brought back from a GPU host: it holds mlflow-export/) instead of a fallback store")
     ap.add_argument("--experiment", default=EXPERIMENT)
     ap.add_argument("--all", dest="every_store", action="store_true",
                     help="also import runs recorded while another store was down (default: only --to's)")
     args = ap.parse_args(argv)
     dst = resolve_tracking_uri(args.dst, Path.cwd())  # as the runner wrote it: relative paths resolved
+    if args.run_dir is not None:
+        return import_directory(args.run_dir, dst, args.experiment)
     try:
         result = import_runs(resolve_tracking_uri(args.src, Path.cwd()), dst, args.experiment, args.every_store)
     except Exception as exc:
@@ -33,6 +38,22 @@ def main(argv: list[str] | None = None) -> int:
         stores = ", ".join(f"{store} ({n})" for store, n in sorted(result.left.items()))
         print(f"{sum(result.left.values())} run(s) left in {redact(args.src)} for other stores: {stores}; import "
               "each with --to <that store>, or all here with --all")
+    return 0
+
+
+def import_directory(folder: Path, dst: str, experiment: str) -> int:
+    try:
+        result = import_export(folder, dst, experiment)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {folder}: {first_line(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        print(f"error: import into {redact(dst)} failed: {first_line(exc)}", file=sys.stderr)
+        return 1
+    if result.left:
+        print(f"{folder}: already imported into {redact(dst)}; nothing copied")
+    for old, new in result.done:
+        print(f"imported {old} -> {new} (with every run nested below it) into {redact(dst)}")
     return 0
 
 

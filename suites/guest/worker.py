@@ -43,6 +43,7 @@ def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
 def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc_start: float) -> GuestResult:
     ctx = workload.ctx
     workload.prepare()
+    check_device(spec, ctx.info, cfg)
     ranks.barrier()  # every rank has prepared
     setup = time.time() - t_proc_start
     log(spec, f"ready after {setup:.1f} s, waiting at the start barrier")
@@ -74,6 +75,24 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
     metrics["wall_time_s"] = time.time() - t_proc_start
     return GuestResult(spec.guest_id, "ok", metrics=metrics, info=ctx.info, t_train_start=t_train_start,
                        t_train_end=t_train_end, repeats=runs if spec.repeats > 1 else [])
+
+
+class DeviceFallback(RuntimeError):
+    """The guest was given a GPU and its workload settled on the CPU."""
+
+
+def check_device(spec: GuestSpec, info: dict[str, Any], cfg: Any) -> None:
+    """A guest told to use a GPU must train on one: a silent CPU run would be recorded as the profile's figure.
+    With ``workload.allow_cpu_fallback=true`` it runs on, and the device it used labels it ``not enforced``."""
+    if not spec.gpus or info.get("device") != "cpu" or not hasattr(cfg, "allow_cpu_fallback"):
+        return
+    given = f"profile {spec.profile} gives this guest GPU {','.join(spec.gpus)}"
+    if cfg.allow_cpu_fallback:
+        info["device_fallback"] = f"{given}; trained on cpu (workload.allow_cpu_fallback=true)"
+        log(spec, f"warning: {info['device_fallback']}")
+        return
+    raise DeviceFallback(f"{given}, but {spec.workload} fell back to device cpu (no usable CUDA device in the "
+                         "guest); workload.allow_cpu_fallback=true records such a run as not enforced")
 
 
 def log(spec: GuestSpec, message: str) -> None:

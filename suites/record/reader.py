@@ -14,6 +14,8 @@ from typing import Any
 from suites.config.schema import EXPERIMENT
 from suites.run import study
 
+STUDY_KIND = "study"  # bench.kind of a ``make study`` run
+
 
 @dataclass
 class StudyReport:
@@ -107,3 +109,64 @@ def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: 
     """The report of one comparison run (a ``mixed`` or ``consolidation`` study) and nothing else."""
     return build(tracking_uri, experiment, mixed_run=comparison_id if kind == "mixed" else None,
                  consolidation_run=comparison_id if kind == "consolidation" else None, latest_runs=False)
+
+
+@dataclass
+class PartResult:
+    """One comparison of a study as the store holds it."""
+
+    run_id: str
+    status: str
+    metrics: dict[str, float]
+    tags: dict[str, str]
+
+
+@dataclass
+class ReferenceStudy:
+    """``make study`` read back: its parts' comparison runs, the mixed study's report, what was skipped."""
+
+    run_id: str
+    params: dict[str, str]
+    parts: dict[str, PartResult] = field(default_factory=dict)  # part name -> its comparison run
+    skips: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
+    episode_2: StudyReport = field(default_factory=StudyReport)
+    header: dict[str, str] = field(default_factory=dict)
+    status: str = ""
+
+
+def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
+    from mlflow.tracking import MlflowClient
+
+    run = latest(MlflowClient(tracking_uri), experiment, STUDY_KIND)
+    return run.info.run_id if run is not None else None
+
+
+def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStudy:
+    """A ``make study`` run and the comparison runs nested under it, from the store alone."""
+    import json
+
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    run = client.get_run(study_id)
+    out = ReferenceStudy(study_id, dict(run.data.params), status=run.info.status,
+                         skips=[tuple(s) for s in json.loads(run.data.tags.get("bench.skips", "[]"))])
+    children = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{study_id}'",
+                                  max_results=1000, order_by=["attributes.start_time ASC"])
+    mixed = cons = None
+    for child in children:
+        part = child.data.tags.get("bench.study_part")
+        if not part:
+            continue
+        out.parts[part] = PartResult(child.info.run_id, child.info.status, dict(child.data.metrics),
+                                     dict(child.data.tags))
+        kind = child.data.tags.get("bench.kind")
+        mixed = child.info.run_id if kind == "mixed" else mixed
+        cons = child.info.run_id if kind == "consolidation" else cons
+        if not out.header:
+            holder = StudyReport()
+            describe(client, child, holder)
+            out.header = holder.header
+    if mixed or cons:
+        out.episode_2 = build(tracking_uri, experiment, mixed, cons, latest_runs=False)
+    return out

@@ -71,9 +71,14 @@ class Recorder:
 
         return self._attempt(record, f"results kept in {run_dir}")
 
-    def start_comparison(self, name: str, tags: dict[str, str]) -> RunRef | None:
-        return self._attempt(lambda t: RunRef(t, t.start(name, tags), name, tags),
-                             "the comparison's phases are recorded on their own")
+    def start_comparison(self, name: str, tags: dict[str, str], parent: RunRef | None = None) -> RunRef | None:
+        """A run that others nest under (a comparison's phases, a study's comparisons), itself nested under
+        ``parent`` where that lives in the same store."""
+        def start(t: Tracker) -> RunRef:
+            under = parent.run_id if parent is not None and parent.tracker is t else None
+            return RunRef(t, t.start(name, tags, parent=under), name, tags)
+
+        return self._attempt(start, "the comparison's phases are recorded on their own")
 
     def comparison_results(self, ref: RunRef | None, results: mlflow_runs.ComparisonResults,
                            run_dir: Path) -> RunRef | None:

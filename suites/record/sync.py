@@ -16,6 +16,7 @@ from typing import Any
 
 from suites.config.schema import ARTIFACT_DIR, EXPERIMENT
 from suites.errors import redact
+from suites.record.export import ExportedStore
 from suites.record.store import Tracker, log_batch
 
 SKIP_TAGS = ("mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type", "mlflow.runName")
@@ -102,3 +103,17 @@ def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT, every_
         src.set_tag(run.info.run_id, "bench.imported_to", f"{meant} {new}")
         result.done.append((run.info.run_id, new))
     return result
+
+
+def import_export(folder: Path, to_uri: str, experiment: str = EXPERIMENT) -> Imported:
+    """A run tree exported to files (a study directory brought back from a GPU host) copied into ``to_uri``,
+    once: a second import of the same export copies nothing."""
+    from mlflow.tracking import MlflowClient
+
+    src = ExportedStore(folder)
+    exp_id = Tracker(to_uri, experiment, artifact_root=Path(ARTIFACT_DIR)).experiment_id
+    dst = MlflowClient(to_uri)
+    root = src.root
+    if dst.search_runs([exp_id], f"tags.`bench.imported_from` = '{root.info.run_id}'", max_results=1):
+        return Imported(left={"already imported": 1})
+    return Imported(done=[(root.info.run_id, copy_tree(src, dst, root, src.runs, exp_id, None))])

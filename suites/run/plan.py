@@ -47,6 +47,10 @@ def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
     specs: list[GuestSpec] = []
     sources: list[dict[str, Any]] = []
     for group in run.groups:
+        missing = workload_class(group.workload.name).missing()
+        if missing:
+            raise ConfigError(f"workload {group.workload.name} needs {', '.join(missing)}, not installed in this "
+                              "Python; pip install -e '.[<extra>]' (or bring its wheels to a GPU host)")
         data = workload_class(group.workload.name).resolve_data(group.workload, cfg.data, base_dir, cfg.seed)
         specs += build_specs(cfg, group.workload, placements[len(specs): len(specs) + group.guests], data,
                              first=len(specs))

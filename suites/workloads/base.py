@@ -51,6 +51,9 @@ class TrainConfig(WorkloadConfig):
     target_accuracy: Optional[float] = None  # evaluate each epoch; stop when reached
     ranks: int = 0  # data-parallel workers in the guest; 0 = one per GPU of the profile (what it is given)
     max_steps: Optional[int] = None  # stop after N optimizer steps
+    # A guest given a GPU that trains on the CPU anyway (no CUDA build, a driver mismatch, TensorFlow without its
+    # CUDA libraries) fails with that reason; true records it instead, labelled ``not enforced``.
+    allow_cpu_fallback: bool = False
 
     def check(self) -> None:
         super().check()
@@ -188,6 +191,16 @@ class Workload:
     process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
     # Values for a seconds-long run: what ``+experiment=smoke`` sets on workload.* (command-line values still win).
     smoke: ClassVar[dict[str, Any]] = {}
+    # Python modules the guest imports, each with the extra that installs it (optional parts of the suite).
+    requires: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def missing(cls) -> list[str]:
+        """What ``requires`` names that this Python lacks, as 'module (extra EXTRA)'."""
+        import importlib.util
+
+        return [f"{mod} (extra {extra})" for mod, extra in cls.requires.items()
+                if importlib.util.find_spec(mod) is None]
 
     def __init__(self, cfg: Any, ctx: GuestContext) -> None:
         self.cfg = cfg

@@ -58,6 +58,7 @@ class KerasClassifier(Workload):
     """Base of the Keras image classifiers: subclasses name a dataset and build a model."""
 
     smoke = TRAIN_SMOKE
+    requires = {"tensorflow": "tf, or tf-gpu on a GPU host"}
 
     def load_numpy(self) -> tuple[Any, Any, Any, Any]:
         """(x_train float32 NHWC normalised, y_train int, x_test, y_test) of the plugin's dataset."""

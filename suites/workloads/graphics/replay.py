@@ -92,6 +92,7 @@ class GraphicsReplay(Workload):
     config_cls = GraphicsReplayConfig
     kind = CAD
     smoke = {"frames_per_test": 8}  # frames 0 and 7 still get their pixel check
+    requires = {"moderngl": "graphics"}
 
     @classmethod
     def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:

@@ -1,0 +1,188 @@
+"""``make study`` (``python -m suites.app.study [study.key=value ...] [bench overrides ...]``): the reference
+study reproduced in one command.
+
+Episode 1 (GPU vs no GPU, scaling over 1..min(4, GPUs), passthrough vs vGPU,
+one 4-GPU guest vs four 1-GPU guests) and episode 2 (CAD + ML sharing a GPU
+over the M60 Q profiles, emulated on whatever NVIDIA GPU is present, and a
+consolidation sweep) run as comparisons nested under one MLflow study run;
+then one report, ``outputs/study/<time>/report.{md,html}`` + PNGs, puts the
+study's figure for every row beside this host's and lists what was skipped and
+why. The study's runs are also exported to files beside the report
+(``mlflow-export/``), so a GPU host without network sends back one tarball:
+``python -m suites.app.sync --run-dir <study dir>`` imports it.
+
+``--plan`` prints the plan (parts, sizes, repeats, estimate, skips) and
+starts nothing. Every other argument is a bench override given to every part
+(``data.root=...``, ``tracking_uri=...``, ``profile.vcpus=4``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import signal
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+from rich.console import Console
+
+from gpu_probe import inventory
+from suites.app.bench import fail
+from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
+from suites.config.compose import Composition, compose_run
+from suites.config.schema import one_line, register_configs
+from suites.config.study import StudySettings, load_settings, split_args
+from suites.errors import BenchError, ConfigError, PlacementError
+from suites.record import mlflow_runs, reader
+from suites.record.export import export_tree
+from suites.record.recorder import Recorder, RunRef
+from suites.render import study_report
+from suites.run.outcome import EXIT_INTERRUPTED
+from suites.run.study_plan import Part, Skip, StudyPlan, plan_study
+
+
+def missing_components() -> dict[str, str]:
+    """Optional parts of the suite this Python lacks, each with the line the skip list shows."""
+    out = {}
+    if importlib.util.find_spec("tensorflow") is None:
+        out["tensorflow"] = "TensorFlow not installed (extra tf, or tf-gpu on a GPU host): Keras rows skipped"
+    if importlib.util.find_spec("moderngl") is None:
+        out["moderngl"] = "moderngl not installed (extra graphics): CAD guests cannot render"
+    return out
+
+
+def compose_parts(sp: StudyPlan, overrides: list[str]) -> dict[str, Composition]:
+    """Every part composed before anything starts; a part that does not compose is one ConfigError naming it."""
+    comps = {}
+    for part in sp.parts:
+        try:
+            comp = compose_run([*sp.overrides(part), *overrides])
+        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+            raise ConfigError(f"study part {part.name}: {one_line(exc)}") from exc
+        if part.episode == 1:  # the phases this host can run (the planner dropped the others, saying why)
+            comp.runs = [r for r in comp.runs if r.label in part.labels]
+        comps[part.name] = comp
+    return comps
+
+
+def prepare(sp: StudyPlan, comps: dict[str, Composition], base_dir: Path,
+            out: Console) -> list[tuple[Part, PlannedComparison]]:
+    """Every part placed and given its data before the first starts; a part this host cannot place is skipped."""
+    ready = []
+    for part in sp.parts:
+        try:
+            ready.append((part, plan_comparison(comps[part.name], base_dir, out)))
+        except PlacementError as exc:
+            sp.skips.append(Skip(part.name, f"does not fit this host: {exc}"))
+    return ready
+
+
+def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
+    line = say(out)
+    line(f"study: {gpu_status}; sizes {sp.tier}, {sp.repeats} repeat(s) per phase, estimate {sp.estimate_s:.0f} s")
+    for p in sp.parts:
+        line(f"  run  episode {p.episode} {p.name}: {', '.join(p.labels)}")
+    for s in sp.skips:
+        line(f"  skip {s}")
+
+
+def study_dir(root: Path) -> Path:
+    """A new ``<root>/<time>`` (a suffix where another study started in the same second)."""
+    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    for i in range(100):
+        path = root / (stamp if i == 0 else f"{stamp}-{i}")
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            continue
+    raise ConfigError(f"study.out_dir: no free directory name under {root}")
+
+
+def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_dir: Path, base_dir: Path,
+              recorder: Recorder, ref: RunRef | None, out: Console) -> int:
+    """Each part in turn, nested under the study run; stops at an interrupt (the rest is listed as skipped)."""
+    worst, t0 = 0, time.monotonic()
+    for i, (part, planned) in enumerate(ready, 1):
+        say(out)(f"== study part {i}/{len(ready)}: episode {part.episode} {part.name} "
+                 f"({time.monotonic() - t0:.0f} s elapsed, {sp.estimate_s:.0f} s planned) ==")
+        try:
+            code = run_comparison(planned.comp, run_dir / part.name, base_dir, out, "study",
+                                  planned, recorder, ref, {"bench.study_part": part.name,
+                                                           "bench.episode": str(part.episode)})
+        except KeyboardInterrupt:
+            code = EXIT_INTERRUPTED
+        worst = max(worst, code)
+        if code == EXIT_INTERRUPTED:
+            sp.skips += [Skip(p.name, "interrupted (Ctrl-C)") for p, _ in ready[i:]]
+            return code
+    return worst
+
+
+def record_plan(recorder: Recorder, ref: RunRef | None, settings: StudySettings, sp: StudyPlan, elapsed: float,
+                run_dir: Path) -> None:
+    params = {**{f"study.{k}": ",".join(v) if isinstance(v, list) else v for k, v in vars(settings).items()},
+              "tier": sp.tier, "repeats": sp.repeats, "estimate_s": round(sp.estimate_s), "gpus": sp.gpus,
+              "elapsed_s": round(elapsed), "parts": ",".join(p.name for p in sp.parts)}
+    tags = {"bench.skips": json.dumps([[s.what, s.why] for s in sp.skips])}
+    recorder.comparison_results(ref, mlflow_runs.ComparisonResults(params, {"elapsed_s": elapsed}, tags), run_dir)
+
+
+def publish(ref: RunRef, experiment: str, run_dir: Path, out: Console) -> list[Path]:
+    """The report, read back from the store the study run is in."""
+    def build() -> list[Path]:
+        study = reader.of_study(ref.tracker.uri, experiment, ref.run_id)
+        files = study_report.write(study, run_dir)
+        out.print(study_report.console_table(study))
+        return files
+
+    return best_effort(out, "study report", build) or []
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    register_configs()
+    mine, overrides = split_args([a for a in argv if a != "--plan"])
+    base_dir, out = Path.cwd(), console()
+    try:
+        settings = load_settings(mine)
+        inv = inventory.collect()
+        sp = plan_study(len(inv.gpus), missing_components(), settings)
+        comps = compose_parts(sp, overrides)
+        show_plan(out, sp, inv.gpu_status)
+        if "--plan" in argv:
+            return 0
+        ready = prepare(sp, comps, base_dir, out)
+    except (BenchError, HydraException, OmegaConfBaseException) as exc:
+        fail(one_line(exc))
+    if not ready:
+        fail("nothing of the study can run on this host: " + "; ".join(map(str, sp.skips)))
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    run_dir, t0 = study_dir(base_dir / settings.out_dir), time.time()
+    cfg = ready[0][1].comp.cfg
+    recorder = Recorder(cfg, base_dir, say(out))
+    ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": reader.STUDY_KIND})
+    code = run_parts(ready, sp, run_dir, base_dir, recorder, ref, out)
+    record_plan(recorder, ref, settings, sp, time.time() - t0, run_dir)
+    files = publish(ref, cfg.experiment, run_dir, out) if ref is not None else []
+    recorder.finish(ref, files, "FINISHED" if code == 0 else ("KILLED" if code == EXIT_INTERRUPTED else "FAILED"))
+    if ref is not None:
+        best_effort(out, "run export", lambda: export_tree(ref.tracker.uri, ref.run_id, run_dir))
+    say(out)(f"study: {run_dir / 'report.html'} ({time.time() - t0:.0f} s); elsewhere: "
+             f"python -m suites.app.sync --run-dir {run_dir}")
+    return code
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())

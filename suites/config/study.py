@@ -1,0 +1,63 @@
+"""``make study``'s own settings (``study.*`` on its command line); every other argument is a bench override.
+
+The reference study (4 x Tesla M60, two episodes) is reproduced as a list of
+comparisons (:mod:`suites.run.study_plan` decides which this host can run);
+these settings say how long it may take and what episode 2 sweeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from suites.config.schema import one_line
+from suites.errors import ConfigError, require
+
+PREFIX = "study."
+TIERS = ("auto", "full", "smoke")
+
+
+@dataclass
+class StudySettings:
+    # Seconds the whole study may take, by the planner's estimate: one H100 in 8 minutes. Parts are trimmed
+    # (smaller sizes, fewer repeats, fewer profiles, then whole parts) until the estimate fits; each trim is
+    # listed in the report's skip list.
+    budget_s: float = 480.0
+    # Workload sizes: full (each workload's defaults), smoke (seconds-long; what a CPU host always gets), or auto
+    # (full where the budget allows on a GPU host).
+    tier: str = "auto"
+    repeats: Optional[int] = None  # each comparison's phases, interleaved; unset: 3, fewer if the budget says so
+    # Episode 2: the M60 Q profiles the mixed CAD + ML study runs (emulated on whatever NVIDIA GPU is present).
+    profiles: list[str] = field(default_factory=lambda: ["m60-8q", "m60-4q", "m60-2q", "m60-1q"])
+    consolidation_profile: str = "m60-2q"
+    max_guests: int = 4  # consolidation: CAD guests added one by one up to this (or QoS, or capacity)
+    out_dir: str = "outputs/study"  # <out_dir>/<time>/: run directories, report, the exported MLflow runs
+
+    def check(self) -> None:
+        require(self.budget_s > 0, "study.budget_s", f"must be > 0, got {self.budget_s}")
+        require(self.tier in TIERS, "study.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
+        require(self.repeats is None or 1 <= self.repeats <= 20, "study.repeats", f"must be 1..20, got {self.repeats}")
+        require(bool(self.profiles), "study.profiles", "must name at least one profile")
+        require(1 <= self.max_guests <= 64, "study.max_guests", f"must be 1..64, got {self.max_guests}")
+
+
+def split_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(``study.*`` settings, everything else: overrides every part of the study is composed with)."""
+    mine = [a for a in argv if a.startswith(PREFIX)]
+    return mine, [a for a in argv if not a.startswith(PREFIX)]
+
+
+def load_settings(args: list[str]) -> StudySettings:
+    """``study.key=value`` arguments over the defaults, validated; any problem is one ConfigError line."""
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(StudySettings),
+                                 OmegaConf.from_dotlist([a[len(PREFIX):] for a in args]))
+        settings = OmegaConf.to_object(merged)
+    except (OmegaConfBaseException, ValueError) as exc:
+        raise ConfigError(f"study: {one_line(exc)}") from exc
+    assert isinstance(settings, StudySettings)
+    settings.check()
+    return settings

@@ -1,0 +1,216 @@
+"""Which parts of the reference study this host can run, at which sizes, within the budget: a pure planner.
+
+The reference study (a hypervisor vendor's two-part blog, 4 x Tesla M60):
+episode 1 asked whether a GPU speeds MNIST up, how CIFAR-10 images/s scale
+over 1, 2 and 4 GPUs, what vGPU costs against passthrough, and one 4-GPU VM
+against four 1-GPU VMs; episode 2 ran 3D CAD beside MNIST training on
+M60-8Q/4Q/2Q/1Q. Each becomes one comparison (a :class:`Part`) of this
+suite's scenarios. :func:`plan_study` keeps the phases this host can run
+(GPU count, optional libraries), sizes them by ``study.budget_s`` and says
+why everything else is skipped; nothing here touches a file or a process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from suites.config.study import StudySettings
+
+TIME_X, THROUGHPUT_X = "time_x", "throughput_x"
+DEFAULT_REPEATS = 3
+CONSOLIDATION_MEMORY_MiB = 4096  # per guest: a smoke or default-size CAD or MNIST guest stays well under it
+# Seconds per phase run the budget is planned with: process start, CUDA or llvmpipe set-up and recording, then
+# each workload's training at a tier. Rough figures (CPU: this project's 2-core machines; GPU: unmeasured
+# guesses for one H100, to be replaced by measured ones).
+OVERHEAD_S = {"cpu": 7.0, "gpu": 12.0}
+WORK_S = {  # (workload, tier) -> {host kind: seconds}
+    ("mnist-torch", "smoke"): {"cpu": 2, "gpu": 1}, ("mnist-torch", "full"): {"cpu": 35, "gpu": 3},
+    ("mnist-tf", "smoke"): {"cpu": 6, "gpu": 4}, ("mnist-tf", "full"): {"cpu": 50, "gpu": 8},
+    ("cifar10-torch", "smoke"): {"cpu": 15, "gpu": 3}, ("cifar10-torch", "full"): {"cpu": 900, "gpu": 15},
+    ("graphics-replay", "smoke"): {"cpu": 3, "gpu": 1}, ("graphics-replay", "full"): {"cpu": 10, "gpu": 3},
+}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One figure of the reference study, for one phase of a part."""
+
+    phase: str
+    metric: str  # TIME_X or THROUGHPUT_X for episode 1; "" where the figure is a sentence (episode 2)
+    value: float | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Part:
+    """One comparison of the study: a scenario, a workload, the phases it keeps and what each needs."""
+
+    name: str
+    episode: int
+    scenario: str
+    workload: str
+    phases: tuple[tuple[str, int], ...]  # (label, GPUs it needs on this host); the first is the baseline
+    references: tuple[Reference, ...]
+    needs: tuple[str, ...] = ()  # optional components: "tensorflow", "moderngl"
+    overrides: tuple[str, ...] = ()
+
+    @property
+    def labels(self) -> list[str]:
+        return [label for label, _ in self.phases]
+
+
+def _ref(phase: str, metric: str, value: float | None, text: str) -> Reference:
+    return Reference(phase, metric, value, text)
+
+
+MIXED_REFERENCE = {"m60-8q": "CAD < 5 %, ML < 15 % slower; concurrent beats sequential",
+                   "m60-4q": "CAD < 5 %, ML < 15 % slower; concurrent beats sequential",
+                   "m60-2q": "CAD < 5 %, ML < 15 % slower; concurrent beats sequential",
+                   "m60-1q": "both significantly slower; sequential beats concurrent"}
+EPISODE_1 = (
+    Part("gpu-vs-cpu", 1, "gpu-vs-cpu", "mnist-torch", (("1-gpu", 1), ("cpu", 0)),
+         (_ref("cpu", TIME_X, 10.06, "MNIST train time 10.06x without GPU; CPU 43 % vs 8 %"),)),
+    Part("gpu-vs-cpu-keras", 1, "gpu-vs-cpu", "mnist-tf", (("1-gpu", 1), ("cpu", 0)),
+         (_ref("cpu", TIME_X, 10.06, "MNIST train time 10.06x without GPU (Keras)"),), needs=("tensorflow",)),
+    Part("scaling", 1, "scaling", "cifar10-torch", (("1-gpu", 1), ("2-gpu", 2), ("4-gpu", 4)),
+         (_ref("2-gpu", THROUGHPUT_X, 2.04, "CIFAR-10 images/s 2.04x on 2 GPUs"),
+          _ref("4-gpu", THROUGHPUT_X, 3.74, "CIFAR-10 images/s 3.74x on 4 GPUs"))),
+    Part("passthrough-vs-vgpu-mnist", 1, "passthrough-vs-vgpu", "mnist-torch", (("passthrough", 1), ("vgpu-8q", 1)),
+         (_ref("vgpu-8q", TIME_X, 1.05, "MNIST train time 1.05x on M60-8Q vs passthrough"),)),
+    Part("passthrough-vs-vgpu-cifar10", 1, "passthrough-vs-vgpu", "cifar10-torch",
+         (("passthrough", 1), ("vgpu-8q", 1)),
+         (_ref("vgpu-8q", THROUGHPUT_X, 0.87, "CIFAR-10 images/s 0.87x on M60-8Q vs passthrough"),)),
+    Part("multi-guest", 1, "multi-guest", "cifar10-torch", (("1x4gpu", 4), ("4x1gpu", 4), ("4xvgpu-8q", 1)),
+         (_ref("4x1gpu", THROUGHPUT_X, 0.98, "total images/s 0.98x: four 1-GPU VMs vs one 4-GPU VM"),
+          _ref("4xvgpu-8q", THROUGHPUT_X, 0.92, "total images/s 0.92x: four M60-8Q VMs vs one 4-GPU VM"))),
+)
+
+
+def episode_2(settings: StudySettings) -> tuple[Part, Part]:
+    mixed = Part("mixed", 2, "mixed", "mnist-torch", tuple((p, 0) for p in settings.profiles),
+                 tuple(_ref(p, "", None, MIXED_REFERENCE.get(p, "(not in the reference study)"))
+                       for p in settings.profiles), needs=("moderngl",))
+    cons = Part("consolidation", 2, "consolidation", "mnist-torch", ((settings.consolidation_profile, 0),),
+                (_ref(settings.consolidation_profile, "", None, "(not in the reference study: this suite's own "
+                                                                "CAD guests per GPU at QoS)"),),
+                needs=("moderngl",), overrides=(f"profile={settings.consolidation_profile}",
+                                                f"scenario.study.max_guests={settings.max_guests}",
+                                                # each step adds a guest: 8 GiB each would stop a 24 GiB host at 2
+                                                f"profile.memory_MiB={CONSOLIDATION_MEMORY_MiB}"))
+    return mixed, cons
+
+
+@dataclass(frozen=True)
+class Skip:
+    what: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.why}"
+
+
+@dataclass
+class StudyPlan:
+    parts: list[Part]
+    skips: list[Skip]
+    tier: str  # workload sizes: full or smoke
+    repeats: int
+    estimate_s: float
+    gpus: int
+    all_parts: list[Part] = field(default_factory=list)  # every part of the study, run or not (the report's rows)
+
+    def overrides(self, part: Part) -> list[str]:
+        """The command line of one part: its scenario and workload, sizes, repeats, phases' own settings."""
+        sizes = ["+experiment=smoke"] if self.tier == "smoke" else []
+        extra = [f"scenario.study.profiles=[{','.join(part.labels)}]"] if part.scenario == "mixed" else []
+        return [f"scenario={part.scenario}", f"workload={part.workload}", *sizes, *part.overrides, *extra,
+                f"scenario.repeats={self.repeats}"]
+
+
+def phase_work_s(part: Part, label: str, needs_gpus: int, tier: str, host: str) -> float:
+    """Seconds one run of one phase is planned to take."""
+    def work(workload: str, kind: str) -> float:
+        return float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
+
+    if part.episode == 1:  # a phase that needs no GPU trains on the CPU wherever it runs
+        return OVERHEAD_S[host] + work(part.workload, host if needs_gpus else "cpu")
+    cad, ml = work("graphics-replay", host), work("mnist-torch", host)
+    return OVERHEAD_S[host] + max(cad, ml)
+
+
+def estimate_s(part: Part, tier: str, repeats: int, host: str, max_guests: int) -> float:
+    if part.scenario == "consolidation":  # ML alone, then 1..max_guests CAD guests beside it, once each
+        return (1 + max_guests) * phase_work_s(part, "", 0, tier, host)
+    runs = 3 if part.scenario == "mixed" else 1  # a mixed profile is three phases: CAD, CAD + ML, ML
+    return sum(runs * repeats * phase_work_s(part, label, g, tier, host) for label, g in part.phases)
+
+
+def runnable(part: Part, gpus: int, missing: dict[str, str]) -> tuple[Part | None, list[Skip]]:
+    """The part with the phases this host can run, and a skip for what it cannot (None: nothing worth running)."""
+    for need in part.needs:
+        if need in missing:
+            return None, [Skip(part.name, missing[need])]
+    if part.episode == 2:
+        return part, []
+    host = f"host has {gpus} GPU" + ("s" if gpus != 1 else "") if gpus else "host has no GPU"
+    lacking = [(label, g) for label, g in part.phases if g > gpus]
+    if not lacking:
+        return part, []
+    why = ", ".join(f"{label} needs {g} GPU{'s' if g != 1 else ''}" for label, g in lacking) + f"; {host}"
+    keep = tuple(p for p in part.phases if p not in lacking)
+    if len(keep) < 2 or keep[0] != part.phases[0]:  # no baseline, or nothing to hold against it
+        return None, [Skip(part.name, why)]
+    kept = {label for label, _ in keep}
+    return replace(part, phases=keep, references=tuple(r for r in part.references if r.phase in kept)), \
+        [Skip(f"{part.name} {' and '.join(label for label, _ in lacking)}", why)]
+
+
+DROP_ORDER = ("gpu-vs-cpu-keras", "multi-guest", "passthrough-vs-vgpu-cifar10", "scaling", "consolidation",
+              "passthrough-vs-vgpu-mnist", "mixed", "gpu-vs-cpu")  # what the budget gives up first
+
+
+def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings) -> StudyPlan:
+    """The parts to run on a host with ``gpus`` NVIDIA GPUs, without the ``missing`` components (name -> why),
+    sized to ``settings.budget_s``; every part left out, and every trim, is a Skip with its reason."""
+    everything = [*EPISODE_1, *episode_2(settings)]
+    parts, skips = [], []
+    for part in everything:
+        kept, why = runnable(part, gpus, missing)
+        skips += why
+        if kept is not None:
+            parts.append(kept)
+    host = "gpu" if gpus else "cpu"
+    tier = settings.tier if settings.tier != "auto" else ("full" if gpus else "smoke")
+    repeats, max_guests = settings.repeats or DEFAULT_REPEATS, settings.max_guests
+
+    def total() -> float:
+        return sum(estimate_s(p, tier, repeats, host, max_guests) for p in parts)
+
+    def trim(what: str) -> None:
+        skips.append(Skip(what, f"over the budget (estimate {total():.0f} s > study.budget_s={settings.budget_s:g})"))
+
+    while parts and total() > settings.budget_s:
+        mixed = next((i for i, p in enumerate(parts) if p.scenario == "mixed"), None)
+        if tier == "full" and settings.tier == "auto":
+            trim("full sizes (smoke sizes instead)")
+            tier = "smoke"
+        elif repeats > 2 and settings.repeats is None:
+            trim(f"repeat {repeats} of each phase")
+            repeats -= 1
+        elif max_guests > 2:
+            trim(f"consolidation beyond {max_guests - 1} CAD guests")
+            max_guests -= 1
+        elif mixed is not None and len(parts[mixed].phases) > 1:
+            trim(f"mixed {parts[mixed].phases[-1][0]}")
+            p = parts[mixed]
+            parts[mixed] = replace(p, phases=p.phases[:-1], references=p.references[:-1])
+        elif len(parts) > 1:
+            drop = min(parts, key=lambda p: DROP_ORDER.index(p.name))
+            trim(drop.name)
+            parts.remove(drop)
+        else:
+            break
+    parts = [replace(p, overrides=tuple(f"scenario.study.max_guests={max_guests}" if o.startswith(
+        "scenario.study.max_guests=") else o for o in p.overrides)) if p.scenario == "consolidation" else p
+             for p in parts]
+    return StudyPlan(parts, skips, tier, repeats, total(), gpus, everything)

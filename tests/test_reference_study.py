@@ -1,0 +1,157 @@
+"""``make study``: the planner over fake inventories, the whole study on this host, its report, its export."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suites.config.study import StudySettings
+from suites.run.study_plan import EPISODE_1, plan_study
+
+from .conftest import REPO
+
+NO_TF = {"tensorflow": "TensorFlow not installed"}
+
+
+def names(plan) -> dict[str, list[str]]:
+    return {p.name: p.labels for p in plan.parts}
+
+
+def skipped(plan) -> dict[str, str]:
+    return {s.what: s.why for s in plan.skips}
+
+
+def test_no_gpu_runs_episode_2_and_skips_every_gpu_part_saying_why():
+    plan = plan_study(0, NO_TF, StudySettings())
+    assert names(plan) == {"mixed": ["m60-8q", "m60-4q", "m60-2q", "m60-1q"], "consolidation": ["m60-2q"]}
+    why = skipped(plan)
+    assert why["gpu-vs-cpu"] == "1-gpu needs 1 GPU; host has no GPU"
+    assert why["scaling"] == "1-gpu needs 1 GPU, 2-gpu needs 2 GPUs, 4-gpu needs 4 GPUs; host has no GPU"
+    assert why["gpu-vs-cpu-keras"] == "TensorFlow not installed"
+    assert {"passthrough-vs-vgpu-mnist", "passthrough-vs-vgpu-cifar10", "multi-guest"} <= set(why)
+    assert plan.tier == "smoke" and plan.repeats == 3 and plan.estimate_s <= 480
+
+
+def test_one_gpu_runs_what_fits_and_names_the_phases_it_cannot():
+    plan = plan_study(1, {}, StudySettings(budget_s=10_000))
+    parts = names(plan)
+    assert parts["gpu-vs-cpu"] == ["1-gpu", "cpu"] and parts["gpu-vs-cpu-keras"] == ["1-gpu", "cpu"]
+    assert parts["passthrough-vs-vgpu-mnist"] == ["passthrough", "vgpu-8q"]
+    assert "scaling" not in parts and "multi-guest" not in parts
+    why = skipped(plan)
+    assert why["scaling"] == "2-gpu needs 2 GPUs, 4-gpu needs 4 GPUs; host has 1 GPU"
+    assert why["multi-guest"] == "1x4gpu needs 4 GPUs, 4x1gpu needs 4 GPUs; host has 1 GPU"
+    assert plan.tier == "full"  # a GPU host within its budget gets every workload's own sizes
+
+
+def test_two_gpus_keep_the_phases_that_fit_and_four_run_everything():
+    two = plan_study(2, {}, StudySettings(budget_s=10_000))
+    assert names(two)["scaling"] == ["1-gpu", "2-gpu"]
+    assert skipped(two)["scaling 4-gpu"] == "4-gpu needs 4 GPUs; host has 2 GPUs"
+    four = plan_study(4, {}, StudySettings(budget_s=10_000))
+    assert set(names(four)) == {p.name for p in EPISODE_1} | {"mixed", "consolidation"}
+    assert four.skips == []
+
+
+def test_the_budget_trims_sizes_then_repeats_then_profiles_and_says_so():
+    plan = plan_study(1, NO_TF, StudySettings(budget_s=120))
+    why = skipped(plan)
+    assert plan.tier == "smoke" and "full sizes (smoke sizes instead)" in why
+    assert plan.repeats == 2 and "repeat 3 of each phase" in why
+    budget = [k for k, w in why.items() if "over the budget" in w]
+    assert all("study.budget_s=120" in why[k] for k in budget)
+    assert budget.index("mixed m60-1q") < budget.index("mixed m60-4q") < budget.index("mixed")  # profiles first
+    assert [p.name for p in plan.parts] == ["gpu-vs-cpu"] and plan.estimate_s <= 120  # the last part kept
+    assert plan_study(1, NO_TF, StudySettings(budget_s=120, repeats=3)).repeats == 3  # asked for: kept
+
+
+def test_missing_moderngl_skips_episode_2():
+    plan = plan_study(0, {"moderngl": "moderngl not installed"}, StudySettings())
+    assert plan.parts == [] and skipped(plan)["mixed"] == "moderngl not installed"
+
+
+def test_a_part_keeps_only_the_phases_the_planner_kept():
+    from suites.app.study import compose_parts
+    from suites.config.schema import register_configs
+
+    register_configs()
+    plan = plan_study(2, NO_TF, StudySettings(budget_s=10_000))
+    comps = compose_parts(plan, ["progress=quiet"])
+    assert [r.label for r in comps["scaling"].runs] == ["1-gpu", "2-gpu"]
+    assert [r.label for r in comps["mixed"].runs][:3] == ["m60-8q/cad", "m60-8q/mixed", "m60-8q/ml"]
+    assert comps["gpu-vs-cpu"].cfg.scenario.repeats == plan.repeats
+
+
+def study(tmp: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "suites.app.study", f"study.out_dir={tmp / 'study'}",
+           f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
+           f"data.cache_dir={tmp / 'data'}", "progress=quiet", *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
+
+
+@pytest.mark.parametrize("arg, says", [("study.budget_s=-5", "study.budget_s: must be > 0"),
+                                       ("study.nosuch=1", "nosuch"),
+                                       ("study.tier=huge", "study.tier: must be one of")])
+def test_bad_study_settings_are_one_line_before_anything(tmp_path: Path, arg: str, says: str):
+    proc = study(tmp_path, arg, timeout=120)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and says in lines[0], \
+        proc.stderr
+    assert not (tmp_path / "study").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path: Path):
+    """The whole study within a small budget (no GPU here: episode 2 only, labelled not enforced)."""
+    proc = study(tmp_path, "study.budget_s=95", "study.max_guests=2")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (folder,) = (tmp_path / "study").iterdir()
+    md = (folder / "report.md").read_text()
+    for part in EPISODE_1:
+        for ref in part.references:
+            assert ref.text in md, ref.text
+    for profile in ("m60-8q", "m60-4q", "m60-2q", "m60-1q"):
+        assert f"| mixed | {profile} |" in md
+    assert "NOT A GPU MEASUREMENT" in md and "## Skipped on this host" in md
+    assert "- scaling: 1-gpu needs 1 GPU, 2-gpu needs 2 GPUs, 4-gpu needs 4 GPUs; host has no GPU" in md
+    assert "| mixed | m60-8q |" in md and "not enforced" in md.split("| mixed | m60-8q |")[1].split("\n")[0]
+    assert (folder / "report.html").exists() and (folder / "slowdown.png").exists()
+
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    (study_id,) = runs[runs["tags.bench.kind"] == "study"]["run_id"]
+    parts = runs[runs["tags.mlflow.parentRunId"] == study_id]
+    assert set(parts["tags.bench.study_part"]) == {"mixed", "consolidation"}
+    skips = json.loads(runs[runs["run_id"] == study_id]["tags.bench.skips"].iloc[0])
+    assert ["gpu-vs-cpu", "1-gpu needs 1 GPU; host has no GPU"] in skips
+
+    # the report rebuilt from the store alone says the same
+    rebuilt = subprocess.run([sys.executable, "-m", "suites.app.report", "--tracking-uri",
+                              f"sqlite:///{tmp_path / 'mlflow.db'}", "--study", "--out", str(tmp_path / "again")],
+                             cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert (tmp_path / "again" / "report.md").read_text() == md
+
+    # what a GPU host sends back: the study directory alone, imported into another store
+    target = f"sqlite:///{tmp_path / 'home.db'}"
+    imp = subprocess.run([sys.executable, "-m", "suites.app.sync", "--run-dir", str(folder), "--to", target],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert imp.returncode == 0 and "imported" in imp.stdout, imp.stderr
+    mlflow.set_tracking_uri(target)
+    home = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    assert len(home) == len(runs)
+    phase = home[home["tags.bench.phase"] == "m60-8q/ml"].iloc[0]
+    assert phase["metrics.makespan_s"] > 0 and phase["status"] == "FINISHED"
+    client = mlflow.tracking.MlflowClient(target)
+    assert {"results.json", "config.yaml", "samples.csv"} <= {a.path for a in client.list_artifacts(phase.run_id)}
+    again = subprocess.run([sys.executable, "-m", "suites.app.sync", "--run-dir", str(folder), "--to", target],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "already imported" in again.stdout and len(mlflow.search_runs(experiment_names=["gpu-mixed-bench"])) \
+        == len(runs)
