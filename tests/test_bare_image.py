@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import REPO
 
-LEFT_OUT = ("tensorflow", "tf_keras", "keras", "moderngl", "_moderngl", "glcontext", "tensorboard")
+LEFT_OUT = ("tensorflow", "tf_keras", "keras", "moderngl", "_moderngl", "glcontext", "tensorboard", "ray")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def run(env: dict[str, str], *args: str, cwd: Path = REPO, timeout: float = 300)
 
 def test_the_stand_in_lacks_what_a_bare_image_lacks(bare: dict[str, str]):
     proc = run(bare, "-c", "import importlib.util as u, sys; print(sys.prefix, [m for m in "
-                           "('tensorflow', 'keras', 'moderngl', 'torch', 'hydra', 'mlflow') if u.find_spec(m)])")
+                           "('tensorflow', 'keras', 'moderngl', 'ray', 'torch', 'hydra', 'mlflow') if u.find_spec(m)])")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split(" ", 1)[1].strip() == "['torch', 'hydra', 'mlflow']"
 
@@ -60,13 +60,13 @@ def test_bench_help_and_a_smoke_run_work_from_the_wheel_directory(bare: dict[str
     assert "Traceback" not in smoke.stderr
 
 
-def test_missing_tensorflow_and_moderngl_are_skips_with_one_line_each(bare: dict[str, str], tmp_path: Path):
+def test_missing_tensorflow_moderngl_and_ray_are_one_line_each(bare: dict[str, str], tmp_path: Path):
     plan = run(bare, "-m", "suites.study", "--plan", f"study.out_dir={tmp_path / 'study'}")
     assert plan.returncode == 0, plan.stderr[-2000:]
     lines = plan.stdout.splitlines()
-    assert [ln for ln in lines if "TensorFlow not installed" in ln] == \
-        ["  skip gpu-vs-cpu-keras: TensorFlow not installed (extra tf, or tf-gpu on a GPU host): Keras rows skipped"]
-    assert sum("moderngl not installed" in ln for ln in lines) == 2  # mixed and consolidation
+    assert [ln for ln in lines if "tensorflow" in ln] == ["  skip gpu-vs-cpu-keras: tensorflow (extra tf, or tf-gpu "
+                                                          "on a GPU host) not installed: Keras rows skipped"]
+    assert sum("moderngl (extra graphics) not installed: CAD guests cannot render" in ln for ln in lines) == 2
     assert "Traceback" not in plan.stderr and not (tmp_path / "study").exists()
     for workload, module in (("mnist-tf", "tensorflow"), ("graphics-replay", "moderngl")):  # refused, not crashed
         asked = run(bare, "-m", "suites.bench", f"workload={workload}", "+experiment=smoke", "progress=quiet",
@@ -76,3 +76,8 @@ def test_missing_tensorflow_and_moderngl_are_skips_with_one_line_each(bare: dict
         assert asked.returncode == 2 and len(lines) == 1, asked.stderr[-2000:]
         assert lines[0].startswith(f"error: workload {workload} needs {module} (extra ")
         assert not (tmp_path / "run").exists()
+    ray = run(bare, "-m", "suites.bench", "backend=ray", "ray.address=127.0.0.1:6399", "+experiment=smoke",
+              f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path / 'run'}")
+    lines = [ln for ln in ray.stderr.splitlines() if ln.strip()]
+    assert ray.returncode == 2 and lines == ["error: backend=ray: ray is not installed in this Python (extra ray: "
+                                             "pip install -e '.[ray]')"], ray.stderr[-2000:]

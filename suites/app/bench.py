@@ -86,7 +86,7 @@ def discard_unused(run_dir: Path) -> None:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+def sigterm_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # so SIGTERM stops guests and records like Ctrl-C
 
 
@@ -99,7 +99,7 @@ def cli() -> None:
             composed = compose_run(args)
         except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
             fail(one_line(exc))
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(composed))()
 
 

@@ -18,7 +18,6 @@ starts nothing. Every other argument is a bench override given to every part
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 import sys
@@ -31,7 +30,7 @@ from omegaconf.errors import OmegaConfBaseException
 from rich.console import Console
 
 from gpu_probe import inventory
-from suites.app.bench import fail
+from suites.app.bench import fail, sigterm_as_interrupt
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import one_line, register_configs
@@ -43,15 +42,17 @@ from suites.record.recorder import Recorder, RunRef
 from suites.render import study_report
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.study_plan import Part, Skip, StudyPlan, plan_study
+from suites.workloads import workload_class
 
 
 def missing_components() -> dict[str, str]:
-    """Optional parts of the suite this Python lacks, each with the line the skip list shows."""
+    """Optional parts of the suite this Python lacks (what their workloads require), each with its skip line."""
     out = {}
-    if importlib.util.find_spec("tensorflow") is None:
-        out["tensorflow"] = "TensorFlow not installed (extra tf, or tf-gpu on a GPU host): Keras rows skipped"
-    if importlib.util.find_spec("moderngl") is None:
-        out["moderngl"] = "moderngl not installed (extra graphics): CAD guests cannot render"
+    for component, workload, loss in (("tensorflow", "mnist-tf", "Keras rows skipped"),
+                                      ("moderngl", "graphics-replay", "CAD guests cannot render")):
+        lacking = workload_class(workload).missing()
+        if lacking:
+            out[component] = f"{', '.join(lacking)} not installed: {loss}"
     return out
 
 
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         fail(one_line(exc))
     if not ready:
         fail("nothing of the study can run on this host: " + "; ".join(map(str, sp.skips)))
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     run_dir, t0 = study_dir(base_dir / settings.out_dir), time.time()
     cfg = ready[0][1].comp.cfg
     recorder = Recorder(cfg, base_dir, say(out))
@@ -178,10 +179,6 @@ def main(argv: list[str] | None = None) -> int:
     say(out)(f"study: {run_dir / 'report.html'} ({time.time() - t0:.0f} s); elsewhere: "
              f"python -m suites.app.sync --run-dir {run_dir}")
     return code
-
-
-def _sigterm_as_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from suites.backends.base import Backend
 from suites.backends.local import LocalBackend
 from suites.backends.ray import RayBackend
 from suites.config.schema import BackendKind, BenchConfig
+from suites.errors import ConfigError
 
 
 def backend_for(cfg: BenchConfig, base_dir: Path) -> Backend:
     if cfg.backend is BackendKind.ray:
+        if importlib.util.find_spec("ray") is None:  # a bare GPU image has no Ray: one line, not a traceback
+            raise ConfigError("backend=ray: ray is not installed in this Python (extra ray: pip install -e '.[ray]')")
         return RayBackend(cfg.ray, base_dir, cfg.profile.vcpus, cfg.scenario.cpu_overcommit,
                           cfg.scenario.start_timeout_s)
     return LocalBackend(cfg.scenario.cpu_overcommit)
