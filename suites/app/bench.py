@@ -26,7 +26,7 @@ from omegaconf.errors import OmegaConfBaseException
 from suites.app.pipeline import run_command
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import CONFIG_DIR, one_line, register_configs
-from suites.errors import BenchError, redact
+from suites.errors import BenchError, redact, require_writable
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -90,6 +90,12 @@ def sigterm_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # so SIGTERM stops guests and records like Ctrl-C
 
 
+def run_dir_of(args: list[str]) -> Path:
+    """Where Hydra will make the run directory: up to its first interpolation (the run stamp)."""
+    given = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), "outputs/runs/${run_stamp:}")
+    return Path(given.split("${", 1)[0] or ".")
+
+
 def cli() -> None:
     register_configs()
     args = sys.argv[1:]
@@ -97,6 +103,8 @@ def cli() -> None:
     if not any(a.startswith("-") for a in args):  # flags (-m, --cfg, --help) are Hydra's to handle
         try:
             composed = compose_run(args)
+            require_writable(run_dir_of(args), "hydra.run.dir")
+            require_writable(Path(composed.cfg.data.cache_dir), "data.cache_dir")
         except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
             fail(one_line(exc))
     signal.signal(signal.SIGTERM, sigterm_as_interrupt)

@@ -22,7 +22,6 @@ import json
 import signal
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 from hydra.errors import HydraException
@@ -33,7 +32,7 @@ from gpu_probe import inventory
 from suites.app.bench import fail, sigterm_as_interrupt
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
 from suites.config.compose import Composition, compose_run
-from suites.config.schema import one_line, register_configs
+from suites.config.schema import one_line, register_configs, run_stamp
 from suites.config.study import StudySettings, load_settings, split_args
 from suites.errors import BenchError, ConfigError, PlacementError
 from suites.record import mlflow_runs, reader
@@ -92,16 +91,10 @@ def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
 
 
 def study_dir(root: Path) -> Path:
-    """A new ``<root>/<time>`` (a suffix where another study started in the same second)."""
-    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    for i in range(100):
-        path = root / (stamp if i == 0 else f"{stamp}-{i}")
-        try:
-            path.mkdir(parents=True)
-            return path
-        except FileExistsError:
-            continue
-    raise ConfigError(f"study.out_dir: no free directory name under {root}")
+    """A new ``<root>/<run stamp>`` (time, milliseconds and pid, like a run directory: never another study's)."""
+    path = root / run_stamp()
+    path.mkdir(parents=True)
+    return path
 
 
 def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_dir: Path, base_dir: Path,

@@ -8,7 +8,9 @@ only set values. :func:`load` turns a composed DictConfig into a validated
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -93,6 +95,14 @@ class BenchConfig:
         require(1 <= self.repeats <= 100, "repeats", f"must be 1..100, got {self.repeats}")
 
 
+def run_stamp() -> str:
+    """A run directory's name (``${run_stamp:}`` in configs/config.yaml): the second it started, its milliseconds and
+    the process id, so two runs started in the same second never share a directory (one used to overwrite the
+    other's results.json, and each MLflow run got the other's guest logs)."""
+    now = datetime.now()
+    return f"{now:%Y-%m-%d_%H-%M-%S}.{now.microsecond // 1000:03d}-{os.getpid()}"
+
+
 def register_configs() -> None:
     """Make every schema known to Hydra's ConfigStore (idempotent): call before composing.
 
@@ -101,6 +111,7 @@ def register_configs() -> None:
     sizes as ``workload_scale/<name>-smoke`` (selected by ``scale=smoke``, which
     ``+experiment=smoke`` sets; see configs/config.yaml).
     """
+    OmegaConf.register_new_resolver("run_stamp", run_stamp, use_cache=True, replace=True)
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=BenchConfig)
     cs.store(group="profile", name="base_profile", node=ProfileConfig)

@@ -1,0 +1,69 @@
+"""Cases from the hostile run (issue "Reliability and security"), each named after its number there.
+
+Bad input is one ``error:`` line, exit 2, nothing started and nothing written; two runs never share what they
+record. ``pytest tests/test_hostile.py`` runs on its own in well under the issue's three minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO, SMOKE, bench_args
+
+
+def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-2000:]
+    return lines[0]
+
+
+def command(tmp: Path, *overrides: str) -> list[str]:
+    """bench_args' command line; a key ``overrides`` set replaces the one bench_args gives (a run or cache dir)."""
+    args, _, _ = bench_args(tmp)
+    keys = {o.split("=", 1)[0] for o in overrides}
+    return [a for a in args if a.split("=", 1)[0] not in keys] + list(overrides)
+
+
+def bench(tmp: Path, *overrides: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command(tmp, *overrides), cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
+
+
+@pytest.mark.parametrize("key, where, says", [
+    ("hydra.run.dir", "file/run", "hydra.run.dir: {tmp}/file/run cannot be created ({tmp}/file is not a directory)"),
+    ("hydra.run.dir", "file/runs/${run_stamp:}", "hydra.run.dir: {tmp}/file/runs cannot be created ({tmp}/file is "
+                                                 "not a directory)"),
+    ("data.cache_dir", "file/data", "data.cache_dir: {tmp}/file/data cannot be created ({tmp}/file is not a "
+                                    "directory)"),
+])
+def test_case_13_an_unusable_run_or_cache_directory_is_one_line(tmp_path: Path, key: str, where: str, says: str):
+    (tmp_path / "file").write_text("a file where a directory should be")
+    proc = bench(tmp_path, *SMOKE, f"{key}={tmp_path / where}")
+    assert one_error_line(proc) == f"error: {says.format(tmp=tmp_path)}"
+    assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "run").exists()
+
+
+def test_case_1_two_runs_started_in_the_same_second_get_their_own_directories(tmp_path: Path):
+    """The default run directory is ${run_stamp:} (time, milliseconds, pid): two runs at once, two directories,
+    each with its own results and guest log."""
+    hydra_cfg = subprocess.run([*command(tmp_path)[:3], "--cfg", "hydra"], cwd=REPO, capture_output=True, text=True,
+                               timeout=60).stdout
+    assert "dir: outputs/runs/${run_stamp:}" in hydra_cfg and "dir: outputs/sweeps/${run_stamp:}" in hydra_cfg
+    runs = []
+    for i in range(2):
+        args = command(tmp_path / f"store{i}", *SMOKE, f"hydra.run.dir={tmp_path}/runs/${{run_stamp:}}")
+        runs.append(subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")}))
+    for p in runs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+    dirs = sorted((tmp_path / "runs").iterdir())
+    assert len(dirs) == 2, dirs
+    pids = {d.name.rsplit("-", 1)[1] for d in dirs}
+    assert pids == {str(p.pid) for p in runs}  # each run's directory carries its own process id
+    for d in dirs:
+        assert (d / "results.json").exists() and (d / "g0.log").exists()
