@@ -29,6 +29,7 @@ from omegaconf.errors import OmegaConfBaseException
 from rich.console import Console
 
 from gpu_probe import inventory
+from gpu_probe.inventory import Inventory
 from suites.app.bench import fail, sigterm_as_interrupt
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
 from suites.config.compose import Composition, compose_run
@@ -118,8 +119,10 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
 
 
 def record_plan(recorder: Recorder, ref: RunRef | None, settings: StudySettings, sp: StudyPlan, elapsed: float,
-                run_dir: Path) -> None:
-    params = {**{f"study.{k}": ",".join(v) if isinstance(v, list) else v for k, v in vars(settings).items()},
+                run_dir: Path, inv: Inventory) -> None:
+    """The plan, the settings, how long it took and where (host, GPUs, git SHA, libraries) on the study run."""
+    settings_params = {f"study.{k}": ",".join(v) if isinstance(v, list) else v for k, v in vars(settings).items()}
+    params = {**inv.as_params(), **settings_params,
               "tier": sp.tier, "repeats": sp.repeats, "estimate_s": round(sp.estimate_s), "gpus": sp.gpus,
               "elapsed_s": round(elapsed), "parts": ",".join(p.name for p in sp.parts)}
     tags = {"bench.skips": json.dumps([[s.what, s.why] for s in sp.skips])}
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     recorder = Recorder(cfg, base_dir, say(out))
     ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": reader.STUDY_KIND})
     code = run_parts(ready, sp, run_dir, base_dir, recorder, ref, out)
-    record_plan(recorder, ref, settings, sp, time.time() - t0, run_dir)
+    record_plan(recorder, ref, settings, sp, time.time() - t0, run_dir, inv)
     files = publish(ref, cfg.experiment, run_dir, out) if ref is not None else []
     recorder.finish(ref, files, "FINISHED" if code == 0 else ("KILLED" if code == EXIT_INTERRUPTED else "FAILED"))
     if ref is not None:

@@ -116,7 +116,6 @@ class PartResult:
     """One comparison of a study as the store holds it."""
 
     run_id: str
-    status: str
     metrics: dict[str, float]
     tags: dict[str, str]
 
@@ -131,7 +130,6 @@ class ReferenceStudy:
     skips: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
     episode_2: StudyReport = field(default_factory=StudyReport)
     header: dict[str, str] = field(default_factory=dict)
-    status: str = ""
 
 
 def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
@@ -149,8 +147,11 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
 
     client = MlflowClient(tracking_uri)
     run = client.get_run(study_id)
-    out = ReferenceStudy(study_id, dict(run.data.params), status=run.info.status,
-                         skips=[tuple(s) for s in json.loads(run.data.tags.get("bench.skips", "[]"))])
+    try:
+        skips = [(str(what), str(why)) for what, why in json.loads(run.data.tags.get("bench.skips", "[]"))]
+    except ValueError:  # a tag is capped in length: a very long list may not parse
+        skips = [("skip list", "not readable from the store (tag bench.skips truncated)")]
+    out = ReferenceStudy(study_id, dict(run.data.params), skips=skips)
     children = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{study_id}'",
                                   max_results=1000, order_by=["attributes.start_time ASC"])
     mixed = cons = None
@@ -158,8 +159,7 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
         part = child.data.tags.get("bench.study_part")
         if not part:
             continue
-        out.parts[part] = PartResult(child.info.run_id, child.info.status, dict(child.data.metrics),
-                                     dict(child.data.tags))
+        out.parts[part] = PartResult(child.info.run_id, dict(child.data.metrics), dict(child.data.tags))
         kind = child.data.tags.get("bench.kind")
         mixed = child.info.run_id if kind == "mixed" else mixed
         cons = child.info.run_id if kind == "consolidation" else cons
