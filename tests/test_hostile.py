@@ -67,3 +67,35 @@ def test_case_1_two_runs_started_in_the_same_second_get_their_own_directories(tm
     assert pids == {str(p.pid) for p in runs}  # each run's directory carries its own process id
     for d in dirs:
         assert (d / "results.json").exists() and (d / "g0.log").exists()
+
+
+def test_case_11_a_pixel_mismatch_is_status_mismatch_in_results_table_and_mlflow(tmp_path: Path):
+    """strict=false still reports the run, but a wrong picture is never an `ok` viewset."""
+    import json
+    import shutil
+
+    import mlflow
+
+    from suites.workloads.graphics import checks
+
+    gold = tmp_path / "golden"
+    shutil.copytree(checks.GOLDEN_DIR, gold)
+    table = json.loads((gold / "checksums.json").read_text())
+    key = "product/small/320x240/ms1/shaded#7"
+    for digests in table.values():
+        digests[key] = "0" * 32
+    (gold / "checksums.json").write_text(json.dumps(table))
+    shutil.copy(checks.reference_png(gold, "product/small/320x240/ms1/shaded#0"), checks.reference_png(gold, key))
+    proc = bench(tmp_path, "workload=graphics-replay", "workload.frames_per_test=8", "progress=quiet",
+                 "workload.viewsets=[product,architecture]", f"workload.golden_dir={gold}", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    guest = json.loads((tmp_path / "run" / "results.json").read_text())["guests"][0]
+    assert guest["result"]["info"]["product.status"] == "mismatch"
+    assert guest["result"]["info"]["architecture.status"] == "ok"
+    row = next(ln for ln in proc.stdout.splitlines() if "│ product" in ln)
+    assert "mismatch" in row and "│ ok" not in row
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    child = runs[runs["tags.bench.role"] == "guest"].iloc[0]
+    assert child["tags.bench.viewset.product"] == "mismatch" and child["tags.bench.pixels"] == "mismatch"
+    assert child["tags.bench.viewset.architecture"] == "ok"

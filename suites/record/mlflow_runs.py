@@ -38,7 +38,8 @@ def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: dict
         for o in outcome.guests:
             child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
                                   {"bench.role": "guest", "bench.guest_id": o.spec.guest_id,
-                                   "bench.status": o.result.status, "bench.validity": o.validity}, parent=parent,
+                                   "bench.status": o.result.status, "bench.validity": o.validity,
+                                   **viewset_tags(o.result.info)}, parent=parent,
                                   start_time=outcome.started_at)
             tracker.params(child, {"guest_id": o.spec.guest_id, "profile": o.spec.profile,
                                    "workload": o.spec.workload, "vcpus": ",".join(map(str, o.placement.vcpus)),
@@ -53,6 +54,16 @@ def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: dict
                         outcome.started_at + wall if wall and outcome.started_at else outcome.ended_at)
         tracker.end(parent, RUN_STATUS[outcome.status], outcome.ended_at or None)
     return parent
+
+
+def viewset_tags(info: dict[str, Any]) -> dict[str, str]:
+    """A CAD guest's pixel verdict per viewset (``bench.viewset.<name>``: ok | mismatch), and ``bench.pixels``
+    = mismatch when any viewset drew wrong pixels."""
+    tags = {f"bench.viewset.{vs}": str(info[f"{vs}.status"]) for vs in info.get("viewsets", [])
+            if f"{vs}.status" in info}
+    if tags:
+        tags["bench.pixels"] = "mismatch" if "mismatch" in tags.values() else "ok"
+    return tags
 
 
 def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dict[str, str]:

@@ -199,6 +199,8 @@ class GraphicsReplay(Workload):
             if self.cfg.verify:
                 summary = checks.summarize_verdicts(self.verdicts[vs])
                 self.ctx.info[f"{vs}.pixels"] = summary
+                # a wrong picture is not an ok result, strict or not: results, table and MLflow say mismatch
+                self.ctx.info[f"{vs}.status"] = "mismatch" if summary["failed"] else "ok"
                 out[vocab.scoped_key(vs, vocab.PIXELS_OK)] = float(not summary["failed"])
         out.update(frame_stats(frame_s, [], ""))
         out[vocab.RUN_TIME.key] = run_s
