@@ -7,6 +7,7 @@ record. ``pytest tests/test_hostile.py`` runs on its own in well under the issue
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -99,3 +100,61 @@ def test_case_11_a_pixel_mismatch_is_status_mismatch_in_results_table_and_mlflow
     child = runs[runs["tags.bench.role"] == "guest"].iloc[0]
     assert child["tags.bench.viewset.product"] == "mismatch" and child["tags.bench.pixels"] == "mismatch"
     assert child["tags.bench.viewset.architecture"] == "ok"
+
+
+def cifar_with(tmp: Path, name: str, payload: object | None = None, raw: bytes | None = None) -> Path:
+    """Synthetic CIFAR-10 whose batch ``name`` holds ``payload`` (pickled) and whose manifest vouches for it."""
+    import pickle
+
+    from suites.data import cifar
+
+    folder = cifar.synthesize(tmp, 50, 20) / cifar.FOLDER
+    (folder / name).write_bytes(raw if raw is not None else pickle.dumps(payload, protocol=4))
+    lines = [f"{cifar.md5(folder / n)}  {n}" for n in [*cifar.TRAIN, "test_batch", "batches.meta"]]
+    (folder / cifar.MANIFEST).write_text("\n".join(lines) + "\n")
+    return tmp
+
+
+def _rows(n: int, width: int = 3072, dtype: str = "uint8") -> object:
+    import numpy as np
+
+    return np.zeros((n, width), dtype=dtype)
+
+
+CIFAR_CASES = {  # case 10: batches that pass the MD5 and unpickler gates but are not CIFAR-10
+    "not-a-dict": (lambda: [1, 2, 3], "not a CIFAR-10 batch (a dict with data and labels), got list"),
+    "label-99": (lambda: {b"data": _rows(4), b"labels": [1, 2, 99, 3]},
+                 "1 label(s) outside the classes 0..9 (e.g. 99)"),
+    "row-size": (lambda: {b"data": _rows(4, 3000), b"labels": [1, 2, 3, 4]}, "rows of 3072 values"),
+    "object-dtype": (lambda: {b"data": _rows(4, dtype="object"), b"labels": [1] * 4}, "must be uint8 rows"),
+    "float-dtype": (lambda: {b"data": _rows(4, dtype="float64"), b"labels": [1] * 4}, "must be uint8 rows"),
+    "label-count": (lambda: {b"data": _rows(4), b"labels": [1, 2]}, "2 labels for 4 images"),
+    "label-text": (lambda: {b"data": _rows(2), b"labels": [b"cat", b"dog"]}, "labels are not integers"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CIFAR_CASES))
+def test_case_10_cifar_batches_that_are_not_cifar_are_refused_before_start(tmp_path: Path, case: str):
+    from suites.data import cifar
+    from suites.data.config import DataConfig
+    from suites.errors import DataError
+
+    payload, says = CIFAR_CASES[case]
+    root = cifar_with(tmp_path / "data", "test_batch", payload())
+    with pytest.raises(DataError, match=re.escape(says)):
+        cifar.resolve(DataConfig(root=str(root)), tmp_path)
+
+
+def test_case_10_a_garbage_manifest_or_a_directory_batch_is_one_line(tmp_path: Path):
+    from suites.data import cifar
+
+    root = cifar_with(tmp_path / "data", "test_batch", {b"data": _rows(2), b"labels": [1, 2]})
+    (root / cifar.FOLDER / cifar.MANIFEST).write_text("garbage\n")
+    proc = bench(tmp_path, "workload=cifar10-torch", *SMOKE, f"data.root={root}")
+    assert "not a checksum manifest" in one_error_line(proc)
+    cifar_with(tmp_path / "data", "test_batch", {b"data": _rows(2), b"labels": [1, 2]})
+    (root / cifar.FOLDER / "test_batch").unlink()
+    (root / cifar.FOLDER / "test_batch").mkdir()
+    proc = bench(tmp_path, "workload=cifar10-torch", *SMOKE, f"data.root={root}")
+    assert "test_batch is a directory, not a regular file" in one_error_line(proc)
+    assert not (tmp_path / "run").exists()

@@ -57,7 +57,11 @@ def trusted_checksums(folder: Path) -> tuple[dict[str, str], str]:
     """The checksums files in ``folder`` must match, and whether they are real or synthetic."""
     manifest = folder / MANIFEST
     if manifest.exists():
-        sums = dict(line.split()[::-1] for line in manifest.read_text().splitlines() if line.strip())
+        require_regular_file(manifest, "CIFAR-10 manifest")
+        try:
+            sums = dict(line.split()[::-1] for line in manifest.read_text().splitlines() if line.strip())
+        except (ValueError, UnicodeDecodeError):
+            raise DataError(f"{manifest}: not a checksum manifest (lines of '<md5>  <file>')") from None
         return sums, "synthetic"
     return PUBLISHED_MD5, "real"
 
@@ -70,6 +74,29 @@ def load_batch(path: Path, expected_md5: str) -> dict[bytes, Any]:
         return _SafeUnpickler(io.BytesIO(path.read_bytes()), encoding="bytes").load()
     except (pickle.UnpicklingError, EOFError, ValueError) as exc:
         raise DataError(f"{path}: not a CIFAR-10 batch ({exc})") from exc
+
+
+def check_batch(batch: Any, path: Path) -> int:
+    """A batch as the published files hold it, or one DataError line: a dict whose ``data`` is uint8 rows of
+    3072 values (32 x 32 x 3) and whose ``labels`` are one class 0..9 per row. Its row count."""
+    import numpy as np
+
+    if not isinstance(batch, dict) or b"data" not in batch or b"labels" not in batch:
+        raise DataError(f"{path}: not a CIFAR-10 batch (a dict with data and labels), got {type(batch).__name__}")
+    data = batch[b"data"]
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3072:
+        raise DataError(f"{path}: data must be uint8 rows of 3072 values (32x32x3), got "
+                        f"{getattr(data, 'dtype', type(data).__name__)} {getattr(data, 'shape', '')}")
+    try:
+        labels = np.asarray(batch[b"labels"], dtype=np.int64)
+    except (TypeError, ValueError):
+        raise DataError(f"{path}: labels are not integers") from None
+    if labels.ndim != 1 or len(labels) != len(data):
+        raise DataError(f"{path}: {labels.size} labels for {len(data)} images")
+    bad = labels[(labels < 0) | (labels > 9)]
+    if bad.size:
+        raise DataError(f"{path}: {bad.size} label(s) outside the classes 0..9 (e.g. {int(bad[0])})")
+    return len(data)
 
 
 def load_split(root: str, train: bool) -> tuple[Any, Any]:
@@ -143,6 +170,9 @@ def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
             if md5(folder / name) != sums.get(name):
                 raise DataError(f"{folder / name}: MD5 does not match the published CIFAR-10 file; "
                                 "refusing to unpickle it")
+            # then safely unpickled and checked: a file that passes the gate but holds something else used to
+            # end in an IndexError or ValueError inside the guest
+            check_batch(load_batch(folder / name, sums[name]), folder / name)
         return {"dataset": "cifar10", "root": str(root), "source": source}
     if not cfg.synthetic:
         raise DataError(f"CIFAR-10 not found under {folder} (set data.root=... or data.synthetic=true)")
