@@ -158,3 +158,13 @@ def test_case_10_a_garbage_manifest_or_a_directory_batch_is_one_line(tmp_path: P
     proc = bench(tmp_path, "workload=cifar10-torch", *SMOKE, f"data.root={root}")
     assert "test_batch is a directory, not a regular file" in one_error_line(proc)
     assert not (tmp_path / "run").exists()
+
+
+def test_case_17_a_guest_over_its_memory_during_set_up_is_stopped_before_the_barrier(tmp_path: Path):
+    import json
+
+    proc = bench(tmp_path, *SMOKE, "profile.memory_MiB=300", timeout=300)  # importing torch alone takes more
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "run" / "results.json").read_text())["guests"][0]["result"]
+    assert result["status"] == "failed" and "guest memory exceeded during set-up: RSS" in result["error"]
+    assert result["t_train_start"] is None  # stopped before it was released, not after

@@ -21,6 +21,7 @@ from suites.guest.protocol import GuestSpec
 
 Tick = Callable[[list[GuestHandle]], None]  # called every poll with the guests (live progress)
 POLL_S = 0.05
+MEM_CHECK_S = 1.0  # how often guests' memory is read (a process-tree walk each)
 
 
 @dataclass
@@ -60,15 +61,28 @@ class Backend(ABC):
 
 def wait_at_barrier(guests: list[GuestHandle], tick: Tick, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
+    next_mem_check = 0.0
     while any(g.state == "starting" for g in guests):
         for g in guests:
             g.pump()
         tick(guests)
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline:
             for g in guests:
                 if g.state == "starting":
                     g.kill(f"did not reach the start barrier within {timeout_s:.0f} s")
+        if now > next_mem_check:  # set-up (imports, data, model) counts against the guest's memory too
+            next_mem_check = now + MEM_CHECK_S
+            check_memory(guests, " during set-up")
         time.sleep(POLL_S)
+
+
+def check_memory(guests: list[GuestHandle], when: str = "") -> None:
+    """Stop every running guest whose process tree holds more than its profile's memory, saying so."""
+    for g in guests:
+        rss = g.rss_MiB() if not g.finished else 0.0
+        if rss > g.spec.memory_MiB:
+            g.kill(f"guest memory exceeded{when}: RSS {rss:.0f} MiB > profile {g.spec.memory_MiB} MiB")
 
 
 def run_to_end(guests: list[GuestHandle], tick: Tick, timeout_s: float) -> None:
@@ -85,10 +99,7 @@ def run_to_end(guests: list[GuestHandle], tick: Tick, timeout_s: float) -> None:
                 if not g.finished:
                     g.kill(f"timed out after scenario.timeout_s={timeout_s:.0f} s")
         if now > next_mem_check:
-            next_mem_check = now + 1.0
-            for g in guests:
-                rss = g.rss_MiB() if not g.finished else 0.0
-                if rss > g.spec.memory_MiB:
-                    g.kill(f"guest memory exceeded: RSS {rss:.0f} MiB > profile {g.spec.memory_MiB} MiB")
+            next_mem_check = now + MEM_CHECK_S
+            check_memory(guests)
         time.sleep(POLL_S)
     tick(guests)
