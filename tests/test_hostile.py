@@ -168,3 +168,21 @@ def test_case_17_a_guest_over_its_memory_during_set_up_is_stopped_before_the_bar
     result = json.loads((tmp_path / "run" / "results.json").read_text())["guests"][0]["result"]
     assert result["status"] == "failed" and "guest memory exceeded during set-up: RSS" in result["error"]
     assert result["t_train_start"] is None  # stopped before it was released, not after
+
+
+def test_case_3_a_store_that_fails_half_way_keeps_no_running_half_run(tmp_path: Path):
+    """The store takes the run, then fails on its artifacts (here: an artifact root under a file, as a full disk
+    would): the half-run is FAILED and says where the whole record is, not left RUNNING."""
+    import mlflow
+
+    (tmp_path / "file").write_text("not a directory")
+    proc = bench(tmp_path, *SMOKE, f"artifact_dir={tmp_path / 'file' / 'artifacts'}",
+                 f"fallback_tracking_uri=sqlite:///{tmp_path / 'fallback.db'}", timeout=300)
+    assert proc.returncode == 1 and "MLflow" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert '"status": "ok"' in (tmp_path / "run" / "results.json").read_text()  # measured, kept
+    for store in ("mlflow.db", "fallback.db"):
+        mlflow.set_tracking_uri(f"sqlite:///{tmp_path / store}")
+        runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+        scenario = runs[runs["tags.bench.role"] == "scenario"]
+        assert len(scenario) == 1 and scenario.iloc[0]["status"] == "FAILED", (store, runs["status"].tolist())
+        assert "recording failed here" in scenario.iloc[0]["tags.bench.incomplete"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_probe import vocab
+from suites.errors import first_line
 from suites.record.store import Tracker, flatten, store_lock
 from suites.run.outcome import ScenarioOutcome
 
@@ -26,34 +27,54 @@ def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: dict
     """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
     with store_lock(tracker.uri):
         parent = tracker.start(run_name, scenario_tags(outcome, tags), parent=under, start_time=outcome.started_at)
-        tracker.params(parent, {**config_params, **outcome.inventory.as_params(),
-                                **short_params(outcome, config_params)})
-        tracker.metrics(parent, scenario_metrics(outcome))
-        if outcome.reasons:
-            tracker.tag(parent, "bench.failure", "; ".join(outcome.reasons))
-        if outcome.samples.clock_events:
-            tracker.tag(parent, "bench.clock_events", json.dumps(outcome.samples.clock_events))
-        for name in SCENARIO_ARTIFACTS:
-            tracker.artifact(parent, run_dir / name)
-        for o in outcome.guests:
-            child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
-                                  {"bench.role": "guest", "bench.guest_id": o.spec.guest_id,
-                                   "bench.status": o.result.status, "bench.validity": o.validity,
-                                   **viewset_tags(o.result.info)}, parent=parent,
-                                  start_time=outcome.started_at)
-            tracker.params(child, {"guest_id": o.spec.guest_id, "profile": o.spec.profile,
-                                   "workload": o.spec.workload, "vcpus": ",".join(map(str, o.placement.vcpus)),
-                                   "gpus": o.placement.gpu_label, "framebuffer_MiB": o.spec.framebuffer_MiB,
-                                   "memory_MiB": o.spec.memory_MiB, **flatten(o.result.info, "info.")})
-            tracker.metrics(child, {**o.result.metrics, **o.sampled})
-            if o.result.error:
-                tracker.tag(child, "bench.failure", o.result.error)
-            tracker.artifact(child, o.log_path)
-            wall = o.result.metrics.get(vocab.WALL_TIME.key)
-            tracker.end(child, "FINISHED" if o.result.ok else "FAILED",
-                        outcome.started_at + wall if wall and outcome.started_at else outcome.ended_at)
-        tracker.end(parent, RUN_STATUS[outcome.status], outcome.ended_at or None)
+        try:
+            fill_scenario_run(outcome, tracker, parent, config_params, run_dir)
+        except Exception as exc:  # a store that fails half-way (full disk, server gone) keeps no RUNNING half-run
+            abandon(tracker, parent, exc)
+            raise
     return parent
+
+
+def abandon(tracker: Tracker, run_id: str, exc: Exception) -> None:
+    """Mark a half-recorded run FAILED, saying where the whole record went (best effort: the store may be gone)."""
+    try:
+        tracker.tag(run_id, "bench.incomplete", f"recording failed here ({first_line(exc)}); the whole run is in "
+                                                "the fallback store if one took it, and always in its run directory")
+        tracker.end(run_id, "FAILED")
+    except Exception:
+        pass
+
+
+def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, config_params: dict[str, Any],
+                      run_dir: Path) -> None:
+    """Everything a scenario run holds: params, metrics, tags, artifacts, a child run per guest; then its end."""
+    tracker.params(parent, {**config_params, **outcome.inventory.as_params(),
+                            **short_params(outcome, config_params)})
+    tracker.metrics(parent, scenario_metrics(outcome))
+    if outcome.reasons:
+        tracker.tag(parent, "bench.failure", "; ".join(outcome.reasons))
+    if outcome.samples.clock_events:
+        tracker.tag(parent, "bench.clock_events", json.dumps(outcome.samples.clock_events))
+    for name in SCENARIO_ARTIFACTS:
+        tracker.artifact(parent, run_dir / name)
+    for o in outcome.guests:
+        child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
+                              {"bench.role": "guest", "bench.guest_id": o.spec.guest_id,
+                               "bench.status": o.result.status, "bench.validity": o.validity,
+                               **viewset_tags(o.result.info)}, parent=parent,
+                              start_time=outcome.started_at)
+        tracker.params(child, {"guest_id": o.spec.guest_id, "profile": o.spec.profile,
+                               "workload": o.spec.workload, "vcpus": ",".join(map(str, o.placement.vcpus)),
+                               "gpus": o.placement.gpu_label, "framebuffer_MiB": o.spec.framebuffer_MiB,
+                               "memory_MiB": o.spec.memory_MiB, **flatten(o.result.info, "info.")})
+        tracker.metrics(child, {**o.result.metrics, **o.sampled})
+        if o.result.error:
+            tracker.tag(child, "bench.failure", o.result.error)
+        tracker.artifact(child, o.log_path)
+        wall = o.result.metrics.get(vocab.WALL_TIME.key)
+        tracker.end(child, "FINISHED" if o.result.ok else "FAILED",
+                    outcome.started_at + wall if wall and outcome.started_at else outcome.ended_at)
+    tracker.end(parent, RUN_STATUS[outcome.status], outcome.ended_at or None)
 
 
 def viewset_tags(info: dict[str, Any]) -> dict[str, str]:
