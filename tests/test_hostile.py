@@ -26,7 +26,7 @@ def command(tmp: Path, *overrides: str) -> list[str]:
     """bench_args' command line; a key ``overrides`` set replaces the one bench_args gives (a run or cache dir)."""
     args, _, _ = bench_args(tmp)
     keys = {o.split("=", 1)[0] for o in overrides}
-    return [a for a in args if a.split("=", 1)[0] not in keys] + list(overrides)
+    return args[:3] + [a for a in args[3:] if a.split("=", 1)[0] not in keys] + list(overrides)
 
 
 def bench(tmp: Path, *overrides: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -186,3 +186,14 @@ def test_case_3_a_store_that_fails_half_way_keeps_no_running_half_run(tmp_path: 
         scenario = runs[runs["tags.bench.role"] == "scenario"]
         assert len(scenario) == 1 and scenario.iloc[0]["status"] == "FAILED", (store, runs["status"].tolist())
         assert "recording failed here" in scenario.iloc[0]["tags.bench.incomplete"]
+
+
+def test_case_14_every_sweep_point_is_prechecked_before_any_job(tmp_path: Path):
+    proc = bench(tmp_path, "-m", "profile=cpu,nosuch", *SMOKE, f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    line = one_error_line(proc)
+    assert line.startswith("error: sweep point profile=nosuch: In 'config': Could not find 'profile/nosuch'")
+    assert not (tmp_path / "sweep").exists() and not (tmp_path / "mlflow.db").exists()  # no job ran
+    proc = bench(tmp_path, "-m", "profile=cpu,m60-8q", "scenario.repeats=1,0", *SMOKE,
+                 f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    assert one_error_line(proc).startswith("error: sweep point profile=cpu scenario.repeats=0: scenario.repeats: "
+                                           "must be 1..50, got 0")

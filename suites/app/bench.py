@@ -9,6 +9,7 @@ flags (``-m``, ``--cfg``, ``--config-dir``) is composed by Hydra, per job.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import shutil
 import signal
@@ -19,6 +20,7 @@ from typing import NoReturn
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
@@ -26,7 +28,7 @@ from omegaconf.errors import OmegaConfBaseException
 from suites.app.pipeline import run_command
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import CONFIG_DIR, one_line, register_configs
-from suites.errors import BenchError, redact, require_writable
+from suites.errors import BenchError, ConfigError, redact, require_writable
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -96,17 +98,40 @@ def run_dir_of(args: list[str]) -> Path:
     return Path(given.split("${", 1)[0] or ".")
 
 
+def sweep_points(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
+    """Every job a multirun will launch: (its overrides, the swept values that name it), as Hydra's basic sweeper
+    expands them (the cartesian product of the comma lists and ranges)."""
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    choices = [[f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()] if o.is_sweep_override()
+               else [o.input_line] for o in parsed]
+    swept = [o.is_sweep_override() for o in parsed]
+    return [(list(point), [p for p, s in zip(point, swept, strict=True) if s]) for point in itertools.product(*choices)]
+
+
+def precheck_sweep(overrides: list[str]) -> None:
+    """Each sweep point composed as its job will be, before any job starts: a bad value is one line naming it (it
+    used to reach Hydra's launcher as a multi-line error after the first jobs had run)."""
+    for point, named in sweep_points(overrides):
+        try:
+            compose_run(point)
+        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+            raise ConfigError(f"sweep point {' '.join(named) or '(all)'}: {one_line(exc)}") from exc
+
+
 def cli() -> None:
     register_configs()
     args = sys.argv[1:]
     composed = None
-    if not any(a.startswith("-") for a in args):  # flags (-m, --cfg, --help) are Hydra's to handle
-        try:
+    flags = {a for a in args if a.startswith("-")}  # -m, --cfg, --help, --config-dir: Hydra's to handle
+    try:
+        if not flags:
             composed = compose_run(args)
             require_writable(run_dir_of(args), "hydra.run.dir")
             require_writable(Path(composed.cfg.data.cache_dir), "data.cache_dir")
-        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
-            fail(one_line(exc))
+        elif flags <= {"-m", "--multirun"}:
+            precheck_sweep([a for a in args if a not in flags])
+    except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+        fail(one_line(exc))
     signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(composed))()
 
