@@ -136,7 +136,8 @@ def test_reference_frames_show_the_model_not_a_blank_target():
         assert 0.03 < 1 - background < 0.97, f"{png.name}: {1 - background:.1%} of pixels drawn"
 
 
-def test_wrong_pixels_are_reported_and_strict_mode_fails(tmp: Path):
+def golden_with_a_wrong_frame(tmp: Path) -> tuple[Path, str]:
+    """The shipped references, but frame 7 of product/shaded expects another picture: (folder, that frame's key)."""
     gold = tmp / "golden"
     shutil.copytree(checks.GOLDEN_DIR, gold)
     table = json.loads((gold / "checksums.json").read_text())
@@ -146,6 +147,11 @@ def test_wrong_pixels_are_reported_and_strict_mode_fails(tmp: Path):
     (gold / "checksums.json").write_text(json.dumps(table))
     png = checks.reference_png(gold, key)  # and a reference image of another frame
     shutil.copy(checks.reference_png(gold, "product/small/320x240/ms1/shaded#0"), png)
+    return gold, key
+
+
+def test_wrong_pixels_are_reported_and_strict_mode_fails(tmp: Path):
+    gold, key = golden_with_a_wrong_frame(tmp)
     w, m = replay(gold, viewsets=["product"])
     bad = [v for v in w.verdicts["product"] if not v.ok]
     assert [v.key for v in bad] == [key] and bad[0].status in ("mismatch", "beyond-tolerance")

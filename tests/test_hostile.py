@@ -73,20 +73,12 @@ def test_case_1_two_runs_started_in_the_same_second_get_their_own_directories(tm
 def test_case_11_a_pixel_mismatch_is_status_mismatch_in_results_table_and_mlflow(tmp_path: Path):
     """strict=false still reports the run, but a wrong picture is never an `ok` viewset."""
     import json
-    import shutil
 
     import mlflow
 
-    from suites.workloads.graphics import checks
+    from .test_graphics import golden_with_a_wrong_frame
 
-    gold = tmp_path / "golden"
-    shutil.copytree(checks.GOLDEN_DIR, gold)
-    table = json.loads((gold / "checksums.json").read_text())
-    key = "product/small/320x240/ms1/shaded#7"
-    for digests in table.values():
-        digests[key] = "0" * 32
-    (gold / "checksums.json").write_text(json.dumps(table))
-    shutil.copy(checks.reference_png(gold, "product/small/320x240/ms1/shaded#0"), checks.reference_png(gold, key))
+    gold, _ = golden_with_a_wrong_frame(tmp_path)
     proc = bench(tmp_path, "workload=graphics-replay", "workload.frames_per_test=8", "progress=quiet",
                  "workload.viewsets=[product,architecture]", f"workload.golden_dir={gold}", timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
