@@ -76,16 +76,14 @@ def viewset_table(outcome: ScenarioOutcome) -> Table | None:
     if not rows:
         return None
     table = Table(title="graphics viewsets (frame time = draw calls to glFinish)", title_justify="left")
-    for header in ("guest", "viewset", "status", "frames", "fps", "p50 ms", "p95 ms", "p99 ms", "composite", "pixels"):
-        table.add_column(header, justify="left" if header in ("guest", "viewset", "status", "pixels") else "right")
+    for header in ("guest", "viewset", "frames", "fps", "p50 ms", "p95 ms", "p99 ms", "composite", "pixels"):
+        table.add_column(header, justify="left" if header in ("guest", "viewset", "pixels") else "right")
     for o, vs in rows:
         m = o.result.metrics
         pixels = o.result.info.get(f"{vs}.pixels") or {}
-        check = ("[red]" + "; ".join(pixels["failed"])[:60] + "[/red]" if pixels.get("failed") else
+        check = ("[red]mismatch: " + "; ".join(pixels["failed"])[:60] + "[/red]" if pixels.get("failed") else
                  ", ".join(pixels.get("statuses", [])) or "not checked")
-        status = o.result.info.get(f"{vs}.status", "not checked")
-        table.add_row(o.spec.guest_id, vs, f"[red]{status}[/red]" if status == "mismatch" else status,
-                      fmt(m.get(vocab.scoped_key(vs, vocab.FRAMES)), "{:.0f}"),
+        table.add_row(o.spec.guest_id, vs, fmt(m.get(vocab.scoped_key(vs, vocab.FRAMES)), "{:.0f}"),
                       fmt(m.get(vocab.scoped_key(vs, vocab.FPS)), "{:,.1f}"),
                       *(frame_time(m, vs, p) for p in ("p50", "p95", "p99")),
                       fmt(m.get(vocab.scoped_key(vs, vocab.COMPOSITE)), "{:,.1f}"), check)
