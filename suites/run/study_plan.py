@@ -12,7 +12,7 @@ why everything else is skipped; nothing here touches a file or a process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from suites.config.study import StudySettings
 
@@ -117,7 +117,6 @@ class StudyPlan:
     repeats: int
     estimate_s: float
     gpus: int
-    all_parts: list[Part] = field(default_factory=list)  # every part of the study, run or not (the report's rows)
 
     def overrides(self, part: Part) -> list[str]:
         """The command line of one part: its scenario and workload, sizes, repeats, phases' own settings."""
@@ -172,9 +171,8 @@ DROP_ORDER = ("gpu-vs-cpu-keras", "multi-guest", "passthrough-vs-vgpu-cifar10", 
 def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings) -> StudyPlan:
     """The parts to run on a host with ``gpus`` NVIDIA GPUs, without the ``missing`` components (name -> why),
     sized to ``settings.budget_s``; every part left out, and every trim, is a Skip with its reason."""
-    everything = [*EPISODE_1, *episode_2(settings)]
     parts, skips = [], []
-    for part in everything:
+    for part in [*EPISODE_1, *episode_2(settings)]:
         kept, why = runnable(part, gpus, missing)
         skips += why
         if kept is not None:
@@ -213,4 +211,4 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings) -> S
     parts = [replace(p, overrides=tuple(f"scenario.study.max_guests={max_guests}" if o.startswith(
         "scenario.study.max_guests=") else o for o in p.overrides)) if p.scenario == "consolidation" else p
              for p in parts]
-    return StudyPlan(parts, skips, tier, repeats, total(), gpus, everything)
+    return StudyPlan(parts, skips, tier, repeats, total(), gpus)
