@@ -21,7 +21,7 @@ MNIST_ROOT = Path(os.environ.get("BENCH_TEST_MNIST_ROOT", REPO.parent / "shared"
 HAVE_MNIST = (MNIST_ROOT / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
 
 # A seconds-long guest: small CNN, a slice of synthetic data.
-SMOKE = ["+experiment=smoke", "progress=quiet"]
+SMOKE = ["+preset=smoke", "progress=quiet"]
 
 
 @dataclass

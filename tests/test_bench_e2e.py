@@ -118,14 +118,28 @@ def test_sigkill_one_guest_other_finishes_and_run_is_partial(tmp: Path):
     assert_gone([victim, survivor])
 
 
+def start_idle_pair(tmp: Path, *overrides: str) -> tuple[subprocess.Popen, Path, str]:
+    """Two idle guests: silent until they end, so a broken pipe never stops them; only the runner's own
+    mechanisms do (issue "Reliability and security", case 18)."""
+    args, run_dir, uri = bench_args(tmp, *SMOKE, "scenario=concurrent", "workload=idle", "workload.seconds=600",
+                                  *overrides)
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none"), "PYTHONUNBUFFERED": "1"})
+    return proc, run_dir, uri
+
+
 def test_ctrl_c_stops_guests_and_records_what_was_measured(tmp: Path):
-    proc, run_dir, uri = start_long_pair(tmp, epochs=400)
+    """Ctrl-C kills each guest with that reason (the kill in run_guests' KeyboardInterrupt handler: without it the
+    reason would be "no result")."""
+    proc, run_dir, uri = start_idle_pair(tmp)
     wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
     pids = [training(run_dir, "g0"), training(run_dir, "g1")]
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     assert "status: interrupted" in out
+    results = json.loads((run_dir / "results.json").read_text())
+    assert [g["result"]["error"] for g in results["guests"]] == ["interrupted (Ctrl-C)"] * 2
     parents, children = runs_of(uri)
     assert parents.iloc[0]["status"] == "KILLED" and len(children) == 2
     assert (run_dir / "samples.csv").stat().st_size > 0

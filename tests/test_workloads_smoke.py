@@ -1,4 +1,4 @@
-"""Every registered workload runs through ``+experiment=smoke`` (generated from the registry, TorchBench-style).
+"""Every registered workload runs through ``+preset=smoke`` (generated from the registry, TorchBench-style).
 
 A new plugin under suites/workloads/ is picked up here without touching this
 file. Where the host cannot run a workload (no GPU for cuda-probe, no apitrace

@@ -15,6 +15,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
@@ -29,6 +30,7 @@ from suites.app.pipeline import run_command
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import CONFIG_DIR, one_line, register_configs
 from suites.errors import BenchError, ConfigError, redact, require_writable
+from suites.run.outcome import EXIT_INTERRUPTED
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -49,6 +51,12 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
         except BenchError as exc:
             discard_unused(Path(hc.runtime.output_dir))
             fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:  # before the guests started, or a recording given up on (suites/run/shield.py)
+            out_dir = Path(hc.runtime.output_dir)
+            discard_unused(out_dir)
+            kept = f"what was measured is in {out_dir}" if out_dir.exists() else "nothing had started"
+            print(f"interrupted: {kept}", file=sys.stderr)
+            sys.exit(EXIT_INTERRUPTED)
         if code:
             sys.exit(code)
 
@@ -118,18 +126,69 @@ def precheck_sweep(overrides: list[str]) -> None:
             raise ConfigError(f"sweep point {' '.join(named) or '(all)'}: {one_line(exc)}") from exc
 
 
+@dataclass
+class CommandLine:
+    """The command line as Hydra will read it: overrides, and the flags that change what is composed."""
+
+    overrides: list[str]
+    multirun: bool = False
+    config_dir: str | None = None  # --config-dir/-cd: one more config directory, searched after configs/
+    informational: bool = False  # --cfg, --help, --info, ...: Hydra prints something, nothing runs
+
+
+def parse_command(args: list[str]) -> CommandLine:
+    line = CommandLine([])
+    it = iter(args)
+    for a in it:
+        if a in ("-m", "--multirun"):
+            line.multirun = True
+        elif a in ("--config-dir", "-cd"):
+            line.config_dir = next(it, "")
+        elif a.startswith("--config-dir="):
+            line.config_dir = a.split("=", 1)[1]
+        elif a.startswith("-"):
+            line.informational = True
+        else:
+            line.overrides.append(a)
+    return line
+
+
+def with_search_path(line: CommandLine) -> list[str]:
+    """The overrides, with --config-dir made a ``hydra.searchpath`` entry (where Hydra puts it: after configs/,
+    before the user's own searchpath), so the precheck finds what Hydra will find."""
+    if line.config_dir is None:
+        return line.overrides
+    folder = Path(line.config_dir).resolve()
+    if not folder.is_dir():
+        raise ConfigError(f"--config-dir {folder}: not a directory")
+    given = [o for o in line.overrides if o.startswith("hydra.searchpath=")]
+    paths = [f"file://{folder}"]
+    if given:
+        value = OverridesParser.create().parse_override(given[-1]).value()
+        paths += list(value) if isinstance(value, list) else [str(value)]
+    entry = "hydra.searchpath=[" + ",".join(f"'{p}'" for p in paths) + "]"
+    return [o for o in line.overrides if o not in given] + [entry]
+
+
+def precheck(line: CommandLine) -> Composition | None:
+    """Everything the command will run, composed before Hydra starts (a single run's composition is the one that
+    runs); raises the first problem. Hydra's informational flags run nothing and are Hydra's to check."""
+    if line.informational:
+        return None
+    overrides = with_search_path(line)
+    if line.multirun:
+        precheck_sweep(overrides)
+        return None
+    composed = compose_run(overrides)
+    require_writable(run_dir_of(overrides), "hydra.run.dir")
+    require_writable(Path(composed.cfg.data.cache_dir), "data.cache_dir")
+    return composed
+
+
 def cli() -> None:
     register_configs()
-    args = sys.argv[1:]
-    composed = None
-    flags = {a for a in args if a.startswith("-")}  # -m, --cfg, --help, --config-dir: Hydra's to handle
     try:
-        if not flags:
-            composed = compose_run(args)
-            require_writable(run_dir_of(args), "hydra.run.dir")
-            require_writable(Path(composed.cfg.data.cache_dir), "data.cache_dir")
-        elif flags <= {"-m", "--multirun"}:
-            precheck_sweep([a for a in args if a not in flags])
+        composed = precheck(parse_command(sys.argv[1:]))
     except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
         fail(one_line(exc))
     signal.signal(signal.SIGTERM, sigterm_as_interrupt)

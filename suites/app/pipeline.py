@@ -27,7 +27,8 @@ from suites.render import plots, report, tables
 from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute
 from suites.run.outcome import ScenarioOutcome
-from suites.run.plan import Plan, plan, require_enforced
+from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
+from suites.run.shield import Shield
 from suites.run.study import StudyRun
 
 
@@ -55,12 +56,16 @@ def run_command(comp: Composition, run_dir: Path, base_dir: Path, launcher: str)
     """The whole command; its exit code (a run that reached no store counts as a failure)."""
     out = console()
     if comp.compares:
-        return run_comparison(comp, run_dir, base_dir, out, launcher)
-    planned = plan(comp.runs[0], base_dir)  # placement and data problems end here, before any store is touched
+        phases, cores = plan_and_lease(lambda: plan_comparison(comp, base_dir, out), lambda c: c.plans, run_dir)
+        with cores:
+            return run_comparison(comp, run_dir, base_dir, out, launcher, phases)
+    # placement and data problems end here, before any store is touched
+    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], base_dir), lambda p: [p], run_dir)
     if comp.cfg.strict:
         require_enforced([planned])
-    recorder = Recorder(comp.cfg, base_dir, say(out))
-    outcome, run_id = run_scenario(planned, run_dir, recorder, out, launcher)
+    with cores:
+        recorder = Recorder(comp.cfg, base_dir, say(out))
+        outcome, run_id = run_scenario(planned, run_dir, recorder, out, launcher)
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)
 
 
@@ -71,14 +76,15 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
     cfg, dcfg = planned.cfg, planned.run.dcfg
     recorder.provenance(run_dir, redact(OmegaConf.to_yaml(dcfg, resolve=True)), planned.inventory)
     outcome = execute(planned, run_dir)
-    recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or tracking error
-    best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, run_dir / "utilisation.png"))
-    show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
-    params = {k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
-              for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True)).items()}  # type: ignore[arg-type]
-    # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
-    run_id = recorder.scenario(outcome, params, run_dir, run_name(cfg, run_dir), parent,
-                               {"bench.launcher": launcher, **(tags or {})})
+    with Shield(say(out), f"recording what was measured (results.json in {run_dir})"):
+        recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or tracking error
+        best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, run_dir / "utilisation.png"))
+        show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
+        params = {k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
+                  for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True)).items()}  # type: ignore[arg-type]
+        # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
+        run_id = recorder.scenario(outcome, params, run_dir, run_name(cfg, run_dir), parent,
+                                   {"bench.launcher": launcher, **(tags or {})})
     if run_id:
         say(out)(f"mlflow: run {run_id} (make ui to browse); results: {run_dir}")
     return outcome, run_id
@@ -145,29 +151,31 @@ def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Consol
     ref = recorder.start_comparison(f"{name}-{run_dir.name}",
                                     mlflow_runs.comparison_tags(name, cfg.scenario.kind, tags), parent)
     outcomes, worst = run_phases(plans, cfg.scenario.phase_repeats, run_dir, recorder, ref, study, out, launcher)
-    rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
-    references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
-    for r in rows:
-        r.reference = references.get(r.label, "")
-    what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
-    baseline = cfg.scenario.baseline or rows[0].label
-    title = (f"{name}: {what}, phases" if study else f"{name}: {what}, normalised to {baseline}") + \
-        f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
-    banner = tables.validity_banner({r.label: r.validity for r in rows})
-    if banner:
-        out.print(Panel(banner, title="what these numbers are", border_style="red"))
-    out.print(tables.comparison_table(rows, title, normalised=study is None))
-    rundir.write_csv([r.csv() for r in rows], run_dir / "comparison.csv")
-    best_effort(out, "comparison plot", lambda: plots.comparison(rows, run_dir / "comparison.png", title))
-    say(out)(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}")
-    params = {"scenario": name, "workload": cfg.workload.name, "baseline": baseline,
-              "repeats": len(next(iter(outcomes.values()), [])), "phases": ",".join(r.label for r in rows),
-              **{f"reference.{label}": ref for label, ref in references.items()}, **(study.params() if study else {})}
-    results = mlflow_runs.ComparisonResults(params, {**row_metrics(rows), **(study.results() if study else {})},
-                                            row_tags(rows), curves(rows) if study is None else {})
-    ref = recorder.comparison_results(ref, results, run_dir)
-    files = publish_report(ref, cfg, run_dir, out) if study is not None and ref is not None else []
-    recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
+    with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
+        rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
+        references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
+        for r in rows:
+            r.reference = references.get(r.label, "")
+        what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
+        baseline = cfg.scenario.baseline or rows[0].label
+        title = (f"{name}: {what}, phases" if study else f"{name}: {what}, normalised to {baseline}") + \
+            f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
+        banner = tables.validity_banner({r.label: r.validity for r in rows})
+        if banner:
+            out.print(Panel(banner, title="what these numbers are", border_style="red"))
+        out.print(tables.comparison_table(rows, title, normalised=study is None))
+        rundir.write_csv([r.csv() for r in rows], run_dir / "comparison.csv")
+        best_effort(out, "comparison plot", lambda: plots.comparison(rows, run_dir / "comparison.png", title))
+        say(out)(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}")
+        params = {"scenario": name, "workload": cfg.workload.name, "baseline": baseline,
+                  "repeats": len(next(iter(outcomes.values()), [])), "phases": ",".join(r.label for r in rows),
+                  **{f"reference.{label}": ref for label, ref in references.items()},
+                  **(study.params() if study else {})}
+        results = mlflow_runs.ComparisonResults(params, {**row_metrics(rows), **(study.results() if study else {})},
+                                                row_tags(rows), curves(rows) if study is None else {})
+        ref = recorder.comparison_results(ref, results, run_dir)
+        files = publish_report(ref, cfg, run_dir, out) if study is not None and ref is not None else []
+        recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
     return worst
 
 

@@ -41,6 +41,7 @@ from suites.record.export import export_tree
 from suites.record.recorder import Recorder, RunRef
 from suites.render import study_report
 from suites.run.outcome import EXIT_INTERRUPTED
+from suites.run.plan import lease_cores
 from suites.run.study_plan import Part, Skip, StudyPlan, plan_study
 from suites.workloads import workload_class
 
@@ -157,16 +158,18 @@ def main(argv: list[str] | None = None) -> int:
         if "--plan" in argv:
             return 0
         ready = prepare(sp, comps, base_dir, out)
+        if not ready:
+            fail("nothing of the study can run on this host: " + "; ".join(map(str, sp.skips)))
+        cores = lease_cores([p for _, planned in ready for p in planned.plans], base_dir / settings.out_dir)
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
-    if not ready:
-        fail("nothing of the study can run on this host: " + "; ".join(map(str, sp.skips)))
     signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     run_dir, t0 = study_dir(base_dir / settings.out_dir), time.time()
     cfg = ready[0][1].comp.cfg
     recorder = Recorder(cfg, base_dir, say(out))
     ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": reader.STUDY_KIND})
-    code = run_parts(ready, sp, run_dir, base_dir, recorder, ref, out)
+    with cores:  # held from planning to the last part's end
+        code = run_parts(ready, sp, run_dir, base_dir, recorder, ref, out)
     record_plan(recorder, ref, settings, sp, time.time() - t0, run_dir, inv)
     files = publish(ref, cfg.experiment, run_dir, out) if ref is not None else []
     recorder.finish(ref, files, "FINISHED" if code == 0 else ("KILLED" if code == EXIT_INTERRUPTED else "FAILED"))

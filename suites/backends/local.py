@@ -6,10 +6,12 @@ import os
 from pathlib import Path
 
 from gpu_probe.inventory import Inventory
+from suites.backends import corelock
 from suites.backends.base import Backend
 from suites.backends.handle import GuestHandle
 from suites.backends.placement import Placement, place_on_host
 from suites.config.profiles import ProfileConfig
+from suites.errors import PlacementError
 from suites.guest.protocol import GuestSpec
 
 
@@ -20,8 +22,24 @@ class LocalBackend(Backend):
         self.cpu_overcommit = cpu_overcommit
 
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
+        """On the cores of this runner's affinity that no other benchmark run holds (suites/backends/corelock.py):
+        a run that does not fit beside another is refused naming it; one that fits says it has company."""
         host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
-        return place_on_host(profile, n, inv, host_cpus, cpu_overcommit=self.cpu_overcommit)
+        held = corelock.held_by_others(host_cpus)
+        free = [c for c in host_cpus if c not in held]
+        try:
+            placements = place_on_host(profile, n, inv, free, cpu_overcommit=self.cpu_overcommit and bool(free))
+        except PlacementError as exc:
+            if not held:
+                raise
+            raise PlacementError(f"another benchmark run on this host holds {corelock.describe(held)}: {exc} "
+                                 f"beside it; run again when it ends") from exc
+        if held:
+            company = (f"another benchmark run holds {corelock.describe(held)} on this host: caches, memory "
+                       "bandwidth and GPUs are shared with it")
+            for p in placements:
+                p.note = "; ".join(x for x in (p.note, company) if x)
+        return placements
 
     def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
               started: list[GuestHandle]) -> None:

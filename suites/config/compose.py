@@ -64,6 +64,10 @@ class Composition:
 def compose(overrides: list[str], mix: list[Any] | None = None) -> tuple[BenchConfig, DictConfig]:
     """configs/config.yaml with these overrides (and a guest mix, which the override grammar cannot express
     comfortably), inside or outside the running Hydra app. Schemas must be registered first."""
+    retired = next((o for o in overrides if o.startswith(("+experiment=", "experiment/"))), None)
+    if retired:  # the config group became `preset` so that experiment=NAME can name the MLflow experiment
+        raise ConfigError(f"{retired}: presets are +preset=NAME now (configs/preset/); experiment=NAME names the "
+                          "MLflow experiment")
     if GlobalHydra.instance().is_initialized():  # inside the Hydra app
         dcfg = hydra_compose("config", overrides=overrides)
     else:
@@ -79,7 +83,7 @@ def compose_run(overrides: list[str], dcfg: DictConfig | None = None) -> Composi
 
     A phase or group that does not compose is one ConfigError naming it.
     """
-    overrides = [o for o in overrides if not o.startswith(("hydra.", "hydra/"))]
+    overrides = own_overrides(overrides)
     cfg, dcfg = compose(overrides) if dcfg is None else (load(dcfg), dcfg)
     if not cfg.scenario.compares:
         return Composition(cfg, dcfg, [RunConfig(cfg, dcfg, workload_groups(cfg))])
@@ -93,9 +97,15 @@ def compose_run(overrides: list[str], dcfg: DictConfig | None = None) -> Composi
     return Composition(cfg, dcfg, runs)
 
 
+def own_overrides(overrides: list[str]) -> list[str]:
+    """The overrides that shape the config: not Hydra's own settings (run dir, launcher), except its search path,
+    where a user's own profiles and workloads are found."""
+    return [o for o in overrides if not o.startswith(("hydra.", "hydra/")) or o.startswith("hydra.searchpath=")]
+
+
 def compose_phase(base_overrides: list[str], phase: PhaseConfig) -> tuple[BenchConfig, DictConfig]:
     """The phase's config: the command line, then the phase's overrides, with no further phases."""
-    overrides = [o for o in base_overrides if not o.startswith(("hydra.", "hydra/"))]
+    overrides = own_overrides(base_overrides)
     overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null", "scenario.kind=plain"]
     return compose(overrides, phase.mix)
 

@@ -109,7 +109,7 @@ def register_configs() -> None:
     Per workload plugin: its schema ``workload/base_<name>`` (what its YAML
     extends), ``workload/<name>`` itself when it ships no YAML, and its smoke
     sizes as ``workload_scale/<name>-smoke`` (selected by ``scale=smoke``, which
-    ``+experiment=smoke`` sets; see configs/config.yaml).
+    ``+preset=smoke`` sets; see configs/config.yaml).
     """
     OmegaConf.register_new_resolver("run_stamp", run_stamp, use_cache=True, replace=True)
     cs = ConfigStore.instance()

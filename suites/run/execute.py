@@ -7,15 +7,19 @@ is plain data; the caller writes, prints and records it.
 
 from __future__ import annotations
 
+import sys
 import time
+import traceback
 from pathlib import Path
 
 from gpu_probe.sampler import Sampler
 from suites.backends.base import Timing
-from suites.backends.handle import GuestHandle
+from suites.backends.handle import GuestHandle, GuestPipe
+from suites.errors import first_line
 from suites.run.outcome import GuestOutcome, ScenarioOutcome, measured_validity
 from suites.run.plan import Plan
 from suites.run.progress import ProgressView
+from suites.run.shield import Shield
 
 
 def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
@@ -25,11 +29,30 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
     timing = Timing(t_start=time.time())
     with sampler:
         guests, interrupted = run_guests(plan, sampler, log_dir, timing)
-    return outcome_of(plan, guests, sampler, timing, interrupted)
+    outcome = outcome_of(plan, guests, sampler, timing, interrupted)
+    left = still_running(guests)
+    if left:  # recorded, never silent: a guest the runner could not stop is a broken run
+        outcome.reasons += [f"{g.id}: still running after the run ended (pid {g.pid}); killed again" for g in left]
+        outcome.status = "failed" if outcome.status == "ok" else outcome.status
+        for g in left:
+            g.terminate()
+    return outcome
+
+
+def still_running(guests: list[GuestHandle]) -> list[GuestHandle]:
+    """Local guest processes that have not exited although the run is over (each was stopped in run_guests)."""
+    return [g for g in guests if isinstance(g.pipe, GuestPipe) and g.pipe.proc is not None
+            and g.pipe.proc.poll() is None]
 
 
 def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> tuple[list[GuestHandle], bool]:
-    """Start all guests, release them together, supervise; (guests, interrupted)."""
+    """Start all guests, release them together, supervise; (guests, interrupted).
+
+    Three things stop guests, each needed on its own path (tests/test_bench_e2e.py sees each with guests that
+    stay silent, so no broken pipe ends them first): Ctrl-C kills them with that reason; a fault of the runner's
+    own mid-run records it as their failure and ``finally`` stops them; a runner that dies outright takes them
+    with it (PR_SET_PDEATHSIG in the guest).
+    """
     cfg, backend = plan.cfg, plan.backend
     guests: list[GuestHandle] = []
     interrupted = False
@@ -41,18 +64,33 @@ def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> t
             backend.supervise(guests, view.update, cfg.scenario.start_timeout_s, cfg.scenario.timeout_s, timing)
     except KeyboardInterrupt:
         interrupted = True
+        with Shield(warn, "stopping the guests", give_up=None):
+            for g in guests:
+                if not g.finished:
+                    g.pump()  # keep a result that arrived just before Ctrl-C
+                    g.kill("interrupted (Ctrl-C)")
+    except Exception as exc:  # the runner's own fault (a guest that cannot start, a backend error): recorded
+        reason = f"stopped: the runner failed mid-run ({first_line(exc)}; traceback in runner-fault.log)"
+        try:
+            (log_dir / "runner-fault.log").write_text(traceback.format_exc())
+        except OSError:
+            pass
         for g in guests:
-            if not g.finished:
-                g.pump()  # keep a result that arrived just before Ctrl-C
-                g.kill("interrupted (Ctrl-C)")
+            g.pump()
+            g.fail(reason)
     finally:
-        for s in plan.specs[len(guests):]:  # interrupted before these existed: still one recorded failure each
-            guests.append(GuestHandle(s, log_dir / f"{s.guest_id}.log"))
-            guests[-1].fail("interrupted before it started")
-        for g in guests:
-            g.terminate()  # idempotent: no guest outlives the runner
-        backend.shutdown()
+        with Shield(warn, "stopping the guests", give_up=None):
+            for s in plan.specs[len(guests):]:  # never started: still one recorded failure each
+                guests.append(GuestHandle(s, log_dir / f"{s.guest_id}.log"))
+                guests[-1].fail("interrupted before it started" if interrupted else "never started")
+            for g in guests:
+                g.terminate()  # idempotent: no guest outlives the runner
+            backend.shutdown()
     return guests, interrupted
+
+
+def warn(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: Timing,

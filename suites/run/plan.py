@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from omegaconf import OmegaConf
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
 from suites.backends.base import Backend
+from suites.backends.corelock import CoreLease, CoresTaken
 from suites.backends.placement import NOT_ENFORCED, Placement
 from suites.backends.select import backend_for
 from suites.config.compose import RunConfig
@@ -19,6 +23,8 @@ from suites.errors import ConfigError
 from suites.guest.protocol import GuestSpec
 from suites.workloads import workload_class
 from suites.workloads.base import WorkloadConfig
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -91,3 +97,25 @@ def require_enforced(plans: list[Plan]) -> None:
             raise ConfigError(f"strict=true: {where}profile {p.cfg.profile.name} is not enforced on this host "
                               f"({weak[0].note or 'no GPU'}); its figures would come from a CPU stand-in "
                               "(drop strict=true to run it labelled 'not enforced')")
+
+
+def lease_cores(plans: list[Plan], run: Path) -> CoreLease:
+    """Hold, for as long as the command runs, every host core these plans pin guests to (local guests only: a
+    Ray node's cores are Ray's to share out). CoresTaken if another run took one since planning."""
+    cores = {c for p in plans if p.backend.name == "local" for pl in p.placements for c in pl.vcpus}
+    return CoreLease(str(run)).acquire(sorted(cores))
+
+
+def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path,
+                   attempts: int = 5) -> tuple[T, CoreLease]:
+    """``make()`` (placement peeks at the cores other runs hold) and the lease on the cores it chose; when another
+    run started at the same moment took one in between, place again (it now sees that run's cores)."""
+    for attempt in range(1, attempts + 1):
+        made = make()
+        try:
+            return made, lease_cores(plans_of(made), run)
+        except CoresTaken:
+            if attempt == attempts:
+                raise
+            time.sleep(random.uniform(0.01, 0.2))  # two runs that collided do not collide again in lockstep
+    raise AssertionError("unreachable")

@@ -120,7 +120,7 @@ class StudyPlan:
 
     def overrides(self, part: Part) -> list[str]:
         """The command line of one part: its scenario and workload, sizes, repeats, phases' own settings."""
-        sizes = ["+experiment=smoke"] if self.tier == "smoke" else []
+        sizes = ["+preset=smoke"] if self.tier == "smoke" else []
         extra = [f"scenario.study.profiles=[{','.join(part.labels)}]"] if part.scenario == "mixed" else []
         return [f"scenario={part.scenario}", f"workload={part.workload}", *sizes, *part.overrides, *extra,
                 f"scenario.repeats={self.repeats}"]

@@ -177,7 +177,7 @@ class StepMeter:
         return out
 
 
-# The sizes of a seconds-long run (``+experiment=smoke``) shared by the image classifiers.
+# The sizes of a seconds-long run (``+preset=smoke``) shared by the image classifiers.
 TRAIN_SMOKE: dict[str, Any] = {"train_limit": 2048, "max_steps": 40, "width": 8, "warmup_steps": 5}
 
 
@@ -189,7 +189,7 @@ class Workload:
     kind: ClassVar[str] = ML  # ML training, a CAD desktop (CAD) or a device probe (PROBE)
     dataset: ClassVar[Dataset | None] = None  # what resolve_data locates, or None for no data
     process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
-    # Values for a seconds-long run: what ``+experiment=smoke`` sets on workload.* (command-line values still win).
+    # Values for a seconds-long run: what ``+preset=smoke`` sets on workload.* (command-line values still win).
     smoke: ClassVar[dict[str, Any]] = {}
     # Python modules the guest imports, each with the extra that installs it (optional parts of the suite).
     requires: ClassVar[dict[str, str]] = {}

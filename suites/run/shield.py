@@ -1,0 +1,50 @@
+"""Ctrl-C while a run is already stopping or recording: noted, said, and not allowed to lose the record.
+
+The first Ctrl-C (or SIGTERM) stops the guests; a second one, pressed while
+the guests are being stopped or the results written, used to end the runner
+with a ``KeyboardInterrupt`` traceback and no table or MLflow run. Inside a
+:class:`Shield` those signals only print one line; ``give_up`` presses in a
+row end the shielded work after all (a store that hangs must not trap the
+user), as a ``KeyboardInterrupt`` the caller turns into a message. Whatever is
+written before the shield (the run directory's ``results.json``) is safe either
+way.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Shield:
+    def __init__(self, say: Callable[[str], None], doing: str, give_up: int | None = 3) -> None:
+        self.say, self.doing, self.give_up = say, doing, give_up
+        self.presses = 0
+        self._saved: dict[int, Any] = {}
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.presses += 1
+        if self.give_up is None:  # work that must finish (stopping guests: none may be left running)
+            self.say(f"interrupt noted: {self.doing} first")
+            return
+        if self.presses >= self.give_up:
+            self.say(f"interrupt: {self.presses} times; giving up {self.doing}")
+            raise KeyboardInterrupt
+        left = self.give_up - self.presses
+        self.say(f"interrupt noted: {self.doing} first (Ctrl-C {left} more time(s) to give that up)")
+
+    def __enter__(self) -> Shield:
+        if threading.current_thread() is threading.main_thread():  # signals are the main thread's only
+            for s in SIGNALS:
+                self._saved[s] = signal.signal(s, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, handler in self._saved.items():
+            signal.signal(s, handler)
+        self._saved.clear()
