@@ -232,3 +232,137 @@ def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first
         first.communicate(timeout=120)
     mine = json.loads((first_dir / "results.json").read_text())["guests"][0]["placement"]["vcpus"]
     assert mine and not set(mine) & set(guest["result"]["affinity"])  # never the same core
+
+
+# --- case 5: a second Ctrl-C while the run is being recorded ---------------------------------------------------------
+@pytest.mark.parametrize("presses, recorded", [(2, True), (3, False)])
+def test_case_5_ctrl_c_while_recording_keeps_the_record(tmp_path: Path, presses: int, recorded: bool):
+    """The first Ctrl-C stops the guests; more, pressed once the table is out (the store is being written), are
+    noted; the third in a row gives the MLflow record up, never results.json."""
+    import json
+    import signal
+    import time
+
+    from .test_bench_e2e import runs_of, start_idle_pair, training, wait_for
+
+    proc, run_dir, uri = start_idle_pair(tmp_path)
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    proc.send_signal(signal.SIGINT)
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:  # unbuffered: the summary line comes just before the store is written
+        seen.append(line)
+        if line.startswith("status: interrupted"):
+            for _ in range(presses):
+                proc.send_signal(signal.SIGINT)
+                time.sleep(0.05)  # signals pending at once are one signal
+            break
+    out, err = proc.communicate(timeout=120)
+    out = "".join(seen) + out
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    assert "interrupt noted: recording what was measured" in out
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
+    if recorded:
+        parents, children = runs_of(uri)
+        assert parents.iloc[0]["status"] == "KILLED" and len(children) == 2
+    else:
+        assert f"interrupted: what was measured is in {run_dir}" in err, out[-3000:]
+
+
+# --- case 14: a user's own config directory, through --config-dir or hydra.searchpath --------------------------------
+def user_profiles(tmp: Path) -> Path:
+    folder = tmp / "myconf" / "profile"
+    folder.mkdir(parents=True)
+    (folder / "mine.yaml").write_text("defaults:\n  - base_profile\nname: mine\nkind: cpu\ngpus: 0\nvcpus: 1\n"
+                                      "memory_MiB: 4096\n")
+    return folder.parent
+
+
+def test_case_14_config_dir_and_searchpath_are_prechecked_like_hydra_reads_them(tmp_path: Path):
+    import json
+
+    conf = user_profiles(tmp_path)
+    ok = bench(tmp_path, "workload=idle", *SMOKE, "profile=mine", f"hydra.searchpath=[file://{conf}]")
+    assert ok.returncode == 0, ok.stderr[-2000:]  # used to be refused: the precheck dropped the searchpath
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["guests"][0]["spec"]["profile"] == "mine"
+    bad = bench(tmp_path / "b", "--config-dir", str(conf), "workload=idle", *SMOKE, "profile=nosuch")
+    assert one_error_line(bad).startswith("error: In 'config': Could not find 'profile/nosuch'")
+    assert "mine" in bad.stderr  # the user's profile is among the choices
+    sweep = bench(tmp_path / "s", "-m", "--config-dir", str(conf), "workload=idle", *SMOKE, "profile=mine,nosuch",
+                  f"hydra.sweep.dir={tmp_path / 's' / 'sweep'}")
+    assert one_error_line(sweep).startswith("error: sweep point profile=nosuch: ")
+    assert not (tmp_path / "s" / "sweep").exists()
+    missing = bench(tmp_path / "m", "--config-dir", str(tmp_path / "none"), *SMOKE)
+    assert one_error_line(missing) == f"error: --config-dir {tmp_path / 'none'}: not a directory"
+
+
+# --- case 15: experiment=NAME is the MLflow experiment -------------------------------------------------------------
+def test_case_15_experiment_names_the_mlflow_experiment(tmp_path: Path):
+    import mlflow
+
+    proc = bench(tmp_path, "workload=idle", *SMOKE, "experiment=night-run")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert len(mlflow.search_runs(experiment_names=["night-run"])) == 2  # the scenario and its guest
+    old = bench(tmp_path / "old", "+experiment=smoke")
+    assert one_error_line(old) == ("error: +experiment=smoke: presets are +preset=NAME now (configs/preset/); "
+                                   "experiment=NAME names the MLflow experiment")
+
+
+# --- case 18: each mechanism that stops guests, seen on its own ------------------------------------------------------
+def test_case_18_a_runner_fault_mid_run_is_recorded_and_its_guests_stopped(tmp_path: Path):
+    """A guest that cannot start (its log path taken by a folder) while the other already runs: before, a
+    traceback and no record; now both guests fail with the runner's reason, the running one is stopped by the
+    runner (``finally``; the runner checks none is left), and the run is recorded."""
+    import json
+
+    from .test_bench_e2e import runs_of
+
+    args, run_dir, uri = bench_args(tmp_path, "scenario=concurrent", "workload=idle", *SMOKE, "workload.seconds=600")
+    (run_dir / "g1.log").mkdir(parents=True)
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["status"] == "failed"
+    assert not [r for r in results["reasons"] if "still running" in r], results["reasons"]
+    errors = [g["result"]["error"] for g in results["guests"]]
+    assert all(e.startswith("stopped: the runner failed mid-run (IsADirectoryError") for e in errors), errors
+    assert "IsADirectoryError" in (run_dir / "runner-fault.log").read_text()
+    parents, children = runs_of(uri)
+    assert parents.iloc[0]["status"] == "FAILED" and len(children) == 2
+
+
+def test_case_18_a_killed_runner_takes_its_silent_guests_with_it(tmp_path: Path):
+    """SIGKILL leaves the runner no say: only PR_SET_PDEATHSIG ends guests that never write to their pipe."""
+    import signal
+
+    import psutil
+
+    from .test_bench_e2e import start_idle_pair, training, wait_for
+
+    proc, run_dir, _ = start_idle_pair(tmp_path)
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    pids = [training(run_dir, "g0"), training(run_dir, "g1")]
+    proc.kill()
+    proc.communicate(timeout=60)
+    try:
+        wait_for(lambda: not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+                                 for p in pids), timeout=15)
+    finally:
+        for p in pids:  # whatever happens, leave nothing behind
+            try:
+                os.killpg(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_case_18_a_guest_past_the_time_limit_is_killed_with_that_reason(tmp_path: Path):
+    """The time limit, seen on a silent guest (nothing else would end it for 600 s)."""
+    import json
+
+    proc = bench(tmp_path, "workload=idle", *SMOKE, "workload.seconds=600", "scenario.timeout_s=2", timeout=120)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "run" / "results.json").read_text())["guests"][0]["result"]
+    assert result["status"] == "failed" and result["error"] == "timed out after scenario.timeout_s=2 s"
