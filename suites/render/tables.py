@@ -106,7 +106,7 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
     gpus = ", ".join(g.get("name") or "?" for g in inv.gpus) or inv.gpu_status
     lines = [
         f"status: {outcome.status}   validity: {outcome.validity}   makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
-        (f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})" if outcome.data
+        + (f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})" if outcome.data
          else "data: none (the workload reads no data)"),
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",
         f"sampler: {s.achieved_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
