@@ -1,4 +1,4 @@
-# make setup | setup-system | bench | study | report | bench-ml | bench-sampler | test | lint | ui | clean
+# make setup | setup-system | setup-cluster | bench | study | report | bench-ml | bench-sampler | test | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -8,9 +8,22 @@ EXTRAS ?= dev,tf,graphics,ray,slurm
 # Debian packages: headless OpenGL without a GPU (Mesa llvmpipe through EGL), apitrace replay, and
 # chromium for the MLflow UI test.
 SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace chromium
+# What the cluster tests start on this host: Slurm with munge and accounting (slurmdbd on MariaDB), see
+# tests/slurmcluster.py; iproute2 for the network namespace the two-node Ray test runs in. Installed for
+# `make test` only; no service is enabled or started by the install.
+CLUSTER_PKGS := slurmctld slurmd slurm-client slurmdbd munge mariadb-server iproute2
 PORT ?= 5000
 CONDA := $(shell command -v conda 2>/dev/null)
 STAMP := $(VENV)/.installed-$(EXTRAS)
+# make setup installs with uv (on PATH, else this release from PyPI into .uv/), falling back to pip.
+UV_VERSION := 0.13.8
+UV_BOOT := .uv
+# uv reads no pip configuration: it gets the package sources pip is configured with on this machine (local indexes,
+# wheel folders), and pip's rule of taking the best version from any of them, so both install the same files.
+PIP_INDEXES := $(shell python3 -m pip config get global.extra-index-url 2>/dev/null)
+PIP_LINKS := $(or $(PIP_FIND_LINKS),$(shell python3 -m pip config get global.find-links 2>/dev/null))
+UV_SOURCES := --index-strategy unsafe-best-match $(foreach u,$(PIP_INDEXES),--extra-index-url $(u)) \
+              $(foreach d,$(PIP_LINKS),--find-links $(d))
 comma := ,
 # A comma in profile/workload/scenario is a Hydra sweep: `make bench -m profile=m60-1q,m60-8q` (make ignores -m).
 SWEEP := $(if $(findstring $(comma),$(profile)$(workload)$(scenario)),--multirun)
@@ -18,7 +31,7 @@ SWEEP := $(if $(findstring $(comma),$(profile)$(workload)$(scenario)),--multirun
 OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) $(ARGS)
 
-.PHONY: setup setup-system report bench study bench-ml bench-sampler test lint ui clean
+.PHONY: setup setup-system setup-cluster report bench study bench-ml bench-sampler test lint ui clean
 
 setup: $(STAMP)
 
@@ -28,21 +41,37 @@ ifneq ($(CONDA),)
 	conda env create --yes -p $(VENV) -f environment.yml
 	$(PY) -m pip install -e '.[$(EXTRAS)]'
 else
-	@echo "setup: venv at $(VENV) (no conda found)"
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	@uv=$$(command -v uv || { test -x $(UV_BOOT)/bin/uv || python3 -m pip install --quiet --target $(UV_BOOT) \
+	  uv==$(UV_VERSION) >/dev/null 2>&1; test -x $(UV_BOOT)/bin/uv && echo $(UV_BOOT)/bin/uv; }); \
+	if [ -n "$$uv" ]; then \
+	  echo "setup: venv at $(VENV) with $$uv ($$($$uv --version))"; \
+	  { test -x $(PY) || $$uv venv --quiet --python python3 $(VENV); } && \
+	  $$uv pip install --quiet --python $(PY) $(UV_SOURCES) -e '.[$(EXTRAS)]'; \
+	else \
+	  echo "setup: uv could not be had (not on PATH; pip install uv==$(UV_VERSION) failed): installing with pip"; \
+	  { test -x $(PY) || python3 -m venv $(VENV); } && \
+	  { $(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip --quiet; } && \
+	  $(PY) -m pip install --quiet -e '.[$(EXTRAS)]'; \
+	fi
 endif
 	touch $@
 
 # Installs only what is missing; as root directly, else through sudo, else says what to run.
-setup-system:
-	@missing=$$(for p in $(SYSTEM_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+define apt_install
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 	  grep -q '^install ok installed' || echo $$p; done); \
-	if [ -z "$$missing" ]; then echo "setup-system: $(SYSTEM_PKGS) present"; \
-	elif ! command -v apt-get >/dev/null; then echo "setup-system: no apt-get; install Mesa EGL and apitrace for: $$missing"; \
-	else sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); echo "setup-system: installing $$missing"; \
+	if [ -z "$$missing" ]; then echo "$@: $(1) present"; \
+	elif ! command -v apt-get >/dev/null; then echo "$@: no apt-get; install these (or their equivalents): $$missing"; \
+	else sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); echo "$@: installing $$missing"; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq \
 	    --no-install-recommends $$missing >/dev/null; fi
+endef
+
+setup-system:
+	$(call apt_install,$(SYSTEM_PKGS))
+
+setup-cluster:
+	$(call apt_install,$(CLUSTER_PKGS))
 
 bench: setup setup-system
 	$(PY) -m suites.app.bench $(OVERRIDES)
@@ -65,7 +94,7 @@ bench-ml: setup
 bench-sampler: setup
 	$(PY) -m gpu_probe.bench_sampler $(ARGS)
 
-test: setup setup-system lint
+test: setup setup-system setup-cluster lint
 	$(PY) -m pytest
 
 lint: setup

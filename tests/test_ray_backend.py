@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,43 +26,23 @@ from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.guest.protocol import GuestSpec
 
 from .conftest import REPO, SMOKE, bench_args, free_port, run_bench
+from .raynodes import NO_AUTH, start_node, stop_node
 
-RAY = Path(sys.executable).with_name("ray")
-# Ray otherwise rewrites 127.0.0.1 to the host's LAN address; with this it stays a loopback-only cluster.
-LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 M60_4Q = ["profile=m60-4q", "profile.memory_MiB=2048"]
 
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    # The cluster and every runner here agree on no token auth, even where ~/.ray/auth_token exists (Ray turns
-    # token auth on for whoever finds that file; a cluster started before it appeared then refuses them).
     saved = os.environ.get("RAY_AUTH_MODE")
-    os.environ["RAY_AUTH_MODE"] = "disabled"
+    os.environ.update(NO_AUTH)  # the runners agree with the cluster
     port = free_port()
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's unix socket paths must fit 107 bytes
-    log = open(Path(temp) / "start.log", "w")  # open for as long as the cluster runs
-    proc = subprocess.Popen(
-        [str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
-         f"--ray-client-server-port={free_port()}", f"--temp-dir={temp}", "--num-cpus=2", "--num-gpus=1",
-         "--memory=6000000000", "--object-store-memory=100000000", "--include-dashboard=false",
-         "--disable-usage-stats"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, **LOOPBACK_ENV})
-    deadline = time.monotonic() + 120
-    while "Ray runtime started" not in (Path(temp) / "start.log").read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            pytest.fail("ray start failed: " + (Path(temp) / "start.log").read_text()[-1500:])
-        time.sleep(0.5)
+    proc = start_node(["--head", "--node-ip-address=127.0.0.1", f"--port={port}",
+                       f"--ray-client-server-port={free_port()}", f"--temp-dir={temp}",
+                       "--num-cpus=2", "--num-gpus=1", "--memory=6000000000", "--object-store-memory=100000000",
+                       "--include-dashboard=false"], Path(temp) / "start.log")
     yield f"127.0.0.1:{port}", proc.pid
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    os.killpg(proc.pid, signal.SIGKILL)  # gcs_server and raylet share its process group
-    proc.wait(timeout=30)
-    log.close()
+    stop_node(proc)
     if saved is None:
         os.environ.pop("RAY_AUTH_MODE", None)
     else:
@@ -121,7 +100,7 @@ def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster
     for g in res["guests"]:
         p = g["placement"]
         assert p["resources"] == {"CPU": 1.0, "GPU": 0.5, "memory": 2048 * 1024 * 1024}
-        assert p["node"].endswith("(127.0.0.1)") and p["gpus"] == ["0"] and g["spec"]["gpus"] == ["0"]
+        assert "(127.0.0.1) node " in p["node"] and p["gpus"] == ["0"] and g["spec"]["gpus"] == ["0"]
         assert "0.5 of GPU 0" in p["note"]
         assert g["result"]["affinity"] == p["vcpus"]  # the guest applied the node-local CPUs it was given
         assert g["sampled"]["cpu_pct.mean"] > 10 and g["sampled"]["rss_MiB.max"] > 50  # read on the node
@@ -246,7 +225,7 @@ def test_ray_address_forms(address, expected):
 def test_node_running_other_code_is_named_in_the_placement():
     spec = GuestSpec("g0", "m60-4q", "mnist-torch", {}, {}, [], [], 4096, 2048)
     p = Placement("g0", [], [], [], resources={"CPU": 1.0, "GPU": 0.5})
-    info = {"host": "node7", "ip": "10.0.0.7", "gpus": ["3"], "suite_sha": "0123abc"}
+    info = {"host": "node7", "ip": "10.0.0.7", "gpus": ["3"], "suite_sha": "0123abc", "node_id": "5e1f" * 14}
     ray_backend.assign(GuestHandle(spec, Path("/dev/null")), p, info, [4], "4567def")
     assert (spec.vcpus, spec.gpus, p.gpu_indices) == ([4], ["3"], [3])
-    assert p.note == "Ray node node7 (10.0.0.7): 0.5 of GPU 3; suite 0123abc there, 4567def here"
+    assert p.note == "Ray node node7 (10.0.0.7) node 5e1f5e1f: 0.5 of GPU 3; suite 0123abc there, 4567def here"

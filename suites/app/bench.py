@@ -14,6 +14,7 @@ import logging
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,10 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
     """Hydra's task function: what was composed before Hydra started, else this job's own composition."""
     def main(dcfg: DictConfig) -> None:
         hc = HydraConfig.get()
+        if threading.current_thread() is threading.main_thread():
+            # Again here: a job launched by submitit (Slurm) never ran cli(), and submitit ignores SIGTERM, which is
+            # what scancel sends; this way a cancelled job stops its guests and records itself as interrupted.
+            signal.signal(signal.SIGTERM, sigterm_as_interrupt)
         redact_logs()
         redact_files(Path(hc.runtime.output_dir) / str(hc.output_subdir or ".hydra"))
         try:

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpu_probe.inventory import Inventory
 from suites.backends.handle import GuestHandle
@@ -54,6 +55,9 @@ class Backend(ABC):
             g.release()
         run_to_end(guests, tick, timeout_s)
         timing.t_end = time.time()
+
+    def check_data(self, data: dict[str, Any]) -> None:  # noqa: B027 (only a multi-node backend overrides it)
+        """Raise DataError where a guest would not find ``data`` (the runner resolved it on this host)."""
 
     def shutdown(self) -> None:  # noqa: B027 (optional: only a backend holding a connection overrides it)
         """Release what the backend holds (a cluster connection); guests are already stopped."""

@@ -29,7 +29,7 @@ from suites.backends.placement import EMULATED, ENFORCED, NOT_ENFORCED, Placemen
 from suites.backends.ray_agent import GuestAgent, RayGuest, RemotePipe, host_key
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import RayConfig
-from suites.errors import ConfigError, PlacementError, first_line
+from suites.errors import ConfigError, DataError, PlacementError, first_line
 from suites.guest.protocol import GuestSpec
 
 
@@ -178,7 +178,7 @@ def start_actors(guests: list[GuestHandle], placements: list[Placement], vcpus: 
         info = ray.get(ref)
         nodes.setdefault(info["node_id"], []).append((g, p, info))
     here, mine = host_key(), git_sha(REPO_ROOT)
-    for members in nodes.values():
+    for members in by_host(nodes).values():
         info = members[0][2]
         try:
             cpu_sets = place_cpus(len(members), vcpus, info["cpus"], overcommit)
@@ -193,6 +193,34 @@ def start_actors(guests: list[GuestHandle], placements: list[Placement], vcpus: 
             pipe.pid = ray.get(pipe.actor.start.remote(g.spec.to_line()))
 
 
+def by_host(nodes: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """Guests grouped by the machine under their nodes: Ray nodes that share one host (several raylets on one
+    machine) share its cores, so their guests get disjoint CPUs of it, not each node's "CPU 0"."""
+    hosts: dict[str, list[Any]] = {}
+    for members in nodes.values():
+        hosts.setdefault(members[0][2]["host_key"], []).extend(members)
+    return hosts
+
+
+def missing_on_nodes(path: str, nodes: list[dict[str, Any]], timeout_s: float = 60.0) -> list[str]:
+    """The live nodes on which ``path`` does not exist ("host (ip) node abcd1234"), asked on each node itself."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    @ray.remote(num_cpus=0)
+    def exists(p: str) -> bool:
+        return os.path.exists(p)
+
+    refs = {node_label(n): exists.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+                                          ).remote(path) for n in nodes}
+    answers = ray.get(list(refs.values()), timeout=timeout_s)
+    return [label for label, ok in zip(refs, answers, strict=True) if not ok]
+
+
+def node_label(node: dict[str, Any]) -> str:
+    return f"{node.get('NodeManagerHostname', '?')} ({node.get('NodeManagerAddress', '?')}) node {node['NodeID'][:8]}"
+
+
 def remote(g: GuestHandle) -> RemotePipe:
     assert isinstance(g.pipe, RemotePipe), "the Ray backend starts only guests it made (make_guests)"
     return g.pipe
@@ -202,11 +230,13 @@ def assign(g: GuestHandle, p: Placement, info: dict[str, Any], cpus: list[int], 
     """The node's CPU ids and Ray's GPU ids go into the spec (the guest applies them) and the record."""
     g.spec.vcpus, g.spec.gpus = cpus, list(info["gpus"])
     p.vcpus, p.gpus, p.gpu_indices = cpus, list(info["gpus"]), [int(x) for x in info["gpus"] if x.isdigit()]
-    p.node = f"{info['host']} ({info['ip']})"
+    p.node = f"{info['host']} ({info['ip']}) node {info.get('node_id', '?')[:8]}"
     shared = f"{p.resources['GPU']:g} of GPU {','.join(info['gpus'])}" if p.resources.get("GPU") else ""
     # the same code on both ends, or the record says which ran there
     other = f"suite {info['suite_sha']} there, {suite_sha} here" if info["suite_sha"] != suite_sha else ""
-    p.note = "; ".join(x for x in (p.note, f"Ray node {p.node}" + (f": {shared}" if shared else ""), other) if x)
+    shipped = f"suite shipped to {info['suite_dir']}" if info.get("suite_dir", str(REPO_ROOT)) != str(REPO_ROOT) else ""
+    p.note = "; ".join(x for x in (p.note, f"Ray node {p.node}" + (f": {shared}" if shared else ""), other,
+                                   shipped) if x)
 
 
 def disconnect() -> None:
@@ -230,6 +260,18 @@ class RayBackend(Backend):
         """Ray's view of the cluster decides; CPUs and GPUs are picked on the nodes at start."""
         nodes = connect(self.cfg, self.base_dir)
         return place_on_cluster(profile, n, nodes, self.cpu_overcommit, self.cfg.address)
+
+    def check_data(self, data: dict[str, Any]) -> None:
+        """The data must be at the same path on every node (a shared filesystem, or a copy): asked on each live
+        node before anything starts. It is not shipped with ray.working_dir, which carries code (data sets are
+        larger than Ray's upload limit)."""
+        root = data.get("root")
+        if not root:
+            return
+        missing = missing_on_nodes(str(root), connect(self.cfg, self.base_dir))
+        if missing:
+            raise DataError(f"data root {root} is missing on Ray node(s) {', '.join(missing)}: put it at the same "
+                            "path on every node (a shared filesystem), or point data.root/data.cache_dir there")
 
     def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
               started: list[GuestHandle]) -> None:

@@ -49,7 +49,8 @@ class GuestAgent:
         ctx = ray.get_runtime_context()
         return {"node_id": ctx.get_node_id(), "host": socket.gethostname(), "ip": ray.util.get_node_ip_address(),
                 "cpus": sorted(os.sched_getaffinity(0)), "gpus": [str(g) for g in ctx.get_accelerator_ids().get(
-                    "GPU", [])], "host_key": host_key(), "suite_sha": git_sha(REPO_ROOT)}
+                    "GPU", [])], "host_key": host_key(), "suite_sha": git_sha(REPO_ROOT),
+                "suite_dir": str(REPO_ROOT)}
 
     def start(self, spec_line: str) -> int:
         pid = self.pipe.start(GuestSpec.from_line(spec_line), keep_lines=True)

@@ -61,7 +61,8 @@ class RayConfig:
     # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
     # every node already has this suite installed (a node whose git SHA differs says so in the placement note).
     working_dir: Optional[str] = None
-    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", "outputs", "multirun", "data"])
+    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", ".uv", ".whl", ".gl", "outputs", "multirun",
+                                                         "data"])
 
     def check(self) -> None:
         require(bool(self.address.strip()), "ray.address", "must name a cluster: auto, HOST:PORT or ray://HOST:PORT")

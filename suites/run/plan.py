@@ -58,6 +58,7 @@ def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
             raise ConfigError(f"workload {group.workload.name} needs {', '.join(missing)}, not installed in this "
                               "Python; pip install -e '.[<extra>]' (or bring its wheels to a GPU host)")
         data = workload_class(group.workload.name).resolve_data(group.workload, cfg.data, base_dir, cfg.seed)
+        backend.check_data(data)
         specs += build_specs(cfg, group.workload, placements[len(specs): len(specs) + group.guests], data,
                              first=len(specs))
         sources.append(data)

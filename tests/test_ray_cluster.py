@@ -1,0 +1,168 @@
+"""backend=ray across two real Ray nodes on this host: a head and a worker, each its own raylet.
+
+Both nodes and the runner live in a network namespace of their own (only its
+loopback, addresses 127.0.0.2 and 127.0.0.3): Ray in multi-node mode listens
+on every interface, and in there that is nothing but the test's own loopback.
+Each node declares one CPU and one logical GPU, so the two guests of a
+scenario cannot both fit on one node and land on both. The worker also runs in
+a private mount namespace where one folder (``hidden``) is an empty tmpfs: a
+data root there exists on the head only, as on a cluster without a shared
+filesystem. Nothing is left behind: the fixture checks for processes,
+listening sockets, the namespace and the temp folder once the nodes are stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .conftest import REPO, SMOKE, BenchRun, bench_args, free_port
+from .raynodes import NO_AUTH, start_node, stop_node
+
+M60_4Q = ["profile=m60-4q", "profile.memory_MiB=1024", "profile.vcpus=1"]
+CPU_FALLBACK = "workload.allow_cpu_fallback=true"  # the nodes' GPUs are logical: the guests train on the CPU
+NODE = ["--num-cpus=1", "--num-gpus=1", "--memory=2500000000", "--object-store-memory=80000000"]
+HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"  # not "localhost" to Ray, so it keeps them as given
+MULTI_NODE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # Ray's default on Linux, whatever the caller's shell says
+
+
+def in_ns(ns: str, *cmd: str) -> list[str]:
+    return ["ip", "netns", "exec", ns, *cmd]
+
+
+def listening(ns: str) -> list[str]:
+    """Listening TCP sockets inside the namespace, as `ss` reports them."""
+    return subprocess.run(in_ns(ns, "ss", "-Htln"), capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("unshare (util-linux) or ip (iproute2) is not installed")
+    saved = os.environ.get("RAY_AUTH_MODE")
+    os.environ.update(NO_AUTH)
+    ns = f"gmb-ray-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+    temp = Path(tempfile.mkdtemp(prefix="ray2", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    hidden = temp / "hidden"  # on the head: a folder; on the worker: an empty tmpfs over it
+    hidden.mkdir()
+    port = free_port()
+    head = start_node(["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
+                       f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
+                       '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns), env=MULTI_NODE)
+    worker = start_node([f"--address={HEAD_IP}:{port}", f"--node-ip-address={WORKER_IP}", *NODE,
+                         '--resources={"worker": 1}'], temp / "worker.log", env=MULTI_NODE,
+                        wrap=in_ns(ns, "unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                   f'mount -t tmpfs tmpfs {hidden} && exec "$0" "$@"'))
+    members = {p.pid for p in psutil.process_iter() if _pgid(p.pid) in (head.pid, worker.pid)}
+    assert any(f":{port}" in line for line in listening(ns))
+    yield {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "worker": worker}
+    for proc in (worker, head):
+        stop_node(proc)
+    alive = [p for p in members if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    left = listening(ns)
+    subprocess.run(["ip", "netns", "del", ns], check=True)
+    shutil.rmtree(temp, ignore_errors=True)
+    if saved is None:
+        os.environ.pop("RAY_AUTH_MODE", None)
+    else:
+        os.environ["RAY_AUTH_MODE"] = saved
+    assert not alive, f"Ray processes left: {alive}"
+    assert not left, f"sockets left listening: {left}"
+    assert not temp.exists() and ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                                           text=True).stdout
+
+
+def bench_in(nodes: dict, tmp: Path, *overrides: str, timeout: float = 600) -> BenchRun:
+    """The bench CLI, run inside the cluster's network namespace (the only place its addresses exist)."""
+    args, run_dir, uri = bench_args(tmp, *SMOKE, "scenario=concurrent", *M60_4Q, CPU_FALLBACK, "backend=ray",
+                                    f"ray.address={nodes['address']}", *overrides)
+    mine = {o.split("=", 1)[0] for o in overrides}  # an override given here replaces bench_args' own
+    args = [a for a in args if a in overrides or a.split("=", 1)[0] not in mine]
+    proc = subprocess.run(in_ns(nodes["ns"], *args), cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
+    return BenchRun(proc, run_dir, uri)
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def test_guests_of_one_scenario_land_on_both_nodes_with_disjoint_cores(tmp: Path, two_nodes):
+    run = bench_in(two_nodes, tmp)
+    assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
+    guests = run.results["guests"]
+    nodes = {g["placement"]["node"] for g in guests}
+    assert len(nodes) == 2, nodes  # one guest per node: each node holds one CPU
+    cores = [set(g["placement"]["vcpus"]) for g in guests]
+    assert not cores[0] & cores[1]  # two raylets on one host share its cores: never the same one
+    for g in guests:
+        assert g["result"]["status"] == "ok" and g["result"]["affinity"] == g["placement"]["vcpus"]
+        assert g["sampled"]["cpu_pct.mean"] > 10 and g["sampled"]["rss_MiB.max"] > 50  # read on its node
+        log = (run.run_dir / f"{g['spec']['guest_id']}.log").read_text()  # fetched from its node
+        assert f"[guest {g['spec']['guest_id']} pid {g['result']['pid']}] training started" in log
+
+
+def test_a_data_root_missing_on_a_node_is_one_line_before_anything_starts(tmp: Path, two_nodes):
+    run = bench_in(two_nodes, tmp, f"data.cache_dir={two_nodes['hidden'] / 'cache'}")
+    lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip() and "mlflow" not in ln.lower()]
+    assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr[-2000:]
+    assert lines[0].startswith(f"error: data root {two_nodes['hidden'] / 'cache'}/synthetic-mnist")
+    assert f"is missing on Ray node(s) vm ({WORKER_IP}) node " in lines[0].replace(os.uname().nodename, "vm")
+    assert f"({HEAD_IP})" not in lines[0]  # the head has it
+    assert not run.run_dir.exists()
+
+
+def test_the_suite_shipped_with_ray_working_dir_runs_the_guests(tmp: Path, two_nodes):
+    run = bench_in(two_nodes, tmp, "ray.working_dir=.")
+    assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
+    for g in run.results["guests"]:
+        note = g["placement"]["note"]
+        assert "suite shipped to " in note and str(REPO) not in note.split("suite shipped to ")[1], note
+
+
+def test_a_node_killed_mid_run_fails_its_guest_and_the_other_finishes(tmp: Path, two_nodes):
+    """Last in this module: it takes the worker node down."""
+    args, run_dir, _ = bench_args(tmp, *SMOKE, "scenario=concurrent", *M60_4Q, "workload=idle",
+                                  "workload.seconds=20", "backend=ray", f"ray.address={two_nodes['address']}")
+    runner = subprocess.Popen(in_ns(two_nodes["ns"], *args), cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
+    deadline = time.monotonic() + 180
+    worker = two_nodes["worker"]
+    while not [p for p in psutil.process_iter(["cmdline"]) if "suites.guest" in (p.info["cmdline"] or [])
+               and _pgid(p.pid) != worker.pid and _on_node(p, worker.pid)]:
+        assert time.monotonic() < deadline and runner.poll() is None, "a guest should run on the worker node"
+        time.sleep(0.5)
+    time.sleep(2)  # past the barrier: both idle
+    os.killpg(worker.pid, signal.SIGKILL)  # the whole worker node: raylet, its workers, their guests
+    out, _ = runner.communicate(timeout=180)
+    assert runner.returncode == 1, out[-3000:]
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["status"] == "partial"
+    by_status = {g["result"]["status"]: g for g in res["guests"]}
+    assert set(by_status) == {"ok", "failed"}
+    assert "Ray actor lost" in by_status["failed"]["result"]["error"], by_status["failed"]["result"]["error"]
+    assert by_status["ok"]["result"]["metrics"]["train_time_s"] >= 19
+
+
+def _on_node(p: psutil.Process, node_pgid: int) -> bool:
+    """Whether a guest runs under the given node: one of its ancestors (the actor's worker, the raylet) is in
+    that node's process group."""
+    try:
+        return any(_pgid(a.pid) == node_pgid for a in p.parents())
+    except psutil.Error:
+        return False

@@ -1,0 +1,96 @@
+"""launcher=slurm for real: sweep jobs submitted with sbatch to a Slurm cluster started on this host.
+
+The cluster (tests/slurmcluster.py) is Debian's slurmctld, slurmd and slurmdbd
+with munge and MariaDB, on loopback, with one node that has this host's cores
+and memory. ``make setup-system`` installs them; the tests are skipped only
+where apt-get is not there to do so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import mlflow
+import psutil
+import pytest
+
+from .conftest import REPO, SMOKE
+from .slurmcluster import PARTITION, SlurmCluster, missing_tools
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    missing = missing_tools()
+    if missing and shutil.which("apt-get") is None:
+        pytest.skip(f"no apt-get here to install Slurm ({', '.join(missing)} missing)")
+    assert not missing, f"{', '.join(missing)} missing: make setup-system installs them"
+    before = {p.pid for p in psutil.process_iter()}
+    cluster = SlurmCluster().start()
+    yield cluster
+    cluster.stop()
+    left = [p for p in psutil.process_iter(["name", "cmdline"]) if p.pid not in before
+            and str(cluster.dir) in " ".join(p.info["cmdline"] or [])]
+    assert not left, f"left running: {[p.info['name'] for p in left]}"
+    listening = subprocess.run(["ss", "-Htln"], capture_output=True, text=True, check=True).stdout
+    assert not [port for port in cluster.ports.values() if f":{port} " in listening]
+    assert not cluster.dir.exists()
+
+
+def sweep(tmp: Path, slurm: SlurmCluster, profiles: str, *args: str) -> list[str]:
+    """The make command line of a sweep through the Slurm launcher into tmp's own store."""
+    extra = " ".join([*SMOKE, f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'art'}",
+                      f"hydra.sweep.dir={tmp / 'sweep'}", f"hydra.launcher.partition={PARTITION}",
+                      "hydra.launcher.timeout_min=10", f"data.cache_dir={tmp / 'data'}", *args])
+    return ["make", "-s", "bench", "-m", f"profile={profiles}", "launcher=slurm", f"ARGS={extra}"]
+
+
+def job_ids(tmp: Path) -> list[str]:
+    return sorted(d.name for d in (tmp / "sweep" / ".submitit").iterdir() if d.name.isdigit())
+
+
+def test_a_sweep_runs_as_slurm_jobs_and_reaches_the_store(tmp: Path, slurm: SlurmCluster):
+    proc = subprocess.run(sweep(tmp, slurm, "m60-1q,m60-8q"), cwd=REPO, capture_output=True, text=True,
+                          timeout=600, env=slurm.env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    ids = job_ids(tmp)
+    assert len(ids) == 2, ids
+    deadline = time.monotonic() + 60  # the accounting record follows the job's end by a moment
+    while set(slurm.sacct(ids).values()) != {"COMPLETED"}:
+        assert time.monotonic() < deadline, slurm.sacct(ids)
+        time.sleep(1)
+    mlflow.set_tracking_uri(f"sqlite:///{tmp / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    scenarios = runs[runs["tags.bench.role"] == "scenario"]
+    assert sorted(scenarios["params.profile"]) == ["m60-1q", "m60-8q"]
+    assert set(scenarios["tags.bench.launcher"]) == {"slurm"} and set(scenarios["status"]) == {"FINISHED"}
+
+
+def test_a_job_cancelled_with_scancel_is_recorded_as_interrupted(tmp: Path, slurm: SlurmCluster):
+    launcher = subprocess.Popen(sweep(tmp, slurm, "m60-8q", "workload=idle", "workload.seconds=600"), cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=slurm.env)
+    log = tmp / "sweep" / "0" / "g0.log"
+    deadline = time.monotonic() + 300
+    while not (log.exists() and "training started" in log.read_text()):
+        assert time.monotonic() < deadline and launcher.poll() is None, "the job's guest should be running"
+        time.sleep(0.5)
+    [job] = job_ids(tmp)
+    slurm.run("scancel", job)
+    out, _ = launcher.communicate(timeout=300)
+    assert launcher.returncode != 0  # the sweep lost a job and says so
+    results = json.loads((tmp / "sweep" / "0" / "results.json").read_text())
+    assert results["status"] == "interrupted", out[-2000:]
+    mlflow.set_tracking_uri(f"sqlite:///{tmp / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    scenario = runs[runs["tags.bench.role"] == "scenario"]
+    assert len(scenario) == 1 and scenario.iloc[0]["status"] == "KILLED"
+    deadline = time.monotonic() + 60
+    while slurm.sacct([job]).get(job) != "CANCELLED by 0":
+        assert time.monotonic() < deadline, slurm.sacct([job])
+        time.sleep(1)
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "suites.guest" in (p.info["cmdline"] or [])]
+    assert os.path.exists(tmp / "sweep" / "0" / "samples.csv")
