@@ -25,8 +25,9 @@ PIP_LINKS := $(or $(PIP_FIND_LINKS),$(shell python3 -m pip config get global.fin
 UV_SOURCES := --index-strategy unsafe-best-match $(foreach u,$(PIP_INDEXES),--extra-index-url $(u)) \
               $(foreach d,$(PIP_LINKS),--find-links $(d))
 comma := ,
-# A comma in profile/workload/scenario is a Hydra sweep: `make bench -m profile=m60-1q,m60-8q` (make ignores -m).
-SWEEP := $(if $(findstring $(comma),$(profile)$(workload)$(scenario)),--multirun)
+# A comma in profile/workload/scenario is a Hydra sweep: `make bench -m profile=m60-1q,m60-8q` (make ignores -m);
+# multirun=1 makes any command one (a single run submitted through launcher=slurm is a sweep of one point).
+SWEEP := $(if $(or $(findstring $(comma),$(profile)$(workload)$(scenario)),$(multirun)),--multirun)
 # launcher=slurm (configs/hydra/launcher/slurm.yaml) or submitit_local runs the sweep's jobs through submitit.
 OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) $(ARGS)

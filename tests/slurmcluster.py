@@ -49,6 +49,7 @@ class SlurmCluster:
 
     # --- the daemons ------------------------------------------------------------------------------------
     def start(self) -> SlurmCluster:
+        self.started_at = time.time()
         try:
             self._munge()
             self._mariadb()
@@ -147,11 +148,16 @@ class SlurmCluster:
 
     def sacct(self, job_ids: list[str]) -> dict[str, str]:
         """Each job's state as the accounting database has it (job lines only, not steps)."""
-        out = self.run("sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", ",".join(job_ids))
+        out = self.run("sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", ",".join(job_ids))  # "7_0" works
         return dict(line.split("|", 1) for line in out.splitlines() if "|" in line)
 
     # --- stopping -----------------------------------------------------------------------------------
     def stop(self) -> None:
+        if self.procs:  # jobs first, while slurmd can still end their steps (their tasks outlive a killed slurmd)
+            self.run("scancel", f"--partition={PARTITION}")
+            deadline = time.monotonic() + 60
+            while self.run("squeue", "-h") and time.monotonic() < deadline:
+                time.sleep(0.5)
         for proc in reversed(self.procs):  # slurmd first, munged last
             for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
                 try:
@@ -167,7 +173,18 @@ class SlurmCluster:
                 os.killpg(proc.pid, signal.SIGKILL)  # children that outlived their daemon
             except ProcessLookupError:
                 pass
+        for p in self.leftovers():  # a job step's slurmstepd runs in a session of its own
+            p.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def leftovers(self) -> list[psutil.Process]:
+        """Slurm, munge and MariaDB processes this cluster started that are still there."""
+        names = {"slurmstepd", "slurmd", "slurmctld", "slurmdbd", "munged", "mariadbd"}
+        out = []
+        for p in psutil.process_iter(["name", "create_time"]):
+            if p.info["name"] in names and p.info["create_time"] >= getattr(self, "started_at", 0.0) - 1:
+                out.append(p)
+        return out
 
 
 def _listening(port: int) -> bool:

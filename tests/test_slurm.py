@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -29,13 +31,12 @@ def slurm():
     if missing and shutil.which("apt-get") is None:
         pytest.skip(f"no apt-get here to install Slurm ({', '.join(missing)} missing)")
     assert not missing, f"{', '.join(missing)} missing: make setup-system installs them"
-    before = {p.pid for p in psutil.process_iter()}
     cluster = SlurmCluster().start()
     yield cluster
     cluster.stop()
-    left = [p for p in psutil.process_iter(["name", "cmdline"]) if p.pid not in before
-            and str(cluster.dir) in " ".join(p.info["cmdline"] or [])]
-    assert not left, f"left running: {[p.info['name'] for p in left]}"
+    time.sleep(0.5)
+    left = [p for p in cluster.leftovers() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, f"left running: {left}"
     listening = subprocess.run(["ss", "-Htln"], capture_output=True, text=True, check=True).stdout
     assert not [port for port in cluster.ports.values() if f":{port} " in listening]
     assert not cluster.dir.exists()
@@ -46,11 +47,14 @@ def sweep(tmp: Path, slurm: SlurmCluster, profiles: str, *args: str) -> list[str
     extra = " ".join([*SMOKE, f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'art'}",
                       f"hydra.sweep.dir={tmp / 'sweep'}", f"hydra.launcher.partition={PARTITION}",
                       "hydra.launcher.timeout_min=10", f"data.cache_dir={tmp / 'data'}", *args])
-    return ["make", "-s", "bench", "-m", f"profile={profiles}", "launcher=slurm", f"ARGS={extra}"]
+    return ["make", "-s", "bench", "-m", "multirun=1", f"profile={profiles}", "launcher=slurm", f"ARGS={extra}"]
 
 
 def job_ids(tmp: Path) -> list[str]:
-    return sorted(d.name for d in (tmp / "sweep" / ".submitit").iterdir() if d.name.isdigit())
+    """The sweep's Slurm jobs, as submitit filed them: an array task per sweep point ("7_0", "7_1"), or one job
+    ("8") for a sweep of one point."""
+    return sorted(d.name for d in (tmp / "sweep" / ".submitit").iterdir()
+                  if re.fullmatch(r"\d+(_\d+)?", d.name) and (d / f"{d.name}_submitted.pkl").exists())
 
 
 def test_a_sweep_runs_as_slurm_jobs_and_reaches_the_store(tmp: Path, slurm: SlurmCluster):
@@ -71,8 +75,18 @@ def test_a_sweep_runs_as_slurm_jobs_and_reaches_the_store(tmp: Path, slurm: Slur
 
 
 def test_a_job_cancelled_with_scancel_is_recorded_as_interrupted(tmp: Path, slurm: SlurmCluster):
-    launcher = subprocess.Popen(sweep(tmp, slurm, "m60-8q", "workload=idle", "workload.seconds=600"), cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=slurm.env)
+    launcher = subprocess.Popen(sweep(tmp, slurm, "m60-8q", "workload=idle", "workload.seconds=600"),
+                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=slurm.env,
+                                start_new_session=True)
+    try:
+        cancelled(tmp, slurm, launcher)
+    finally:  # whatever happened, no launcher (and no guest of its) outlives the test
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait(timeout=30)
+
+
+def cancelled(tmp: Path, slurm: SlurmCluster, launcher: subprocess.Popen) -> None:
     log = tmp / "sweep" / "0" / "g0.log"
     deadline = time.monotonic() + 300
     while not (log.exists() and "training started" in log.read_text()):
