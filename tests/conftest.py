@@ -85,3 +85,22 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait(timeout=30)
 
 
+
+
+def stop_group(proc: subprocess.Popen, term_wait: float = 10) -> None:
+    """SIGTERM, then SIGKILL, to a daemon's whole process group (it was started with start_new_session), and
+    whatever of the group outlived its leader."""
+    for sig, wait in ((signal.SIGTERM, term_wait), (signal.SIGKILL, 30)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

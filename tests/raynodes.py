@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from .conftest import stop_group
 
 RAY = Path(sys.executable).with_name("ray")
 # Ray otherwise rewrites 127.0.0.1 to the host's LAN address; with this it stays a loopback-only cluster.
@@ -39,17 +40,5 @@ def start_node(args: list[str], log: Path, wrap: list[str] | None = None, env: d
 
 
 def stop_node(proc: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL, to the node's whole process group (raylet, GCS, workers share it)."""
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 30)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # what outlived its leader
-    except ProcessLookupError:
-        pass
+    """The node's whole process group (raylet, GCS, workers share it)."""
+    stop_group(proc)

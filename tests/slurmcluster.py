@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -21,6 +20,8 @@ import time
 from pathlib import Path
 
 import psutil
+
+from .conftest import stop_group
 
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct",
            "sacctmgr", "scontrol")
@@ -159,20 +160,7 @@ class SlurmCluster:
             while self.run("squeue", "-h") and time.monotonic() < deadline:
                 time.sleep(0.5)
         for proc in reversed(self.procs):  # slurmd first, munged last
-            for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
-                try:
-                    os.killpg(proc.pid, sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    proc.wait(timeout=wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # children that outlived their daemon
-            except ProcessLookupError:
-                pass
+            stop_group(proc, term_wait=15)
         for p in self.leftovers():  # a job step's slurmstepd runs in a session of its own
             p.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
