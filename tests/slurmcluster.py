@@ -1,6 +1,6 @@
 """A real single-host Slurm cluster for the tests: munged, MariaDB, slurmdbd, slurmctld and slurmd, all on loopback.
 
-Debian's own daemons (``make setup-system`` installs them), each started in
+Debian's own daemons (``make setup-cluster`` installs them), each started in
 the foreground from a folder of its own with a generated configuration: one
 node with this host's real cores and memory, one partition, accounting through
 slurmdbd into MariaDB (so ``sacct`` answers, as on a site's cluster). Every

@@ -47,7 +47,9 @@ def listening(ns: str) -> list[str]:
 @pytest.fixture(scope="module")
 def two_nodes():
     if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("unshare (util-linux) or ip (iproute2) is not installed")
+        pytest.skip("unshare (util-linux) or ip (iproute2) is not installed (make setup-cluster)")
+    if os.geteuid() != 0:
+        pytest.skip("network and mount namespaces need root (CI and the team's machines run as root)")
     saved = os.environ.get("RAY_AUTH_MODE")
     os.environ.update(NO_AUTH)
     ns = f"gmb-ray-{os.getpid()}"
