@@ -36,11 +36,14 @@ class BenchRun:
 
 
 def bench_args(tmp: Path, *overrides: str) -> tuple[list[str], Path, str]:
+    """The bench command line into tmp's own store, run and cache dirs; a key ``overrides`` sets replaces the one
+    given here (then the returned run dir is only the default's)."""
     run_dir = tmp / "run"
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
-    args = [sys.executable, "-m", "suites.app.bench", *overrides, f"tracking_uri={uri}",
-            f"artifact_dir={tmp / 'artifacts'}", f"data.cache_dir={tmp / 'data'}",
-            f"hydra.run.dir={run_dir}"]
+    given = {o.split("=", 1)[0] for o in overrides}
+    own = [f"tracking_uri={uri}", f"artifact_dir={tmp / 'artifacts'}", f"data.cache_dir={tmp / 'data'}",
+           f"hydra.run.dir={run_dir}"]
+    args = [sys.executable, "-m", "suites.app.bench", *overrides, *(a for a in own if a.split("=", 1)[0] not in given)]
     return args, run_dir, uri
 
 

@@ -23,10 +23,8 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def command(tmp: Path, *overrides: str) -> list[str]:
-    """bench_args' command line; a key ``overrides`` set replaces the one bench_args gives (a run or cache dir)."""
-    args, _, _ = bench_args(tmp)
-    keys = {o.split("=", 1)[0] for o in overrides}
-    return args[:3] + [a for a in args[3:] if a.split("=", 1)[0] not in keys] + list(overrides)
+    """bench_args' command line (a key ``overrides`` sets replaces bench_args' own: a run or cache dir)."""
+    return bench_args(tmp, *overrides)[0]
 
 
 def bench(tmp: Path, *overrides: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -89,8 +89,6 @@ def bench_in(nodes: dict, tmp: Path, *overrides: str, timeout: float = 600) -> B
     """The bench CLI, run inside the cluster's network namespace (the only place its addresses exist)."""
     args, run_dir, uri = bench_args(tmp, *SMOKE, "scenario=concurrent", *M60_4Q, CPU_FALLBACK, "backend=ray",
                                     f"ray.address={nodes['address']}", *overrides)
-    mine = {o.split("=", 1)[0] for o in overrides}  # an override given here replaces bench_args' own
-    args = [a for a in args if a in overrides or a.split("=", 1)[0] not in mine]
     proc = subprocess.run(in_ns(nodes["ns"], *args), cwd=REPO, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
     return BenchRun(proc, run_dir, uri)

@@ -44,8 +44,8 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
     def main(dcfg: DictConfig) -> None:
         hc = HydraConfig.get()
         if threading.current_thread() is threading.main_thread():
-            # Again here: a job launched by submitit (Slurm) never ran cli(), and submitit ignores SIGTERM, which is
-            # what scancel sends; this way a cancelled job stops its guests and records itself as interrupted.
+            # Here, not in cli(): a job launched by submitit (Slurm) never ran cli(), and submitit ignores SIGTERM,
+            # which is what scancel sends; so every job, however launched, stops its guests and records itself.
             signal.signal(signal.SIGTERM, sigterm_as_interrupt)
         redact_logs()
         redact_files(Path(hc.runtime.output_dir) / str(hc.output_subdir or ".hydra"))
@@ -196,7 +196,6 @@ def cli() -> None:
         composed = precheck(parse_command(sys.argv[1:]))
     except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
         fail(one_line(exc))
-    signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(composed))()
 
 

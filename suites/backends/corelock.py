@@ -35,12 +35,16 @@ class Holder:
         return f"pid {self.pid}" + (f", {self.run}" if self.run else "")
 
 
-def _open(core: int, lock_dir: Path) -> int:
+def _prepare(lock_dir: Path) -> None:
+    """The lock folder, once per peek or lease: shared by every user of the host, so writable by all."""
     lock_dir.mkdir(parents=True, exist_ok=True)
-    try:  # shared by every user of the host: the folder and its files are writable by all
+    try:
         os.chmod(lock_dir, 0o1777)
     except OSError:
         pass
+
+
+def _open(core: int, lock_dir: Path) -> int:
     path = lock_dir / f"cpu{core}.lock"
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -50,7 +54,7 @@ def _open(core: int, lock_dir: Path) -> int:
 
 
 def _try_lock(fd: int, tries: int = 20) -> bool:
-    """The lock, if free; a few retries ride out another run's peek, which holds a lock for microseconds."""
+    """The lock, if free; retries (5 ms apart) ride out another run's peek, which holds a lock for microseconds."""
     for attempt in range(tries):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -70,12 +74,24 @@ def _holder(fd: int) -> Holder:
 
 
 def held_by_others(cores: list[int], lock_dir: Path = LOCK_DIR) -> dict[int, Holder]:
-    """The cores among ``cores`` that another run holds now, with their holders (a peek: nothing is kept)."""
+    """The cores among ``cores`` that another run holds now, with their holders (a peek: nothing is kept).
+
+    One try per core, then one more for those that seemed held, after 10 ms: another run's peek is over by then,
+    and a host whose cores another run holds is not kept waiting 100 ms a core."""
+    _prepare(lock_dir)
+    held = _peek(cores, lock_dir)
+    if held:
+        time.sleep(0.01)
+        held = _peek(sorted(held), lock_dir)
+    return held
+
+
+def _peek(cores: list[int], lock_dir: Path) -> dict[int, Holder]:
     held = {}
     for core in cores:
         fd = _open(core, lock_dir)
         try:
-            if _try_lock(fd):
+            if _try_lock(fd, tries=1):
                 fcntl.flock(fd, fcntl.LOCK_UN)
             else:
                 held[core] = _holder(fd)
@@ -106,6 +122,7 @@ class CoreLease:
     def acquire(self, cores: list[int]) -> CoreLease:
         """Hold every core in ``cores``, or none: PlacementError naming whoever holds one."""
         taken: dict[int, Holder] = {}
+        _prepare(self.lock_dir)
         for core in sorted(set(cores) - set(self.fds)):
             fd = _open(core, self.lock_dir)
             if not _try_lock(fd):
@@ -121,7 +138,7 @@ class CoreLease:
         if taken:
             self.release()
             raise CoresTaken(f"cores taken by another benchmark run on this host since planning: "
-                                 f"{describe(taken)}; run again when it ends")
+                             f"{describe(taken)}; run again when it ends")
         return self
 
     def release(self) -> None:
