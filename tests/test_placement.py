@@ -3,7 +3,7 @@
 import pytest
 
 from gpu_probe.inventory import Inventory
-from suites.backends.placement import gpu_capacity, mps_share
+from suites.backends.placement import gpu_capacity
 from suites.backends.placement import place_on_host as place
 from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.errors import PlacementError
@@ -122,19 +122,44 @@ def test_guest_memory_must_fit_the_host():
         place(vgpu(1024, 8), 4, host(gpus=1), list(range(8)), host_mem_MiB=3000)
 
 
-def test_mps_share_applies_only_where_a_daemon_already_runs(tmp_path, monkeypatch):
-    prof = compose_config("profile=h100-20c", "profile.mps_share_pct=25", "profile.vcpus=1",
-                          "profile.memory_MiB=1024").profile
-    env, note = mps_share(prof, tmp_path)
-    assert env == {} and "not applied: no MPS control daemon" in note
-    (tmp_path / "control").touch()  # what nvidia-cuda-mps-control -d leaves in its pipe directory
-    env, note = mps_share(prof, tmp_path)
-    assert env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "25" and env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] == "0=20480M"
+def h100_host(**gpu_fields) -> Inventory:
+    return Inventory("h", "Linux", "3.11", "cpu", 8, 8, 8, 65536.0,
+                     gpus=[{"index": 0, "uuid": "GPU-0", **H100, **gpu_fields}])
+
+
+def test_sharing_mps_gives_each_guest_its_share_and_a_driver_memory_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(tmp_path))  # no foreign daemon there
+    m60 = compose_config("profile=m60-2q", "profile.vcpus=1", "profile.memory_MiB=1024").profile
+    ps = place(m60, 4, h100_host(), list(range(8)), mps=True)
+    # 100 / max_per_gpu (4): the fixed-share scheduler's share; the framebuffer as the pinned memory limit
+    assert all(p.env == {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "25", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=2048M"}
+               for p in ps)
+    assert all(p.validity == "emulated (MPS-enforced)" and "MPS-enforced: 25% of SMs" in p.note for p in ps)
+    own = compose_config("profile=h100-20c", "profile.mps_share_pct=30", "profile.vcpus=1",
+                         "profile.memory_MiB=1024").profile
+    assert place(own, 1, h100_host(), list(range(8)), mps=True)[0].env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "30"
+    timeslice = place(own, 1, h100_host(), list(range(8)))[0]
+    assert timeslice.env == {} and "mps_share_pct=30 not applied: sharing=timeslice" in timeslice.note
+
+
+def test_a_foreign_mps_daemon_under_timeslicing_is_said(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(tmp_path))
-    h100 = Inventory("h", "Linux", "3.11", "cpu", 8, 8, 8, 65536.0, gpus=[{"index": 0, "uuid": "GPU-0", **H100}])
-    ps = place(prof, 2, h100, list(range(8)))
-    assert all(p.env == env and "MPS share 25%" in p.note for p in ps)
-    assert mps_share(compose_config("profile=h100-20c").profile, tmp_path) == ({}, "")  # not asked: nothing
+    (tmp_path / "control").touch()  # what nvidia-cuda-mps-control -d leaves in its pipe directory
+    p = place(compose_config("profile=h100-20c").profile, 1, h100_host(), list(range(8)))[0]
+    assert p.env == {} and f"an MPS daemon not started by this run answers at {tmp_path}" in p.note
+
+
+def test_mig_profiles_get_mig_device_uuids_and_other_profiles_are_refused_on_a_mig_gpu():
+    migs = [{"index": i, "name": "NVIDIA H100 80GB HBM3 MIG 1g.10gb", "uuid": f"MIG-{i}"} for i in range(2)]
+    migs.append({"index": 2, "name": "NVIDIA H100 80GB HBM3 MIG 3g.40gb", "uuid": "MIG-big"})
+    inv = h100_host(mig_mode="enabled", mig_devices=migs)
+    one = compose_config("profile=h100-mig-1-10c", "profile.vcpus=1", "profile.memory_MiB=1024").profile
+    ps = place(one, 2, inv, list(range(8)))
+    assert [p.gpus for p in ps] == [["MIG-0"], ["MIG-1"]] and all(p.validity == "enforced" for p in ps)
+    with pytest.raises(PlacementError, match="needs a free 1g MIG device per guest on GPU0"):
+        place(one, 3, inv, list(range(8)))
+    with pytest.raises(PlacementError, match="GPU0 has MIG enabled: .* not h100-20c"):
+        place(compose_config("profile=h100-20c").profile, 1, inv, list(range(8)))
 
 
 def test_guest_applies_the_placement_environment(monkeypatch):

@@ -18,8 +18,9 @@ from suites.guest.protocol import GuestSpec
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self, cpu_overcommit: bool = False) -> None:
+    def __init__(self, cpu_overcommit: bool = False, mps: bool = False) -> None:
         self.cpu_overcommit = cpu_overcommit
+        self.mps = mps  # sharing=mps: guests get MPS limits; the runner starts the daemon (suites/backends/mps.py)
 
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
         """On the cores of this runner's affinity that no other benchmark run holds (suites/backends/corelock.py):
@@ -28,7 +29,8 @@ class LocalBackend(Backend):
         held = corelock.held_by_others(host_cpus)
         free = [c for c in host_cpus if c not in held]
         try:
-            placements = place_on_host(profile, n, inv, free, cpu_overcommit=self.cpu_overcommit and bool(free))
+            placements = place_on_host(profile, n, inv, free, cpu_overcommit=self.cpu_overcommit and bool(free),
+                                       mps=self.mps)
         except PlacementError as exc:
             if not held:
                 raise

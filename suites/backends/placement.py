@@ -16,14 +16,18 @@ from pathlib import Path
 
 from gpu_probe import vocab
 from gpu_probe.inventory import Inventory
+from suites.backends.mps import daemon_running, share_pct
+from suites.backends.mps import guest_env as mps_guest_env
 from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.errors import PlacementError
 
 # What a measurement of a guest is worth, decided from its placement (and corrected by what the guest reports):
 ENFORCED = "enforced"  # the profile's own GPU model (or no GPU asked for): the profile as specified
-EMULATED = "emulated"  # another NVIDIA GPU: framebuffer cap + time-slicing (+ MPS), no vGPU scheduler or MIG
+EMULATED = "emulated"  # another NVIDIA GPU: framebuffer cap + time-slicing, no vGPU scheduler or MIG
+# another NVIDIA GPU, each guest's SM share and device memory enforced by the driver (sharing=mps)
+EMULATED_MPS = "emulated (MPS-enforced)"
 NOT_ENFORCED = "not enforced"  # no GPU: a CPU stand-in; GPU figures and GPU ratios mean nothing
-VALIDITY = (NOT_ENFORCED, EMULATED, ENFORCED)  # weakest first
+VALIDITY = (NOT_ENFORCED, EMULATED, EMULATED_MPS, ENFORCED)  # weakest first
 
 
 def weakest(validities: list[str]) -> str:
@@ -49,24 +53,28 @@ class Placement:
 
 
 def mps_pipe_dir() -> Path:
-    """Where a running MPS control daemon has its pipes (CUDA's own variable, else its default)."""
+    """Where another MPS control daemon would have its pipes (CUDA's own variable, else its default)."""
     return Path(os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"))
 
 
-def mps_share(profile: ProfileConfig, pipe_dir: Path) -> tuple[dict[str, str], str]:
-    """CUDA MPS limits for a guest, only where a daemon already runs: this suite never starts one.
+def sharing_of(profile: ProfileConfig, n_gpus: int, mps: bool, pipe_dir: Path) -> tuple[dict[str, str], str]:
+    """(a guest's MPS environment, the note its placement carries) for ``sharing=mps`` (``mps``) or time-slicing.
 
-    The percentage caps the SMs the guest's contexts may use; the pinned memory
-    limit mirrors the profile's framebuffer.
+    Under time-slicing a daemon someone else runs would still take the guests' CUDA contexts: said, never
+    silent. The run's own daemon is started by the runner (suites/backends/mps.py), not here.
     """
-    if profile.mps_share_pct is None:
-        return {}, ""
-    if not (pipe_dir / "control").exists():
-        return {}, f"MPS share {profile.mps_share_pct}% not applied: no MPS control daemon at {pipe_dir}"
-    env = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(profile.mps_share_pct), "CUDA_MPS_PIPE_DIRECTORY": str(pipe_dir)}
-    if profile.framebuffer_MiB:
-        env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={profile.framebuffer_MiB}M"
-    return env, f"MPS share {profile.mps_share_pct}% of SMs via {pipe_dir}"
+    if mps:
+        env = mps_guest_env(profile, n_gpus)
+        cap = f", device memory {profile.framebuffer_MiB} MiB" if profile.framebuffer_MiB else ""
+        return env, f"MPS-enforced: {share_pct(profile)}% of SMs{cap} (the run's own MPS daemon)"
+    notes = []
+    if profile.mps_share_pct is not None:
+        notes.append(f"profile.mps_share_pct={profile.mps_share_pct} not applied: sharing=timeslice "
+                     "(sharing=mps starts the run's own MPS daemon)")
+    if daemon_running(pipe_dir):
+        notes.append(f"an MPS daemon not started by this run answers at {pipe_dir}: guests' CUDA contexts go "
+                     "through it")
+    return {}, "; ".join(notes)
 
 
 def place_cpus(n: int, vcpus: int, host_cpus: list[int], overcommit: bool) -> list[list[int]]:
@@ -123,8 +131,42 @@ def place_gpus(profile: ProfileConfig, n: int, inv: Inventory) -> tuple[list[lis
     return [[order[g]] for g in range(n)], slots
 
 
+def mig_enabled(gpu: dict) -> bool:
+    return gpu.get("mig_mode") == "enabled"
+
+
+def visible_devices(profile: ProfileConfig, inv: Inventory, gpu_sets: list[list[int]]) -> list[list[str]]:
+    """Each guest's ``CUDA_VISIBLE_DEVICES`` entries: GPU UUIDs (indices only where NVML gave none), and on a GPU
+    with MIG enabled, where CUDA sees only MIG devices, a MIG device of the profile's slice count per guest,
+    exclusively. MIG mode and MIG devices are read, never made: what is missing is one PlacementError."""
+    taken: set[str] = set()
+    out = []
+    for gpus in gpu_sets:
+        visible = []
+        for j in gpus:
+            gpu = inv.gpus[j]
+            if not mig_enabled(gpu):
+                visible.append(gpu.get("uuid") or str(j))
+                continue
+            if profile.scheduler != "mig":
+                raise PlacementError(f"GPU{j} has MIG enabled: CUDA sees only its MIG devices, so only a MIG-backed "
+                                     f"profile can use it, not {profile.name} (this suite never changes MIG mode)")
+            want = f"{profile.mig_slices}g."
+            free = [m for m in gpu.get("mig_devices") or [] if want in str(m.get("name")) and m.get("uuid")
+                    and m["uuid"] not in taken]
+            if not free:
+                have = ", ".join(str(m.get("name")) for m in gpu.get("mig_devices") or []) or "none"
+                raise PlacementError(f"{profile.name} needs a free {want[:-1]} MIG device per guest on GPU{j}; "
+                                     f"it has {have} (create them with nvidia-smi mig; this suite never does)")
+            taken.add(free[0]["uuid"])
+            visible.append(free[0]["uuid"])
+        out.append(visible)
+    return out
+
+
 def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: list[int], *,
-                  cpu_overcommit: bool = False, host_mem_MiB: float | None = None) -> list[Placement]:
+                  cpu_overcommit: bool = False, host_mem_MiB: float | None = None,
+                  mps: bool = False) -> list[Placement]:
     """Place ``n`` guests of ``profile`` on this host, or raise PlacementError."""
     cpus = place_cpus(n, profile.vcpus, host_cpus, cpu_overcommit)
     mem = host_mem_MiB if host_mem_MiB is not None else inv.mem_total_MiB
@@ -138,10 +180,11 @@ def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: lis
         note = f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"
         return [Placement(ids[i], cpus[i], [], [], note, validity=NOT_ENFORCED) for i in range(n)]
     gpu_sets, slots = place_gpus(profile, n, inv)
-    env, mps_note = mps_share(profile, mps_pipe_dir())
+    visible_sets = visible_devices(profile, inv, gpu_sets)
     placements = []
     for i in range(n):
-        visible = [inv.gpus[j].get("uuid") or str(j) for j in gpu_sets[i]]
+        env, mps_note = sharing_of(profile, len(gpu_sets[i]), mps, mps_pipe_dir())
+        visible = visible_sets[i]
         emulated = [s for s in slots if s.index in gpu_sets[i] and s.emulated_on]
         note = (f"{profile.name} emulated on {emulated[0].emulated_on}: {emulated[0].capacity} per GPU = host "
                 f"framebuffer / {profile.framebuffer_MiB} MiB" if emulated else "")
@@ -151,5 +194,7 @@ def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: lis
             note = f"{profile.name} emulated: MIG is not enabled on this GPU, so its slice is time-shared"
         note = "; ".join(x for x in (note, mps_note) if x)
         validity = EMULATED if emulated or no_mig else ENFORCED
-        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible, note, dict(env), validity=validity))
+        if mps and validity == EMULATED:
+            validity = EMULATED_MPS
+        placements.append(Placement(ids[i], cpus[i], gpu_sets[i], visible, note, env, validity=validity))
     return placements

@@ -40,6 +40,14 @@ class ProgressMode(Enum):
     quiet = "quiet"
 
 
+class Sharing(Enum):
+    # How guests on one GPU share it. timeslice: the driver's time-slicing, with a framework-level framebuffer cap
+    # (cooperative). mps: the run's own CUDA MPS control daemon gives each guest its SM share and a device memory
+    # limit the driver enforces for any framework (suites/backends/mps.py).
+    timeslice = "timeslice"
+    mps = "mps"
+
+
 class BackendKind(Enum):
     local = "local"  # guests are processes on this host
     ray = "ray"  # guests are Ray actors on the cluster at ray.address (suites/backends/ray.py)
@@ -76,6 +84,7 @@ class BenchConfig:
     data: DataConfig = field(default_factory=DataConfig)
     sampler: SamplerConfig = field(default_factory=SamplerConfig)
     backend: BackendKind = BackendKind.local
+    sharing: Sharing = Sharing.timeslice
     ray: RayConfig = field(default_factory=RayConfig)
     tracking_uri: str = TRACKING_URI
     fallback_tracking_uri: str = FALLBACK_TRACKING_URI  # used when tracking_uri fails mid-run
@@ -94,6 +103,8 @@ class BenchConfig:
         require(bool(self.experiment.strip()), "experiment", "must not be empty")
         require(self.seed >= 0, "seed", f"must be >= 0, got {self.seed}")
         require(1 <= self.repeats <= 100, "repeats", f"must be 1..100, got {self.repeats}")
+        require(self.sharing is Sharing.timeslice or self.backend is BackendKind.local, "sharing",
+                "sharing=mps starts an MPS daemon on this host: it needs backend=local")
 
 
 def run_stamp() -> str:

@@ -34,6 +34,16 @@ def environment(spec: GuestSpec) -> dict[str, str]:
     return env
 
 
+MPS_SEEN = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "mps_active_thread_pct",
+            "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "mps_pinned_mem_limit"}
+
+
+def sharing_seen() -> dict[str, str]:
+    """The MPS limits this guest process runs under, as it sees them (recorded with its result: evidence, not the
+    runner's intention)."""
+    return {key: os.environ[var] for var, key in MPS_SEEN.items() if os.environ.get(var)}
+
+
 def apply_resources(spec: GuestSpec) -> None:
     """Pin this process to the guest's vCPUs and make its environment the guest's."""
     if spec.vcpus and hasattr(os, "sched_setaffinity"):

@@ -15,13 +15,14 @@ from gpu_probe.stats import aggregate_repeats
 from suites.errors import first_line
 from suites.guest import ranks
 from suites.guest.protocol import GO, GuestResult, GuestSpec, event
-from suites.guest.setup import make_workload
+from suites.guest.setup import make_workload, sharing_seen
 from suites.workloads.base import StepMeter
 
 
 def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
     """Rank 0 (the only rank unless the workload asks for more): it alone speaks the protocol."""
     workload, cfg = make_workload(spec)
+    workload.ctx.info.update(sharing_seen())
     world = ranks.world_size(cfg, spec) if workload.process_ranks else 1  # Keras replicates in-process
     workload.ctx.world_size = world  # before prepare(): it shards the data by rank
     peers: list[Any] = []

@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from gpu_probe import vocab
-from suites.backends.placement import EMULATED, NOT_ENFORCED
+from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED
 from suites.record.sweep import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome
@@ -46,7 +46,7 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
 
 
 def validity_cell(validity: str) -> str:
-    color = {NOT_ENFORCED: "red", EMULATED: "yellow"}.get(validity)
+    color = {NOT_ENFORCED: "red", EMULATED: "yellow", EMULATED_MPS: "yellow"}.get(validity)
     return f"[{color}]{validity}[/{color}]" if color else validity
 
 

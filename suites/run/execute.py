@@ -15,6 +15,8 @@ from pathlib import Path
 from gpu_probe.sampler import Sampler
 from suites.backends.base import Timing
 from suites.backends.handle import GuestHandle, GuestPipe
+from suites.backends.mps import MpsDaemon
+from suites.config.schema import Sharing
 from suites.errors import first_line
 from suites.run.outcome import GuestOutcome, ScenarioOutcome, measured_validity
 from suites.run.plan import Plan
@@ -23,13 +25,22 @@ from suites.run.shield import Shield
 
 
 def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
-    """The whole scenario; each guest's log goes to ``log_dir/<guest>.log``."""
+    """The whole scenario; each guest's log goes to ``log_dir/<guest>.log``. With ``sharing=mps`` the run's own
+    MPS daemon is started first (MpsError, one line, before any guest) and quit after the guests, on every path."""
     log_dir.mkdir(parents=True, exist_ok=True)
     sampler = Sampler(plan.cfg.sampler.rate_hz)
     timing = Timing(t_start=time.time())
-    with sampler:
-        guests, interrupted = run_guests(plan, sampler, log_dir, timing)
+    daemon = start_sharing(plan, log_dir)
+    try:
+        with sampler:
+            guests, interrupted = run_guests(plan, sampler, log_dir, timing)
+    finally:
+        if daemon is not None:
+            with Shield(warn, "stopping the run's MPS daemon", give_up=None):
+                daemon.stop()
     outcome = outcome_of(plan, guests, sampler, timing, interrupted)
+    if daemon is not None and daemon.stop_note:
+        outcome.reasons.append(daemon.stop_note)
     left = still_running(guests)
     if left:  # recorded, never silent: a guest the runner could not stop is a broken run
         outcome.reasons += [f"{g.id}: still running after the run ended (pid {g.pid}); killed again" for g in left]
@@ -37,6 +48,16 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
         for g in left:
             g.terminate()
     return outcome
+
+
+def start_sharing(plan: Plan, log_dir: Path) -> MpsDaemon | None:
+    """``sharing=mps``: the run's MPS daemon in ``log_dir/mps/``, and every guest told where it is."""
+    if plan.cfg.sharing is not Sharing.mps or not any(p.gpus for p in plan.placements):
+        return None
+    daemon = MpsDaemon(log_dir / "mps").start()
+    for spec in plan.specs:
+        spec.env = {**spec.env, **daemon.env()}
+    return daemon
 
 
 def still_running(guests: list[GuestHandle]) -> list[GuestHandle]:

@@ -13,12 +13,13 @@ from omegaconf import OmegaConf
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
+from suites.backends import mps
 from suites.backends.base import Backend
 from suites.backends.corelock import CoreLease, CoresTaken
 from suites.backends.placement import NOT_ENFORCED, Placement
 from suites.backends.select import backend_for
 from suites.config.compose import RunConfig
-from suites.config.schema import BenchConfig
+from suites.config.schema import BenchConfig, Sharing
 from suites.errors import ConfigError
 from suites.guest.protocol import GuestSpec
 from suites.workloads import workload_class
@@ -48,6 +49,10 @@ def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
     ``inv``: this host's inventory (collected here unless given)."""
     cfg = run.cfg
     inv = inv if inv is not None else inventory.collect()
+    if cfg.sharing is Sharing.mps:  # the run's own daemon is started later, by execute: can it be?
+        if not inv.has_gpu:
+            raise ConfigError(f"sharing=mps needs an NVIDIA GPU; this host has none ({inv.gpu_status})")
+        mps.control_binary()
     backend = backend_for(cfg, base_dir)
     placements = backend.place(cfg.profile, sum(g.guests for g in run.groups), inv)
     specs: list[GuestSpec] = []

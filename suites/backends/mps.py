@@ -1,0 +1,146 @@
+"""``sharing=mps``: the run's own CUDA MPS control daemon, so the driver enforces each guest's share.
+
+With time-slicing a guest's framebuffer cap is a framework promise
+(``torch.cuda.set_per_process_memory_fraction``; nothing for a CAD guest).
+Under MPS every CUDA client of the daemon gets
+``CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`` (the SMs its contexts may use: the
+profile's ``mps_share_pct``, else 100 / ``max_per_gpu``, the vGPU fixed-share
+scheduler's share) and ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT`` (its framebuffer,
+which the driver enforces whatever the framework).
+
+The daemon is the run's: its pipe and log folders are under the run
+directory (``CUDA_MPS_PIPE_DIRECTORY`` / ``CUDA_MPS_LOG_DIRECTORY``), so a
+daemon of another user or run is never reached, and it is told ``quit`` when
+the run ends, on every path (:class:`MpsDaemon` is a context manager). Compute
+mode, MIG mode and clocks are never changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.errors import BenchError, ConfigError
+
+CONTROL = "nvidia-cuda-mps-control"
+# The daemon makes Unix sockets in its pipe folder (at most 108 bytes with their names): a deeper run directory
+# gets a short folder under the system's temp dir instead.
+PIPE_PATH_MAX = 80
+START_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 15.0
+
+
+class MpsError(BenchError):
+    """The run's MPS daemon could not be had: one line, before any guest starts."""
+
+
+def share_pct(profile: ProfileConfig) -> int:
+    """The SM share a guest of ``profile`` is promised: its own setting, else the fixed-share scheduler's."""
+    if profile.mps_share_pct is not None:
+        return profile.mps_share_pct
+    return max(1, 100 // profile.max_per_gpu) if profile.kind is ProfileKind.vgpu else 100
+
+
+def guest_env(profile: ProfileConfig, gpus: int) -> dict[str, str]:
+    """What each guest's CUDA contexts are told under MPS: its SM share and, per visible device, its framebuffer."""
+    env = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share_pct(profile))}
+    if profile.framebuffer_MiB:
+        env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = ",".join(f"{i}={profile.framebuffer_MiB}M" for i in range(gpus))
+    return env
+
+
+def control_binary() -> str:
+    """The MPS control program on PATH, or one ConfigError saying where it comes from."""
+    found = shutil.which(CONTROL)
+    if not found:
+        raise ConfigError(f"sharing=mps: {CONTROL} is not on PATH (it ships with the NVIDIA driver's CUDA "
+                          "utilities); use sharing=timeslice or put it on PATH")
+    return found
+
+
+def daemon_running(pipe_dir: Path) -> bool:
+    return (pipe_dir / "control").exists()
+
+
+class MpsDaemon:
+    """One control daemon for one run, in ``folder`` (``pipe/`` and ``log/``); started by ``with``, always quit."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.log_dir = folder / "log"
+        short = len(str((folder / "pipe").resolve())) <= PIPE_PATH_MAX
+        self._own_tmp = None if short else Path(tempfile.mkdtemp(prefix="bench-mps-"))
+        self.pipe_dir = folder / "pipe" if short else self._own_tmp  # type: ignore[assignment]
+        self.binary = ""
+        self.started = False
+        self.stop_note = ""
+
+    def env(self) -> dict[str, str]:
+        """Where the daemon is: the guests (and this runner's control calls) need both."""
+        return {"CUDA_MPS_PIPE_DIRECTORY": str(self.pipe_dir.resolve()),
+                "CUDA_MPS_LOG_DIRECTORY": str(self.log_dir.resolve())}
+
+    def _control(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.binary, *args], input=stdin, capture_output=True, text=True,
+                              env={**os.environ, **self.env()}, timeout=START_TIMEOUT_S)
+
+    def start(self) -> MpsDaemon:
+        self.binary = control_binary()
+        self.pipe_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            done = self._control("-d")
+        except (OSError, subprocess.SubprocessError) as exc:
+            self._cleanup()
+            raise MpsError(f"sharing=mps: {CONTROL} -d failed: {exc}") from exc
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while done.returncode == 0 and not daemon_running(self.pipe_dir) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done.returncode != 0 or not daemon_running(self.pipe_dir):
+            why = (done.stderr or done.stdout).strip().splitlines()[-1:] or self._log_tail()
+            self._cleanup()
+            raise MpsError(f"sharing=mps: the MPS control daemon did not start ({CONTROL} -d exited "
+                           f"{done.returncode}{': ' + why[0] if why else ''})")
+        self.started = True
+        return self
+
+    def stop(self) -> None:
+        """``quit`` to the daemon, then wait until its control pipe is gone (idempotent)."""
+        if not self.started:
+            return
+        self.started = False
+        try:
+            self._control(stdin="quit\n")
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.stop_note = f"MPS daemon not told to quit ({exc})"
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while daemon_running(self.pipe_dir) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if daemon_running(self.pipe_dir):
+            self.stop_note = f"MPS daemon at {self.pipe_dir} still answering {STOP_TIMEOUT_S:.0f} s after quit"
+        if self._own_tmp is not None and not daemon_running(self.pipe_dir):
+            shutil.rmtree(self._own_tmp, ignore_errors=True)
+
+    def _log_tail(self) -> list[str]:
+        log = self.log_dir / "control.log"
+        try:
+            return [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()][-1:]
+        except OSError:
+            return []
+
+    def _cleanup(self) -> None:
+        """A daemon that never started leaves no folder in the run directory (nothing ran)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        if self._own_tmp is not None:
+            shutil.rmtree(self._own_tmp, ignore_errors=True)
+
+    def __enter__(self) -> MpsDaemon:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,152 @@
+"""sharing=mps: the run's own MPS daemon is started before the guests, each guest runs under its share and memory
+limit, and the daemon is told to quit on every path (the end, Ctrl-C, a guest crash). No GPU here: a stand-in
+``nvidia-cuda-mps-control`` on PATH records every call (arguments, environment, standard input) and makes or
+removes the control pipe the way the real one does; the guests are real processes (tests/mps_run.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from suites.backends.mps import MpsDaemon, MpsError
+from suites.errors import ConfigError
+
+from .conftest import REPO
+
+STANDIN = """#!/usr/bin/env python3
+import json, os, pathlib, sys
+pipe = pathlib.Path(os.environ["CUDA_MPS_PIPE_DIRECTORY"])
+entry = {"argv": sys.argv[1:], "pipe": str(pipe), "log": os.environ.get("CUDA_MPS_LOG_DIRECTORY")}
+if "-d" not in sys.argv[1:]:
+    entry["stdin"] = sys.stdin.read()
+with open(os.environ["MPS_STANDIN_LOG"], "a") as f:
+    f.write(json.dumps(entry) + "\\n")
+if os.environ.get("MPS_STANDIN_FAIL"):
+    print("An instance of this daemon is already running", file=sys.stderr)
+    sys.exit(1)
+if "-d" in sys.argv[1:]:
+    pipe.mkdir(parents=True, exist_ok=True)
+    (pipe / "control").touch()
+elif "quit" in entry["stdin"]:
+    (pipe / "control").unlink(missing_ok=True)
+"""
+
+
+@pytest.fixture
+def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The stand-in control program first on PATH; returns the file its calls are logged to."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "nvidia-cuda-mps-control"
+    exe.write_text(STANDIN)
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    log = tmp_path / "mps-calls.jsonl"
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("MPS_STANDIN_LOG", str(log))
+    return log
+
+
+def calls(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def start_run(out: Path, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tests.mps_run", str(out), str(seconds)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_training(out: Path, proc: subprocess.Popen, timeout: float = 120) -> list[psutil.Process]:
+    """Both guests past the start barrier; their processes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        logs = [out / f"g{i}.log" for i in range(2)]
+        if all(p.exists() and "training started" in p.read_text() for p in logs):
+            return [c for c in psutil.Process(proc.pid).children(recursive=True)
+                    if "suites.guest" in " ".join(c.cmdline())]
+        assert proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.2)
+    proc.kill()
+    pytest.fail("guests did not start training in time")
+
+
+def finish(proc: subprocess.Popen, out: Path) -> dict:
+    text = proc.communicate(timeout=120)[0]
+    assert (out / "outcome.json").exists(), text
+    return json.loads((out / "outcome.json").read_text())
+
+
+def assert_started_then_quit(log: Path, out: Path) -> None:
+    seen = calls(log)
+    assert [c["argv"] for c in seen] == [["-d"], []], seen
+    assert seen[1]["stdin"].strip() == "quit"
+    # the run's own daemon: pipe and log folders under its run directory, the same for start and stop
+    assert seen[0]["pipe"] == seen[1]["pipe"] == str((out / "mps" / "pipe").resolve())
+    assert seen[0]["log"] == str((out / "mps" / "log").resolve())
+
+
+def test_normal_run_starts_the_daemon_gives_each_guest_its_share_and_quits_it(tmp_path: Path, standin: Path):
+    out = tmp_path / "run"
+    result = finish(start_run(out, 0.5), out)
+    assert result["status"] == "ok", result
+    assert_started_then_quit(standin, out)
+    for g in result["guests"].values():  # what the guest process itself saw in its environment
+        assert g["info"]["mps_active_thread_pct"] == "25"  # m60-2q: 4 per GPU -> 25 % of SMs each
+        assert g["info"]["mps_pinned_mem_limit"] == "0=2048M"  # its framebuffer, enforced by the driver
+        assert g["validity"] == "emulated (MPS-enforced)"
+    assert not (out / "mps" / "pipe" / "control").exists()
+
+
+def test_ctrl_c_still_quits_the_daemon(tmp_path: Path, standin: Path):
+    out = tmp_path / "run"
+    proc = start_run(out, 120)
+    wait_training(out, proc)
+    assert [c["argv"] for c in calls(standin)] == [["-d"]]  # running, not yet told to quit
+    proc.send_signal(signal.SIGINT)
+    result = finish(proc, out)
+    assert result["status"] == "interrupted"
+    assert_started_then_quit(standin, out)
+
+
+def test_a_guest_crash_still_quits_the_daemon(tmp_path: Path, standin: Path):
+    out = tmp_path / "run"
+    proc = start_run(out, 4)
+    guests = wait_training(out, proc)
+    guests[0].send_signal(signal.SIGKILL)
+    result = finish(proc, out)
+    assert result["status"] == "partial"
+    assert any("SIGKILL" in (g["error"] or "") for g in result["guests"].values())
+    assert_started_then_quit(standin, out)
+
+
+def test_a_daemon_that_does_not_start_is_one_line_and_leaves_nothing(tmp_path: Path, standin: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MPS_STANDIN_FAIL", "1")
+    with pytest.raises(MpsError, match="did not start .*exited 1: An instance of this daemon is already running"):
+        MpsDaemon(tmp_path / "run" / "mps").start()
+    assert not (tmp_path / "run" / "mps").exists()
+
+
+def test_no_control_program_is_one_config_error_before_anything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
+    with pytest.raises(ConfigError, match="sharing=mps: nvidia-cuda-mps-control is not on PATH"):
+        MpsDaemon(tmp_path / "mps").start()
+    assert not (tmp_path / "mps").exists()
+
+
+def test_sharing_mps_on_a_host_without_gpu_is_one_error_line(tmp_path: Path):
+    from .conftest import run_bench
+
+    run = run_bench(tmp_path, "sharing=mps", "+preset=smoke", "progress=quiet")
+    assert run.proc.returncode == 2, run.proc.stderr
+    lines = run.proc.stderr.strip().splitlines()
+    assert lines == [lines[-1]] and lines[-1].startswith("error: sharing=mps needs an NVIDIA GPU; this host has none")
+    assert not run.run_dir.exists()
