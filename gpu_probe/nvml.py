@@ -139,6 +139,12 @@ class Nvml:
             vocab.GPU_MEM_TOTAL.key: NA if mem is NA else mem.total / vocab.MiB,
         }
 
+    def pci_bus_id(self, uuid: str) -> str | None:
+        """The PCI address of the GPU (or MIG device's parent) with this UUID, None when NVML cannot say."""
+        h = self.query(lambda nv: nv.nvmlDeviceGetHandleByUUID(uuid))
+        bus = NA if h is NA else self.query(lambda nv: nv.nvmlDeviceGetPciInfo(h).busId)
+        return None if bus is NA else _text(bus)
+
     def system_info(self) -> dict[str, Any]:
         cuda = self.query(lambda nv: nv.nvmlSystemGetCudaDriverVersion_v2())
         if cuda is NA:

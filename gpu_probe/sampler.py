@@ -9,6 +9,7 @@ so a slow tracking server can never stall or skew sampling.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -98,6 +99,19 @@ class RemoteUsage:
         return self._reading
 
 
+FOREIGN_PIDS = ("NVML's process ids are not this PID namespace's (a container?): per-guest GPU memory and SM % "
+                "are not attributed")
+
+
+def foreign_pid_namespace(nvml_pids: set[int], guest_pids: dict[str, set[int]]) -> bool:
+    """NVML reports host PIDs; inside a container's PID namespace they name no process here (or another one).
+    Foreign: NVML lists processes, none of them is a guest's, and some of them do not exist in this /proc."""
+    ours = set().union(*guest_pids.values()) if guest_pids else set()
+    if not nvml_pids or nvml_pids & ours:
+        return False
+    return any(not os.path.exists(f"/proc/{p}") for p in nvml_pids)
+
+
 class Sampler:
     """Samples at ``rate_hz`` on a background thread; rows land in ``self.rows``."""
 
@@ -121,6 +135,7 @@ class Sampler:
         self._vgpu_util = virtualization.VgpuUtilization(self.nvml)
         self._clock_events: dict[int, int] = {}
         self.cpu_s = 0.0  # CPU time spent in collect(), measured by the sampler thread itself
+        self.attribution_note = ""  # set when NVML's pids cannot be matched to the guests' (FOREIGN_PIDS)
 
     @property
     def gpu_status(self) -> str:
@@ -226,6 +241,9 @@ class Sampler:
                 mem[pid] = mem.get(pid, 0.0) + mib
             for pid, pct in self.nvml.process_utilization(i).items():
                 util[pid] = util.get(pid, 0.0) + pct
+        if self.attribution_note or foreign_pid_namespace(set(mem) | set(util), guest_pids):
+            self.attribution_note = self.attribution_note or FOREIGN_PIDS
+            return  # never a silent 0 (or another process's figures) for a guest
         for gid, pids in guest_pids.items():
             row[vocab.guest_key(gid, vocab.GUEST_GPU_MEM)] = sum(mem.get(p, 0.0) for p in pids)
             row[vocab.guest_key(gid, vocab.GUEST_GPU_UTIL)] = sum(util.get(p, 0.0) for p in pids)
@@ -258,7 +276,8 @@ class Sampler:
     def snapshot(self) -> "SampleSet":
         """What was sampled, as plain data (no thread, no NVML handle): for records and reports."""
         return SampleSet(rows=list(self.rows), t0=self.t0, rate_hz=self.rate_hz, achieved_hz=self.achieved_rate_hz,
-                         errors=self.errors, cpu_pct=self.cpu_pct, clock_events=self.clock_events_seen())
+                         errors=self.errors, cpu_pct=self.cpu_pct, clock_events=self.clock_events_seen(),
+                         notes=[self.attribution_note] if self.attribution_note else [])
 
 
 @dataclass
@@ -272,6 +291,7 @@ class SampleSet:
     errors: int = 0
     cpu_pct: float = 0.0  # the sampler's own cost, 100 = one core
     clock_events: dict[str, list[str]] = field(default_factory=dict)  # clock event reasons seen per GPU
+    notes: list[str] = field(default_factory=list)  # what the figures do not hold, and why
 
     def aggregate(self, prefix: str = "") -> dict[str, float]:
         return aggregate(self.rows, prefix)

@@ -105,6 +105,8 @@ def failure_text(exc: BaseException) -> str:
     """One line for the runner; the traceback goes to the guest log."""
     name = type(exc).__name__
     text = first_line(exc, 10_000) if str(exc).strip() else ""
-    if "OutOfMemory" in name or "out of memory" in text.lower():
-        return f"out of memory past the framebuffer cap: {text}"
+    # torch's OutOfMemoryError (over set_per_process_memory_fraction, or the MPS pinned limit: "out of memory"),
+    # TensorFlow's ResourceExhaustedError ("OOM when allocating" over its logical device's memory_limit)
+    if "OutOfMemory" in name or "ResourceExhausted" in name or "out of memory" in text.lower():
+        return f"framebuffer cap exceeded: {text}"
     return f"{name}: {text}" if text else name

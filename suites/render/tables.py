@@ -112,6 +112,7 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
         f"sampler: {s.achieved_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
         f"cost {s.cpu_pct:.2f}% of one core",
     ]
+    lines += [f"note: sampler: {n}" for n in s.notes]
     for gpu, reasons in s.clock_events.items():
         if reasons:
             lines.append(f"{gpu} clock event reasons seen: {', '.join(reasons)}")

@@ -91,6 +91,9 @@ def with_ranks(workload_cfg: dict[str, Any], placement: Placement, profile_gpus:
     out = dict(workload_cfg)
     if out.get("ranks") == 0:
         out["ranks"] = max(1, len(placement.gpus) or profile_gpus)
+    if placement.gpus and (out.get("ranks") or 1) > len(placement.gpus):  # NCCL: one GPU per rank, never two
+        raise ConfigError(f"workload.ranks={out['ranks']}: guest {placement.guest_id} gets {len(placement.gpus)} "
+                          "GPU(s), and each data-parallel rank needs a GPU of its own")
     return out
 
 

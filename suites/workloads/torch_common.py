@@ -57,11 +57,12 @@ class TorchClassifier(Workload):
         ctx = self.ctx
         torch.manual_seed(ctx.seed)  # the same on every rank: DDP starts from identical weights
         torch.set_num_threads(max(1, len(ctx.vcpus) // ctx.world_size))
-        self.device = torch.device("cuda" if ctx.gpus and torch.cuda.is_available() else "cpu")
-        ctx.info["device"] = torch.cuda.get_device_name(0) if self.device.type == "cuda" else "cpu"
+        self.device = rank_device(torch, bool(ctx.gpus), ctx.rank)
+        ctx.info["device"] = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else "cpu"
         ctx.info["framebuffer_cap"] = cap_framebuffer(torch, self.device, ctx.framebuffer_MiB)
         if self.device.type == "cuda":
-            torch.backends.cudnn.benchmark = True
+            torch.cuda.set_device(self.device)
+            torch.backends.cudnn.benchmark = True  # autotuned kernels, chosen in the warm-up below
         self.x_train, self.y_train, self.x_test, self.y_test = self.load_data()
         if self.cfg.train_limit:
             self.x_train, self.y_train = self.x_train[: self.cfg.train_limit], self.y_train[: self.cfg.train_limit]
@@ -75,6 +76,35 @@ class TorchClassifier(Workload):
         ctx.info["train_images"] = len(self.x_train)
         ctx.info["precision"] = self.precision()
         self.build()
+        if self.device.type == "cuda" or self.cfg.compile:
+            ctx.info["warmup_untimed_s"] = round(self.warm_up(), 3)
+
+    def warm_up(self) -> float:
+        """Compile (torch.compile), cudnn autotuning and CUDA lazy start-up before the start barrier, outside every
+        timed region: forward and backward at each batch shape training will use, then the weights and buffers put
+        back (no optimizer step is taken, so the timed run starts from the same state). Seconds it took."""
+        import time
+
+        import torch
+        import torch.nn.functional as F
+
+        t0 = time.perf_counter()
+        state = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+        n, bs = len(self.x_train), self.cfg.batch_size
+        shapes = {min(bs, n)} | ({n % bs} if n % bs and n > bs else set())
+        gen = torch.Generator(device=self.device).manual_seed(self.ctx.seed)
+        self.model.train()
+        for size in sorted(shapes, reverse=True):
+            for _ in range(2):
+                with self.autocast():
+                    out = self.model(self.augment(self.x_train[:size], gen))
+                    loss = F.cross_entropy(out.float(), self.y_train[:size])
+                loss.backward()
+                self.opt.zero_grad(set_to_none=True)
+        self.net.load_state_dict(state)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter() - t0
 
     def build(self) -> None:
         """Fresh weights and optimizer: called once per repeat."""
@@ -88,7 +118,7 @@ class TorchClassifier(Workload):
         if self.ctx.world_size > 1:
             from torch.nn.parallel import DistributedDataParallel
 
-            ids = [self.device.index or 0] if self.device.type == "cuda" else None
+            ids = [self.device.index] if self.device.type == "cuda" else None  # this rank's own GPU
             model = DistributedDataParallel(model, device_ids=ids)
         self.model = torch.compile(model) if self.cfg.compile else model
         self.opt, self.sched = self.make_optimizer(self.model, self.total_steps())
@@ -114,7 +144,7 @@ class TorchClassifier(Workload):
         import torch.nn.functional as F
 
         if self.device.type == "cuda":
-            meter.sync = torch.cuda.synchronize
+            meter.sync = lambda: torch.cuda.synchronize(self.device)
         n, bs, total = len(self.x_train), self.cfg.batch_size, self.total_steps()
         gen = torch.Generator(device=self.device).manual_seed(self.ctx.seed)
         smoothing = getattr(self.cfg, "label_smoothing", 0.0)
@@ -173,12 +203,24 @@ def one_cycle(torch: Any, opt: Any, max_lr: float, total_steps: int, pct_start: 
     return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=total_steps, pct_start=pct, **kwargs)
 
 
+def rank_device(torch: Any, has_gpu: bool, rank: int) -> Any:
+    """This rank's device: with GPUs, one per rank (``cuda:<rank>`` of the guest's visible GPUs, as
+    ``suites.guest.ranks.init`` set it), never a bare "cuda" that would put every rank's model on one GPU."""
+    if not has_gpu or not torch.cuda.is_available():
+        return torch.device("cpu")
+    count = torch.cuda.device_count()
+    if rank >= count:
+        raise RuntimeError(f"rank {rank} has no GPU of its own: the guest sees {count} GPU(s)")
+    return torch.device("cuda", rank)
+
+
 def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None) -> str:
-    """Bound this process's CUDA allocations to the profile framebuffer."""
+    """Bound this process's CUDA allocations on ``device`` to the profile framebuffer (a framework-level cap:
+    sharing=mps adds one the driver enforces)."""
     if device.type != "cuda":
         return "not applied (no GPU)"
     if framebuffer_MiB is None:
         return "whole GPU"
-    total = torch.cuda.get_device_properties(0).total_memory
-    torch.cuda.set_per_process_memory_fraction(min(1.0, framebuffer_MiB * 2**20 / total), 0)
+    total = torch.cuda.get_device_properties(device.index).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, framebuffer_MiB * 2**20 / total), device.index)
     return f"{framebuffer_MiB} MiB"

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from gpu_probe import vocab
+from gpu_probe.nvml import Nvml
 from gpu_probe.stats import percentile
 from suites.errors import BenchError, ConfigError, require
 from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
-from suites.workloads.graphics import checks, frametrace, renderer, scene
+from suites.workloads.graphics import checks, egldevice, frametrace, renderer, scene
 
 GPU_TIMER = ("auto", "on", "off")
 MAX_TARGET_SAMPLES = 8192 * 8192 * 8  # width x height x MSAA samples: 8192² at MSAA 8, 16384² at 2
@@ -109,10 +110,34 @@ class GraphicsReplay(Workload):
         return {"source": "frame traces", "root": trace_dir, "traces": traces,
                 "golden_dir": _resolve(cfg.golden_dir, base_dir)}
 
+    def egl_device(self) -> int:
+        """``workload.egl_device`` when set; else the EGL device that is the guest's GPU, matched by UUID or PCI
+        bus id (EGL ignores CUDA_VISIBLE_DEVICES: index 0 was the host's first GPU, whatever the placement);
+        without a GPU, device 0 (Mesa)."""
+        cfg, ctx = self.cfg, self.ctx
+        if cfg.egl_device >= 0:
+            ctx.info["egl_device"] = f"EGL device {cfg.egl_device}: workload.egl_device"
+            return cfg.egl_device
+        if not ctx.gpus:
+            return 0
+        if ctx.gpus[0].isdigit():  # an index, where NVML gave no UUID: CUDA's PCI order, which EGL's may not be
+            ctx.info["egl_device"] = f"EGL device {ctx.gpus[0]}: by index (no GPU UUID)"
+            return int(ctx.gpus[0])
+        with Nvml() as nv:
+            pci = nv.pci_bus_id(ctx.gpus[0])
+        try:
+            devices = egldevice.list_devices(cfg.libegl)
+            if not any(d.uuid or d.pci for d in devices):  # no device says which GPU it is: Mesa only, most likely
+                ctx.info["egl_device"] = "EGL device 0: no EGL device names its GPU (NVIDIA's EGL vendor file missing?)"
+                return 0  # a software renderer there labels the guest 'not enforced' (renderer_note)
+            index, ctx.info["egl_device"] = egldevice.choose(devices, ctx.gpus[0], pci)
+        except egldevice.EglDeviceError as exc:  # another GPU's device would render, labelled as this one's
+            raise renderer.GraphicsUnavailable(str(exc)) from None
+        return index
+
     def prepare(self) -> None:
         cfg, ctx = self.cfg, self.ctx
-        device = cfg.egl_device if cfg.egl_device >= 0 else (int(ctx.gpus[0]) if ctx.gpus and
-                                                             ctx.gpus[0].isdigit() else 0)
+        device = self.egl_device()
         self.gl = renderer.create_context(cfg.libegl, device)
         self.renderer_name = renderer.renderer_string(self.gl)
         software = renderer.is_software(self.gl)

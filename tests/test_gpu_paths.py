@@ -1,0 +1,130 @@
+"""The GPU-only lines of the training path, checked on a host without one: a stand-in for ``torch.cuda`` (the
+absent hardware) where a line only chooses a device, the real torch on the CPU where it computes."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from suites.backends.placement import Placement
+from suites.errors import ConfigError
+from suites.guest.worker import failure_text
+from suites.run.plan import with_ranks
+from suites.workloads.base import GuestContext
+from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig, cap_framebuffer, rank_device
+
+
+class FakeCuda:
+    """torch.cuda on a host with ``count`` GPUs of 80 GiB: records the framebuffer fractions set, per device."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.fractions = count, {}
+
+    def is_available(self) -> bool:
+        return True
+
+    def device_count(self) -> int:
+        return self.count
+
+    def get_device_properties(self, index: int) -> SimpleNamespace:
+        assert 0 <= index < self.count
+        return SimpleNamespace(total_memory=80 * 2**30)
+
+    def set_per_process_memory_fraction(self, fraction: float, device: int) -> None:
+        self.fractions[device] = fraction
+
+
+def fake_torch(count: int) -> SimpleNamespace:
+    return SimpleNamespace(cuda=FakeCuda(count), device=torch.device)
+
+
+def test_each_rank_trains_on_its_own_gpu_and_caps_that_one():
+    t = fake_torch(4)
+    devices = [rank_device(t, True, r) for r in range(4)]
+    assert [d.index for d in devices] == [0, 1, 2, 3]  # a bare "cuda" put every rank on GPU 0
+    assert cap_framebuffer(t, devices[2], 20480) == "20480 MiB"
+    assert t.cuda.fractions == {2: 0.25}  # the cap lands on rank 2's GPU, not on device 0
+    with pytest.raises(RuntimeError, match="rank 4 has no GPU of its own"):
+        rank_device(t, True, 4)
+    assert rank_device(t, False, 0).type == "cpu"
+
+
+def test_more_ranks_than_gpus_is_refused_before_start():
+    p = Placement("g0", [0], [0], ["GPU-a"])
+    assert with_ranks({"ranks": 0}, p, 1)["ranks"] == 1
+    with pytest.raises(ConfigError, match="workload.ranks=2: guest g0 gets 1 GPU"):
+        with_ranks({"ranks": 2}, p, 1)
+    assert with_ranks({"ranks": 2}, Placement("g0", [0], [], []), 1)["ranks"] == 2  # CPU ranks stand in
+
+
+def test_an_allocation_past_the_cap_is_named_as_such():
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    class ResourceExhaustedError(RuntimeError):
+        pass
+
+    torch_oom = OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert failure_text(torch_oom).startswith("framebuffer cap exceeded: CUDA out of memory")
+    assert failure_text(ResourceExhaustedError("OOM when allocating tensor")).startswith("framebuffer cap exceeded")
+    assert failure_text(ValueError("bad")) == "ValueError: bad"
+
+
+class Tiny(TorchClassifier):
+    name = "tiny-test"
+    config_cls = TorchTrainConfig
+
+    def load_data(self):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(100, 1, 8, 8, generator=g)
+        return x, torch.randint(0, 10, (100,), generator=g), x[:20], torch.randint(0, 10, (20,), generator=g)
+
+    def build_model(self):
+        return torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                                   torch.nn.Flatten(), torch.nn.Linear(144, 10))
+
+    def make_optimizer(self, model, total_steps):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+
+
+def test_warm_up_runs_outside_the_timed_region_and_leaves_the_weights_as_built():
+    ctx = GuestContext("g0", [0], [], None, {}, seed=1)
+    w = Tiny(TorchTrainConfig(name="tiny-test", batch_size=32, channels_last=False), ctx)
+    w.prepare()
+    assert "warmup_untimed_s" not in ctx.info  # CPU without compile: nothing to warm
+    before = {k: v.clone() for k, v in w.net.state_dict().items()}
+    seconds = w.warm_up()
+    after = w.net.state_dict()
+    assert seconds > 0 and all(torch.equal(before[k], after[k]) for k in before)  # BatchNorm stats too
+    assert all(p.grad is None for p in w.net.parameters())
+
+
+def test_egl_device_is_the_guests_gpu_by_uuid_or_pci_never_device_0():
+    from suites.workloads.graphics.egldevice import EglDevice, EglDeviceError, choose, pci_key, uuid_text
+
+    raw = bytes.fromhex("11111111222233334444555555555555")
+    assert uuid_text(raw) == "GPU-11111111-2222-3333-4444-555555555555"
+    assert pci_key("00000000:3B:00.0") == pci_key("0000:3b:00.0") == "0000:3b:00.0"
+    devices = [EglDevice(0, "GPU-aaaaaaaa-0000-0000-0000-000000000000", "0000:18:00.0", "/dev/dri/card0"),
+               EglDevice(1, uuid_text(raw), "0000:3b:00.0", "/dev/dri/card1"),
+               EglDevice(2, None, None, None)]  # Mesa's software device
+    assert choose(devices, "GPU-11111111-2222-3333-4444-555555555555", None) == (
+        1, "EGL device 1: UUID GPU-11111111-2222-3333-4444-555555555555")
+    no_uuid = [EglDevice(d.index, None, d.pci, d.drm) for d in devices]  # a driver without persistent ids
+    assert choose(no_uuid, "GPU-11111111-2222-3333-4444-555555555555", "00000000:3B:00.0")[0] == 1
+    with pytest.raises(EglDeviceError, match="no EGL device is the guest's GPU GPU-ffff"):
+        choose(devices, "GPU-ffff", "00000000:AF:00.0")
+
+
+def test_nvml_pids_of_another_pid_namespace_are_said_not_attributed():
+    import os
+
+    from gpu_probe.sampler import foreign_pid_namespace
+
+    ours = {"g0": {os.getpid()}}
+    assert not foreign_pid_namespace({os.getpid()}, ours)  # NVML sees the guest's own pid: attribute
+    assert not foreign_pid_namespace(set(), ours)  # nothing on the GPU yet: nothing to say
+    assert foreign_pid_namespace({4_000_000_001}, ours)  # a host pid that names no process here
