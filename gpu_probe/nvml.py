@@ -174,6 +174,7 @@ class Nvml:
             vocab.MEM_CLOCK.key: q(lambda nv: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
             vocab.TEMPERATURE.key: q(lambda nv: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
             vocab.CLOCK_EVENTS.key: events,
+            vocab.ENERGY_COUNTER.key: q(lambda nv: nv.nvmlDeviceGetTotalEnergyConsumption(h)),
         }
 
     def process_memory(self, index: int) -> dict[int, float]:

@@ -323,8 +323,8 @@ def aggregate(rows: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
     for col in columns(rows):
         if col == "t_s" or not col.startswith(prefix):
             continue
-        if col.endswith(vocab.CLOCK_EVENTS.key):
-            continue  # a bitmask has no mean
+        if col.endswith(tuple(c.key for c in vocab.COUNTERS)):
+            continue  # a bitmask or a running total has no mean
         s = summarize(as_float(r.get(col, NA)) for r in rows)
         if s.n == 0:
             continue
@@ -334,10 +334,16 @@ def aggregate(rows: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
 
 
 def energy_J(rows: list[dict[str, Any]]) -> float:
-    """Trapezoid integral of every GPU's board power over the samples (NaN without power readings)."""
+    """Every GPU's energy over the samples: NVML's energy counter (last - first) where it counted, else the
+    trapezoid integral of its board power (NaN without either)."""
     cols = sorted({k for r in rows for k in r if k.startswith("gpu") and k.endswith(vocab.POWER.key)})
     total, seen = 0.0, False
     for col in cols:
+        counted = [r.get(col.replace(vocab.POWER.key, vocab.ENERGY_COUNTER.key)) for r in rows]
+        counted = [c for c in counted if isinstance(c, (int, float)) and not math.isnan(c)]
+        if len(counted) >= 2 and counted[-1] > counted[0]:
+            total, seen = total + (counted[-1] - counted[0]) / 1000.0, True
+            continue
         pts = [(r["t_s"], r[col]) for r in rows if isinstance(r.get(col), (int, float)) and not math.isnan(r[col])]
         for (t0, p0), (t1, p1) in zip(pts, pts[1:], strict=False):
             total += (t1 - t0) * (p0 + p1) / 2

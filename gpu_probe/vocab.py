@@ -55,13 +55,17 @@ SM_CLOCK = Metric("sm_clock_MHz", "MHz", "SM clock")
 MEM_CLOCK = Metric("mem_clock_MHz", "MHz", "memory clock")
 TEMPERATURE = Metric("temp_C", "C", "GPU core temperature")
 CLOCK_EVENTS = Metric("clock_event_reasons", "bitmask", "NVML clock event reasons (was: throttle reasons)")
+ENERGY_COUNTER = Metric("energy_counter_mJ", "mJ", "NVML total energy since the driver loaded (Volta and newer)")
 
-GPU_METRICS = (GPU_UTIL, GPU_MEM_UTIL, GPU_MEM_USED, POWER, SM_CLOCK, MEM_CLOCK, TEMPERATURE, CLOCK_EVENTS)
+GPU_METRICS = (GPU_UTIL, GPU_MEM_UTIL, GPU_MEM_USED, POWER, SM_CLOCK, MEM_CLOCK, TEMPERATURE, CLOCK_EVENTS,
+               ENERGY_COUNTER)
+COUNTERS = (CLOCK_EVENTS, ENERGY_COUNTER)  # columns with no mean: a bitmask, a running total
 
 # --- scenario-level ---------------------------------------------------------
 MAKESPAN = Metric("makespan_s", "s", "barrier release to last guest finished")
 SAMPLE_RATE = Metric("sampler_rate_hz", "Hz", "achieved sampling rate")
-ENERGY = Metric("energy_J", "J", "GPU board energy over the run: trapezoid integral of power_W samples")
+ENERGY = Metric("energy_J", "J", "GPU energy over the run: NVML's energy counter where it counts, else the "
+                "trapezoid integral of power_W samples")
 SAMPLER_CPU = Metric("sampler_cpu_pct", "%", "CPU time of the sampler thread, 100 = one core")
 
 NO_GPU = "no GPU"

@@ -101,3 +101,14 @@ def test_sampler_benchmark_prints_its_table():
                            "--skip-mlflow"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("gpu_probe.Sampler") == 3 and "goal at 10 Hz" in proc.stdout
+
+
+def test_energy_comes_from_nvmls_counter_where_it_counts_else_from_power():
+    from gpu_probe.sampler import aggregate, energy_J
+
+    rows = [{"t_s": t, "gpu0.power_W": 100.0, "gpu0.energy_counter_mJ": 5_000_000.0 + 250_000.0 * t}
+            for t in (0.0, 1.0, 2.0)]
+    assert energy_J(rows) == pytest.approx(500.0)  # the counter: 500 J, not the power samples' 200 J
+    assert "gpu0.energy_counter_mJ.mean" not in aggregate(rows)  # a running total has no mean
+    no_counter = [{k: v for k, v in r.items() if "counter" not in k} for r in rows]
+    assert energy_J(no_counter) == pytest.approx(200.0)
