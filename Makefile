@@ -1,4 +1,5 @@
-# make setup | setup-system | setup-cluster | bench | study | report | bench-ml | bench-sampler | test | lint | ui | clean
+# make setup | setup-system | setup-cluster | bench | study | gpu-check | report | bench-ml | bench-sampler | test | lint |
+# ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -34,7 +35,7 @@ SWEEP := $(if $(or $(findstring $(comma),$(profile)$(workload)$(scenario)),$(mul
 OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
              $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) $(ARGS)
 
-.PHONY: setup setup-system setup-cluster report bench study bench-ml bench-sampler test lint ui clean
+.PHONY: setup setup-system setup-cluster report bench study gpu-check bench-ml bench-sampler test lint ui clean
 
 setup: $(STAMP)
 
@@ -83,6 +84,12 @@ bench: setup setup-system
 # outputs/study/<time>/ (ARGS='study.budget_s=900 data.root=../shared/data'; --plan shows the plan only).
 study: setup setup-system
 	$(PY) -m suites.app.study $(ARGS)
+
+# Every GPU path of the suite in one command: table, outputs/gpu-check/<time>/ and one tarball (ARGS='data.root=...
+# strict=true only=a,b2'). BARE=1: the bare GPU image's python3 with PYTHONPATH set (../shared/device/prepare.sh), no
+# venv or Debian packages installed.
+gpu-check: $(if $(BARE),,setup setup-system)
+	$(if $(BARE),python3,$(PY)) -m suites.app.gpu_check $(ARGS)
 
 # The mixed-workload study's report from the MLflow store (latest mixed and consolidation runs; the store and
 # experiment defaults are suites/config/schema.py's, like every CLI's).

@@ -155,3 +155,58 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "already imported" in again.stdout and len(mlflow.search_runs(experiment_names=["gpu-mixed-bench"])) \
         == len(runs)
+
+
+def test_the_planner_uses_the_gpu_seconds_gpu_check_measured(tmp_path: Path):
+    from suites.config.study import load_timings
+    from suites.errors import ConfigError
+
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"kind": "gpu-check", "timings": {
+        "cifar10-torch/full": 400.0, "mnist-torch/full": 2.5, "graphics-replay/smoke": float("nan"), "junk": 1}}))
+    measured = load_timings(str(summary))
+    assert measured == {("cifar10-torch", "full"): 400.0, ("mnist-torch", "full"): 2.5}  # NaN and junk dropped
+    settings = StudySettings(budget_s=100_000, tier="full")
+    guessed, timed = plan_study(1, {}, settings), plan_study(1, {}, settings, measured)
+    assert timed.estimate_s > guessed.estimate_s + 1000  # cifar10 at 400 s, not the 15 s guess
+    assert plan_study(0, {}, settings, measured).estimate_s == plan_study(0, {}, settings).estimate_s  # CPU: unused
+    with pytest.raises(ConfigError, match="study.timings: .* is not a gpu-check summary.json"):
+        load_timings(str(tmp_path / "missing.json"))
+
+
+def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
+    import time
+
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "suites.app.gpu_check", f"out_dir={tmp_path}"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - t0 < 60
+    (root,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    summary = json.loads((root / "summary.json").read_text())
+    assert [r["check"] for r in summary["rows"]] == ["a", "b1", "b2", "b3", "c1", "c2", "d", "e", "f", "g", "h"]
+    assert all(r["result"].startswith("skipped: no GPU") for r in summary["rows"])
+    md = (root / "summary.md").read_text()
+    assert "| b2 CUDA training: CIFAR-10 bf16 without torch.compile | skipped: no GPU" in md
+    assert (root / f"gpu-check-{root.name}.tar.gz").stat().st_size > 0
+    strict = subprocess.run([sys.executable, "-m", "suites.app.gpu_check", f"out_dir={tmp_path / 's'}", "strict=true"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert strict.returncode == 2 and strict.stderr.startswith("error: gpu-check strict=true: no GPU on this host")
+    assert len(strict.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
+
+
+def test_a_check_that_breaks_is_a_failed_row_with_its_traceback_not_the_end(tmp_path: Path):
+    import time
+
+    from gpu_probe.inventory import Inventory
+    from suites.app.gpu_checks import Context, run_check
+
+    ctx = Context(tmp_path, Inventory("h", "Linux", "3.11", "cpu", 2, 2, 2, 8192.0), None, time.monotonic() + 60,
+                  lambda line: None)
+
+    def broken():
+        raise KeyError("util_pct")
+
+    row = run_check(ctx, "b2", broken)
+    assert row.result == "failed: KeyError: 'util_pct' (logs/b2-fault.log)"
+    assert "KeyError" in (tmp_path / "logs" / "b2-fault.log").read_text()

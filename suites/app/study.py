@@ -34,7 +34,7 @@ from suites.app.bench import fail, sigterm_as_interrupt
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import one_line, register_configs, run_stamp
-from suites.config.study import StudySettings, load_settings, split_args
+from suites.config.study import StudySettings, load_settings, load_timings, split_args
 from suites.errors import BenchError, ConfigError, PlacementError
 from suites.record import mlflow_runs, reader
 from suites.record.export import export_tree
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(mine)
         inv = inventory.collect()
-        sp = plan_study(len(inv.gpus), missing_components(), settings)
+        sp = plan_study(len(inv.gpus), missing_components(), settings, load_timings(settings.timings))
         comps = compose_parts(sp, overrides)
         show_plan(out, sp, inv.gpu_status)
         if "--plan" in argv:

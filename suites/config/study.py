@@ -7,7 +7,10 @@ these settings say how long it may take and what episode 2 sweeps.
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 from omegaconf import OmegaConf
@@ -35,6 +38,9 @@ class StudySettings:
     consolidation_profile: str = "m60-2q"
     max_guests: int = 4  # consolidation: CAD guests added one by one up to this (or QoS, or capacity)
     out_dir: str = "outputs/study"  # <out_dir>/<time>/: run directories, report, the exported MLflow runs
+    # A gpu-check summary.json whose measured GPU seconds ("timings": {"<workload>/<tier>": s}) the planner uses
+    # instead of its guesses (suites/run/study_plan.py WORK_S).
+    timings: Optional[str] = None
 
     def check(self) -> None:
         require(self.budget_s > 0, "study.budget_s", f"must be > 0, got {self.budget_s}")
@@ -42,6 +48,18 @@ class StudySettings:
         require(self.repeats is None or 1 <= self.repeats <= 20, "study.repeats", f"must be 1..20, got {self.repeats}")
         require(bool(self.profiles), "study.profiles", "must name at least one profile")
         require(1 <= self.max_guests <= 64, "study.max_guests", f"must be 1..64, got {self.max_guests}")
+
+
+def load_timings(path: str | None) -> dict[tuple[str, str], float]:
+    """``study.timings``: (workload, tier) -> GPU seconds measured by make gpu-check; {} when not given."""
+    if not path:
+        return {}
+    try:
+        raw = json.loads(Path(path).read_text())["timings"]
+        return {tuple(k.split("/", 1)): float(v) for k, v in raw.items()  # type: ignore[misc]
+                if "/" in k and isinstance(v, (int, float)) and math.isfinite(v) and v > 0}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"study.timings: {path} is not a gpu-check summary.json ({exc})") from None
 
 
 def split_args(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -21,7 +21,8 @@ DEFAULT_REPEATS = 3
 CONSOLIDATION_MEMORY_MiB = 4096  # per guest: a smoke or default-size CAD or MNIST guest stays well under it
 # Seconds per phase run the budget is planned with: process start, CUDA or llvmpipe set-up and recording, then
 # each workload's training at a tier. Rough figures (CPU: this project's 2-core machines; GPU: unmeasured
-# guesses for one H100, to be replaced by measured ones).
+# guesses for one H100). ``make gpu-check`` measures the GPU ones and hands them to the study it runs
+# (study.timings=<its summary.json>), which uses them instead; replace these once a GPU run has measured them.
 OVERHEAD_S = {"cpu": 7.0, "gpu": 12.0}
 WORK_S = {  # (workload, tier) -> {host kind: seconds}
     ("mnist-torch", "smoke"): {"cpu": 2, "gpu": 1}, ("mnist-torch", "full"): {"cpu": 35, "gpu": 3},
@@ -126,9 +127,12 @@ class StudyPlan:
                 f"scenario.repeats={self.repeats}"]
 
 
-def phase_work_s(part: Part, label: str, needs_gpus: int, tier: str, host: str) -> float:
-    """Seconds one run of one phase is planned to take."""
+def phase_work_s(part: Part, label: str, needs_gpus: int, tier: str, host: str,
+                 measured: dict[tuple[str, str], float] | None = None) -> float:
+    """Seconds one run of one phase is planned to take: ``measured`` GPU seconds (make gpu-check) where given."""
     def work(workload: str, kind: str) -> float:
+        if kind == "gpu" and measured and (workload, tier) in measured:
+            return measured[(workload, tier)]
         return float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
 
     if part.episode == 1:  # a phase that needs no GPU trains on the CPU wherever it runs
@@ -137,11 +141,12 @@ def phase_work_s(part: Part, label: str, needs_gpus: int, tier: str, host: str) 
     return OVERHEAD_S[host] + max(cad, ml)
 
 
-def estimate_s(part: Part, tier: str, repeats: int, host: str, max_guests: int) -> float:
+def estimate_s(part: Part, tier: str, repeats: int, host: str, max_guests: int,
+               measured: dict[tuple[str, str], float] | None = None) -> float:
     if part.scenario == "consolidation":  # ML alone, then 1..max_guests CAD guests beside it, once each
-        return (1 + max_guests) * phase_work_s(part, "", 0, tier, host)
+        return (1 + max_guests) * phase_work_s(part, "", 0, tier, host, measured)
     runs = 3 if part.scenario == "mixed" else 1  # a mixed profile is three phases: CAD, CAD + ML, ML
-    return sum(runs * repeats * phase_work_s(part, label, g, tier, host) for label, g in part.phases)
+    return sum(runs * repeats * phase_work_s(part, label, g, tier, host, measured) for label, g in part.phases)
 
 
 def runnable(part: Part, gpus: int, missing: dict[str, str]) -> tuple[Part | None, list[Skip]]:
@@ -168,9 +173,11 @@ DROP_ORDER = ("gpu-vs-cpu-keras", "multi-guest", "passthrough-vs-vgpu-cifar10", 
               "passthrough-vs-vgpu-mnist", "mixed", "gpu-vs-cpu")  # what the budget gives up first
 
 
-def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings) -> StudyPlan:
+def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
+               measured: dict[tuple[str, str], float] | None = None) -> StudyPlan:
     """The parts to run on a host with ``gpus`` NVIDIA GPUs, without the ``missing`` components (name -> why),
-    sized to ``settings.budget_s``; every part left out, and every trim, is a Skip with its reason."""
+    sized to ``settings.budget_s`` (with ``measured`` GPU seconds per (workload, tier) where make gpu-check gave
+    them); every part left out, and every trim, is a Skip with its reason."""
     parts, skips = [], []
     for part in [*EPISODE_1, *episode_2(settings)]:
         kept, why = runnable(part, gpus, missing)
@@ -182,7 +189,7 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings) -> S
     repeats, max_guests = settings.repeats or DEFAULT_REPEATS, settings.max_guests
 
     def total() -> float:
-        return sum(estimate_s(p, tier, repeats, host, max_guests) for p in parts)
+        return sum(estimate_s(p, tier, repeats, host, max_guests, measured) for p in parts)
 
     def trim(what: str) -> None:
         skips.append(Skip(what, f"over the budget (estimate {total():.0f} s > study.budget_s={settings.budget_s:g})"))

@@ -1,0 +1,178 @@
+"""``make gpu-check`` (``python -m suites.app.gpu_check [key=value ...]``): every GPU path of the suite, checked in
+one command, one table (check | result | figure | expected) and one tarball to bring home.
+
+Keys: ``data.root=DIR`` (real MNIST for check b1; default $BENCH_DATA_ROOT), ``budget_s=480`` (the whole command,
+the study sized to what is left), ``only=a,b2,g`` (a subset), ``out_dir=outputs/gpu-check``, ``strict=true`` (a host
+without a GPU is an error, exit 2, and any skipped check fails the command). Writes
+``<out_dir>/<time>/``: summary.json, summary.md, logs/, runs/, study/, mlflow-export/ and
+``gpu-check-<time>.tar.gz`` (import it here with ``python -m suites.app.sync --run-dir <the unpacked folder>``).
+On a host without a GPU every check is ``skipped: no GPU``, exit 0, in seconds. Runs with no project install too
+(the bare-image ``PYTHONPATH`` mode of ../shared/device/prepare.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gpu_probe import inventory
+from gpu_probe.vocab import NO_GPU
+from suites.app import gpu_checks as checks
+from suites.app.gpu_checks import Context, Row
+from suites.app.pipeline import best_effort, console, say
+from suites.config.schema import EXPERIMENT, run_stamp
+from suites.errors import ConfigError, redact
+from suites.record.export import export_tree
+
+KEYS = ("data.root", "budget_s", "only", "out_dir", "strict")
+TARBALL_MAX = 16 * 2**20
+
+
+def parse(argv: list[str]) -> dict[str, Any]:
+    """``key=value`` arguments; anything else is one ConfigError."""
+    args: dict[str, Any] = {"data.root": os.environ.get("BENCH_DATA_ROOT"), "budget_s": 480.0, "only": "",
+                            "out_dir": "outputs/gpu-check", "strict": False}
+    for a in argv:
+        key, eq, value = a.partition("=")
+        if not eq or key not in KEYS:
+            raise ConfigError(f"gpu-check: unknown argument {a!r} (keys: {', '.join(KEYS)})")
+        args[key] = value
+    try:
+        args["budget_s"] = float(args["budget_s"])
+    except ValueError:
+        raise ConfigError(f"gpu-check: budget_s must be seconds, got {args['budget_s']!r}") from None
+    if str(args["strict"]).lower() not in ("true", "false"):
+        raise ConfigError(f"gpu-check: strict must be true or false, got {args['strict']!r}")
+    args["strict"] = str(args["strict"]).lower() == "true"
+    only = [c for c in str(args["only"]).split(",") if c]
+    unknown = [c for c in only if c not in checks.TITLES]
+    if unknown:
+        raise ConfigError(f"gpu-check: only= names unknown checks {', '.join(unknown)} "
+                          f"(known: {', '.join(checks.TITLES)})")
+    args["only"] = only
+    return args
+
+
+def plan(ctx: Context, root: Path) -> list[tuple[str, Any]]:
+    """Every check, in order, as (name, what runs it)."""
+    return [("a", lambda: checks.inventory(ctx)), ("b1", lambda: checks.mnist_time_to_accuracy(ctx)),
+            ("b2", lambda: checks.cifar_throughput(ctx, False)), ("b3", lambda: checks.cifar_throughput(ctx, True)),
+            ("c1", lambda: checks.framebuffer_caps(ctx)), ("c2", lambda: checks.over_the_cap(ctx)),
+            ("d", lambda: checks.attribution(ctx)), ("e", lambda: checks.egl(ctx)),
+            ("f", lambda: checks.pycuda_probe(ctx)), ("g", lambda: checks.mps_sharing(ctx)),
+            ("h", lambda: checks.study(ctx, write_summary(root, ctx, [], 0.0)))]
+
+
+def table(rows: list[Row], title: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for col in ("check", "result", "figure", "expected"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        color = "green" if r.result == checks.OK else ("yellow" if r.result.startswith(checks.SKIPPED) else "red")
+        t.add_row(f"{r.check} {r.title}", f"[{color}]{r.result}[/{color}]", r.figure, r.expected)
+    return t
+
+
+def write_summary(root: Path, ctx: Context, rows: list[Row], elapsed: float) -> Path:
+    """summary.json (rows, timings for the study planner, inventory) and summary.md; the json's path."""
+    root.mkdir(parents=True, exist_ok=True)
+    summary = {"kind": "gpu-check", "command": redact(" ".join(sys.argv)), "elapsed_s": round(elapsed, 1),
+               "inventory": ctx.inv.as_dict(), "timings": ctx.timings,
+               "rows": [{"check": r.check, "title": r.title, "result": r.result, "figure": r.figure,
+                         "expected": r.expected, "data": r.data} for r in rows]}
+    path = root / "summary.json"
+    path.write_text(json.dumps(summary, indent=2, default=str))
+    lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
+             f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
+             f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",
+             "| check | result | figure | expected |", "| --- | --- | --- | --- |"]
+    lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} |".replace("\n", " ") for r in rows]
+    (root / "summary.md").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def record(root: Path, rows: list[Row], out: Console) -> None:
+    """Every run the checks recorded nested under one gpu-check run, exported to files beside them (what
+    ``suites.app.sync --run-dir`` imports)."""
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    if not (root / "mlflow.db").exists():
+        return
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name(EXPERIMENT)
+    if exp is None:
+        return
+    top = [r for r in client.search_runs([exp.experiment_id], max_results=10000)
+           if "mlflow.parentRunId" not in r.data.tags]
+    parent = client.create_run(exp.experiment_id, run_name=f"gpu-check-{root.name}",
+                               tags={"bench.kind": "gpu-check", "bench.role": "gpu-check"}).info.run_id
+    for r in top:
+        client.set_tag(r.info.run_id, "mlflow.parentRunId", parent)
+    for r in rows:
+        client.set_tag(parent, f"bench.check.{r.check}", r.result[:500])
+    client.log_artifact(parent, str(root / "summary.json"))
+    client.log_artifact(parent, str(root / "summary.md"))
+    client.set_terminated(parent)
+    export_tree(uri, parent, root)
+
+
+def pack(root: Path) -> Path:
+    tarball = root / f"gpu-check-{root.name}.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        for p in sorted(root.iterdir()):
+            if p != tarball:
+                tar.add(p, arcname=f"{root.name}/{p.name}")
+    return tarball
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    t0, out = time.monotonic(), console()
+    try:
+        args = parse(argv)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    inv = inventory.collect()
+    if not inv.has_gpu and args["strict"]:
+        print(f"error: gpu-check strict=true: no GPU on this host ({inv.gpu_status})", file=sys.stderr)
+        return 2
+    root = Path(args["out_dir"]) / run_stamp()
+    ctx = Context(root, inv, args["data.root"], t0 + args["budget_s"], say(out))
+    rows: list[Row] = []
+    no_gpu = inv.gpu_status if inv.gpu_status.startswith(NO_GPU) else f"{NO_GPU} ({inv.gpu_status})"
+    for name, run in plan(ctx, root):
+        if args["only"] and name not in args["only"]:
+            continue
+        if not inv.has_gpu:
+            rows.append(Row(name, f"{checks.SKIPPED}: {no_gpu}"))
+            continue
+        rows.append(checks.run_check(ctx, name, run))
+    elapsed = time.monotonic() - t0
+    write_summary(root, ctx, rows, elapsed)
+    best_effort(out, "gpu-check MLflow record", lambda: record(root, rows, out))
+    tarball = pack(root)
+    gpu = ", ".join(str(g.get("name")) for g in inv.gpus) or inv.gpu_status
+    out.print(table(rows, f"gpu-check on {gpu} ({elapsed:.0f} s; {root})"))
+    size = tarball.stat().st_size
+    say(out)(f"gpu-check: {root / 'summary.md'}; bring back {tarball} ({size / 2**20:.1f} MiB"
+             + (", over the 16 MiB a device call returns: leave runs/ behind)" if size > TARBALL_MAX else ")"))
+    failed = [r for r in rows if r.result.startswith(checks.FAILED)]
+    skipped = [r for r in rows if r.result.startswith(checks.SKIPPED)]
+    return 1 if failed or (args["strict"] and skipped) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
