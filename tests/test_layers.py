@@ -13,7 +13,7 @@ Layers, lowest first; a module may import its own layer and the ones below:
     suites.record    run directory, MLflow store, reading it back, sync
     suites.render    console tables, plots, the report
     suites.app       command lines: they assemble
-    suites.bench, suites.study, suites.sync, suites.gpu_check   short names for the command lines (python -m suites.bench)
+    suites.bench, suites.study, suites.sync, suites.gpu_check   short names (python -m suites.bench)
 
 Imports of project modules sit at module level (lazy imports of heavy libraries such as torch,
 tensorflow, ray, mlflow, matplotlib, moderngl, pandas stay inside functions).
