@@ -20,6 +20,13 @@ REPO = Path(__file__).resolve().parent.parent
 MNIST_ROOT = Path(os.environ.get("BENCH_TEST_MNIST_ROOT", REPO.parent / "shared" / "data"))
 HAVE_MNIST = (MNIST_ROOT / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
 
+# A CI runner that starts the suite as a background job without job control hands it SIGINT ignored, and an ignored
+# signal stays ignored across exec: the runners the Ctrl-C tests start would never see theirs (seen here: a bench
+# left running with its guests, holding its cores, and every later test refused). A handler does not survive exec,
+# so with one here every process the tests start begins with SIGINT at its default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # A seconds-long guest: small CNN, a slice of synthetic data.
 SMOKE = ["+preset=smoke", "progress=quiet"]
 
