@@ -8,7 +8,6 @@ admits nothing but the numpy types the real files contain.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import pickle
@@ -17,6 +16,7 @@ from typing import Any
 
 from suites.data.config import DataConfig
 from suites.data.dataset import Dataset, require_regular_file
+from suites.data.download import Remote, cached_or_fetched, md5, untar_flat
 from suites.errors import DataError
 
 FOLDER = "cifar-10-batches-py"
@@ -30,6 +30,8 @@ PUBLISHED_MD5 = {  # https://www.cs.toronto.edu/~kriz/cifar.html, as torchvision
     "batches.meta": "5ff9c542aee3614f3951f8cda6e48888",
 }
 TRAIN = [f"data_batch_{i}" for i in range(1, 6)]
+# The publisher's archive; only its batches are taken out, each checked against PUBLISHED_MD5.
+REMOTE = Remote("CIFAR-10", FOLDER, ("cifar-10-python.tar.gz",), untar_flat(set(PUBLISHED_MD5)), PUBLISHED_MD5)
 MANIFEST = "SYNTHETIC.md5"
 CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 SAFE_GLOBALS = {  # what numpy needs to rebuild an ndarray, and nothing else
@@ -43,14 +45,6 @@ class _SafeUnpickler(pickle.Unpickler):
         if (module, name) not in SAFE_GLOBALS:
             raise DataError(f"refusing to unpickle {module}.{name} from a CIFAR-10 file")
         return super().find_class(module, name)
-
-
-def md5(path: Path) -> str:
-    h = hashlib.md5()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def trusted_checksums(folder: Path) -> tuple[dict[str, str], str]:
@@ -157,29 +151,42 @@ def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
     return root
 
 
+def check_real(folder: Path) -> str:
+    """Every batch under ``folder`` present, a plain file, its MD5 the trusted one, and a well-formed batch once
+    safely unpickled (DataError otherwise); "real" or "synthetic"."""
+    sums, source = trusted_checksums(folder)
+    for name in [*TRAIN, "test_batch"]:
+        if not (folder / name).exists():
+            raise DataError(f"CIFAR-10 under {folder} is incomplete: missing {name}")
+        require_regular_file(folder / name, "CIFAR-10 batch")
+        if md5(folder / name) != sums.get(name):
+            raise DataError(f"{folder / name}: MD5 does not match the published CIFAR-10 file; "
+                            "refusing to unpickle it")
+        # then safely unpickled and checked: a file that passes the gate but holds something else used to
+        # end in an IndexError or ValueError inside the guest
+        check_batch(load_batch(folder / name, sums[name]), folder / name)
+    return source
+
+
 def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
-    """Find CIFAR-10 (verified) or make a synthetic stand-in; the guest's data spec."""
+    """CIFAR-10 under data.root (verified), else a verified download in the cache (data.download), else a
+    synthetic stand-in; the guest's data spec."""
     root = (base_dir / cfg.root).resolve()
     folder = root / FOLDER
     if folder.is_dir():
-        sums, source = trusted_checksums(folder)
-        for name in [*TRAIN, "test_batch"]:
-            if not (folder / name).exists():
-                raise DataError(f"CIFAR-10 under {folder} is incomplete: missing {name}")
-            require_regular_file(folder / name, "CIFAR-10 batch")
-            if md5(folder / name) != sums.get(name):
-                raise DataError(f"{folder / name}: MD5 does not match the published CIFAR-10 file; "
-                                "refusing to unpickle it")
-            # then safely unpickled and checked: a file that passes the gate but holds something else used to
-            # end in an IndexError or ValueError inside the guest
-            check_batch(load_batch(folder / name, sums[name]), folder / name)
-        return {"dataset": "cifar10", "root": str(root), "source": source}
+        return {"dataset": "cifar10", "root": str(root), "source": check_real(folder)}
+    cached, why = cached_or_fetched(cfg, base_dir, REMOTE, cfg.cifar10_url)
+    if cached is not None:
+        check_real(cached / FOLDER)
+        return {"dataset": "cifar10", "root": str(cached), "source": "real",
+                "note": f"real CIFAR-10 downloaded into {cached} (none under {folder})"}
     if not cfg.synthetic:
-        raise DataError(f"CIFAR-10 not found under {folder} (set data.root=... or data.synthetic=true)")
-    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-cifar10-{cfg.synthetic_train}-{cfg.synthetic_test}-{seed}"
+        raise DataError(f"CIFAR-10 not found under {folder} ({why}; set data.root=... or data.synthetic=true)")
+    sizes = f"{cfg.synthetic_train}-{cfg.synthetic_test}-{seed}"
+    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-cifar10-{sizes}"
     synthesize(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
     return {"dataset": "cifar10", "root": str(cache), "source": "synthetic",
-            "note": f"synthetic: no CIFAR-10 under {folder}"}
+            "note": f"synthetic: no CIFAR-10 under {folder}; {why}"}
 
 
 CIFAR10 = Dataset("cifar10", resolve, load_split, mean=(0.4914, 0.4822, 0.4465), std=(0.2470, 0.2435, 0.2616))

@@ -6,16 +6,31 @@ from dataclasses import dataclass
 
 from suites.errors import require
 
+DOWNLOAD_MODES = ("auto", "true", "false")
+
 
 @dataclass
 class DataConfig:
     root: str = "data"  # holds MNIST/raw/ and cifar-10-batches-py/; relative to the launch directory
-    download: bool = False  # let torchvision fetch missing files (needs network)
+    # auto: fetch a dataset missing under root into cache_dir when the network allows (checksums verified), else
+    # synthetic with a note; true: fetch or stop with an error; false: never touch the network
+    download: str = "auto"
+    download_timeout_s: float = 300.0  # one dataset's whole fetch
+    mnist_url: str = "https://ossci-datasets.s3.amazonaws.com/mnist/"  # torchvision's mirror: the four .gz files
+    cifar10_url: str = "https://www.cs.toronto.edu/~kriz/"  # the publisher's: cifar-10-python.tar.gz
     synthetic: bool = True  # generate look-alike files when the real ones are absent
     synthetic_train: int = 6000
     synthetic_test: int = 1000
-    cache_dir: str = "outputs/data"  # where synthetic files are written
+    cache_dir: str = "outputs/data"  # synthetic files, and downloads under downloaded/
+
+    @property
+    def download_mode(self) -> str:
+        """auto | true | false (a YAML or command-line boolean reads as its word)."""
+        return str(self.download).lower()
 
     def check(self) -> None:
+        require(self.download_mode in DOWNLOAD_MODES, "data.download",
+                f"must be one of {', '.join(DOWNLOAD_MODES)}, got {self.download}")
+        require(self.download_timeout_s > 0, "data.download_timeout_s", f"must be > 0, got {self.download_timeout_s}")
         require(self.synthetic_train >= 10, "data.synthetic_train", f"must be >= 10, got {self.synthetic_train}")
         require(self.synthetic_test >= 10, "data.synthetic_test", f"must be >= 10, got {self.synthetic_test}")

@@ -14,6 +14,7 @@ from typing import Any
 
 from suites.data.config import DataConfig
 from suites.data.dataset import Dataset, require_regular_file
+from suites.data.download import Remote, cached_or_fetched, gunzip_into
 from suites.errors import DataError
 
 MNIST_FILES = {
@@ -22,6 +23,15 @@ MNIST_FILES = {
     "t10k-images-idx3-ubyte": (0x0803, "images"),
     "t10k-labels-idx1-ubyte": (0x0801, "labels"),
 }
+
+# What a mirror serves (torchvision's layout: <base>/<file>.gz) and the MD5 of each uncompressed file, the
+# published originals (the same as ../shared/data/README.md lists).
+REMOTE = Remote("MNIST", "MNIST/raw", tuple(f"{name}.gz" for name in MNIST_FILES), gunzip_into, {
+    "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
+    "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+    "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
+    "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+})
 
 
 def write_idx(path: Path, array: Any) -> None:
@@ -116,29 +126,39 @@ def check_split(raw: Path, prefix: str) -> None:
                         f"(largest {int(labels.max())})")
 
 
+def check_real(root: Path) -> None:
+    """Every MNIST file under ``root`` a plain, valid IDX file, and the splits consistent (DataError otherwise)."""
+    raw = root / "MNIST" / "raw"
+    for name in MNIST_FILES:
+        require_regular_file(raw / name, "MNIST file")
+        check_idx(raw / name)
+    for prefix in ("train", "t10k"):
+        check_split(raw, prefix)
+
+
 def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
-    """Find MNIST or make a synthetic stand-in; returns the guest's data spec."""
+    """MNIST under data.root, else a verified download in the cache (data.download), else a synthetic stand-in;
+    returns the guest's data spec."""
     root = (base_dir / cfg.root).resolve()
     raw = root / "MNIST" / "raw"
     present = [name for name in MNIST_FILES if (raw / name).exists()]
     if len(present) == len(MNIST_FILES):
-        for name in MNIST_FILES:
-            require_regular_file(raw / name, "MNIST file")
-            check_idx(raw / name)
-        for prefix in ("train", "t10k"):
-            check_split(raw, prefix)
-        return {"dataset": "mnist", "root": str(root), "source": "real", "download": False}
-    if cfg.download:
-        return {"dataset": "mnist", "root": str(root), "source": "real", "download": True}
+        check_real(root)
+        return {"dataset": "mnist", "root": str(root), "source": "real"}
     if present:
         missing = sorted(set(MNIST_FILES) - set(present))
         raise DataError(f"MNIST under {raw} is incomplete: missing {', '.join(missing)}")
+    cached, why = cached_or_fetched(cfg, base_dir, REMOTE, cfg.mnist_url)
+    if cached is not None:
+        check_real(cached)
+        return {"dataset": "mnist", "root": str(cached), "source": "real",
+                "note": f"real MNIST downloaded into {cached} (no MNIST under {raw})"}
     if not cfg.synthetic:
-        raise DataError(f"MNIST not found under {raw} (set data.root=..., data.download=true or data.synthetic=true)")
+        raise DataError(f"MNIST not found under {raw} ({why}; set data.root=... or data.synthetic=true)")
     cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-mnist-{cfg.synthetic_train}-{cfg.synthetic_test}-{seed}"
     synthesize_mnist(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
-    return {"dataset": "mnist", "root": str(cache), "source": "synthetic", "download": False,
-            "note": f"synthetic: no MNIST under {raw}"}
+    return {"dataset": "mnist", "root": str(cache), "source": "synthetic",
+            "note": f"synthetic: no MNIST under {raw}; {why}"}
 
 
 MNIST = Dataset("mnist", resolve_mnist, load_numpy, mean=(0.1307,), std=(0.3081,))

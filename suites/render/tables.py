@@ -38,11 +38,18 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
     for o in outcome.guests:
         m = o.result.metrics
         status = "ok" if o.result.ok else f"[red]{o.result.status}[/red]"
-        cells = [fmt(m.get(key), pattern) for _, key, pattern in COLUMNS]
+        cells = [fmt(m.get(key), pattern) + synthetic_mark(o.spec.data, key, m) for _, key, pattern in COLUMNS]
         cpu = fmt(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean"), "{:.0f}")
         table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload, o.placement.gpu_label,
                       validity_cell(o.validity), ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
     return table
+
+
+def synthetic_mark(data: dict[str, Any], key: str, metrics: dict[str, float]) -> str:
+    """An accuracy on synthetic look-alike data is not an MNIST/CIFAR-10 accuracy: said in the cell itself."""
+    if key == vocab.TEST_ACCURACY.key and key in metrics and data.get("source") == "synthetic":
+        return " (synthetic)"
+    return ""
 
 
 def validity_cell(validity: str) -> str:
@@ -123,8 +130,11 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
                      "numbers")
     notes = {o.placement.note for o in outcome.guests if o.placement.note}
     lines += [f"note: {n}" for n in sorted(notes)]
-    if outcome.data.get("source") == "synthetic":
-        lines.append("note: trained on SYNTHETIC data; pass data.root=<dir holding MNIST/raw> for real MNIST")
+    data_notes = sorted({str(o.spec.data["note"]) for o in outcome.guests if o.spec.data.get("note")})
+    lines += [f"note: data: {n}" for n in data_notes]
+    if "synthetic" in str(outcome.data.get("source")):
+        lines.append("note: trained on SYNTHETIC look-alike data: accuracies are not MNIST/CIFAR-10 accuracies; "
+                     "pass data.root=<dir holding MNIST/raw or cifar-10-batches-py> (or allow data.download)")
     lines += [f"failure: {r}" for r in outcome.reasons]
     return lines
 
