@@ -36,4 +36,5 @@ def test_make_bench_sweep_lands_every_run_in_one_experiment(tmp: Path):
     assert len(sweep) == 1
     from mlflow.tracking import MlflowClient
 
-    assert [f.path for f in MlflowClient(uri).list_artifacts(sweep.iloc[0]["run_id"])] == ["sweep_summary.csv"]
+    files = [f.path for f in MlflowClient(uri).list_artifacts(sweep.iloc[0]["run_id"])]
+    assert files == ["sweep_summary.csv", "sweep_summary.png"]

@@ -14,12 +14,13 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from suites.app.bench import redact_files, redact_logs
-from suites.app.pipeline import console, say
+from suites.app.pipeline import best_effort, console, say
 from suites.backends.placement import NOT_ENFORCED
 from suites.errors import first_line
 from suites.record import rundir
 from suites.record.store import Tracker, resolve_tracking_uri, store_lock
 from suites.record.sweep import collect
+from suites.render import plots
 from suites.render.tables import sweep_csv_rows, sweep_table
 
 
@@ -41,16 +42,19 @@ class SweepSummary(Callback):
                      "differences are this host's CPU noise, not the profiles'")
         csv = sweep_dir / "sweep_summary.csv"
         rundir.write_csv(sweep_csv_rows(rows), csv)
+        png = best_effort(out, "sweep plot", lambda: plots.sweep(rows, sweep_dir / "sweep_summary.png",
+                                                                 f"sweep: {len(rows)} job(s) in {sweep_dir.name}"))
+        files = [f for f in (csv, png) if f is not None]
         try:
-            run_id = record(config, sweep_dir, csv, len(rows), min((r.started_at for r in rows if r.started_at),
+            run_id = record(config, sweep_dir, files, len(rows), min((r.started_at for r in rows if r.started_at),
                                                                      default=time.time()))
         except Exception as exc:  # the table and the CSV are there; the store is the extra
             say(out)(f"warning: sweep summary not recorded in MLflow ({first_line(exc)}); see {csv}")
             return
-        say(out)(f"sweep summary: {csv} (MLflow run {run_id})")
+        say(out)(f"sweep summary: {csv}" + (f", {png.name}" if png else "") + f" (MLflow run {run_id})")
 
 
-def record(config: DictConfig, sweep_dir: Path, csv: Path, jobs: int, started_at: float) -> str:
+def record(config: DictConfig, sweep_dir: Path, files: list[Path], jobs: int, started_at: float) -> str:
     """A ``sweep`` run holding the summary, beside the jobs' own runs in the same experiment (its Duration: from
     the first job's start to now)."""
     base = Path.cwd()  # Hydra does not chdir: the launch directory
@@ -59,6 +63,7 @@ def record(config: DictConfig, sweep_dir: Path, csv: Path, jobs: int, started_at
     with store_lock(tracker.uri):
         run_id = tracker.start(f"sweep-{sweep_dir.name}", {"bench.role": "sweep"}, start_time=started_at)
         tracker.params(run_id, {"sweep_dir": str(sweep_dir), "jobs": jobs})
-        tracker.artifact(run_id, csv)
+        for f in files:
+            tracker.artifact(run_id, f)
         tracker.end(run_id, "FINISHED", time.time())
     return run_id

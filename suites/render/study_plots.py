@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.record.reader import StudyReport
-from suites.render.plots import error_bars, pyplot
+from suites.render.plots import error_bars, pyplot, save, titled
 
 
 def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
@@ -37,11 +37,8 @@ class Saver:
                                                     else "")
 
     def __call__(self, fig: Any, name: str, title: str) -> None:
-        fig.suptitle(f"{title}\n{self.caveat}", fontsize=10)
-        fig.savefig(self.out_dir / name, dpi=110, metadata={"Title": title, "Description":
-                                                            f"validity: {self.validity}"})
-        self.plt.close(fig)
-        self.files.append(self.out_dir / name)
+        titled(fig, title, self.caveat)
+        self.files.append(save(fig, self.out_dir / name, title, self.validity))
 
 
 def draw(rep: StudyReport, out_dir: Path) -> list[Path]:
@@ -78,29 +75,30 @@ def draw_mixed(rep: StudyReport, save: Saver) -> None:
 
 
 def draw_consolidation(rep: StudyReport, save: Saver) -> None:
-    plt = save.plt
+    """CAD p95 frame time and ML slowdown over the number of CAD guests, each in its own panel with its QoS limit
+    (on twin axes the two curves, scaled independently, used to lie exactly on top of each other)."""
     c = rep.consolidation
     ns = sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos"))
-    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
-    # large hollow markers under small filled ones: two series at the same point both stay visible
-    ax.plot(ns, [c[f"n{n}.p95_frame_ms_worst"] for n in ns], "o-", ms=9, mfc="none", mew=1.5,
-            label="worst CAD p95 frame time (ms)")
-    ax.axhline(c.get("qos_p95_frame_ms", math.nan), color="C0", ls=":", label="p95 QoS limit")
-    handles, labels = ax.get_legend_handles_labels()
     slow = [c.get(f"n{n}.ml_slowdown_pct", math.nan) for n in ns]
+    panels = [("worst CAD p95 frame time", "p95 frame time (ms)", [c[f"n{n}.p95_frame_ms_worst"] for n in ns],
+               c.get("qos_p95_frame_ms", math.nan), "o-", "C0")]
     if any(not math.isnan(v) for v in slow):
-        ax2 = ax.twinx()
-        ax2.plot(ns, slow, "s--", ms=4, color="C1", label="ML slowdown (%)")
-        ax2.axhline(c.get("qos_ml_slowdown_pct", math.nan), color="C1", ls=":", label="ML QoS limit")
-        ax2.set_ylabel("ML slowdown (%)")
-        more = ax2.get_legend_handles_labels()
-        handles, labels = handles + more[0], labels + more[1]
-    for n in ns:
-        ax.axvspan(n - 0.4, n + 0.4, color="C2" if c[f"n{n}.meets_qos"] else "C3", alpha=0.12)
+        panels.append(("ML training slowdown", "ML slowdown (%)", slow, c.get("qos_ml_slowdown_pct", math.nan),
+                       "s--", "C1"))
+    fig, axes = save.plt.subplots(len(panels), 1, figsize=(7, 2.4 + 1.9 * len(panels)), sharex=True,
+                                  constrained_layout=True, squeeze=False)
+    for ax, (label, ylabel, values, limit, style, color) in zip(axes[:, 0], panels, strict=True):
+        ax.plot(ns, values, style, ms=6, color=color, label=label)
+        if not math.isnan(limit):
+            ax.axhline(limit, color=color, ls=":", label=f"QoS limit ({limit:g})")
+        for n in ns:
+            ax.axvspan(n - 0.4, n + 0.4, color="C2" if c[f"n{n}.meets_qos"] else "C3", alpha=0.12)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    ax = axes[-1, 0]
     ax.set_xlim(min(ns, default=1) - 0.6, max(ns, default=1) + 0.6)  # one step is still a readable plot
-    ax.set_xlabel("CAD guests on the GPU (green: meets QoS, red: misses)")
-    ax.set_ylabel("p95 frame time (ms)")
     ax.set_xticks(ns)
-    ax.legend(handles, labels, fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
+    ax.set_xlabel("CAD guests on the GPU (green band: meets QoS, red: misses)")
     save(fig, "consolidation.png", f"Consolidation on {rep.consolidation_profile}: "
          f"{c['guests_at_qos']:.0f} guest(s) at QoS; stopped: {rep.stop_reason or '?'}")

@@ -18,7 +18,7 @@ from rich.table import Table
 from suites.config.study import StudySettings
 from suites.record.reader import ReferenceStudy
 from suites.render import report, study_plots
-from suites.render.plots import error_bars, pyplot
+from suites.render.plots import error_bars, pyplot, save, titled, wrapped
 from suites.render.tables import validity_banner
 from suites.run.study_plan import EPISODE_1, Part, episode_2
 
@@ -172,17 +172,14 @@ def draw_ratios(study: ReferenceStudy, out_dir: Path) -> Path | None:
            yerr=error_bars(values, [r.low for r in rows], [r.high for r in rows]))
     ax.scatter(xs, [r.ref_value if r.ref_value is not None else math.nan for r in rows], marker="D", color="C3",
                zorder=3, label="reference study (4 x M60)")
-    ax.set_xticks(xs, [f"{r.part}\n{r.phase}\n{r.validity}" for r in rows], fontsize=7)
-    ax.set_ylabel("ratio to the part's baseline phase")
+    ax.set_xticks(xs, [wrapped(f"{r.part}\n{r.phase}\n{r.validity}", 14) for r in rows], fontsize=7)
+    ax.set_ylabel("ratio to the part's baseline phase (x)")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
     validity = ", ".join(sorted({r.validity for r in rows}))
-    fig.suptitle(f"episode 1 beside the reference study\nprofile {validity}"
-                 + ("; NOT a GPU measurement" if "not enforced" in validity else ""), fontsize=10)
-    path = out_dir / "episode1_ratios.png"
-    fig.savefig(path, dpi=110, metadata={"Description": f"validity: {validity}"})
-    plt.close(fig)
-    return path
+    title = "episode 1 beside the reference study"
+    titled(fig, title, f"profile {validity}" + ("; NOT a GPU measurement" if "not enforced" in validity else ""))
+    return save(fig, out_dir / "episode1_ratios.png", title, validity)
 
 
 def write(study: ReferenceStudy, out_dir: Path) -> list[Path]:
