@@ -109,3 +109,15 @@ def test_normalised_rows_carry_n_ci_and_verdict():
     assert fast.throughput_x == pytest.approx(2.0, rel=0.02) and fast.throughput_x_ci_low > 1.9
     assert (fast.throughput_verdict, fast.time_verdict) == ("faster", "faster")
     assert base.throughput_verdict == "baseline" and base.throughput_x == 1.0
+
+
+def test_bench_ml_judges_the_harness_by_the_ci_of_its_per_round_ratios():
+    from suites.app.bench_ml import goal, judge
+
+    iv, word = judge([90.0, 91.0, 89.0], [100.0, 100.5, 99.5])  # ~0.9 every round: the harness costs 10 %
+    assert word == "overhead" and iv.n == 3 and iv.high < 1 and goal(iv) == "missed"
+    iv, word = judge([99.0, 101.0, 98.5, 100.5], [100.0, 100.0, 100.0, 100.0])
+    assert word == "within noise" and iv.low < 1 < iv.high and goal(iv) == "met"
+    iv, word = judge([80.0, 110.0, 95.0], [100.0, 100.0, 100.0])  # too noisy to say whether 0.97 is met
+    assert word == "within noise" and goal(iv) == "undecided"
+    assert judge([100.0], [100.0])[1] == "no spread (n = 1)"
