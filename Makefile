@@ -104,7 +104,10 @@ bench-ml: setup
 bench-sampler: setup
 	$(PY) -m gpu_probe.bench_sampler $(ARGS)
 
+# Bytecode for the suite's own modules first: where PYTHONDONTWRITEBYTECODE is set (CI here) every one of the
+# hundreds of processes the tests start would compile them again.
 test: setup setup-system setup-cluster lint
+	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
 	$(PY) -m pytest
 
 lint: setup

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -26,6 +27,38 @@ HAVE_MNIST = (MNIST_ROOT / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
 # so with one here every process the tests start begins with SIGINT at its default.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# The tests run in two processes (pytest-xdist, pyproject.toml), and every bench run they start locks the cores it
+# pins (suites/backends/corelock.py): a run that finds its cores held by the other process's run waits for them
+# (the product's wait_for_cores_s, defaulted here for every process the tests start) instead of being refused.
+os.environ.setdefault("BENCH_WAIT_FOR_CORES_S", "900")
+# A test that must have the host to itself (it asserts on core locks, placement beside another run, or timings
+# that another test's load would skew) is marked ``alone``: it holds this lock exclusively, every other test holds
+# it shared, so it runs while no other test does.
+HOST_LOCK = Path("/tmp") / "gpu-mixed-bench-tests.lock"
+
+
+@pytest.fixture(autouse=True)
+def host_share(request: pytest.FixtureRequest):
+    alone = request.node.get_closest_marker("alone") is not None
+    fd = os.open(HOST_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # drops the lock
+
+
+# Some tests render through Mesa's EGL (llvmpipe, its own LLVM) in the test process and others train with torch in
+# it, whose optimizers import triton (another LLVM): triton loaded after Mesa crashes the process (a segfault in
+# triton's import; seen once the two test processes ran the modules in another order). Loaded first, both work. A
+# suite process never holds both: a guest renders or trains.
+try:
+    import torch._dynamo  # noqa: F401
+    import triton  # noqa: F401
+except ImportError:
+    pass
+
 
 # A seconds-long guest: small CNN, a slice of synthetic data.
 SMOKE = ["+preset=smoke", "progress=quiet"]
@@ -93,8 +126,6 @@ def start_server(tmp: Path, port: int) -> subprocess.Popen:
 def stop(proc: subprocess.Popen) -> None:
     os.killpg(proc.pid, signal.SIGKILL)  # the server and its gunicorn/uvicorn workers
     proc.wait(timeout=30)
-
-
 
 
 def stop_group(proc: subprocess.Popen, term_wait: float = 10) -> None:

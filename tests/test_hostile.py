@@ -205,6 +205,7 @@ def test_case_1_core_locks_name_their_holder_and_are_held_by_one_run_at_a_time(t
     assert corelock.held_by_others([0, 1, 2], tmp_path) == {}
 
 
+@pytest.mark.alone  # the other runs on this host must be its own
 def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first(tmp_path: Path):
     """Two runs at once used to pin both guests to core 0 and measure 2,795 vs 4,597 images/s unseen."""
     import json
@@ -221,7 +222,7 @@ def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first
         assert "another benchmark run holds core" in guest["placement"]["note"]  # said, and recorded
         assert f"pid {first.pid}, {first_dir}" in guest["placement"]["note"]
         n = len(os.sched_getaffinity(0))
-        third = bench(tmp_path / "third", "workload=idle", *SMOKE, f"profile.vcpus={n}")
+        third = bench(tmp_path / "third", "workload=idle", *SMOKE, f"profile.vcpus={n}", "wait_for_cores_s=0")
         line = one_error_line(third)
         assert f"pid {first.pid}, {first_dir}" in line and "run again when it ends" in line
         assert not (tmp_path / "third" / "run").exists()
@@ -385,3 +386,28 @@ def test_case_18_a_guest_past_the_time_limit_is_killed_with_that_reason(tmp_path
     assert proc.returncode == 1, proc.stderr[-2000:]
     result = json.loads((tmp_path / "run" / "results.json").read_text())["guests"][0]["result"]
     assert result["status"] == "failed" and result["error"] == "timed out after scenario.timeout_s=2 s"
+
+
+def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_path: Path):
+    """wait_for_cores_s: the run queues for cores another run holds (saying so once), or is refused at its end."""
+    import threading
+
+    from suites.backends import corelock
+    from suites.run.plan import plan_and_lease
+
+    lease = corelock.CoreLease("outputs/runs/first", tmp_path).acquire([0])
+
+    def make() -> str:
+        held = corelock.held_by_others([0], tmp_path)
+        if held:
+            raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}")
+        return "placed"
+
+    said: list[str] = []
+    with pytest.raises(corelock.CoresHeld):
+        plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=0.0, on_wait=said.append)
+    assert said == []  # wait_for_cores_s=0: refused at once
+    threading.Timer(1.0, lease.release).start()
+    made, mine = plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=30.0, on_wait=said.append)
+    assert made == "placed" and len(said) == 1 and "waiting up to 30 s" in said[0] and "outputs/runs/first" in said[0]
+    mine.release()

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -93,8 +95,18 @@ def assert_started_then_quit(log: Path, out: Path) -> None:
     assert seen[0]["log"] == str((out / "mps" / "log").resolve())
 
 
-def test_normal_run_starts_the_daemon_gives_each_guest_its_share_and_quits_it(tmp_path: Path, standin: Path):
-    out = tmp_path / "run"
+@pytest.fixture
+def short_dir() -> Path:
+    """A run directory short enough for the daemon's sockets to live under it (pytest's own can be too deep, e.g.
+    under a test process's popen-gwN folder, and then the daemon's pipes go to a temp folder: right, but not what
+    these tests look at)."""
+    folder = Path(tempfile.mkdtemp(prefix="mps-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_normal_run_starts_the_daemon_gives_each_guest_its_share_and_quits_it(short_dir: Path, standin: Path):
+    out = short_dir / "run"
     result = finish(start_run(out, 0.5), out)
     assert result["status"] == "ok", result
     assert_started_then_quit(standin, out)
@@ -105,8 +117,8 @@ def test_normal_run_starts_the_daemon_gives_each_guest_its_share_and_quits_it(tm
     assert not (out / "mps" / "pipe" / "control").exists()
 
 
-def test_ctrl_c_still_quits_the_daemon(tmp_path: Path, standin: Path):
-    out = tmp_path / "run"
+def test_ctrl_c_still_quits_the_daemon(short_dir: Path, standin: Path):
+    out = short_dir / "run"
     proc = start_run(out, 120)
     wait_training(out, proc)
     assert [c["argv"] for c in calls(standin)] == [["-d"]]  # running, not yet told to quit
@@ -116,8 +128,8 @@ def test_ctrl_c_still_quits_the_daemon(tmp_path: Path, standin: Path):
     assert_started_then_quit(standin, out)
 
 
-def test_a_guest_crash_still_quits_the_daemon(tmp_path: Path, standin: Path):
-    out = tmp_path / "run"
+def test_a_guest_crash_still_quits_the_daemon(short_dir: Path, standin: Path):
+    out = short_dir / "run"
     proc = start_run(out, 4)
     guests = wait_training(out, proc)
     guests[0].send_signal(signal.SIGKILL)

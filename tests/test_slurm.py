@@ -24,6 +24,9 @@ import pytest
 from .conftest import REPO, SMOKE
 from .slurmcluster import PARTITION, SlurmCluster, missing_tools
 
+# scancel, job states and the processes a job leaves: timings another test's load skews
+pytestmark = pytest.mark.alone
+
 
 @pytest.fixture(scope="module")
 def slurm():

@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 from rich.console import Console
 from rich.panel import Panel
 
+from suites.backends.corelock import CoresHeld
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
@@ -56,11 +57,13 @@ def run_command(comp: Composition, run_dir: Path, base_dir: Path, launcher: str)
     """The whole command; its exit code (a run that reached no store counts as a failure)."""
     out = console()
     if comp.compares:
-        phases, cores = plan_and_lease(lambda: plan_comparison(comp, base_dir, out), lambda c: c.plans, run_dir)
+        phases, cores = plan_and_lease(lambda: plan_comparison(comp, base_dir, out), lambda c: c.plans, run_dir,
+                                       comp.cfg.wait_for_cores_s, say(out))
         with cores:
             return run_comparison(comp, run_dir, base_dir, out, launcher, phases)
     # placement and data problems end here, before any store is touched
-    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], base_dir), lambda p: [p], run_dir)
+    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], base_dir), lambda p: [p], run_dir,
+                                    comp.cfg.wait_for_cores_s, say(out))
     if comp.cfg.strict:
         require_enforced([planned])
     with cores:
@@ -113,8 +116,9 @@ def plan_phases(runs: list[RunConfig], base_dir: Path, study: StudyRun | None, o
         try:
             plans.append(plan(run, base_dir))
         except PlacementError as exc:
-            if study is None or run.phase is None or not study.placement_failed(run.phase, exc):
-                raise PlacementError(f"phase {run.label}: {exc}") from exc
+            held = isinstance(exc, CoresHeld)  # other runs' cores: not this profile's capacity
+            if held or study is None or run.phase is None or not study.placement_failed(run.phase, exc):
+                raise type(exc)(f"phase {run.label}: {exc}") from exc  # CoresHeld stays one: it may be waited for
             say(out)(f"note: {study.capacity_note}")
             break
         except BenchError as exc:

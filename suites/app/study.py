@@ -32,6 +32,7 @@ from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
 from suites.app.bench import fail, sigterm_as_interrupt
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
+from suites.backends.corelock import CoresHeld
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import one_line, register_configs, run_stamp
 from suites.config.study import StudySettings, load_settings, load_timings, split_args
@@ -41,7 +42,7 @@ from suites.record.export import export_tree
 from suites.record.recorder import Recorder, RunRef
 from suites.render import study_report
 from suites.run.outcome import EXIT_INTERRUPTED
-from suites.run.plan import lease_cores
+from suites.run.plan import plan_and_lease
 from suites.run.study_plan import Part, Skip, StudyPlan, plan_study
 from suites.workloads import workload_class
 
@@ -71,16 +72,21 @@ def compose_parts(sp: StudyPlan, overrides: list[str]) -> dict[str, Composition]
     return comps
 
 
-def prepare(sp: StudyPlan, comps: dict[str, Composition], base_dir: Path,
-            out: Console) -> list[tuple[Part, PlannedComparison]]:
-    """Every part placed and given its data before the first starts; a part this host cannot place is skipped."""
-    ready = []
+Ready = list[tuple[Part, PlannedComparison]]
+
+
+def prepare(sp: StudyPlan, comps: dict[str, Composition], base_dir: Path, out: Console) -> tuple[Ready, list[Skip]]:
+    """Every part placed and given its data before the first starts; a part this host cannot place is skipped
+    (one that only waits for cores another benchmark run holds is not: CoresHeld, which the caller waits out)."""
+    ready, skips = [], []
     for part in sp.parts:
         try:
             ready.append((part, plan_comparison(comps[part.name], base_dir, out)))
+        except CoresHeld:
+            raise
         except PlacementError as exc:
-            sp.skips.append(Skip(part.name, f"does not fit this host: {exc}"))
-    return ready
+            skips.append(Skip(part.name, f"does not fit this host: {exc}"))
+    return ready, skips
 
 
 def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
@@ -157,10 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         show_plan(out, sp, inv.gpu_status)
         if "--plan" in argv:
             return 0
-        ready = prepare(sp, comps, base_dir, out)
+        wait_s = next(iter(comps.values())).cfg.wait_for_cores_s if comps else 0.0
+        (ready, skips), cores = plan_and_lease(lambda: prepare(sp, comps, base_dir, out),
+                                               lambda made: [p for _, planned in made[0] for p in planned.plans],
+                                               base_dir / settings.out_dir, wait_s, say(out))
+        sp.skips += skips
         if not ready:
             fail("nothing of the study can run on this host: " + "; ".join(map(str, sp.skips)))
-        cores = lease_cores([p for _, planned in ready for p in planned.plans], base_dir / settings.out_dir)
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
     signal.signal(signal.SIGTERM, sigterm_as_interrupt)

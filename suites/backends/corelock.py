@@ -108,7 +108,11 @@ def describe(held: dict[int, Holder]) -> str:
     return "; ".join(f"core{'s' if len(c) > 1 else ''} {','.join(map(str, c))} ({h})" for h, c in by_holder.items())
 
 
-class CoresTaken(PlacementError):
+class CoresHeld(PlacementError):
+    """The run does not fit in the cores other benchmark runs leave free now (it would once they end)."""
+
+
+class CoresTaken(CoresHeld):
     """Another run took a core between this run's placement and its lease: placing again finds other cores."""
 
 

@@ -34,8 +34,8 @@ class LocalBackend(Backend):
         except PlacementError as exc:
             if not held:
                 raise
-            raise PlacementError(f"another benchmark run on this host holds {corelock.describe(held)}: {exc} "
-                                 f"beside it; run again when it ends") from exc
+            raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}: {exc} "
+                                     "beside it; run again when it ends (or wait_for_cores_s=<seconds>)") from exc
         if held:
             company = (f"another benchmark run holds {corelock.describe(held)} on this host: caches, memory "
                        "bandwidth and GPUs are shared with it")

@@ -94,6 +94,9 @@ class BenchConfig:
     seed: int = 0
     repeats: int = 1  # each guest trains N times; results are olympic means with CoV
     strict: bool = False  # refuse (exit 2, before anything starts) a run whose profile this host cannot enforce
+    # A run that does not fit beside other benchmark runs' cores waits this long for them, then is refused
+    # (0: refused at once). Default $BENCH_WAIT_FOR_CORES_S, else 0 (configs/config.yaml).
+    wait_for_cores_s: float = 0.0
 
     def check(self) -> None:
         for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray):
@@ -103,6 +106,7 @@ class BenchConfig:
         require(bool(self.experiment.strip()), "experiment", "must not be empty")
         require(self.seed >= 0, "seed", f"must be >= 0, got {self.seed}")
         require(1 <= self.repeats <= 100, "repeats", f"must be 1..100, got {self.repeats}")
+        require(self.wait_for_cores_s >= 0, "wait_for_cores_s", f"must be >= 0, got {self.wait_for_cores_s}")
         require(self.sharing is Sharing.timeslice or self.backend is BackendKind.local, "sharing",
                 "sharing=mps starts an MPS daemon on this host: it needs backend=local")
 

@@ -15,7 +15,7 @@ from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
 from suites.backends import mps
 from suites.backends.base import Backend
-from suites.backends.corelock import CoreLease, CoresTaken
+from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken
 from suites.backends.placement import NOT_ENFORCED, Placement
 from suites.backends.select import backend_for
 from suites.config.compose import RunConfig
@@ -115,10 +115,26 @@ def lease_cores(plans: list[Plan], run: Path) -> CoreLease:
     return CoreLease(str(run)).acquire(sorted(cores))
 
 
-def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path,
-                   attempts: int = 5) -> tuple[T, CoreLease]:
+def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path, wait_s: float = 0.0,
+                   on_wait: Callable[[str], None] = lambda line: None, attempts: int = 5) -> tuple[T, CoreLease]:
     """``make()`` (placement peeks at the cores other runs hold) and the lease on the cores it chose; when another
-    run started at the same moment took one in between, place again (it now sees that run's cores)."""
+    run started at the same moment took one in between, place again (it now sees that run's cores). A run that
+    does not fit beside the others' cores waits up to ``wait_s`` for them (``on_wait`` says so, once)."""
+    deadline, said = time.monotonic() + wait_s, False
+    while True:
+        try:
+            return _plan_and_lease_once(make, plans_of, run, attempts)
+        except CoresHeld as exc:
+            if time.monotonic() >= deadline:
+                raise
+            if not said:
+                on_wait(f"waiting up to {wait_s:g} s for cores another benchmark run holds ({exc})")
+                said = True
+            time.sleep(random.uniform(0.2, 0.6))
+
+
+def _plan_and_lease_once(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path,
+                         attempts: int) -> tuple[T, CoreLease]:
     for attempt in range(1, attempts + 1):
         made = make()
         try:

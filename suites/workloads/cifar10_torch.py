@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from suites.data.cifar import CIFAR10
+from suites.workloads.base import CIFAR_SMOKE
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig, one_cycle
 
 
@@ -47,6 +48,7 @@ class Cifar10Torch(TorchClassifier):
     name = "cifar10-torch"
     dataset = CIFAR10
     config_cls = Cifar10TorchConfig
+    smoke = CIFAR_SMOKE
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         import torch

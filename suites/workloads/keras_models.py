@@ -7,6 +7,7 @@ from typing import Any
 
 from suites.data.cifar import CIFAR10
 from suites.data.mnist import MNIST
+from suites.workloads.base import CIFAR_SMOKE
 from suites.workloads.keras_common import KerasClassifier, KerasTrainConfig
 
 
@@ -45,6 +46,7 @@ class Cifar10Tf(KerasClassifier):
     name = "cifar10-tf"
     dataset = CIFAR10
     config_cls = Cifar10TfConfig
+    smoke = CIFAR_SMOKE
 
     def build_model(self, keras: Any) -> Any:
         L, w = keras.layers, self.cfg.width
