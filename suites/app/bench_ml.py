@@ -109,9 +109,8 @@ def host_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def guest_vcpus(requested: int | None) -> int:
+def guest_vcpus(requested: int | None, cores: int) -> int:
     """The guest's cores: as asked, else one fewer than the host's where it has more than two (the runner's)."""
-    cores = host_cores()
     return requested or (min(2, cores - 1) if cores > 2 else cores)
 
 
@@ -130,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1 or (args.vcpus is not None and args.vcpus < 1):
         print("error: --rounds and --vcpus must be >= 1", file=sys.stderr)
         return 2
-    vcpus, out = guest_vcpus(args.vcpus), Console(width=160)
+    cores = host_cores()
+    vcpus, out = guest_vcpus(args.vcpus, cores), Console(width=160)
     table = Table(title=f"in-guest vs bare-process training throughput ({args.rounds} interleaved round(s) each)",
                   title_justify="left", caption="ratio: guest images/s / bare images/s, per round; median and 95 % "
                   "CI of the rounds' ratios; verdict: overhead if the CI lies below 1; goal: met if the CI lies above "
@@ -153,7 +153,6 @@ def main(argv: list[str] | None = None) -> int:
                           f"{suite['metrics']['steps']:.0f}", str(iv.n), f"{statistics.median(suite_rates):,.0f}",
                           f"{statistics.median(bare_rates):,.0f}", f"{iv.median:.3f}", spread, word, goal(iv))
     out.print(table)
-    cores = host_cores()
     if vcpus >= cores:
         out.print(f"note: the guest holds all {cores} host cores, so the runner and its sampler compete with it; "
                   "the ratio includes that (a host with more cores leaves them one)", highlight=False)

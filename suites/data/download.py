@@ -128,12 +128,11 @@ def verify(remote: Remote, folder: Path, base_url: str) -> None:
 
 def download(remote: Remote, root: Path, base_url: str, timeout_s: float,
              say: Callable[[str], None] | None = None) -> Path:
-    """Fetch, unpack and verify ``remote`` into ``root / remote.folder``; returns that folder. DataError (one
-    line; nothing left behind) when the mirror cannot be reached in time or serves anything else."""
+    """Fetch, unpack and verify ``remote`` into ``root / remote.folder`` (the caller has found no copy there);
+    returns that folder. DataError (one line; nothing left behind) when the mirror cannot be reached in time or
+    serves anything else."""
     say = say or (lambda line: print(f"data: {remote.name}: {line}", file=sys.stderr, flush=True))
     final = root / remote.folder
-    if remote.present(root):
-        return final
     final.parent.mkdir(parents=True, exist_ok=True)
     work = final.parent / f".{final.name}.{os.getpid()}.partial"
     shutil.rmtree(work, ignore_errors=True)
