@@ -1,5 +1,5 @@
-# make setup | setup-system | setup-cluster | bench | study | gpu-check | report | bench-ml | bench-sampler | test | lint |
-# ui | clean
+# make setup | setup-system | setup-cluster | setup-vm | bench | study | gpu-check | report | bench-ml | bench-vm |
+# bench-sampler | test | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -13,6 +13,9 @@ SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace chromium
 # tests/slurmcluster.py; iproute2 for the network namespace the two-node Ray test runs in. Installed for
 # `make test` only; no service is enabled or started by the install.
 CLUSTER_PKGS := slurmctld slurmd slurm-client slurmdbd munge mariadb-server iproute2
+# backend=vm: QEMU (Debian 12's qemu-system-common brings virtiofsd); the VM image (a Debian kernel and busybox,
+# unpacked, no root needed) is built into .vm/ by suites/backends/vm/image.py.
+VM_PKGS := qemu-system-x86
 PORT ?= 5000
 CONDA := $(shell command -v conda 2>/dev/null)
 STAMP := $(VENV)/.installed-$(EXTRAS)
@@ -33,9 +36,10 @@ comma := ,
 SWEEP := $(if $(or $(findstring $(comma),$(profile)$(workload)$(scenario)),$(multirun)),--multirun)
 # launcher=slurm (configs/hydra/launcher/slurm.yaml) or submitit_local runs the sweep's jobs through submitit.
 OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
-             $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) $(ARGS)
+             $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) \
+             $(if $(backend),backend=$(backend)) $(ARGS)
 
-.PHONY: setup setup-system setup-cluster report bench study gpu-check bench-ml bench-sampler test lint ui clean
+.PHONY: setup setup-system setup-cluster setup-vm report bench study gpu-check bench-ml bench-vm bench-sampler test lint ui clean
 
 setup: $(STAMP)
 
@@ -77,7 +81,11 @@ setup-system:
 setup-cluster:
 	$(call apt_install,$(CLUSTER_PKGS))
 
-bench: setup setup-system
+setup-vm: setup
+	$(call apt_install,$(VM_PKGS))
+	$(PY) -m suites.backends.vm.image
+
+bench: setup setup-system $(if $(filter vm,$(backend)),setup-vm)
 	$(PY) -m suites.app.bench $(OVERRIDES)
 
 # The reference study in one command: every part this host can run, sized by study.budget_s, one report in
@@ -100,13 +108,17 @@ report: setup
 bench-ml: setup
 	$(PY) -m suites.app.bench_ml $(ARGS)
 
+# What a guest VM costs next to a guest process: boot, start skew of 2 and 4 VMs, in-VM / process throughput.
+bench-vm: setup setup-vm
+	$(PY) -m suites.app.bench_vm $(ARGS)
+
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup
 	$(PY) -m gpu_probe.bench_sampler $(ARGS)
 
 # Bytecode for the suite's own modules first: where PYTHONDONTWRITEBYTECODE is set (CI here) every one of the
 # hundreds of processes the tests start would compile them again.
-test: setup setup-system setup-cluster lint
+test: setup setup-system setup-cluster setup-vm lint
 	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
 	$(PY) -m pytest
 

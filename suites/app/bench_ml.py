@@ -47,15 +47,20 @@ DEFAULTS = {
 }
 
 
-def in_guest(workload: str, overrides: list[str], tmp: Path) -> dict[str, Any]:
-    run_dir = tmp / workload
-    cmd = [sys.executable, "-m", "suites.app.bench", f"workload={workload}", "progress=quiet", *overrides,
+def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[dict[str, Any], Path]:
+    """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory)."""
+    run_dir = tmp / name
+    cmd = [sys.executable, "-m", "suites.app.bench", "progress=quiet", *overrides,
            f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"error: {workload} in a guest failed: {proc.stderr.strip().splitlines()[-1:]}")
-    results = json.loads((run_dir / "results.json").read_text())
+        raise SystemExit(f"error: {name} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return json.loads((run_dir / "results.json").read_text()), run_dir
+
+
+def in_guest(workload: str, overrides: list[str], tmp: Path) -> dict[str, Any]:
+    results, _ = bench_run(workload, [f"workload={workload}", *overrides], tmp)
     g = results["guests"][0]
     return {"metrics": g["result"]["metrics"], "spec": g["spec"]}
 

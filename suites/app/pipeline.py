@@ -164,7 +164,8 @@ def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Consol
         baseline = cfg.scenario.baseline or rows[0].label
         title = (f"{name}: {what}, phases" if study else f"{name}: {what}, normalised to {baseline}") + \
             f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
-        banner = tables.validity_banner({r.label: r.validity for r in rows})
+        banner = tables.validity_banner({r.label: r.validity for r in rows},
+                                        next((r.validity_reason for r in rows if r.validity_reason), ""))
         if banner:
             out.print(Panel(banner, title="what these numbers are", border_style="red"))
         out.print(tables.comparison_table(rows, title, normalised=study is None))

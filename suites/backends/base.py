@@ -36,6 +36,7 @@ class Timing:
 
 class Backend(ABC):
     name: str
+    holds_host_cores = False  # its guests are pinned to this host's cores (leased for the run: corelock)
 
     @abstractmethod
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:

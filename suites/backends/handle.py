@@ -48,6 +48,7 @@ class GuestPipe:
         self.log_path = log_path
         self.pid: int | None = None
         self.proc: subprocess.Popen[str] | None = None
+        self.group: int | None = None  # the process group kill() ends
         self._events: queue.Queue[dict[str, Any]] = queue.Queue()
         self._lines: list[str] = []  # raw protocol lines, for a relay that forwards them elsewhere
         self._reader: threading.Thread | None = None
@@ -60,12 +61,16 @@ class GuestPipe:
             [sys.executable, "-m", "suites.guest"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=log, text=True, bufsize=1, start_new_session=True, cwd=REPO_ROOT, env=env)
         log.close()  # the child holds its own copy
-        self.pid = self.proc.pid
+        self.pid = self.group = self.proc.pid  # its own session: a process group of its own
         self.send(spec.to_line())
         self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=f"guest-{spec.guest_id}-reader",
                                         daemon=True)
         self._reader.start()
         return self.pid
+
+    def processes(self) -> list[subprocess.Popen[Any]]:
+        """What kill() waits for once the group is killed."""
+        return [self.proc] if self.proc is not None else []
 
     def send(self, line: str) -> None:
         try:
@@ -119,17 +124,18 @@ class GuestPipe:
 
     def kill(self) -> None:
         """SIGKILL the guest's whole process group (idempotent)."""
-        if self.proc is None:
+        if self.group is None:
             return
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.killpg(self.group, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for proc in self.processes():
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        for stream in (self.proc.stdin, self.proc.stdout) if self.proc is not None else ():
             try:
                 if stream:
                     stream.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from gpu_probe.inventory import Inventory
@@ -17,34 +18,40 @@ from suites.guest.protocol import GuestSpec
 
 class LocalBackend(Backend):
     name = "local"
+    holds_host_cores = True
 
     def __init__(self, cpu_overcommit: bool = False, mps: bool = False) -> None:
         self.cpu_overcommit = cpu_overcommit
         self.mps = mps  # sharing=mps: guests get MPS limits; the runner starts the daemon (suites/backends/mps.py)
 
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
-        """On the cores of this runner's affinity that no other benchmark run holds (suites/backends/corelock.py):
-        a run that does not fit beside another is refused naming it; one that fits says it has company."""
-        host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
-        held = corelock.held_by_others(host_cpus)
-        free = [c for c in host_cpus if c not in held]
-        try:
-            placements = place_on_host(profile, n, inv, free, cpu_overcommit=self.cpu_overcommit and bool(free),
-                                       mps=self.mps)
-        except PlacementError as exc:
-            if not held:
-                raise
-            raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}: {exc} "
-                                     "beside it; run again when it ends (or wait_for_cores_s=<seconds>)") from exc
-        if held:
-            company = (f"another benchmark run holds {corelock.describe(held)} on this host: caches, memory "
-                       "bandwidth and GPUs are shared with it")
-            for p in placements:
-                p.note = "; ".join(x for x in (p.note, company) if x)
-        return placements
+        return on_free_cores(lambda free: place_on_host(profile, n, inv, free, cpu_overcommit=self.cpu_overcommit
+                                                        and bool(free), mps=self.mps))
 
     def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
               started: list[GuestHandle]) -> None:
         for s in specs:
             started.append(GuestHandle(s, log_dir / f"{s.guest_id}.log"))
             started[-1].start()
+
+
+def on_free_cores(place: Callable[[list[int]], list[Placement]]) -> list[Placement]:
+    """``place`` on the cores of this runner's affinity that no other benchmark run holds
+    (suites/backends/corelock.py): a run that does not fit beside another is refused naming it; one that fits
+    says it has company."""
+    host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
+    held = corelock.held_by_others(host_cpus)
+    free = [c for c in host_cpus if c not in held]
+    try:
+        placements = place(free)
+    except PlacementError as exc:
+        if not held:
+            raise
+        raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}: {exc} "
+                                 "beside it; run again when it ends (or wait_for_cores_s=<seconds>)") from exc
+    if held:
+        company = (f"another benchmark run holds {corelock.describe(held)} on this host: caches, memory "
+                   "bandwidth and GPUs are shared with it")
+        for p in placements:
+            p.note = "; ".join(x for x in (p.note, company) if x)
+    return placements

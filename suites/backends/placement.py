@@ -28,6 +28,20 @@ EMULATED = "emulated"  # another NVIDIA GPU: framebuffer cap + time-slicing, no 
 EMULATED_MPS = "emulated (MPS-enforced)"
 NOT_ENFORCED = "not enforced"  # no GPU: a CPU stand-in; GPU figures and GPU ratios mean nothing
 VALIDITY = (NOT_ENFORCED, EMULATED, EMULATED_MPS, ENFORCED)  # weakest first
+# Why a run is 'not enforced' when it is not the usual reason (no GPU): its guests were VMs whose CPU QEMU emulated
+# (backend=vm without KVM). Said with the validity wherever it is shown or recorded.
+TCG_EMULATION = "TCG emulation: not a performance measurement"
+
+
+def validity_reason(validity: str, notes: list[str]) -> str:
+    """The reason that goes with a validity where it is not the usual one ('' otherwise), from placement notes."""
+    if validity == NOT_ENFORCED and any(TCG_EMULATION in n for n in notes):
+        return TCG_EMULATION
+    return ""
+
+
+def labelled(validity: str, reason: str) -> str:
+    return f"{validity} ({reason})" if reason else validity
 
 
 def weakest(validities: list[str]) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from suites.backends.base import Backend
 from suites.backends.local import LocalBackend
 from suites.backends.ray import RayBackend
+from suites.backends.vm.backend import VmBackend
 from suites.config.schema import BackendKind, BenchConfig, Sharing
 from suites.errors import ConfigError
 
@@ -18,4 +19,6 @@ def backend_for(cfg: BenchConfig, base_dir: Path) -> Backend:
             raise ConfigError("backend=ray: ray is not installed in this Python (extra ray: pip install -e '.[ray]')")
         return RayBackend(cfg.ray, base_dir, cfg.profile.vcpus, cfg.scenario.cpu_overcommit,
                           cfg.scenario.start_timeout_s)
+    if cfg.backend is BackendKind.vm:
+        return VmBackend(cfg.vm, base_dir, cfg.scenario.cpu_overcommit)
     return LocalBackend(cfg.scenario.cpu_overcommit, mps=cfg.sharing is Sharing.mps)

@@ -51,6 +51,7 @@ class Sharing(Enum):
 class BackendKind(Enum):
     local = "local"  # guests are processes on this host
     ray = "ray"  # guests are Ray actors on the cluster at ray.address (suites/backends/ray.py)
+    vm = "vm"  # guests are QEMU VMs on this host (suites/backends/vm/)
 
 
 @dataclass
@@ -69,11 +70,30 @@ class RayConfig:
     # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
     # every node already has this suite installed (a node whose git SHA differs says so in the placement note).
     working_dir: Optional[str] = None
-    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", ".uv", ".whl", ".gl", "outputs", "multirun",
-                                                         "data"])
+    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", ".uv", ".whl", ".gl", ".vm", "outputs",
+                                                         "multirun", "data"])
 
     def check(self) -> None:
         require(bool(self.address.strip()), "ray.address", "must name a cluster: auto, HOST:PORT or ray://HOST:PORT")
+
+
+class Accel(Enum):
+    auto = "auto"  # KVM when a bounded test boot succeeds, else TCG with the reason
+    kvm = "kvm"
+    tcg = "tcg"  # emulation: results are 'not enforced', never a performance measurement
+
+
+@dataclass
+class VmConfig:
+    accel: Accel = Accel.auto
+    image_dir: str = ""  # what `make setup-vm` built; "" = .vm in the repository
+    boot_timeout_s: float = 120.0  # from QEMU's start to the guest's first protocol line (TCG boots in ~5 s)
+    kvm_probe_s: float = 20.0  # accel=auto: how long the KVM test boot may take before TCG is used
+    sysfs: str = "/sys"  # where GPUs are looked up (VFIO, mdev types); tests point it at a fixture tree
+
+    def check(self) -> None:
+        require(self.boot_timeout_s > 0, "vm.boot_timeout_s", f"must be > 0, got {self.boot_timeout_s}")
+        require(0 < self.kvm_probe_s <= 20, "vm.kvm_probe_s", f"must be in (0, 20], got {self.kvm_probe_s}")
 
 
 @dataclass
@@ -86,6 +106,7 @@ class BenchConfig:
     backend: BackendKind = BackendKind.local
     sharing: Sharing = Sharing.timeslice
     ray: RayConfig = field(default_factory=RayConfig)
+    vm: VmConfig = field(default_factory=VmConfig)
     tracking_uri: str = TRACKING_URI
     fallback_tracking_uri: str = FALLBACK_TRACKING_URI  # used when tracking_uri fails mid-run
     experiment: str = EXPERIMENT
@@ -99,7 +120,7 @@ class BenchConfig:
     wait_for_cores_s: float = 0.0
 
     def check(self) -> None:
-        for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray):
+        for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray, self.vm):
             part.check()
         require(self.workload.name in registry(), "workload.name",
                 f"unknown workload {self.workload.name!r} (known: {', '.join(registry())})")

@@ -61,6 +61,7 @@ def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, c
         child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
                               {"bench.role": "guest", "bench.guest_id": o.spec.guest_id,
                                "bench.status": o.result.status, "bench.validity": o.validity,
+                               "bench.validity_reason": o.validity_reason,
                                **viewset_tags(o.result.info)}, parent=parent,
                               start_time=outcome.started_at)
         tracker.params(child, {"guest_id": o.spec.guest_id, "profile": o.spec.profile,
@@ -90,7 +91,7 @@ def viewset_tags(info: dict[str, Any]) -> dict[str, str]:
 def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dict[str, str]:
     return {"bench.role": "scenario", "bench.status": outcome.status, **(extra or {}),
             "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status,
-            "bench.validity": outcome.validity}
+            "bench.validity": outcome.validity, "bench.validity_reason": outcome.validity_reason}
 
 
 def short_params(outcome: ScenarioOutcome, config_params: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ class StudyReport:
     consolidation_profile: str = ""
     sources: list[str] = field(default_factory=list)  # comparison run ids read
     validity: dict[str, str] = field(default_factory=dict)  # phase label -> validity (weakest repeat)
+    validity_reason: str = ""  # where it is not the usual one (a TCG VM's guests)
     references: dict[str, str] = field(default_factory=dict)  # profile -> the reference study's finding
     qos: dict[str, float] = field(default_factory=dict)  # the limits the verdicts judge against
     stop_reason: str = ""  # why the consolidation sweep ended
@@ -91,6 +92,7 @@ def describe(client: Any, comparison: Any, rep: StudyReport) -> None:
     """What the report says about the runs besides their numbers: validity, references, limits, host."""
     tags, params = comparison.data.tags, comparison.data.params
     rep.validity.update({k[len("bench.validity."):]: v for k, v in tags.items() if k.startswith("bench.validity.")})
+    rep.validity_reason = tags.get("bench.validity_reason") or rep.validity_reason
     rep.references.update({k[len("reference."):]: v for k, v in params.items() if k.startswith("reference.")})
     for key in ("qos_cad_slowdown_pct", "qos_ml_slowdown_pct", "qos_p95_frame_ms"):
         if key in params:

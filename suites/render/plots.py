@@ -144,7 +144,7 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not on, the data
     axes[-1].set_xlabel("time since sampler start (s)")
     title = f"{outcome.guests[0].spec.profile if outcome.guests else ''}: utilisation"
-    titled(fig, f"{title} ({outcome.status}; profile {outcome.validity})", fontsize=11)
+    titled(fig, f"{title} ({outcome.status}; profile {outcome.validity_label})", fontsize=11)
     return save(fig, path, title, outcome.validity)
 
 
@@ -178,7 +178,8 @@ def comparison(rows: list[PhaseRow], path: Path, title: str) -> Path:
     ax1.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)  # above the data
     validity = ", ".join(sorted({f"{r.validity}" for r in rows}))
     titled(fig, title, f"profile {validity}; n = {max((r.n for r in rows), default=0)} repeat(s) per phase"
-           + ("; NOT a GPU measurement" if "not enforced" in validity else ""))
+           + ("; NOT a GPU measurement" if "not enforced" in validity else "")
+           + "".join(sorted({f"; {r.validity_reason}" for r in rows if r.validity_reason})))
     return save(fig, path, title, validity)
 
 

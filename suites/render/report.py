@@ -58,7 +58,8 @@ def verdicts(rep: StudyReport) -> dict[str, tuple[bool, str]]:
     for p, d in rep.mixed.items():
         ok, sentence = mixed_verdict(p, d, cad, ml)
         if profile_validity(rep, p) == NOT_ENFORCED:
-            sentence += " — NOT a GPU measurement (profile not enforced: CPU stand-in)"
+            sentence += (f" — NOT a GPU measurement (profile not enforced: {rep.validity_reason})"
+                         if rep.validity_reason else " — NOT a GPU measurement (profile not enforced: CPU stand-in)")
         out[p] = (ok, sentence)
     return out
 

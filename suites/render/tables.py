@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from gpu_probe import vocab
-from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED
+from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
 from suites.record.sweep import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome
@@ -41,7 +41,8 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
         cells = [fmt(m.get(key), pattern) + synthetic_mark(o.spec.data, key, m) for _, key, pattern in COLUMNS]
         cpu = fmt(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean"), "{:.0f}")
         table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload, o.placement.gpu_label,
-                      validity_cell(o.validity), ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
+                      validity_cell(o.validity, o.validity_reason), ",".join(map(str, o.placement.vcpus)), status,
+                      *cells, cpu)
     return table
 
 
@@ -52,17 +53,22 @@ def synthetic_mark(data: dict[str, Any], key: str, metrics: dict[str, float]) ->
     return ""
 
 
-def validity_cell(validity: str) -> str:
+def validity_cell(validity: str, reason: str = "") -> str:
     color = {NOT_ENFORCED: "red", EMULATED: "yellow", EMULATED_MPS: "yellow"}.get(validity)
-    return f"[{color}]{validity}[/{color}]" if color else validity
+    text = labelled(validity, reason)
+    return f"[{color}]{text}[/{color}]" if color else text
 
 
-def validity_banner(validities: dict[str, str]) -> str | None:
+def validity_banner(validities: dict[str, str], reason: str = "") -> str | None:
     """What a comparison's ratios do and do not measure, when some phase ran without its GPU (None otherwise)."""
     weak = [label for label, v in validities.items() if v == NOT_ENFORCED]
     if not weak:
         return None
     which = "every phase" if len(weak) == len(validities) else f"phase(s) {', '.join(weak)}"
+    if reason == TCG_EMULATION:
+        return (f"NOT A PERFORMANCE MEASUREMENT ({TCG_EMULATION}): {which} ran in VMs whose CPU QEMU emulated "
+                "(no KVM on this host), without a GPU. The ratios check that the phases run, not how fast; they are "
+                "not comparable with anything measured on hardware.")
     return (f"NOT A GPU MEASUREMENT: {which} ran with the profile not enforced (no GPU: guests trained and "
             "rendered on this host's CPU). The ratios compare CPU runs of the same code under other core, rank "
             "and guest counts and their contention; they do not measure GPU speed-up or scaling, vGPU or MIG "
@@ -112,7 +118,8 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
     inv, s = outcome.inventory, outcome.samples
     gpus = ", ".join(g.get("name") or "?" for g in inv.gpus) or inv.gpu_status
     lines = [
-        f"status: {outcome.status}   validity: {outcome.validity}   makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
+        f"status: {outcome.status}   validity: {outcome.validity_label}   "
+        f"makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
         + (f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})" if outcome.data
          else "data: none (the workload reads no data)"),
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",

@@ -39,6 +39,7 @@ class PhaseRow:
     host_cpu_pct: float
     gpu_util_pct: float
     validity: str = "enforced"  # the weakest repeat's (see suites.backends.placement)
+    validity_reason: str = ""  # where it is not the usual one: a TCG VM's guests
     n: int = 1  # repeats measured
     gpus: int = 0  # GPUs the phase's guests ask for together (their profiles'), the x of a scaling curve
     reference: str = ""  # the reference study's figure for this phase (scenario.phases[].reference)
@@ -79,6 +80,7 @@ def phase_row(label: str, outcomes: list[ScenarioOutcome]) -> PhaseRow:
         gpu_util_pct=median([summarize(v for k, v in h.items() if vocab.is_gpu_key(k, vocab.GPU_UTIL, "mean")).mean
                              for h in host]),
         validity=weakest([o.validity for o in outcomes]),
+        validity_reason=next((o.validity_reason for o in outcomes if o.validity_reason), ""),
         n=len(outcomes),
         gpus=sum(g.spec.profile_gpus for g in first.guests),
         images_per_sec_runs=rates,
@@ -134,7 +136,8 @@ def curves(rows: list[PhaseRow]) -> dict[str, list[tuple[int, float]]]:
 
 def row_tags(rows: list[PhaseRow]) -> dict[str, str]:
     """The verdicts and validity per phase, as the comparison run's tags."""
-    tags = {"bench.validity": weakest([r.validity for r in rows])}
+    tags = {"bench.validity": weakest([r.validity for r in rows]),
+            "bench.validity_reason": next((r.validity_reason for r in rows if r.validity_reason), "")}
     for r in rows:
         tags[f"bench.verdict.{r.label}.throughput"] = r.throughput_verdict
         tags[f"bench.verdict.{r.label}.time"] = r.time_verdict

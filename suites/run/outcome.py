@@ -8,7 +8,7 @@ from typing import Any
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
-from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, weakest
+from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, labelled, validity_reason, weakest
 from suites.guest.protocol import GuestResult, GuestSpec
 
 EXIT_PARTIAL = 1
@@ -23,6 +23,10 @@ class GuestOutcome:
     log_path: Path
     sampled: dict[str, float] = field(default_factory=dict)  # sampler aggregates for this guest
     validity: str = ENFORCED  # the placement's, unless the guest reports it ran on less (see measured_validity)
+
+    @property
+    def validity_reason(self) -> str:
+        return validity_reason(self.validity, [self.placement.note])
 
 
 @dataclass
@@ -50,6 +54,15 @@ class ScenarioOutcome:
     def validity(self) -> str:
         """What the run's figures are worth: its weakest guest's."""
         return weakest([o.validity for o in self.guests])
+
+    @property
+    def validity_reason(self) -> str:
+        """Why the run is worth what it is, where that is not the usual reason (a TCG VM's guests)."""
+        return validity_reason(self.validity, [o.placement.note for o in self.guests if o.validity == self.validity])
+
+    @property
+    def validity_label(self) -> str:
+        return labelled(self.validity, self.validity_reason)
 
 
 def measured_validity(placement: Placement, result: GuestResult) -> str:

@@ -109,9 +109,9 @@ def require_enforced(plans: list[Plan]) -> None:
 
 
 def lease_cores(plans: list[Plan], run: Path) -> CoreLease:
-    """Hold, for as long as the command runs, every host core these plans pin guests to (local guests only: a
-    Ray node's cores are Ray's to share out). CoresTaken if another run took one since planning."""
-    cores = {c for p in plans if p.backend.name == "local" for pl in p.placements for c in pl.vcpus}
+    """Hold, for as long as the command runs, every host core these plans pin guests to (processes and VMs on this
+    host: a Ray node's cores are Ray's to share out). CoresTaken if another run took one since planning."""
+    cores = {c for p in plans if p.backend.holds_host_cores for pl in p.placements for c in pl.vcpus}
     return CoreLease(str(run)).acquire(sorted(cores))
 
 

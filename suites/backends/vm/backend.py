@@ -1,0 +1,315 @@
+"""``backend=vm``: each guest is a QEMU VM on this host; the hypervisor gives it its vCPUs, memory and GPU.
+
+The runner's supervision is unchanged: a VM is a :class:`~suites.backends.handle.GuestPipe` whose process is
+QEMU, whose stdin/stdout are the guest's virtio-serial port (the same JSON lines as a local guest's pipe), and
+whose log is the VM's serial console. Inside, ``python -m suites.guest.vm`` (from the host's own root, mounted
+read-only over virtiofs) asks for the host's clock, then is an ordinary guest. QEMU and its virtiofsd share one
+process group (killed as one) and die with the runner (``setpriv --pdeathsig KILL``); each vCPU thread is pinned to
+one of the placement's cores (QMP). Memory is the hypervisor's: ``-m`` = the profile's, and a guest over it meets
+its own kernel's OOM killer, so the runner's RSS check does not apply (QEMU's RSS is not the guest's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from gpu_probe import vocab
+from gpu_probe.inventory import Inventory
+from suites.backends.base import Backend
+from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
+from suites.backends.local import on_free_cores
+from suites.backends.placement import ENFORCED, NOT_ENFORCED, TCG_EMULATION, Placement, place_cpus
+from suites.backends.vm import devices, qemu
+from suites.backends.vm.image import DEFAULT_DIR, Image, find
+from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.schema import VmConfig
+from suites.errors import DataError, PlacementError
+from suites.guest.protocol import GuestSpec, parse_event
+from suites.guest.setup import environment
+
+CONSOLE_TAIL = 5  # console lines quoted in a boot failure
+HIDDEN = (Path("/run"), Path("/dev"), Path("/proc"), Path("/sys"))  # the VM's own mounts over the host's root
+NOT_A_REASON = re.compile(r"^bench-vm: guest exited|\breboot: Power down")  # init's and the kernel's last words
+
+
+class VmBackend(Backend):
+    name = "vm"
+    holds_host_cores = True
+
+    def __init__(self, cfg: VmConfig, base_dir: Path, cpu_overcommit: bool = False) -> None:
+        """Everything a VM needs is checked here, before any starts: the image, QEMU, virtiofsd, the accelerator."""
+        self.cfg = cfg
+        self.cpu_overcommit = cpu_overcommit
+        self.sysfs = Path(cfg.sysfs)
+        self.image = find(Path(cfg.image_dir) if Path(cfg.image_dir).is_absolute() else
+                          (base_dir / cfg.image_dir if cfg.image_dir else DEFAULT_DIR))
+        self.qemu, self.virtiofsd = qemu.tools()
+        self.accel = accel_for(cfg.accel.value, self.image, self.qemu, cfg.kvm_probe_s)
+        self.devices: dict[str, list[str]] = {}  # guest id -> vfio-pci args (passthrough) once placed
+        self.vgpu: dict[str, devices.MdevType] = {}  # guest id -> the mdev type it gets an instance of
+        self.made: list[str] = []  # mdev UUIDs this run created (removed by shutdown, on every path)
+        self.socket_dirs: list[Path] = []
+
+    def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
+        return on_free_cores(lambda free: self._place(profile, n, inv, free))
+
+    def _place(self, profile: ProfileConfig, n: int, inv: Inventory, free: list[int]) -> list[Placement]:
+        cpus = place_cpus(n, profile.vcpus, free, self.cpu_overcommit and bool(free))
+        if n * profile.memory_MiB > inv.mem_total_MiB:
+            raise PlacementError(f"{n} VM(s) x {profile.memory_MiB} MiB = {n * profile.memory_MiB} MiB "
+                                 f"> {inv.mem_total_MiB:.0f} MiB host memory (lower profile.memory_MiB)")
+        ids = [f"g{i}" for i in range(n)]
+        gpu_notes, gpus, validity = self._place_gpus(profile, ids, inv)
+        notes = [f"VM ({self.accel.kind.upper()}, {profile.vcpus} vCPUs, {profile.memory_MiB} MiB, "
+                 f"{self.image.release})"]
+        if self.accel.kind == "tcg":
+            validity = NOT_ENFORCED
+            notes.append(f"{TCG_EMULATION} ({self.accel.note})")
+        return [Placement(ids[i], cpus[i], [], gpus[i], "; ".join(x for x in (*notes, gpu_notes[i]) if x),
+                          validity=validity) for i in range(n)]
+
+    def _place_gpus(self, profile: ProfileConfig, ids: list[str],
+                    inv: Inventory) -> tuple[list[str], list[list[str]], str]:
+        """(a note per guest, what each guest's CUDA_VISIBLE_DEVICES holds inside its VM, validity)."""
+        n = len(ids)
+        if not devices.needs_device(profile):
+            return [""] * n, [[] for _ in ids], ENFORCED
+        if not inv.has_gpu and not devices.nvidia_gpus(self.sysfs):
+            return ([f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"] * n,
+                    [[] for _ in ids], NOT_ENFORCED)
+        inside = [str(k) for k in range(profile.gpus)]  # the VM's own GPUs, numbered from 0
+        if profile.kind is ProfileKind.passthrough:
+            args = devices.passthrough_for(profile, n, self.sysfs)
+            self.devices = dict(zip(ids, args, strict=True))
+            return [f"VFIO passthrough {', '.join(a.removeprefix('host=') for a in g)}" for g in args], \
+                [inside] * n, ENFORCED
+        types = devices.vgpu_types_for(profile, n, self.sysfs)
+        self.vgpu = dict(zip(ids, types, strict=True))
+        return [f"vGPU {t.name} ({t.type_id}) on {t.parent}" for t in types], [inside] * n, ENFORCED
+
+    def check_data(self, data: dict[str, Any]) -> None:
+        """A VM sees the host's root, except where its own memory is mounted (init.sh): data there is not seen."""
+        root = Path(str(data.get("root") or "/")).resolve()
+        hidden = next((h for h in HIDDEN if root == h or h in root.parents), None)
+        if hidden is not None:
+            raise DataError(f"data root {root} is under {hidden}, which a VM mounts from its own memory: it would "
+                            "not see the data; put it elsewhere (data.root, data.cache_dir)")
+
+    def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
+              started: list[GuestHandle]) -> None:
+        remove_stale_socket_dirs()
+        sockets = Path(tempfile.mkdtemp(prefix=f"gmb-vm-{os.getpid()}-"))  # short: a socket path has 107 bytes
+        self.socket_dirs.append(sockets)
+        for spec, p in zip(specs, placements, strict=True):
+            vfio = list(self.devices.get(spec.guest_id, []))
+            if spec.guest_id in self.vgpu:
+                made = str(uuid.uuid4())
+                vfio.append(devices.create_mdev(self.vgpu[spec.guest_id], made, self.sysfs))
+                self.made.append(made)
+                p.note += f"; mdev {made}"
+            machine = qemu.Machine(spec.guest_id, len(p.vcpus), spec.memory_MiB, self.accel.kind, self.image,
+                                   log_dir / f"{spec.guest_id}.vm.sh", sockets / f"{spec.guest_id}.fs",
+                                   sockets / f"{spec.guest_id}.qmp", log_dir / f"{spec.guest_id}.log", vfio)
+            pipe = VmPipe(machine, p.vcpus, (self.qemu, self.virtiofsd), self.cfg.boot_timeout_s)
+            started.append(GuestHandle(spec, machine.console, pipe))
+            pipe.start(spec)
+
+    def shutdown(self) -> None:
+        """Remove every mdev instance this run made (the VMs using them are stopped already), and the sockets."""
+        while self.made:
+            devices.remove_mdev(self.made.pop(), self.sysfs)
+        while self.socket_dirs:
+            shutil.rmtree(self.socket_dirs.pop(), ignore_errors=True)
+
+
+_ACCEL: dict[tuple[str, Path, str, float], qemu.Accel] = {}
+
+
+def accel_for(wanted: str, image: Image, qemu_bin: str, probe_s: float) -> qemu.Accel:
+    """Probed once per process (a comparison's phases would otherwise each pay the KVM test boot)."""
+    key = (wanted, image.kernel, qemu_bin, probe_s)
+    if key not in _ACCEL:
+        _ACCEL[key] = qemu.choose_accel(wanted, image, qemu_bin, probe_s)
+    return _ACCEL[key]
+
+
+def remove_stale_socket_dirs() -> None:
+    """Socket folders of runners that died without their ``finally`` (SIGKILL): their VMs died with them."""
+    for d in Path(tempfile.gettempdir()).glob("gmb-vm-*-*"):
+        pid = d.name.split("-")[2]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+class VmPipe(GuestPipe):
+    """One guest VM seen as a pipe: QEMU's stdin/stdout are the guest's protocol port, its console is the log."""
+
+    def __init__(self, machine: qemu.Machine, host_cpus: list[int], tools: tuple[str, str],
+                 boot_timeout_s: float) -> None:
+        super().__init__(machine.console)
+        self.machine = machine
+        self.host_cpus = host_cpus
+        self.qemu_bin, self.virtiofsd = tools
+        self.boot_timeout_s = boot_timeout_s
+        self.fsd: subprocess.Popen[bytes] | None = None
+        self.t_qemu: float | None = None
+        self.boot_s: float | None = None  # QEMU start -> the guest's first protocol line
+        self._spec_line = ""
+        self._failed = threading.Event()
+        self.facts: dict[str, Any] = {}
+
+    def start(self, spec: GuestSpec, keep_lines: bool = False) -> int:
+        m = self.machine
+        inside = replace(spec, vcpus=list(range(len(spec.vcpus))))  # the VM's own CPUs; the host's are QEMU's
+        self._spec_line = inside.to_line()
+        m.boot_script.write_text(boot_script(inside))
+        argv = qemu.qemu_argv(m, self.qemu_bin)
+        log = m.console.with_suffix(".qemu.log").open("w")
+        wrap = ["setpriv", "--pdeathsig", "KILL", "taskset", "-c", ",".join(map(str, self.host_cpus))]
+        self.fsd = subprocess.Popen([*wrap, *qemu.virtiofsd_argv(self.virtiofsd, m.fs_socket)],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, process_group=0)
+        self.group = self.fsd.pid  # a group of their own, not the terminal's: Ctrl-C reaches only the runner
+        wait_for(m.fs_socket, 10.0, self.fsd)
+        self.proc = subprocess.Popen([*wrap, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                     text=True, bufsize=1, process_group=self.group)
+        log.close()
+        self.t_qemu = time.monotonic()
+        self.pid = self.proc.pid
+        self.facts = {"qemu": argv, "host_cpus": self.host_cpus, "qemu_pid": self.pid, "group": self.group,
+                      "t_qemu": time.time()}
+        self.save_facts()
+        self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=f"vm-{spec.guest_id}-reader",
+                                        daemon=True)
+        self._reader.start()
+        self.pin_vcpus()
+        return self.pid
+
+    def save_facts(self) -> None:
+        """``<guest>.vm.json``: how the VM was started (QEMU's command, pids) and when it booted and was ready
+        (host epoch seconds; boot_s from QEMU's start to the guest's first protocol line)."""
+        self.machine.boot_script.with_suffix(".json").write_text(json.dumps(self.facts, indent=1))
+
+    def pin_vcpus(self) -> None:
+        """Each vCPU thread on one of the placement's cores (the whole VM already runs only on them: taskset)."""
+        try:
+            threads = qemu.vcpu_threads(self.machine.qmp_socket)
+            for tid, core in zip(threads, self.host_cpus, strict=False):
+                os.sched_setaffinity(tid, {core})
+        except (OSError, ValueError) as exc:
+            with self.machine.console.with_suffix(".qemu.log").open("a") as f:
+                f.write(f"bench: vCPU threads not pinned one per core ({exc}); the VM still runs only on "
+                        f"cores {self.host_cpus}\n")
+
+    def _read(self, keep_lines: bool) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            ev = parse_event(line)
+            if ev is None:
+                continue
+            if ev["event"] == "boot":  # the guest's first line: its clock, then its spec
+                self.boot_s = time.monotonic() - (self.t_qemu or time.monotonic())
+                self.send(f"clock {time.time():.6f}")
+                self.send(self._spec_line)
+                self.facts.update(t_boot=time.time(), boot_s=self.boot_s)
+                self.save_facts()
+                continue
+            if ev["event"] == "ready":
+                self.facts["t_ready"] = time.time()
+                self.save_facts()
+            self._events.put(ev)
+            if keep_lines:
+                self._lines.append(line)
+
+    def drain(self) -> list[dict[str, Any]]:
+        out = super().drain()
+        late = self.boot_s is None and self.t_qemu is not None and \
+            time.monotonic() - self.t_qemu > self.boot_timeout_s
+        if late and not self._failed.is_set() and self.returncode() is None:
+            self._failed.set()
+            self.kill()
+            tail = console_tail(self.machine.console, CONSOLE_TAIL)
+            out.append({"event": "error", "error": f"VM did not boot within vm.boot_timeout_s="
+                        f"{self.boot_timeout_s:g} s (console {self.machine.console.name}: {' | '.join(tail)})"})
+        return out
+
+    def returncode(self) -> int | None:
+        """The guest's exit status as the VM's init saw it (a signal as -N), else QEMU's."""
+        code = super().returncode()
+        if code is None:
+            return None
+        said = guest_exit(self.machine.console)
+        return said if said is not None else code
+
+    def log_tail(self) -> str:
+        """Why the guest ended, from the VM's side: its kernel's OOM kill, its last console line, or (the VM itself
+        ended before its guest said how it exited) QEMU's last error line."""
+        console = self.machine.console
+        if "Out of memory: Killed process" in read(console):
+            return (f"the VM's kernel killed it: out of memory (-m {self.machine.memory_MiB} MiB, the profile's "
+                    "memory)")
+        lines = [ln for ln in console_tail(console, 20) if not NOT_A_REASON.search(ln)]
+        if guest_exit(console) is not None:
+            return lines[-1][:200] if lines else ""
+        errors = [ln for ln in console_tail(console.with_suffix(".qemu.log"), 20) if ln.startswith("qemu-system")]
+        seen = f"QEMU: {errors[-1]}" if errors else f"console: {lines[-1]}" if lines else "no console output"
+        return f"the VM ended before its guest reported; {seen}"[:240]
+
+    def rss_MiB(self) -> float:
+        return 0.0  # the hypervisor enforces the guest's memory; QEMU's RSS (its own + TCG's caches) is not it
+
+    def processes(self) -> list[subprocess.Popen[Any]]:
+        return [p for p in (self.proc, self.fsd) if p is not None]  # QEMU and its virtiofsd: one process group
+
+
+def boot_script(spec: GuestSpec) -> str:
+    """What the VM's init runs (in the host's root, read-only): the guest's environment, then the guest. Scratch
+    (HOME, TMPDIR) is the VM's own memory; the host's /tmp stays visible, read-only, for data and run folders."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/run/home", "TMPDIR": "/run",
+           "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO_ROOT),
+           **environment(spec)}
+    lines = ["mkdir -p /run/home"] + [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
+    lines += [f"cd {shlex.quote(str(REPO_ROOT))}", f"exec {shlex.quote(sys.executable)} -m suites.guest.vm"]
+    return "\n".join(lines) + "\n"
+
+
+def wait_for(path: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise OSError(f"virtiofsd did not open {path} (exit {proc.poll()}; see the .qemu.log)")
+        time.sleep(0.01)
+
+
+def guest_exit(console: Path) -> int | None:
+    """The code init.sh reported ('bench-vm: guest exited with code N'; 128+S is signal S, as -S)."""
+    for line in reversed(console_tail(console, 20)):
+        if line.startswith("bench-vm: guest exited with code "):
+            code = int(line.rsplit(" ", 1)[1])
+            return -(code - 128) if code > 128 else code
+    return None
+
+
+def console_tail(console: Path, n: int) -> list[str]:
+    return [ln.strip() for ln in read(console).splitlines() if ln.strip() and not ln.startswith("\x1b")][-n:]
+
+
+def read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""

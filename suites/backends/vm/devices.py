@@ -1,0 +1,123 @@
+"""GPUs a VM can be given, read from sysfs: passthrough (VFIO) and vGPU (mediated devices).
+
+Passthrough: a whole NVIDIA GPU bound to ``vfio-pci`` (QEMU: ``-device vfio-pci,host=<address>``); such a GPU is
+invisible to the host's driver and NVML, so it is found here, not in the NVML inventory. vGPU: NVIDIA vGPU for KVM
+offers each profile as an mdev type of the physical GPU (``/sys/class/mdev_bus/<address>/mdev_supported_types/
+<type>/name`` reads e.g. "GRID M60-8Q"); an instance is made for the run by writing a UUID to the type's
+``create`` and removed after it by writing 1 to its ``remove`` (QEMU: ``-device vfio-pci,sysfsdev=...``). Every
+function takes the sysfs root, so tests run them against directory fixtures.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.errors import PlacementError
+
+NVIDIA = "0x10de"
+DISPLAY_CLASS = "0x03"  # PCI class 03xxxx: VGA / 3D controller
+
+
+@dataclass(frozen=True)
+class PciGpu:
+    address: str  # 0000:3b:00.0
+    driver: str  # vfio-pci, nvidia, none
+
+
+@dataclass(frozen=True)
+class MdevType:
+    parent: str  # the physical GPU's PCI address
+    type_id: str  # nvidia-18
+    name: str  # GRID M60-8Q
+    available: int  # instances it can still make
+
+    def path(self, sysfs: Path) -> Path:
+        return sysfs / "class" / "mdev_bus" / self.parent / "mdev_supported_types" / self.type_id
+
+
+def nvidia_gpus(sysfs: Path) -> list[PciGpu]:
+    """Every NVIDIA display-class PCI function on this host, with the driver it is bound to."""
+    out = []
+    for dev in sorted((sysfs / "bus" / "pci" / "devices").glob("*")):
+        if _read(dev / "vendor") != NVIDIA or not _read(dev / "class").startswith(DISPLAY_CLASS):
+            continue
+        driver = dev / "driver"
+        out.append(PciGpu(dev.name, driver.resolve().name if driver.exists() else "none"))
+    return out
+
+
+def mdev_types(sysfs: Path) -> list[MdevType]:
+    out = []
+    for parent in sorted((sysfs / "class" / "mdev_bus").glob("*")):
+        for t in sorted((parent / "mdev_supported_types").glob("*")):
+            avail = _read(t / "available_instances")
+            out.append(MdevType(parent.name, t.name, _read(t / "name"), int(avail) if avail.isdigit() else 0))
+    return out
+
+
+def type_matches(profile_name: str, type_name: str) -> bool:
+    """'GRID M60-8Q' / 'NVIDIA A100-10C' is profile m60-8q / a100-40-10c (the suite's names carry the framebuffer
+    size where a GPU comes in two; NVIDIA's type names do not)."""
+    bare = re.sub(r"^(GRID|NVIDIA)\s+", "", type_name.strip(), flags=re.IGNORECASE).lower()
+    return bare in (profile_name.lower(), re.sub(r"^([a-z0-9]+)-\d+-", r"\1-", profile_name.lower()))
+
+
+def passthrough_for(profile: ProfileConfig, n: int, sysfs: Path) -> list[list[str]]:
+    """``n`` guests' ``vfio-pci`` device arguments, ``profile.gpus`` GPUs each, or one PlacementError naming what
+    is missing."""
+    gpus = nvidia_gpus(sysfs)
+    free = [g for g in gpus if g.driver == "vfio-pci"]
+    need = n * profile.gpus
+    if len(free) < need:
+        seen = ", ".join(f"{g.address} ({g.driver})" for g in gpus) or "none"
+        raise PlacementError(f"backend=vm: {n} guest(s) of {profile.name} need {need} NVIDIA GPU(s) bound to "
+                             f"vfio-pci; this host has {len(free)} (NVIDIA GPUs: {seen}; bind one with driverctl "
+                             "or vfio-pci.ids)")
+    return [[f"host={g.address}" for g in free[i * profile.gpus:(i + 1) * profile.gpus]] for i in range(n)]
+
+
+def vgpu_types_for(profile: ProfileConfig, n: int, sysfs: Path) -> list[MdevType]:
+    """The mdev type (and parent GPU) each of ``n`` guests gets, filling one GPU before the next, or one
+    PlacementError naming what is missing."""
+    types = mdev_types(sysfs)
+    matching = [t for t in types if type_matches(profile.name, t.name)]
+    slots = [t for t in matching for _ in range(t.available)]
+    if len(slots) < n:
+        offered = ", ".join(sorted({t.name for t in types})) or "none (no NVIDIA vGPU manager for KVM: no mdev_bus)"
+        raise PlacementError(f"backend=vm: {n} guest(s) of vGPU profile {profile.name} need {n} free instance(s) of "
+                             f"an mdev type named like 'GRID {profile.name.upper()}'; this host has {len(slots)} "
+                             f"(mdev types offered: {offered})")
+    return slots[:n]
+
+
+def create_mdev(t: MdevType, uuid: str, sysfs: Path) -> str:
+    """Make one instance of ``t``; the ``vfio-pci`` argument that gives it to QEMU."""
+    (t.path(sysfs) / "create").write_text(uuid)
+    return f"sysfsdev={mdev_path(uuid, sysfs)}"
+
+
+def remove_mdev(uuid: str, sysfs: Path) -> bool:
+    """Remove an instance this run made; False where it is already gone."""
+    remove = mdev_path(uuid, sysfs) / "remove"
+    if not remove.exists():
+        return False
+    remove.write_text("1")
+    return True
+
+
+def mdev_path(uuid: str, sysfs: Path) -> Path:
+    return sysfs / "bus" / "mdev" / "devices" / uuid
+
+
+def needs_device(profile: ProfileConfig) -> bool:
+    return profile.kind in (ProfileKind.passthrough, ProfileKind.vgpu)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""

@@ -1,0 +1,32 @@
+#!/bin/busybox sh
+# PID 1 of a suite VM (packed into the initramfs by suites/backends/vm/image.py). It loads the virtio modules,
+# mounts the host's root read-only over virtiofs, and runs the guest the host's boot script describes, with the
+# guest protocol on the virtio-serial port named "bench" and everything else on the serial console (the host's
+# <guest>.log). Kernel parameters: bench.boot=<host path of the boot script>, or bench.probe=1 (a test boot: say
+# so and power off, nothing mounted).
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+say() { echo "bench-vm: $*" >/dev/console; }
+param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p"; }
+stop() { sync; poweroff -f; }
+if [ "$(param bench.probe)" = 1 ]; then say "probe booted"; stop; fi
+for m in $(cat /lib/modules/order); do insmod "/lib/modules/$m" || say "insmod $m failed"; done
+port=""
+for p in /sys/class/virtio-ports/*; do [ "$(cat "$p/name" 2>/dev/null)" = bench ] && port="/dev/${p##*/}"; done
+[ -n "$port" ] || { say "no virtio-serial port named bench"; stop; }
+mkdir -p /host
+mount -t virtiofs -o ro host /host || { say "cannot mount the host's root (virtiofs tag host)"; stop; }
+# The host's root is read-only: the guest's own /proc, /sys, /dev and writable scratch in its own memory.
+mount -t proc proc /host/proc
+mount -t sysfs sys /host/sys
+mount -t devtmpfs dev /host/dev
+mkdir -p /host/dev/shm
+for d in run dev/shm; do mount -t tmpfs -o mode=1777 tmpfs "/host/$d"; done
+boot="$(param bench.boot)"
+say "booted in $(cut -d' ' -f1 /proc/uptime) s; running $boot"
+exec 3<>"$port"  # a virtio-serial port opens once: one descriptor for both directions
+chroot /host /bin/sh "$boot" <&3 >&3 2>/dev/console
+say "guest exited with code $?"
+stop

@@ -1,0 +1,374 @@
+"""backend=vm: guests as QEMU VMs. Real VMs (TCG here: this host's nested KVM does not boot a guest) run the idle
+workload for the mechanics; GPU detection and QEMU's command lines run against fake sysfs trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from suites.backends.handle import exit_reason
+from suites.backends.placement import TCG_EMULATION
+from suites.backends.vm import backend, devices, image, qemu
+from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.errors import ConfigError, PlacementError
+
+from .conftest import REPO, SMOKE, bench_args, run_bench
+from .record_keys import json_paths, mlflow_keys
+
+try:
+    IMAGE = image.find(image.DEFAULT_DIR)
+    qemu.tools()
+    MISSING = ""
+except ConfigError as exc:
+    MISSING = str(exc)
+needs_vm = pytest.mark.skipif(bool(MISSING), reason=f"no VM set-up here ({MISSING}): make setup-vm")
+VM = ["backend=vm", "vm.accel=tcg", "workload=idle"]
+UUID = "8f1f6a5e-0c1d-4a53-9d0e-1a2b3c4d5e6f"
+
+
+# --- fake sysfs: GPUs for VFIO and mdev vGPU --------------------------------------------------------------------
+def pci_gpu(sysfs: Path, address: str, driver: str, vendor: str = "0x10de", cls: str = "0x030200") -> None:
+    dev = sysfs / "bus" / "pci" / "devices" / address
+    dev.mkdir(parents=True)
+    (dev / "vendor").write_text(vendor + "\n")
+    (dev / "class").write_text(cls + "\n")
+    drv = sysfs / "bus" / "pci" / "drivers" / driver
+    drv.mkdir(parents=True, exist_ok=True)
+    (dev / "driver").symlink_to(drv)
+
+
+def mdev_type(sysfs: Path, parent: str, type_id: str, name: str, available: int) -> Path:
+    t = sysfs / "class" / "mdev_bus" / parent / "mdev_supported_types" / type_id
+    t.mkdir(parents=True)
+    (t / "name").write_text(name + "\n")
+    (t / "available_instances").write_text(f"{available}\n")
+    (t / "create").write_text("")
+    return t
+
+
+def profile(name: str, kind: ProfileKind, gpus: int = 1) -> ProfileConfig:
+    return ProfileConfig(name=name, kind=kind, gpus=gpus, framebuffer_MiB=8192 if kind is ProfileKind.vgpu else None)
+
+
+def test_vfio_passthrough_takes_only_gpus_bound_to_vfio_pci(tmp_path: Path):
+    pci_gpu(tmp_path, "0000:3b:00.0", "nvidia")
+    pci_gpu(tmp_path, "0000:5e:00.0", "vfio-pci")
+    pci_gpu(tmp_path, "0000:86:00.0", "vfio-pci")
+    pci_gpu(tmp_path, "0000:00:02.0", "i915", vendor="0x8086")  # not NVIDIA: never counted
+    pci_gpu(tmp_path, "0000:af:00.1", "vfio-pci", cls="0x040300")  # the GPU's audio function: not a GPU
+    assert [g.driver for g in devices.nvidia_gpus(tmp_path)] == ["nvidia", "vfio-pci", "vfio-pci"]
+    args = devices.passthrough_for(profile("passthrough-1gpu", ProfileKind.passthrough), 2, tmp_path)
+    assert args == [["host=0000:5e:00.0"], ["host=0000:86:00.0"]]
+    with pytest.raises(PlacementError) as exc:
+        devices.passthrough_for(profile("passthrough-2gpu", ProfileKind.passthrough, gpus=2), 2, tmp_path)
+    assert "need 4 NVIDIA GPU(s) bound to vfio-pci; this host has 2" in str(exc.value)
+    assert "0000:3b:00.0 (nvidia)" in str(exc.value)
+
+
+def test_vgpu_takes_the_mdev_type_named_like_the_profile_one_gpu_first(tmp_path: Path):
+    mdev_type(tmp_path, "0000:3b:00.0", "nvidia-17", "GRID M60-4Q", 2)
+    mdev_type(tmp_path, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
+    mdev_type(tmp_path, "0000:5e:00.0", "nvidia-18", "GRID M60-8Q", 1)
+    types = devices.vgpu_types_for(profile("m60-8q", ProfileKind.vgpu), 2, tmp_path)
+    assert [(t.parent, t.type_id) for t in types] == [("0000:3b:00.0", "nvidia-18"), ("0000:5e:00.0", "nvidia-18")]
+    with pytest.raises(PlacementError) as exc:
+        devices.vgpu_types_for(profile("m60-8q", ProfileKind.vgpu), 3, tmp_path)
+    assert "this host has 2" in str(exc.value) and "GRID M60-4Q, GRID M60-8Q" in str(exc.value)
+    with pytest.raises(PlacementError) as exc:
+        devices.vgpu_types_for(profile("t4-8q", ProfileKind.vgpu), 1, tmp_path / "none")
+    assert "no NVIDIA vGPU manager for KVM" in str(exc.value)
+
+
+@pytest.mark.parametrize(("profile_name", "type_name", "match"), [
+    ("m60-8q", "GRID M60-8Q", True), ("m60-8q", "GRID M60-4Q", False), ("a100-40-10c", "NVIDIA A100-10C", True),
+    ("l40s-12q", "NVIDIA L40S-12Q", True), ("m60-1q", "GRID M60-1Q ", True), ("t4-8q", "GRID M60-8Q", False)])
+def test_mdev_type_names(profile_name: str, type_name: str, match: bool):
+    assert devices.type_matches(profile_name, type_name) is match
+
+
+def test_an_mdev_instance_is_made_for_the_run_and_removed_after_it(tmp_path: Path):
+    mdev_type(tmp_path, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
+    t = devices.mdev_types(tmp_path)
+    arg = devices.create_mdev(t[0], UUID, tmp_path)
+    assert (t[0].path(tmp_path) / "create").read_text() == UUID
+    assert arg == f"sysfsdev={tmp_path}/bus/mdev/devices/{UUID}"
+    assert devices.remove_mdev(UUID, tmp_path) is False  # the kernel made no device: nothing to remove
+    dev = devices.mdev_path(UUID, tmp_path)
+    dev.mkdir(parents=True)
+    (dev / "remove").write_text("")
+    assert devices.remove_mdev(UUID, tmp_path) is True and (dev / "remove").read_text() == "1"
+
+
+def machine(tmp_path: Path, accel: str, vfio: list[str]) -> qemu.Machine:
+    img = image.Image(tmp_path, tmp_path / "vmlinuz", tmp_path / "initrd.gz", "6.1.0-test", {})
+    return qemu.Machine("g0", 2, 4096, accel, img, tmp_path / "g0.sh", tmp_path / "fs", tmp_path / "qmp",
+                        tmp_path / "g0.log", vfio)
+
+
+def test_qemu_command_line_gives_the_profile_and_its_devices(tmp_path: Path):
+    argv = qemu.qemu_argv(machine(tmp_path, "kvm", ["host=0000:5e:00.0", f"sysfsdev=/sys/bus/mdev/devices/{UUID}"]))
+    line = " ".join(argv)
+    assert argv[argv.index("-smp") + 1] == "2" and argv[argv.index("-m") + 1] == "4096M"
+    assert "-accel kvm -cpu host" in line and "memory-backend-memfd,id=mem,size=4096M,share=on" in line
+    assert "-device vfio-pci,host=0000:5e:00.0" in line
+    assert f"-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/{UUID}" in line
+    assert f"bench.boot={tmp_path / 'g0.sh'}" in line and "virtserialport,chardev=proto,name=bench" in line
+    tcg = " ".join(qemu.qemu_argv(machine(tmp_path, "tcg", [])))
+    assert "-accel tcg -cpu max" in tcg and "vfio-pci" not in tcg and "-netdev" not in tcg
+
+
+def test_initramfs_is_newc_with_every_file_aligned():
+    blob = image.newc([("init", 0o100755, b"#!/bin/sh\n"), ("lib", 0o040755, b"")])
+    assert blob.startswith(b"070701") and len(blob) % 4 == 0
+    assert blob.count(b"070701") == 3 and b"TRAILER!!!" in blob and b"#!/bin/sh\n" in blob
+
+
+# --- real VMs (TCG) ----------------------------------------------------------------------------------------------
+def vm_pids(run_dir: Path, gid: str) -> list[int]:
+    """QEMU's and its virtiofsd's pids, as the backend wrote them."""
+    meta = json.loads((run_dir / f"{gid}.vm.json").read_text())
+    return [meta["qemu_pid"], meta["group"]]
+
+
+def training(run_dir: Path, gid: str) -> bool:
+    log = run_dir / f"{gid}.log"
+    return log.exists() and "training started" in log.read_text(errors="replace")
+
+
+def wait_for(predicate, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.1)
+
+
+def assert_gone(pids: list[int]) -> None:
+    for pid in pids:
+        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        assert not alive, f"left running: {pid} {psutil.Process(pid).cmdline()[:2]}"
+
+
+@needs_vm
+def test_two_vms_run_concurrently_labelled_tcg_with_the_local_backends_keys(tmp_path: Path):
+    vm = run_bench(tmp_path / "vm", *SMOKE, *VM, "scenario=concurrent")
+    assert vm.proc.returncode == 0, vm.proc.stderr[-2000:]
+    out = vm.proc.stdout
+    assert "validity: not enforced (TCG emulation: not a performance measurement)" in out
+    res = vm.results
+    assert [g["result"]["status"] for g in res["guests"]] == ["ok", "ok"]
+    assert all(g["validity"] == "not enforced" for g in res["guests"])
+    assert res["guests"][0]["placement"]["vcpus"] != res["guests"][1]["placement"]["vcpus"]
+    starts = [g["result"]["t_train_start"] for g in res["guests"]]
+    assert abs(starts[0] - starts[1]) < 1.0  # one barrier, host-synchronised clocks in both VMs
+    for g in ("g0", "g1"):
+        assert "bench-vm: booted in" in (vm.run_dir / f"{g}.log").read_text(errors="replace")
+    local = run_bench(tmp_path / "local", *SMOKE, "workload=idle", "scenario=concurrent")
+    assert local.proc.returncode == 0, local.proc.stderr[-2000:]
+    assert json_paths(res) == json_paths(local.results)
+    assert mlflow_keys(vm.tracking_uri) == mlflow_keys(local.tracking_uri)
+    from mlflow.tracking import MlflowClient
+
+    runs = MlflowClient(vm.tracking_uri).search_runs(
+        [MlflowClient(vm.tracking_uri).get_experiment_by_name("gpu-mixed-bench").experiment_id])
+    assert len(runs) == 3 and {r.data.tags["bench.validity_reason"] for r in runs} == {TCG_EMULATION}
+
+
+@pytest.fixture
+def start(tmp_path: Path):
+    """Start a bench with VMs in the background; one a test leaves running (a failed assertion) is stopped after
+    it, with Ctrl-C, so it takes its VMs along."""
+    procs: list[subprocess.Popen] = []
+
+    def run(*overrides: str) -> tuple[subprocess.Popen, Path]:
+        args, run_dir, _ = bench_args(tmp_path / str(len(procs)), *SMOKE, *VM, *overrides)
+        procs.append(subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      env={**os.environ, "PYTHONUNBUFFERED": "1"}))
+        return procs[-1], run_dir
+
+    yield run
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+
+
+@needs_vm
+def test_a_vm_killed_mid_run_is_that_guests_recorded_failure(start):
+    proc, run_dir = start("scenario=concurrent", "workload.seconds=6")
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    pids = vm_pids(run_dir, "g0") + vm_pids(run_dir, "g1")
+    os.kill(pids[0], signal.SIGKILL)  # g0's QEMU
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err[-2000:]
+    g0, g1 = (g["result"] for g in json.loads((run_dir / "results.json").read_text())["guests"])
+    assert g0["status"] == "failed" and "killed by SIGKILL" in g0["error"]
+    assert "the VM ended before its guest reported" in g0["error"]
+    assert g1["status"] == "ok"
+    assert_gone(pids)
+
+
+@needs_vm
+def test_ctrl_c_leaves_no_qemu(start):
+    proc, run_dir = start("scenario=concurrent", "workload.seconds=600")
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    pids = vm_pids(run_dir, "g0") + vm_pids(run_dir, "g1")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    errors = [g["result"]["error"] for g in json.loads((run_dir / "results.json").read_text())["guests"]]
+    assert errors == ["interrupted (Ctrl-C)"] * 2
+    assert_gone(pids)
+
+
+@needs_vm
+def test_vcpus_are_pinned_one_per_core_and_a_sigkilled_runner_takes_its_vms(start):
+    proc, run_dir = start("workload.seconds=600", "profile.vcpus=2")
+    wait_for(lambda: training(run_dir, "g0"))
+    pids = vm_pids(run_dir, "g0")
+    try:
+        cores = json.loads((run_dir / "g0.vm.json").read_text())["host_cpus"]
+        threads = {t.id: Path(f"/proc/{pids[0]}/task/{t.id}/comm").read_text().strip()
+                   for t in psutil.Process(pids[0]).threads()}
+        vcpus = sorted((name, os.sched_getaffinity(tid)) for tid, name in threads.items() if name.startswith("CPU "))
+        assert vcpus == [("CPU 0/TCG", {cores[0]}), ("CPU 1/TCG", {cores[1]})]  # one core each, in order
+    finally:
+        proc.kill()  # the runner, SIGKILLed: its VMs must go with it
+        proc.communicate(timeout=30)
+    wait_for(lambda: not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+                             for p in pids), timeout=15)
+    assert_gone(pids)
+    stale = list(Path(tempfile.gettempdir()).glob(f"gmb-vm-{proc.pid}-*"))  # its finally never ran ...
+    assert len(stale) == 1
+    backend.remove_stale_socket_dirs()  # ... so the next run clears its sockets away
+    assert not stale[0].exists()
+
+
+@needs_vm
+def test_a_vm_that_does_not_boot_in_time_fails_with_its_console(tmp_path: Path):
+    run = run_bench(tmp_path, *SMOKE, *VM, "vm.boot_timeout_s=0.5")
+    assert run.proc.returncode == 1, run.proc.stderr[-2000:]
+    error = run.results["guests"][0]["result"]["error"]
+    assert error.startswith("VM did not boot within vm.boot_timeout_s=0.5 s (console g0.log")
+    assert (run.run_dir / "g0.log").exists()
+    assert_gone(vm_pids(run.run_dir, "g0"))
+
+
+@needs_vm
+def test_auto_accel_tries_kvm_and_falls_back_to_tcg_on_this_host():
+    t0 = time.monotonic()
+    accel = qemu.choose_accel("auto", IMAGE, qemu.tools()[0], probe_s=20)
+    assert time.monotonic() - t0 < 20 + 5
+    if accel.kind == "tcg":  # this host: /dev/kvm opens, but its nested KVM runs no guest
+        assert "KVM" in accel.note, accel.note
+    assert qemu.choose_accel("tcg", IMAGE, "unused", 5) == qemu.Accel("tcg", "vm.accel=tcg")
+
+
+def test_a_kvm_test_boot_that_hangs_is_given_up_at_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A hypervisor that never finishes booting (nested KVM here hangs after 'Probing EDD' with some CPU models):
+    a stand-in QEMU that prints that and sleeps."""
+    hang = tmp_path / "qemu-hangs"
+    hang.write_text("#!/bin/sh\nfor a; do case $a in file:*) echo 'Probing EDD (edd=off to disable)... ok' "
+                    ">\"${a#file:}\";; esac; done\nexec sleep 60\n")
+    hang.chmod(0o755)
+    monkeypatch.setattr(qemu, "kvm_usable", lambda: "")
+    img = image.Image(tmp_path, tmp_path / "vmlinuz", tmp_path / "initrd.gz", "test", {})
+    t0 = time.monotonic()
+    accel = qemu.choose_accel("auto", img, str(hang), probe_s=1.5)
+    assert 1.5 <= time.monotonic() - t0 < 5
+    assert accel.kind == "tcg" and "did not finish within 1.5 s" in accel.note and "Probing EDD" in accel.note
+    monkeypatch.setattr(qemu, "kvm_usable", lambda: "/dev/kvm: Permission denied")
+    assert qemu.choose_accel("auto", img, str(hang), 1.5).note == "KVM unusable (/dev/kvm: Permission denied)"
+    with pytest.raises(ConfigError, match="vm.accel=kvm: /dev/kvm: Permission denied"):
+        qemu.choose_accel("kvm", img, str(hang), 1.5)
+
+
+def test_bad_vm_set_up_is_one_error_line_before_anything_starts(tmp_path: Path):
+    run = run_bench(tmp_path, *SMOKE, *VM, f"vm.image_dir={tmp_path / 'nowhere'}")
+    assert run.proc.returncode == 2
+    lines = run.proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: backend=vm: no VM image in"), run.proc.stderr
+    assert "make setup-vm" in lines[0] and not run.run_dir.exists()
+
+
+@needs_vm
+def test_a_host_whose_gpus_are_not_bound_to_vfio_is_refused_naming_them(tmp_path: Path):
+    sysfs = tmp_path / "sys"
+    pci_gpu(sysfs, "0000:3b:00.0", "nvidia")
+    run = run_bench(tmp_path, *SMOKE, *VM, "profile=passthrough-1gpu", f"vm.sysfs={sysfs}")
+    assert run.proc.returncode == 2, run.proc.stderr[-2000:]
+    lines = run.proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bound to vfio-pci; this host has 0" in lines[0] and "0000:3b:00.0 (nvidia)" in lines[0]
+    run = run_bench(tmp_path / "vgpu", *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}")
+    assert run.proc.returncode == 2 and "mdev types offered: none" in run.proc.stderr
+    assert not run.run_dir.exists()
+
+
+@needs_vm
+def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
+    """The kernel's part played by a thread: what the backend writes to the type's ``create`` (a FIFO here) makes
+    the device; QEMU then fails on it (no IOMMU group in a fake tree), and the run still removes it."""
+    sysfs = tmp_path / "sys"
+    t = mdev_type(sysfs, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
+    (t / "create").unlink()
+    os.mkfifo(t / "create")
+    made: list[str] = []
+
+    def kernel() -> None:
+        with open(t / "create") as f:
+            made.append(f.read().strip())
+        dev = devices.mdev_path(made[0], sysfs)
+        dev.mkdir(parents=True)
+        (dev / "remove").write_text("")
+
+    thread = threading.Thread(target=kernel, daemon=True)
+    thread.start()
+    pci_gpu(sysfs, "0000:3b:00.0", "nvidia")
+    run = run_bench(tmp_path, *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}")
+    thread.join(timeout=5)
+    assert run.proc.returncode == 1, run.proc.stderr[-2000:]
+    guest = run.results["guests"][0]
+    note = guest["placement"]["note"]
+    assert f"mdev {made[0]}" in note and "vGPU GRID M60-8Q (nvidia-18)" in note
+    assert "the VM ended before its guest reported; QEMU: qemu-system-x86_64" in guest["result"]["error"]
+    assert (devices.mdev_path(made[0], sysfs) / "remove").read_text() == "1"
+
+
+@needs_vm
+def test_data_a_vm_would_not_see_is_refused_before_it_starts(tmp_path: Path):
+    shm = Path("/dev/shm") / f"gmb-test-{os.getpid()}"
+    try:
+        run = run_bench(tmp_path, *SMOKE, "backend=vm", "vm.accel=tcg", "workload=mnist-torch",
+                        f"data.cache_dir={shm}")
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+    assert run.proc.returncode == 2, run.proc.stderr[-2000:]
+    assert "which a VM mounts from its own memory" in run.proc.stderr and not run.run_dir.exists()
+
+
+def test_a_guest_over_its_vm_memory_is_killed_by_the_vms_kernel_and_said_so(tmp_path: Path):
+    """The console of a real 300 MiB TCG VM whose guest allocated 1 GiB (make setup-vm's image, by hand): the
+    guest's kernel killed it, init said 137, and that is the guest's recorded reason."""
+    m = machine(tmp_path, "tcg", [])
+    m.console.write_text("bench-vm: booted in 2.21 s; running /tmp/vmx/oom.sh\n"
+                         "[    5.519567] Out of memory: Killed process 107 (python) total-vm:276188kB, "
+                         "anon-rss:232424kB, file-rss:4kB, shmem-rss:0kB, UID:0 pgtables:520kB oom_score_adj:0\n"
+                         "Killed\nbench-vm: guest exited with code 137\n[    5.61] reboot: Power down\n")
+    pipe = backend.VmPipe(m, [0], ("qemu", "virtiofsd"), 60)
+    assert backend.guest_exit(m.console) == -9
+    reason = exit_reason(backend.guest_exit(m.console), pipe.log_tail())
+    assert reason == "killed by SIGKILL (the VM's kernel killed it: out of memory (-m 4096 MiB, the profile's memory))"
+    assert pipe.rss_MiB() == 0.0  # the runner's RSS check is the host's view; a VM's memory is its hypervisor's
