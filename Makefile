@@ -118,7 +118,9 @@ bench-sampler: setup
 
 # Bytecode for the suite's own modules first: where PYTHONDONTWRITEBYTECODE is set (CI here) every one of the
 # hundreds of processes the tests start would compile them again.
-test: setup setup-system setup-cluster setup-vm lint
+# The VM image is built where it can be (Debian); elsewhere tests/test_vm.py skips its VMs, saying why.
+test: setup setup-system setup-cluster lint
+	@$(MAKE) --no-print-directory setup-vm || echo "test: setup-vm failed: the VM tests will be skipped"
 	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
 	$(PY) -m pytest
 
