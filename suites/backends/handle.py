@@ -63,10 +63,12 @@ class GuestPipe:
         log.close()  # the child holds its own copy
         self.pid = self.group = self.proc.pid  # its own session: a process group of its own
         self.send(spec.to_line())
-        self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=f"guest-{spec.guest_id}-reader",
-                                        daemon=True)
-        self._reader.start()
+        self.start_reader(f"guest-{spec.guest_id}-reader", keep_lines)
         return self.pid
+
+    def start_reader(self, name: str, keep_lines: bool) -> None:
+        self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=name, daemon=True)
+        self._reader.start()
 
     def processes(self) -> list[subprocess.Popen[Any]]:
         """What kill() waits for once the group is killed."""
@@ -84,10 +86,14 @@ class GuestPipe:
         assert self.proc is not None and self.proc.stdout is not None
         for line in self.proc.stdout:
             ev = parse_event(line)
-            if ev is not None:
+            if ev is not None and self.forward(ev):
                 self._events.put(ev)
                 if keep_lines:
                     self._lines.append(line)
+
+    def forward(self, ev: dict[str, Any]) -> bool:
+        """Whether an event read from the guest goes on to the runner (a pipe may answer some itself)."""
+        return True
 
     def drain(self) -> list[dict[str, Any]]:
         out = []

@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from dataclasses import replace
@@ -39,7 +38,7 @@ from suites.backends.vm.image import DEFAULT_DIR, Image, find
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import VmConfig
 from suites.errors import DataError, PlacementError
-from suites.guest.protocol import GuestSpec, parse_event
+from suites.guest.protocol import GuestSpec
 from suites.guest.setup import environment
 
 CONSOLE_TAIL = 5  # console lines quoted in a boot failure
@@ -167,11 +166,10 @@ class VmPipe(GuestPipe):
         self.qemu_bin, self.virtiofsd = tools
         self.boot_timeout_s = boot_timeout_s
         self.fsd: subprocess.Popen[bytes] | None = None
-        self.t_qemu: float | None = None
-        self.boot_s: float | None = None  # QEMU start -> the guest's first protocol line
+        self.t_qemu: float | None = None  # monotonic: QEMU started
         self._spec_line = ""
-        self._failed = threading.Event()
-        self.facts: dict[str, Any] = {}
+        self.gave_up = False  # killed for not booting in time
+        self.facts: dict[str, Any] = {}  # <guest>.vm.json; boot_s once the guest's first line came
 
     def start(self, spec: GuestSpec, keep_lines: bool = False) -> int:
         m = self.machine
@@ -193,9 +191,7 @@ class VmPipe(GuestPipe):
         self.facts = {"qemu": argv, "host_cpus": self.host_cpus, "qemu_pid": self.pid, "group": self.group,
                       "t_qemu": time.time()}
         self.save_facts()
-        self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=f"vm-{spec.guest_id}-reader",
-                                        daemon=True)
-        self._reader.start()
+        self.start_reader(f"vm-{spec.guest_id}-reader", keep_lines)
         self.pin_vcpus()
         return self.pid
 
@@ -215,32 +211,25 @@ class VmPipe(GuestPipe):
                 f.write(f"bench: vCPU threads not pinned one per core ({exc}); the VM still runs only on "
                         f"cores {self.host_cpus}\n")
 
-    def _read(self, keep_lines: bool) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            ev = parse_event(line)
-            if ev is None:
-                continue
-            if ev["event"] == "boot":  # the guest's first line: its clock, then its spec
-                self.boot_s = time.monotonic() - (self.t_qemu or time.monotonic())
-                self.send(f"clock {time.time():.6f}")
-                self.send(self._spec_line)
-                self.facts.update(t_boot=time.time(), boot_s=self.boot_s)
-                self.save_facts()
-                continue
-            if ev["event"] == "ready":
-                self.facts["t_ready"] = time.time()
-                self.save_facts()
-            self._events.put(ev)
-            if keep_lines:
-                self._lines.append(line)
+    def forward(self, ev: dict[str, Any]) -> bool:
+        """The guest's first line (``boot``) is the VM's own: answered with the host's clock, then the spec."""
+        if ev["event"] == "boot":
+            self.send(f"clock {time.time():.6f}")
+            self.send(self._spec_line)
+            self.facts.update(t_boot=time.time(), boot_s=time.monotonic() - (self.t_qemu or time.monotonic()))
+            self.save_facts()
+            return False
+        if ev["event"] == "ready":
+            self.facts["t_ready"] = time.time()
+            self.save_facts()
+        return True
 
     def drain(self) -> list[dict[str, Any]]:
         out = super().drain()
-        late = self.boot_s is None and self.t_qemu is not None and \
+        late = "boot_s" not in self.facts and self.t_qemu is not None and \
             time.monotonic() - self.t_qemu > self.boot_timeout_s
-        if late and not self._failed.is_set() and self.returncode() is None:
-            self._failed.set()
+        if late and not self.gave_up and self.returncode() is None:
+            self.gave_up = True
             self.kill()
             tail = console_tail(self.machine.console, CONSOLE_TAIL)
             out.append({"event": "error", "error": f"VM did not boot within vm.boot_timeout_s="
@@ -259,11 +248,13 @@ class VmPipe(GuestPipe):
         """Why the guest ended, from the VM's side: its kernel's OOM kill, its last console line, or (the VM itself
         ended before its guest said how it exited) QEMU's last error line."""
         console = self.machine.console
-        if "Out of memory: Killed process" in read(console):
+        text = read(console)  # once: the console of a VM that ended
+        if "Out of memory: Killed process" in text:
             return (f"the VM's kernel killed it: out of memory (-m {self.machine.memory_MiB} MiB, the profile's "
                     "memory)")
-        lines = [ln for ln in console_tail(console, 20) if not NOT_A_REASON.search(ln)]
-        if guest_exit(console) is not None:
+        last = tail(text, 20)
+        lines = [ln for ln in last if not NOT_A_REASON.search(ln)]
+        if exit_code_in(last) is not None:
             return lines[-1][:200] if lines else ""
         errors = [ln for ln in console_tail(console.with_suffix(".qemu.log"), 20) if ln.startswith("qemu-system")]
         seen = f"QEMU: {errors[-1]}" if errors else f"console: {lines[-1]}" if lines else "no console output"
@@ -296,8 +287,12 @@ def wait_for(path: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> Non
 
 
 def guest_exit(console: Path) -> int | None:
+    return exit_code_in(console_tail(console, 20))
+
+
+def exit_code_in(lines: list[str]) -> int | None:
     """The code init.sh reported ('bench-vm: guest exited with code N'; 128+S is signal S, as -S)."""
-    for line in reversed(console_tail(console, 20)):
+    for line in reversed(lines):
         if line.startswith("bench-vm: guest exited with code "):
             code = int(line.rsplit(" ", 1)[1])
             return -(code - 128) if code > 128 else code
@@ -305,7 +300,12 @@ def guest_exit(console: Path) -> int | None:
 
 
 def console_tail(console: Path, n: int) -> list[str]:
-    return [ln.strip() for ln in read(console).splitlines() if ln.strip() and not ln.startswith("\x1b")][-n:]
+    return tail(read(console), n)
+
+
+def tail(text: str, n: int) -> list[str]:
+    """The last ``n`` non-empty lines, without the firmware's screen-control lines."""
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\x1b")][-n:]
 
 
 def read(path: Path) -> str:
