@@ -178,21 +178,27 @@ def visible_devices(profile: ProfileConfig, inv: Inventory, gpu_sets: list[list[
     return out
 
 
+def check_memory(profile: ProfileConfig, n: int, host_MiB: float, what: str = "guest(s)") -> None:
+    if n * profile.memory_MiB > host_MiB:
+        raise PlacementError(f"{n} {what} x {profile.memory_MiB} MiB = {n * profile.memory_MiB} MiB "
+                             f"> {host_MiB:.0f} MiB host memory (lower profile.memory_MiB)")
+
+
+def no_gpu_note(profile: ProfileConfig) -> str:
+    return f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"
+
+
 def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: list[int], *,
                   cpu_overcommit: bool = False, host_mem_MiB: float | None = None,
                   mps: bool = False) -> list[Placement]:
     """Place ``n`` guests of ``profile`` on this host, or raise PlacementError."""
     cpus = place_cpus(n, profile.vcpus, host_cpus, cpu_overcommit)
-    mem = host_mem_MiB if host_mem_MiB is not None else inv.mem_total_MiB
-    if n * profile.memory_MiB > mem:
-        raise PlacementError(f"{n} guest(s) x {profile.memory_MiB} MiB = {n * profile.memory_MiB} MiB "
-                             f"> {mem:.0f} MiB host memory (lower profile.memory_MiB)")
+    check_memory(profile, n, host_mem_MiB if host_mem_MiB is not None else inv.mem_total_MiB)
     ids = [f"g{i}" for i in range(n)]
     if profile.kind is ProfileKind.cpu:
         return [Placement(ids[i], cpus[i], [], []) for i in range(n)]
     if not inv.has_gpu:
-        note = f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"
-        return [Placement(ids[i], cpus[i], [], [], note, validity=NOT_ENFORCED) for i in range(n)]
+        return [Placement(ids[i], cpus[i], [], [], no_gpu_note(profile), validity=NOT_ENFORCED) for i in range(n)]
     gpu_sets, slots = place_gpus(profile, n, inv)
     visible_sets = visible_devices(profile, inv, gpu_sets)
     placements = []

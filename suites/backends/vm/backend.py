@@ -27,17 +27,24 @@ from typing import Any
 
 import psutil
 
-from gpu_probe import vocab
 from gpu_probe.inventory import Inventory
 from suites.backends.base import Backend
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
 from suites.backends.local import on_free_cores
-from suites.backends.placement import ENFORCED, NOT_ENFORCED, TCG_EMULATION, Placement, place_cpus
+from suites.backends.placement import (
+    ENFORCED,
+    NOT_ENFORCED,
+    TCG_EMULATION,
+    Placement,
+    check_memory,
+    no_gpu_note,
+    place_cpus,
+)
 from suites.backends.vm import devices, qemu
 from suites.backends.vm.image import DEFAULT_DIR, Image, find
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import VmConfig
-from suites.errors import DataError, PlacementError
+from suites.errors import DataError
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import environment
 
@@ -69,9 +76,7 @@ class VmBackend(Backend):
 
     def _place(self, profile: ProfileConfig, n: int, inv: Inventory, free: list[int]) -> list[Placement]:
         cpus = place_cpus(n, profile.vcpus, free, self.cpu_overcommit and bool(free))
-        if n * profile.memory_MiB > inv.mem_total_MiB:
-            raise PlacementError(f"{n} VM(s) x {profile.memory_MiB} MiB = {n * profile.memory_MiB} MiB "
-                                 f"> {inv.mem_total_MiB:.0f} MiB host memory (lower profile.memory_MiB)")
+        check_memory(profile, n, inv.mem_total_MiB, "VM(s)")
         ids = [f"g{i}" for i in range(n)]
         gpu_notes, gpus, validity = self._place_gpus(profile, ids, inv)
         notes = [f"VM ({self.accel.kind.upper()}, {profile.vcpus} vCPUs, {profile.memory_MiB} MiB, "
@@ -89,8 +94,7 @@ class VmBackend(Backend):
         if not devices.needs_device(profile):
             return [""] * n, [[] for _ in ids], ENFORCED
         if not inv.has_gpu and not devices.nvidia_gpus(self.sysfs):
-            return ([f"{vocab.NO_GPU}: profile {profile.name} not enforced, guest runs on the CPU"] * n,
-                    [[] for _ in ids], NOT_ENFORCED)
+            return [no_gpu_note(profile)] * n, [[] for _ in ids], NOT_ENFORCED
         inside = [str(k) for k in range(profile.gpus)]  # the VM's own GPUs, numbered from 0
         if profile.kind is ProfileKind.passthrough:
             args = devices.passthrough_for(profile, n, self.sysfs)
