@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from suites.backends.corelock import CoresHeld
+from suites.backends.placement import first_reason
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
@@ -165,7 +166,7 @@ def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Consol
         title = (f"{name}: {what}, phases" if study else f"{name}: {what}, normalised to {baseline}") + \
             f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
         banner = tables.validity_banner({r.label: r.validity for r in rows},
-                                        next((r.validity_reason for r in rows if r.validity_reason), ""))
+                                        first_reason(r.validity_reason for r in rows))
         if banner:
             out.print(Panel(banner, title="what these numbers are", border_style="red"))
         out.print(tables.comparison_table(rows, title, normalised=study is None))

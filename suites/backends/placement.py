@@ -11,6 +11,7 @@ GPU every guest runs on the CPU and its placement says so.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,15 +30,13 @@ EMULATED_MPS = "emulated (MPS-enforced)"
 NOT_ENFORCED = "not enforced"  # no GPU: a CPU stand-in; GPU figures and GPU ratios mean nothing
 VALIDITY = (NOT_ENFORCED, EMULATED, EMULATED_MPS, ENFORCED)  # weakest first
 # Why a run is 'not enforced' when it is not the usual reason (no GPU): its guests were VMs whose CPU QEMU emulated
-# (backend=vm without KVM). Said with the validity wherever it is shown or recorded.
+# (backend=vm without KVM). A placement's ``reason``, said with the validity wherever it is shown or recorded.
 TCG_EMULATION = "TCG emulation: not a performance measurement"
 
 
-def validity_reason(validity: str, notes: list[str]) -> str:
-    """The reason that goes with a validity where it is not the usual one ('' otherwise), from placement notes."""
-    if validity == NOT_ENFORCED and any(TCG_EMULATION in n for n in notes):
-        return TCG_EMULATION
-    return ""
+def first_reason(reasons: Iterable[str]) -> str:
+    """The reason of several measurements (they share one where any has one: a run's VMs share an accelerator)."""
+    return next((r for r in reasons if r), "")
 
 
 def labelled(validity: str, reason: str) -> str:
@@ -60,6 +59,7 @@ class Placement:
     resources: dict[str, float] = field(default_factory=dict)  # what a Ray actor asks for (backend=ray)
     node: str = ""  # the Ray node that ran it; "" for this host
     validity: str = ENFORCED  # ENFORCED | EMULATED | NOT_ENFORCED, as placed
+    reason: str = ""  # why the validity is what it is, where that is not the usual reason (TCG_EMULATION)
 
     @property
     def gpu_label(self) -> str:

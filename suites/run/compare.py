@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from gpu_probe import vocab
 from gpu_probe.stats import NO_SPREAD, confidence_interval, paired_ratios, summarize, verdict
-from suites.backends.placement import weakest
+from suites.backends.placement import first_reason, weakest
 from suites.run.outcome import ScenarioOutcome
 
 ROW_METRICS = ("images_per_sec", "throughput_x", "throughput_x.ci_low", "throughput_x.ci_high", "train_time_s",
@@ -80,7 +80,7 @@ def phase_row(label: str, outcomes: list[ScenarioOutcome]) -> PhaseRow:
         gpu_util_pct=median([summarize(v for k, v in h.items() if vocab.is_gpu_key(k, vocab.GPU_UTIL, "mean")).mean
                              for h in host]),
         validity=weakest([o.validity for o in outcomes]),
-        validity_reason=next((o.validity_reason for o in outcomes if o.validity_reason), ""),
+        validity_reason=first_reason(o.validity_reason for o in outcomes),
         n=len(outcomes),
         gpus=sum(g.spec.profile_gpus for g in first.guests),
         images_per_sec_runs=rates,
@@ -137,7 +137,7 @@ def curves(rows: list[PhaseRow]) -> dict[str, list[tuple[int, float]]]:
 def row_tags(rows: list[PhaseRow]) -> dict[str, str]:
     """The verdicts and validity per phase, as the comparison run's tags."""
     tags = {"bench.validity": weakest([r.validity for r in rows]),
-            "bench.validity_reason": next((r.validity_reason for r in rows if r.validity_reason), "")}
+            "bench.validity_reason": first_reason(r.validity_reason for r in rows)}
     for r in rows:
         tags[f"bench.verdict.{r.label}.throughput"] = r.throughput_verdict
         tags[f"bench.verdict.{r.label}.time"] = r.time_verdict

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
-from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, labelled, validity_reason, weakest
+from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, first_reason, labelled, weakest
 from suites.guest.protocol import GuestResult, GuestSpec
 
 EXIT_PARTIAL = 1
@@ -26,7 +26,8 @@ class GuestOutcome:
 
     @property
     def validity_reason(self) -> str:
-        return validity_reason(self.validity, [self.placement.note])
+        """The placement's reason, while the guest is worth what it was placed as (see measured_validity)."""
+        return self.placement.reason if self.validity == self.placement.validity else ""
 
 
 @dataclass
@@ -58,7 +59,7 @@ class ScenarioOutcome:
     @property
     def validity_reason(self) -> str:
         """Why the run is worth what it is, where that is not the usual reason (a TCG VM's guests)."""
-        return validity_reason(self.validity, [o.placement.note for o in self.guests if o.validity == self.validity])
+        return first_reason(o.validity_reason for o in self.guests if o.validity == self.validity)
 
     @property
     def validity_label(self) -> str:

@@ -81,11 +81,12 @@ class VmBackend(Backend):
         gpu_notes, gpus, validity = self._place_gpus(profile, ids, inv)
         notes = [f"VM ({self.accel.kind.upper()}, {profile.vcpus} vCPUs, {profile.memory_MiB} MiB, "
                  f"{self.image.release})"]
+        reason = ""
         if self.accel.kind == "tcg":
-            validity = NOT_ENFORCED
+            validity, reason = NOT_ENFORCED, TCG_EMULATION
             notes.append(f"{TCG_EMULATION} ({self.accel.note})")
         return [Placement(ids[i], cpus[i], [], gpus[i], "; ".join(x for x in (*notes, gpu_notes[i]) if x),
-                          validity=validity) for i in range(n)]
+                          validity=validity, reason=reason) for i in range(n)]
 
     def _place_gpus(self, profile: ProfileConfig, ids: list[str],
                     inv: Inventory) -> tuple[list[str], list[list[str]], str]:
