@@ -179,7 +179,7 @@ def _apt(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess
     if os.geteuid() == 0:  # root: no _apt sandbox user for a download into our own folder
         cmd = [cmd[0], "-o", "APT::Sandbox::User=root", *cmd[1:]]
     run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if run.returncode != 0 or "Depends" not in run.stdout and cmd[0] == "apt-cache":
+    if run.returncode != 0 or (cmd[0] == "apt-cache" and "Depends" not in run.stdout):
         subprocess.run(["apt-get", "update", "-qq"], capture_output=True, check=False)
         run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if run.returncode != 0:

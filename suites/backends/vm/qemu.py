@@ -56,10 +56,7 @@ def qemu_argv(m: Machine, qemu: str = QEMU) -> list[str]:
     argv = [qemu, "-name", f"{m.name},debug-threads=on",  # threads named "CPU 0/KVM": seen pinned in top
             "-accel", m.accel, *cpu, "-smp", str(m.vcpus), "-m", f"{m.memory_MiB}M",
             "-object", f"memory-backend-memfd,id=mem,size={m.memory_MiB}M,share=on", "-numa", "node,memdev=mem",
-            "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
-            "-kernel", str(m.image.kernel), "-initrd", str(m.image.initrd),
-            "-append", f"console=ttyS0 quiet panic=-1 bench.boot={m.boot_script}",
-            "-serial", f"file:{m.console}",
+            *boot_argv(m.image, f"quiet bench.boot={m.boot_script}", m.console),
             "-chardev", f"socket,id=fs,path={m.fs_socket}", "-device", "vhost-user-fs-pci,chardev=fs,tag=host",
             "-device", "virtio-serial-pci", "-chardev", "stdio,id=proto,signal=off",
             "-device", f"virtserialport,chardev=proto,name={PORT}",
@@ -67,6 +64,13 @@ def qemu_argv(m: Machine, qemu: str = QEMU) -> list[str]:
     for dev in m.vfio:
         argv += ["-device", f"vfio-pci,{dev}"]
     return argv
+
+
+def boot_argv(image: Image, params: str, console: Path) -> list[str]:
+    """What every boot of the image has: no default devices, display or reboot; the kernel and initramfs with
+    init.sh's parameters; the serial console to a file."""
+    return ["-nodefaults", "-no-user-config", "-nographic", "-no-reboot", "-kernel", str(image.kernel),
+            "-initrd", str(image.initrd), "-append", f"console=ttyS0 panic=-1 {params}", "-serial", f"file:{console}"]
 
 
 def virtiofsd_argv(binary: str, sock: Path) -> list[str]:
@@ -105,9 +109,7 @@ def probe_kvm(image: Image, qemu: str, timeout_s: float) -> tuple[str, str]:
     Bounded: a nested KVM that hangs in the guest's early boot (as on this suite's CI host) costs ``timeout_s``."""
     with tempfile.TemporaryDirectory(prefix="vm-probe-") as tmp:
         console = Path(tmp) / "console"
-        argv = [qemu, "-accel", "kvm", "-cpu", "host", "-m", "256M", "-nodefaults", "-no-user-config",
-                "-nographic", "-no-reboot", "-kernel", str(image.kernel), "-initrd", str(image.initrd),
-                "-append", "console=ttyS0 panic=-1 bench.probe=1", "-serial", f"file:{console}"]
+        argv = [qemu, "-accel", "kvm", "-cpu", "host", "-m", "256M", *boot_argv(image, "bench.probe=1", console)]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, errors="replace", start_new_session=True)
         outcome = "failed"
