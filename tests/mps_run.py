@@ -13,7 +13,7 @@ from gpu_probe.inventory import Inventory
 from suites.config.compose import compose_run
 from suites.config.schema import register_configs
 from suites.run.execute import execute
-from suites.run.plan import plan
+from suites.run.plan import plan, plan_and_lease
 
 H100 = {"index": 0, "uuid": "GPU-11111111-2222-3333-4444-555555555555", "name": "NVIDIA H100 80GB HBM3",
         "mem_total_MiB": 81559.0}
@@ -25,7 +25,12 @@ def main(out: Path, seconds: float) -> None:
                         "scenario.cpu_overcommit=true", "workload=idle", f"workload.seconds={seconds}",
                         "sharing=mps", "progress=quiet"])
     inv = Inventory("h", "Linux", "3.11", "cpu", 2, 2, 2, 8192.0, gpus=[H100], gpu_status="1 GPU(s)")
-    outcome = execute(plan(comp.runs[0], Path.cwd(), inv), out)
+    # as the bench command does: the cores are leased, and a test beside it that holds them is waited for
+    # (BENCH_WAIT_FOR_CORES_S, tests/conftest.py), not a refusal (seen in CI: "another benchmark run holds cores 0,1")
+    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], Path.cwd(), inv), lambda p: [p], out,
+                                    comp.cfg.wait_for_cores_s)
+    with cores:
+        outcome = execute(planned, out)
     (out / "outcome.json").write_text(json.dumps({
         "status": outcome.status, "reasons": outcome.reasons,
         "guests": {g.spec.guest_id: {"status": g.result.status, "error": g.result.error, "info": g.result.info,
