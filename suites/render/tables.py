@@ -30,7 +30,7 @@ def fmt(value: Any, pattern: str) -> str:
 
 def results_table(outcome: ScenarioOutcome, title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for header in ("guest", "profile", "workload", "GPU", "validity", "vCPUs", "status"):
+    for header in ("guest", "profile", "workload", "GPU", "validity", "host cores", "status"):
         table.add_column(header)
     for header, _, _ in COLUMNS:
         table.add_column(header, justify="right")
