@@ -124,7 +124,7 @@ def test_qemu_command_line_gives_the_profile_and_its_devices(tmp_path: Path):
     assert f"-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/{UUID}" in line
     assert f"bench.boot={tmp_path / 'g0.sh'}" in line and "virtserialport,chardev=proto,name=bench" in line
     tcg = " ".join(qemu.qemu_argv(machine(tmp_path, "tcg", [])))
-    assert "-accel tcg -cpu max" in tcg and "vfio-pci" not in tcg and "-netdev" not in tcg
+    assert f"-accel tcg,tb-size={qemu.TCG_CACHE_MiB} -cpu max" in tcg and "vfio-pci" not in tcg and "-netdev" not in tcg
 
 
 def test_initramfs_is_newc_with_every_file_aligned():
@@ -302,6 +302,17 @@ def test_bad_vm_set_up_is_one_error_line_before_anything_starts(tmp_path: Path):
     lines = run.proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: backend=vm: no VM image in"), run.proc.stderr
     assert "make setup-vm" in lines[0] and not run.run_dir.exists()
+
+
+@needs_vm
+def test_tcg_vms_are_placed_counting_their_translation_cache(tmp_path: Path):
+    """Guest memory that fits in the host's, but not with each TCG VM's translation cache beside it: refused."""
+    each = int(psutil.virtual_memory().total / 2**20 / 2) - qemu.TCG_CACHE_MiB // 2
+    run = run_bench(tmp_path, *SMOKE, *VM, "scenario=concurrent", "profile.vcpus=1", f"profile.memory_MiB={each}")
+    assert run.proc.returncode == 2, run.proc.stderr[-2000:]
+    (line,) = run.proc.stderr.strip().splitlines()
+    assert f"2 VM(s) x ({each} MiB + {qemu.TCG_CACHE_MiB} MiB TCG translation cache)" in line, line
+    assert not run.run_dir.exists()
 
 
 @needs_vm

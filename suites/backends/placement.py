@@ -178,10 +178,15 @@ def visible_devices(profile: ProfileConfig, inv: Inventory, gpu_sets: list[list[
     return out
 
 
-def check_memory(profile: ProfileConfig, n: int, host_MiB: float, what: str = "guest(s)") -> None:
-    if n * profile.memory_MiB > host_MiB:
-        raise PlacementError(f"{n} {what} x {profile.memory_MiB} MiB = {n * profile.memory_MiB} MiB "
-                             f"> {host_MiB:.0f} MiB host memory (lower profile.memory_MiB)")
+def check_memory(profile: ProfileConfig, n: int, host_MiB: float, what: str = "guest(s)",
+                 overhead_MiB: int = 0, overhead: str = "") -> None:
+    """``n`` guests' memory, each with ``overhead_MiB`` of host memory that is not the guest's (``overhead`` says
+    what: a TCG VM's translation cache), fits in the host's."""
+    each = profile.memory_MiB + overhead_MiB
+    if n * each > host_MiB:
+        per = f"({profile.memory_MiB} MiB + {overhead_MiB} MiB {overhead})" if overhead_MiB else f"{each} MiB"
+        raise PlacementError(f"{n} {what} x {per} = {n * each} MiB > {host_MiB:.0f} MiB host memory "
+                             "(lower profile.memory_MiB)")
 
 
 def no_gpu_note(profile: ProfileConfig) -> str:

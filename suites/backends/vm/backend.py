@@ -76,13 +76,15 @@ class VmBackend(Backend):
 
     def _place(self, profile: ProfileConfig, n: int, inv: Inventory, free: list[int]) -> list[Placement]:
         cpus = place_cpus(n, profile.vcpus, free, self.cpu_overcommit and bool(free))
-        check_memory(profile, n, inv.mem_total_MiB, "VM(s)")
+        tcg = self.accel.kind == "tcg"
+        check_memory(profile, n, inv.mem_total_MiB, "VM(s)", qemu.TCG_CACHE_MiB if tcg else 0,
+                     "TCG translation cache")
         ids = [f"g{i}" for i in range(n)]
         gpu_notes, gpus, validity = self._place_gpus(profile, ids, inv)
         notes = [f"VM ({self.accel.kind.upper()}, {profile.vcpus} vCPUs, {profile.memory_MiB} MiB, "
                  f"{self.image.release})"]
         reason = ""
-        if self.accel.kind == "tcg":
+        if tcg:
             validity, reason = NOT_ENFORCED, TCG_EMULATION
             notes.append(f"{TCG_EMULATION} ({self.accel.note})")
         return [Placement(ids[i], cpus[i], [], gpus[i], "; ".join(x for x in (*notes, gpu_notes[i]) if x),
