@@ -388,6 +388,32 @@ def test_case_18_a_guest_past_the_time_limit_is_killed_with_that_reason(tmp_path
     assert result["status"] == "failed" and result["error"] == "timed out after scenario.timeout_s=2 s"
 
 
+def test_case_1_a_run_too_big_for_this_host_alone_is_refused_for_that_not_queued(monkeypatch: pytest.MonkeyPatch):
+    """Another run holding a core must not turn "too much memory for this host" into "wait for its cores"."""
+    from suites.backends import corelock, local
+    from suites.errors import PlacementError
+
+    monkeypatch.setattr(corelock, "held_by_others", lambda cores: {cores[0]: corelock.Holder("4242", "other")})
+    host = sorted(os.sched_getaffinity(0))
+
+    def too_big(free: list[int]) -> list:
+        if len(free) < len(host):
+            raise PlacementError(f"needs {len(host)} cores")
+        raise PlacementError("2 guest(s) x 30000 MiB = 60000 MiB > 24106 MiB host memory")
+
+    with pytest.raises(PlacementError) as exc:
+        local.on_free_cores(too_big)
+    assert not isinstance(exc.value, corelock.CoresHeld) and "host memory" in str(exc.value)
+
+    def needs_every_core(free: list[int]) -> list:
+        if len(free) < len(host):
+            raise PlacementError(f"needs {len(host)} cores")
+        return []
+
+    with pytest.raises(corelock.CoresHeld, match="pid 4242, other"):  # fits alone: worth waiting for
+        local.on_free_cores(needs_every_core)
+
+
 def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_path: Path):
     """wait_for_cores_s: the run queues for cores another run holds (saying so once), or is refused at its end."""
     import threading

@@ -37,7 +37,8 @@ class LocalBackend(Backend):
 
 def on_free_cores(place: Callable[[list[int]], list[Placement]]) -> list[Placement]:
     """``place`` on the cores of this runner's affinity that no other benchmark run holds
-    (suites/backends/corelock.py): a run that does not fit beside another is refused naming it; one that fits
+    (suites/backends/corelock.py): a run that does not fit beside another is refused naming it (CoresHeld, which
+    ``wait_for_cores_s`` waits out), unless it would not fit alone either, which is said instead; one that fits
     says it has company."""
     host_cpus = sorted(os.sched_getaffinity(0))  # Linux: the cores this runner may hand out
     held = corelock.held_by_others(host_cpus)
@@ -47,6 +48,10 @@ def on_free_cores(place: Callable[[list[int]], list[Placement]]) -> list[Placeme
     except PlacementError as exc:
         if not held:
             raise
+        try:  # would it fit with the host to itself? if not, waiting for the others' cores cannot help
+            place(host_cpus)
+        except PlacementError as alone:
+            raise alone from None
         raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}: {exc} "
                                  "beside it; run again when it ends (or wait_for_cores_s=<seconds>)") from exc
     if held:
