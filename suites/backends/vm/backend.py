@@ -104,9 +104,11 @@ class VmBackend(Backend):
             self.devices = dict(zip(ids, args, strict=True))
             return [f"VFIO passthrough {', '.join(a.removeprefix('host=') for a in g)}" for g in args], \
                 [inside] * n, ENFORCED
+        reclaimed = devices.reclaim_mdevs(self.sysfs)  # before counting free instances: they free theirs
+        left = f"; removed mdev {', '.join(reclaimed)} left by a killed run" if reclaimed else ""
         types = devices.vgpu_types_for(profile, n, self.sysfs)
         self.vgpu = dict(zip(ids, types, strict=True))
-        return [f"vGPU {t.name} ({t.type_id}) on {t.parent}" for t in types], [inside] * n, ENFORCED
+        return [f"vGPU {t.name} ({t.type_id}) on {t.parent}{left}" for t in types], [inside] * n, ENFORCED
 
     def check_data(self, data: dict[str, Any]) -> None:
         """A VM sees the host's root, except where its own memory is mounted (init.sh): data there is not seen."""

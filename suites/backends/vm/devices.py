@@ -6,19 +6,28 @@ offers each profile as an mdev type of the physical GPU (``/sys/class/mdev_bus/<
 <type>/name`` reads e.g. "GRID M60-8Q"); an instance is made for the run by writing a UUID to the type's
 ``create`` and removed after it by writing 1 to its ``remove`` (QEMU: ``-device vfio-pci,sysfsdev=...``). Every
 function takes the sysfs root, so tests run them against directory fixtures.
+
+An instance outlives a runner killed with SIGKILL (its VM dies with it, the instance does not) and holds one of the
+GPU's few vGPU slots. So each instance is noted in a ledger (``<tmp>/gpu-mixed-bench/mdev/<uuid>``: who made it,
+under which sysfs root) before it is made, and the next VM run removes those whose maker is gone.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import PlacementError
 
 NVIDIA = "0x10de"
 DISPLAY_CLASS = "0x03"  # PCI class 03xxxx: VGA / 3D controller
+LEDGER = Path(tempfile.gettempdir()) / "gpu-mixed-bench" / "mdev"
 
 
 @dataclass(frozen=True)
@@ -93,19 +102,51 @@ def vgpu_types_for(profile: ProfileConfig, n: int, sysfs: Path) -> list[MdevType
     return slots[:n]
 
 
-def create_mdev(t: MdevType, uuid: str, sysfs: Path) -> str:
-    """Make one instance of ``t``; the ``vfio-pci`` argument that gives it to QEMU."""
+def create_mdev(t: MdevType, uuid: str, sysfs: Path, ledger: Path = LEDGER) -> str:
+    """Make one instance of ``t``, noted in the ledger first; the ``vfio-pci`` argument that gives it to QEMU."""
+    me = psutil.Process()
+    ledger.mkdir(parents=True, exist_ok=True)
+    (ledger / uuid).write_text(json.dumps({"pid": me.pid, "started": me.create_time(), "sysfs": str(sysfs)}))
     (t.path(sysfs) / "create").write_text(uuid)
     return f"sysfsdev={mdev_path(uuid, sysfs)}"
 
 
-def remove_mdev(uuid: str, sysfs: Path) -> bool:
-    """Remove an instance this run made; False where it is already gone."""
+def remove_mdev(uuid: str, sysfs: Path, ledger: Path = LEDGER) -> bool:
+    """Remove an instance this run made, and its ledger note; False where the instance is already gone."""
     remove = mdev_path(uuid, sysfs) / "remove"
-    if not remove.exists():
+    there = remove.exists()
+    if there:
+        remove.write_text("1")
+    (ledger / uuid).unlink(missing_ok=True)
+    return there
+
+
+def reclaim_mdevs(sysfs: Path, ledger: Path = LEDGER) -> list[str]:
+    """Remove the instances under ``sysfs`` that runs no longer alive made and left (killed with SIGKILL);
+    'UUID (pid N)' for each, to be said."""
+    reclaimed = []
+    for note in sorted(ledger.iterdir()) if ledger.is_dir() else []:
+        try:
+            made = json.loads(note.read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(made):
+            continue
+        if not Path(made.get("sysfs", "")).is_dir():  # a sysfs tree gone (a test's fixture): nothing to remove
+            note.unlink(missing_ok=True)
+        if made.get("sysfs") != str(sysfs):
+            continue
+        remove_mdev(note.name, sysfs, ledger)
+        reclaimed.append(f"{note.name} (pid {made.get('pid')})")
+    return reclaimed
+
+
+def _alive(made: dict) -> bool:
+    """The maker still runs: its pid, started when the note says (a reused pid is another process)."""
+    try:
+        return abs(psutil.Process(int(made["pid"])).create_time() - float(made["started"])) < 1.0
+    except (psutil.Error, KeyError, TypeError, ValueError):
         return False
-    remove.write_text("1")
-    return True
 
 
 def mdev_path(uuid: str, sysfs: Path) -> Path:
