@@ -34,7 +34,8 @@ def main(out: Path, seconds: float) -> None:
     (out / "outcome.json").write_text(json.dumps({
         "status": outcome.status, "reasons": outcome.reasons,
         "guests": {g.spec.guest_id: {"status": g.result.status, "error": g.result.error, "info": g.result.info,
-                                     "validity": g.validity, "env": g.spec.env} for g in outcome.guests}}))
+                                     "validity": g.validity, "env": g.spec.env, "note": g.placement.note}
+                   for g in outcome.guests}}))
 
 
 if __name__ == "__main__":

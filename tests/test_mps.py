@@ -19,7 +19,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from suites.backends.mps import MpsDaemon, MpsError
+from suites.backends.leftovers import Ledger
+from suites.backends.mps import MpsDaemon, MpsError, daemon_running
 from suites.errors import ConfigError
 
 from .conftest import REPO
@@ -137,6 +138,46 @@ def test_a_guest_crash_still_quits_the_daemon(short_dir: Path, standin: Path):
     assert result["status"] == "partial"
     assert any("SIGKILL" in (g["error"] or "") for g in result["guests"].values())
     assert_started_then_quit(standin, out)
+
+
+KILLED_RUN = """import os, signal, sys
+from pathlib import Path
+from suites.backends.leftovers import Ledger
+from suites.backends.mps import MpsDaemon
+MpsDaemon(Path(sys.argv[1]), Ledger(Path(sys.argv[2]))).start()
+os.kill(os.getpid(), signal.SIGKILL)  # a runner killed mid-run: no quit
+"""
+
+
+def test_a_daemon_left_by_a_killed_run_is_quit_by_the_next(short_dir: Path, standin: Path, tmp_path: Path):
+    """The daemon daemonises itself, so it outlives a runner killed with SIGKILL; the next sharing=mps run quits it."""
+    ledger = Ledger(tmp_path / "ledger")
+    killed = subprocess.run([sys.executable, "-c", KILLED_RUN, str(short_dir / "old"), str(ledger.folder)], cwd=REPO)
+    assert killed.returncode == -signal.SIGKILL
+    old_pipe = (short_dir / "old" / "pipe").resolve()
+    assert daemon_running(old_pipe) and len(ledger.orphans()) == 1  # left running, and noted
+    fresh = MpsDaemon(short_dir / "new", ledger).start()
+    assert fresh.start_note.startswith(f"quit MPS daemon(s) left by a killed run: {old_pipe} (pid ")
+    assert not daemon_running(old_pipe)
+    assert [(c["argv"], c["pipe"]) for c in calls(standin)] == [
+        (["-d"], str(old_pipe)), ([], str(old_pipe)), (["-d"], str((short_dir / "new" / "pipe").resolve()))]
+    assert ledger.orphans() == [] and len(list(ledger.folder.iterdir())) == 1  # the live one's own note
+    fresh.stop()
+    assert list(ledger.folder.iterdir()) == []
+
+
+def test_a_run_after_a_killed_one_quits_its_daemon_and_says_so(short_dir: Path, standin: Path):
+    from suites.backends import mps
+
+    killed = subprocess.run([sys.executable, "-c", KILLED_RUN, str(short_dir / "old"), str(mps.LEDGER.folder)],
+                            cwd=REPO)
+    assert killed.returncode == -signal.SIGKILL and daemon_running(short_dir / "old" / "pipe")
+    out = short_dir / "run"
+    result = finish(start_run(out, 0.5), out)
+    assert result["status"] == "ok", result
+    assert not daemon_running(short_dir / "old" / "pipe")
+    for g in result["guests"].values():  # recorded with each guest's placement (results.json, MLflow)
+        assert f"quit MPS daemon(s) left by a killed run: {(short_dir / 'old' / 'pipe').resolve()}" in g["note"]
 
 
 def test_a_daemon_that_does_not_start_is_one_line_and_leaves_nothing(tmp_path: Path, standin: Path,

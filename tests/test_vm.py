@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from suites.backends.handle import exit_reason
+from suites.backends.leftovers import Ledger
 from suites.backends.placement import TCG_EMULATION
 from suites.backends.vm import backend, devices, image, qemu
 from suites.config.profiles import ProfileConfig, ProfileKind
@@ -98,20 +99,20 @@ def test_mdev_type_names(profile_name: str, type_name: str, match: bool):
 
 
 def test_an_mdev_instance_is_made_for_the_run_and_removed_after_it(tmp_path: Path):
-    ledger = tmp_path / "ledger"
+    ledger = Ledger(tmp_path / "ledger")
     mdev_type(tmp_path, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
     t = devices.mdev_types(tmp_path)
     arg = devices.create_mdev(t[0], UUID, tmp_path, ledger)
     assert (t[0].path(tmp_path) / "create").read_text() == UUID
     assert arg == f"sysfsdev={tmp_path}/bus/mdev/devices/{UUID}"
-    assert json.loads((ledger / UUID).read_text())["pid"] == os.getpid()  # noted, for the next run if this dies
+    assert json.loads((ledger.folder / UUID).read_text())["pid"] == os.getpid()  # noted, for the next run if this dies
     assert devices.remove_mdev(UUID, tmp_path, ledger) is False  # the kernel made no device: nothing to remove
-    assert not (ledger / UUID).exists()
+    assert not (ledger.folder / UUID).exists()
     dev = stale_mdev(tmp_path, UUID)
     assert devices.remove_mdev(UUID, tmp_path, ledger) is True and (dev / "remove").read_text() == "1"
 
 
-def stale_mdev(sysfs: Path, uuid: str, ledger: Path | None = None) -> Path:
+def stale_mdev(sysfs: Path, uuid: str, ledger: Ledger | None = None) -> Path:
     """An instance the kernel holds (its device folder); with ``ledger``, noted there by a run that has died."""
     dev = devices.mdev_path(uuid, sysfs)
     dev.mkdir(parents=True)
@@ -119,14 +120,14 @@ def stale_mdev(sysfs: Path, uuid: str, ledger: Path | None = None) -> Path:
     if ledger is not None:
         dead = subprocess.Popen([sys.executable, "-c", ""])
         dead.wait()
-        ledger.mkdir(parents=True, exist_ok=True)
-        (ledger / uuid).write_text(json.dumps({"pid": dead.pid, "started": time.time(), "sysfs": str(sysfs)}))
+        ledger.folder.mkdir(parents=True, exist_ok=True)
+        (ledger.folder / uuid).write_text(json.dumps({"pid": dead.pid, "started": time.time(), "sysfs": str(sysfs)}))
     return dev
 
 
 def test_an_mdev_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
     """A runner killed with SIGKILL cannot remove its instances; the ledger lets the next run do it."""
-    ledger, sysfs = tmp_path / "ledger", tmp_path / "sys"
+    ledger, sysfs = Ledger(tmp_path / "ledger"), tmp_path / "sys"
     left = stale_mdev(sysfs, UUID, ledger)
     other = stale_mdev(tmp_path / "other-sys", "11111111-0c1d-4a53-9d0e-1a2b3c4d5e6f", ledger)  # not this sysfs
     gone = "44444444-0c1d-4a53-9d0e-1a2b3c4d5e6f"
@@ -135,9 +136,10 @@ def test_an_mdev_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
     mdev_type(sysfs, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
     devices.create_mdev(devices.mdev_types(sysfs)[0], alive, sysfs, ledger)  # this process's: still running
     (line,) = devices.reclaim_mdevs(sysfs, ledger)
-    assert line.startswith(f"{UUID} (pid ") and (left / "remove").read_text() == "1" and not (ledger / UUID).exists()
-    assert (other / "remove").read_text() == "" and (ledger / alive).exists()
-    assert not (ledger / gone).exists()  # its note dropped: no tree left to remove it from
+    assert line.startswith(f"{UUID} (pid ") and (left / "remove").read_text() == "1"
+    assert not (ledger.folder / UUID).exists()
+    assert (other / "remove").read_text() == "" and (ledger.folder / alive).exists()
+    assert not (ledger.folder / gone).exists()  # its note dropped: no tree left to remove it from
 
 
 def machine(tmp_path: Path, accel: str, vfio: list[str]) -> qemu.Machine:
@@ -384,7 +386,7 @@ def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
     try:
         run = run_bench(tmp_path, *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}")
     finally:
-        (devices.LEDGER / stale).unlink(missing_ok=True)  # the host's own ledger: never left a test's note
+        (devices.LEDGER.folder / stale).unlink(missing_ok=True)  # the host's own ledger: never left a test's note
     thread.join(timeout=5)
     assert run.proc.returncode == 1, run.proc.stderr[-2000:]
     guest = run.results["guests"][0]
@@ -392,7 +394,7 @@ def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
     assert f"mdev {made[0]}" in note and "vGPU GRID M60-8Q (nvidia-18)" in note
     assert "the VM ended before its guest reported; QEMU: qemu-system-x86_64" in guest["result"]["error"]
     assert (devices.mdev_path(made[0], sysfs) / "remove").read_text() == "1"
-    assert not (devices.LEDGER / made[0]).exists()
+    assert not (devices.LEDGER.folder / made[0]).exists()
     assert f"removed mdev {stale} (pid " in note and "left by a killed run" in note
     assert (left / "remove").read_text() == "1"
 

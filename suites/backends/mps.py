@@ -12,7 +12,9 @@ The daemon is the run's: its pipe and log folders are under the run
 directory (``CUDA_MPS_PIPE_DIRECTORY`` / ``CUDA_MPS_LOG_DIRECTORY``), so a
 daemon of another user or run is never reached, and it is told ``quit`` when
 the run ends, on every path (:class:`MpsDaemon` is a context manager). Compute
-mode, MIG mode and clocks are never changed.
+mode, MIG mode and clocks are never changed. A runner killed with SIGKILL cannot
+say ``quit``: each daemon is noted in a ledger (suites/backends/leftovers.py),
+and the next ``sharing=mps`` run quits those whose runner is gone.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
+from suites.backends.leftovers import ROOT, Ledger
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import BenchError, ConfigError
 
@@ -33,6 +37,7 @@ CONTROL = "nvidia-cuda-mps-control"
 PIPE_PATH_MAX = 80
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 15.0
+LEDGER = Ledger(ROOT / "mps")
 
 
 class MpsError(BenchError):
@@ -67,11 +72,20 @@ def daemon_running(pipe_dir: Path) -> bool:
     return (pipe_dir / "control").exists()
 
 
+def gone(pipe_dir: Path) -> bool:
+    """Whether the daemon told to quit has removed its control pipe, within STOP_TIMEOUT_S."""
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while daemon_running(pipe_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not daemon_running(pipe_dir)
+
+
 class MpsDaemon:
     """One control daemon for one run, in ``folder`` (``pipe/`` and ``log/``); started by ``with``, always quit."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, ledger: Ledger = LEDGER) -> None:
         self.folder = folder
+        self.ledger = ledger
         self.log_dir = folder / "log"
         short = len(str((folder / "pipe").resolve())) <= PIPE_PATH_MAX
         self._own_tmp = None if short else Path(tempfile.mkdtemp(prefix="bench-mps-"))
@@ -79,6 +93,8 @@ class MpsDaemon:
         self.binary = ""
         self.started = False
         self.stop_note = ""
+        self.start_note = ""  # daemons of killed runs quit before this one started, said in the guests' notes
+        self.key = uuid.uuid4().hex
 
     def env(self) -> dict[str, str]:
         """Where the daemon is: the guests (and this runner's control calls) need both."""
@@ -86,13 +102,15 @@ class MpsDaemon:
                 "CUDA_MPS_LOG_DIRECTORY": str(self.log_dir.resolve())}
 
     def _control(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self.binary, *args], input=stdin, capture_output=True, text=True,
-                              env={**os.environ, **self.env()}, timeout=START_TIMEOUT_S)
+        return control(self.binary, self.env(), *args, stdin=stdin)
 
     def start(self) -> MpsDaemon:
         self.binary = control_binary()
+        quit_ = quit_orphans(self.binary, self.ledger)
+        self.start_note = f"quit MPS daemon(s) left by a killed run: {', '.join(quit_)}" if quit_ else ""
         self.pipe_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.ledger.note(self.key, **self.env(), own_tmp=str(self._own_tmp or ""))  # first: a kill may come any time
         try:
             done = self._control("-d")
         except (OSError, subprocess.SubprocessError) as exc:
@@ -118,12 +136,11 @@ class MpsDaemon:
             self._control(stdin="quit\n")
         except (OSError, subprocess.SubprocessError) as exc:
             self.stop_note = f"MPS daemon not told to quit ({exc})"
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while daemon_running(self.pipe_dir) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if daemon_running(self.pipe_dir):
+        if not gone(self.pipe_dir):
             self.stop_note = f"MPS daemon at {self.pipe_dir} still answering {STOP_TIMEOUT_S:.0f} s after quit"
-        if self._own_tmp is not None and not daemon_running(self.pipe_dir):
+            return  # its note stays: the next run tries again
+        self.ledger.forget(self.key)
+        if self._own_tmp is not None:
             shutil.rmtree(self._own_tmp, ignore_errors=True)
 
     def _log_tail(self) -> list[str]:
@@ -134,7 +151,8 @@ class MpsDaemon:
             return []
 
     def _cleanup(self) -> None:
-        """A daemon that never started leaves no folder in the run directory (nothing ran)."""
+        """A daemon that never started leaves no folder in the run directory (nothing ran), nor a ledger note."""
+        self.ledger.forget(self.key)
         shutil.rmtree(self.folder, ignore_errors=True)
         if self._own_tmp is not None:
             shutil.rmtree(self._own_tmp, ignore_errors=True)
@@ -144,3 +162,32 @@ class MpsDaemon:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def control(binary: str, env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """One call of the control program, reaching the daemon whose pipe and log folders ``env`` names."""
+    return subprocess.run([binary, *args], input=stdin, capture_output=True, text=True, env={**os.environ, **env},
+                          timeout=START_TIMEOUT_S)
+
+
+def quit_orphans(binary: str, ledger: Ledger = LEDGER) -> list[str]:
+    """Tell ``quit`` to the daemons of runs no longer alive (killed with SIGKILL); their pipe folders, to be said.
+    One this user cannot reach (another user's) is left to its owner."""
+    done = []
+    for key, made in ledger.orphans():
+        pipe = Path(made.get("CUDA_MPS_PIPE_DIRECTORY") or "/nonexistent")
+        if daemon_running(pipe):
+            if not os.access(pipe, os.W_OK):
+                continue
+            env = {k: made[k] for k in ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY") if k in made}
+            try:
+                control(binary, env, stdin="quit\n")
+            except (OSError, subprocess.SubprocessError):
+                continue  # its note stays: tried again by the next run
+            if not gone(pipe):
+                continue
+            done.append(f"{pipe} (pid {made.get('pid')})")
+        if made.get("own_tmp"):
+            shutil.rmtree(made["own_tmp"], ignore_errors=True)
+        ledger.forget(key)
+    return done

@@ -57,6 +57,8 @@ def start_sharing(plan: Plan, log_dir: Path) -> MpsDaemon | None:
     daemon = MpsDaemon(log_dir / "mps").start()
     for spec in plan.specs:
         spec.env = {**spec.env, **daemon.env()}
+    for p in plan.placements if daemon.start_note else []:
+        p.note = "; ".join(x for x in (p.note, daemon.start_note) if x)
     return daemon
 
 

@@ -7,27 +7,23 @@ offers each profile as an mdev type of the physical GPU (``/sys/class/mdev_bus/<
 ``create`` and removed after it by writing 1 to its ``remove`` (QEMU: ``-device vfio-pci,sysfsdev=...``). Every
 function takes the sysfs root, so tests run them against directory fixtures.
 
-An instance outlives a runner killed with SIGKILL (its VM dies with it, the instance does not) and holds one of the
-GPU's few vGPU slots. So each instance is noted in a ledger (``<tmp>/gpu-mixed-bench/mdev/<uuid>``: who made it,
-under which sysfs root) before it is made, and the next VM run removes those whose maker is gone.
+An instance outlives a runner killed with SIGKILL: each is noted in a ledger (suites/backends/leftovers.py) before
+it is made, and the next vGPU run removes those whose maker is gone.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
+from suites.backends.leftovers import ROOT, Ledger
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import PlacementError
 
 NVIDIA = "0x10de"
 DISPLAY_CLASS = "0x03"  # PCI class 03xxxx: VGA / 3D controller
-LEDGER = Path(tempfile.gettempdir()) / "gpu-mixed-bench" / "mdev"
+LEDGER = Ledger(ROOT / "mdev")
 
 
 @dataclass(frozen=True)
@@ -102,51 +98,34 @@ def vgpu_types_for(profile: ProfileConfig, n: int, sysfs: Path) -> list[MdevType
     return slots[:n]
 
 
-def create_mdev(t: MdevType, uuid: str, sysfs: Path, ledger: Path = LEDGER) -> str:
+def create_mdev(t: MdevType, uuid: str, sysfs: Path, ledger: Ledger = LEDGER) -> str:
     """Make one instance of ``t``, noted in the ledger first; the ``vfio-pci`` argument that gives it to QEMU."""
-    me = psutil.Process()
-    ledger.mkdir(parents=True, exist_ok=True)
-    (ledger / uuid).write_text(json.dumps({"pid": me.pid, "started": me.create_time(), "sysfs": str(sysfs)}))
+    ledger.note(uuid, sysfs=str(sysfs))
     (t.path(sysfs) / "create").write_text(uuid)
     return f"sysfsdev={mdev_path(uuid, sysfs)}"
 
 
-def remove_mdev(uuid: str, sysfs: Path, ledger: Path = LEDGER) -> bool:
+def remove_mdev(uuid: str, sysfs: Path, ledger: Ledger = LEDGER) -> bool:
     """Remove an instance this run made, and its ledger note; False where the instance is already gone."""
     remove = mdev_path(uuid, sysfs) / "remove"
     there = remove.exists()
     if there:
         remove.write_text("1")
-    (ledger / uuid).unlink(missing_ok=True)
+    ledger.forget(uuid)
     return there
 
 
-def reclaim_mdevs(sysfs: Path, ledger: Path = LEDGER) -> list[str]:
+def reclaim_mdevs(sysfs: Path, ledger: Ledger = LEDGER) -> list[str]:
     """Remove the instances under ``sysfs`` that runs no longer alive made and left (killed with SIGKILL);
     'UUID (pid N)' for each, to be said."""
     reclaimed = []
-    for note in sorted(ledger.iterdir()) if ledger.is_dir() else []:
-        try:
-            made = json.loads(note.read_text())
-        except (OSError, ValueError):
-            continue
-        if _alive(made):
-            continue
+    for uuid, made in ledger.orphans():
         if not Path(made.get("sysfs", "")).is_dir():  # a sysfs tree gone (a test's fixture): nothing to remove
-            note.unlink(missing_ok=True)
-        if made.get("sysfs") != str(sysfs):
-            continue
-        remove_mdev(note.name, sysfs, ledger)
-        reclaimed.append(f"{note.name} (pid {made.get('pid')})")
+            ledger.forget(uuid)
+        if made.get("sysfs") == str(sysfs):
+            remove_mdev(uuid, sysfs, ledger)
+            reclaimed.append(f"{uuid} (pid {made.get('pid')})")
     return reclaimed
-
-
-def _alive(made: dict) -> bool:
-    """The maker still runs: its pid, started when the note says (a reused pid is another process)."""
-    try:
-        return abs(psutil.Process(int(made["pid"])).create_time() - float(made["started"])) < 1.0
-    except (psutil.Error, KeyError, TypeError, ValueError):
-        return False
 
 
 def mdev_path(uuid: str, sysfs: Path) -> Path:

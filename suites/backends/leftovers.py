@@ -1,0 +1,54 @@
+"""What a run makes on the host that outlives a runner killed with SIGKILL, and how the next run removes it.
+
+A VM dies with its runner (``setpriv --pdeathsig``), a guest process with its process group; an mdev vGPU instance
+(it holds one of the GPU's few vGPU slots) and an MPS control daemon (it daemonises itself) do not. Each is noted
+in a ledger, ``<tmp>/gpu-mixed-bench/<kind>/<key>``, before it is made, and forgotten once removed; the next run
+that would make one removes those whose maker is gone first, and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+ROOT = Path(tempfile.gettempdir()) / "gpu-mixed-bench"
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """One kind of leftover: a note per thing made, naming its maker (pid and start time) and how to remove it."""
+
+    folder: Path
+
+    def note(self, key: str, **facts: Any) -> None:
+        me = psutil.Process()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / key).write_text(json.dumps({"pid": me.pid, "started": me.create_time(), **facts}))
+
+    def forget(self, key: str) -> None:
+        (self.folder / key).unlink(missing_ok=True)
+
+    def orphans(self) -> list[tuple[str, dict[str, Any]]]:
+        """(key, facts) of the things whose maker no longer runs; unreadable notes are skipped."""
+        found = []
+        for path in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
+            try:
+                facts = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(facts, dict) and not alive(facts):
+                found.append((path.name, facts))
+        return found
+
+
+def alive(facts: dict[str, Any]) -> bool:
+    """The maker still runs: its pid, started when the note says (a reused pid is another process)."""
+    try:
+        return abs(psutil.Process(int(facts["pid"])).create_time() - float(facts["started"])) < 1.0
+    except (psutil.Error, KeyError, TypeError, ValueError):
+        return False
