@@ -1,5 +1,5 @@
 # make setup | setup-system | setup-cluster | setup-vm | bench | study | gpu-check | report | bench-ml | bench-vm |
-# bench-sampler | test | lint | ui | clean
+# bench-sampler | test | test-fast | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -39,7 +39,8 @@ OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workl
              $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) \
              $(if $(backend),backend=$(backend)) $(ARGS)
 
-.PHONY: setup setup-system setup-cluster setup-vm report bench study gpu-check bench-ml bench-vm bench-sampler test lint ui clean
+.PHONY: setup setup-system setup-cluster setup-vm report bench study gpu-check bench-ml bench-vm bench-sampler test test-fast lint \
+        ui clean
 
 setup: $(STAMP)
 
@@ -123,6 +124,10 @@ test: setup setup-system setup-cluster lint
 	@$(MAKE) --no-print-directory setup-vm || echo "test: setup-vm failed: the VM tests will be skipped"
 	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
 	$(PY) -m pytest
+
+# The edit loop: the tests that start no CLI, cluster or VM (tests/conftest.py marks them e2e / cluster / vm).
+test-fast: setup lint
+	$(PY) -m pytest -m "not e2e and not cluster and not vm" --durations=10
 
 lint: setup
 	$(VENV)/bin/ruff check .

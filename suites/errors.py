@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 # user:password@ in a URI, and token-like query values (?token=..., &api_key=..., &password=...)
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
@@ -35,20 +33,6 @@ def require(condition: bool, key: str, message: str) -> None:
     """Raise ConfigError naming the offending key when ``condition`` is false."""
     if not condition:
         raise ConfigError(f"{key}: {message}")
-
-
-def require_writable(path: Path, key: str) -> None:
-    """``path`` is a directory this process can create or write in; else one ConfigError naming ``key`` (checked
-    before anything starts: a bad run or cache directory used to end in a traceback from deep inside Hydra)."""
-    probe = path
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        raise ConfigError(f"{key}: {path} cannot be created ({probe} is not a directory)")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ConfigError(f"{key}: {path} is not writable ({probe} is read-only for this user)")
 
 
 def first_line(exc: BaseException, limit: int = 200) -> str:

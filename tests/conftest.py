@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import inspect
 import json
 import os
 import signal
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from suites.backends.leftovers import STATE_ENV
+
 REPO = Path(__file__).resolve().parent.parent
 # Real MNIST for accuracy tests: BENCH_TEST_MNIST_ROOT, else the team's shared copy beside the checkout.
 MNIST_ROOT = Path(os.environ.get("BENCH_TEST_MNIST_ROOT", REPO.parent / "shared" / "data"))
@@ -28,14 +31,25 @@ HAVE_MNIST = (MNIST_ROOT / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# The tests run in two processes (pytest-xdist, pyproject.toml), and every bench run they start locks the cores it
-# pins (suites/backends/corelock.py): a run that finds its cores held by the other process's run waits for them
-# (the product's wait_for_cores_s, defaulted here for every process the tests start) instead of being refused.
+# Every bench run locks the cores it pins (suites/backends/corelock.py), in its test's own state (own_state below):
+# only runs of one test meet there. One that finds its cores held by another run of its test waits for them (the
+# product's wait_for_cores_s, defaulted here for every process the tests start) instead of being refused.
 os.environ.setdefault("BENCH_WAIT_FOR_CORES_S", "900")
 # A test that must have the host to itself (it asserts on core locks, placement beside another run, or timings
 # that another test's load would skew) is marked ``alone``: it holds this lock exclusively, every other test holds
 # it shared, so it runs while no other test does.
 HOST_LOCK = Path("/tmp") / "gpu-mixed-bench-tests.lock"
+
+
+@pytest.fixture(autouse=True)
+def own_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own host state (core locks, mdev and MPS ledgers: BENCH_STATE_DIR, suites/backends/leftovers.py),
+    inherited by every process it starts: runs of two tests never meet there, so neither waits for, refuses beside
+    or cleans up after the other. A test about runs meeting (core locks, leftovers across runs) starts both in its
+    own state, and says so."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv(STATE_ENV, str(state))
+    return state
 
 
 @pytest.fixture(autouse=True)
@@ -85,6 +99,33 @@ def bench_args(tmp: Path, *overrides: str) -> tuple[list[str], Path, str]:
            f"hydra.run.dir={run_dir}"]
     args = [sys.executable, "-m", "suites.app.bench", *overrides, *(a for a in own if a.split("=", 1)[0] not in given)]
     return args, run_dir, uri
+
+
+# The bench CLI with a fault planted once it holds its run directory (which must be new or empty before): each
+# path in argv[1] (JSON {"dirs": [...], "files": [...]}) made where a run would write, as a full disk or a
+# clobbered path would leave it. The fault meets the run mid-way, as it would on a real host.
+FAULT_AFTER_CLAIM = """import json, sys
+from pathlib import Path
+from suites.app import bench
+planted, claim = json.loads(sys.argv[1]), bench.claim_run_dir
+def claim_then_plant(*args, **kwargs):
+    held = claim(*args, **kwargs)
+    for d in planted.get("dirs", []):
+        Path(d).mkdir(parents=True)
+    for f in planted.get("files", []):
+        Path(f).write_text("not a directory")
+    return held
+bench.claim_run_dir = claim_then_plant
+sys.argv = ["bench", *sys.argv[2:]]
+bench.cli()
+"""
+
+
+def with_fault(args: list[str], dirs: tuple[Path, ...] = (), files: tuple[Path, ...] = ()) -> list[str]:
+    """``args`` (from :func:`bench_args`) running the CLI with FAULT_AFTER_CLAIM's planted paths."""
+    assert args[1:3] == ["-m", "suites.app.bench"], args[:3]
+    planted = json.dumps({"dirs": [str(d) for d in dirs], "files": [str(f) for f in files]})
+    return [args[0], "-c", FAULT_AFTER_CLAIM, planted, *args[3:]]
 
 
 def run_bench(tmp: Path, *overrides: str, timeout: float = 600) -> BenchRun:
@@ -145,3 +186,46 @@ def stop_group(proc: subprocess.Popen, term_wait: float = 10) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+# --- tiers: `make test-fast` runs what needs no CLI, cluster or VM (the edit loop); CI runs everything ---------------
+# A test is marked from what its code (and its module's helpers and fixtures, followed through) does: it starts the
+# CLI or another process (e2e), uses a Ray/Slurm cluster fixture (cluster), or runs a VM (vm). A new test is tiered
+# by what it does, not by a list to keep up to date.
+STARTS_PROCESSES = ("run_bench(", "bench_args(", "subprocess.", "Popen(", "start_server(", "suites.app.", "os.fork(")
+CLUSTER_WORDS = ("cluster", "slurm", "ray_")
+
+
+def _source(obj: object) -> str:
+    try:
+        return inspect.getsource(getattr(obj, "__wrapped__", obj))
+    except (OSError, TypeError):
+        return ""
+
+
+def _starters(module: object) -> set[str]:
+    """Names of the module's functions whose code, followed through the module's other functions, starts one."""
+    srcs = {n: _source(f) for n, f in vars(module).items() if callable(f) and getattr(f, "__module__", "") ==
+            getattr(module, "__name__", None)}
+    found = {n for n, s in srcs.items() if any(sign in s for sign in STARTS_PROCESSES)}
+    while True:
+        more = {n for n, s in srcs.items() if n not in found and any(f"{m}(" in s for m in found)}
+        if not more:
+            return found
+        found |= more
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    starters: dict[str, set[str]] = {}
+    for item in items:
+        module = item.module
+        names = starters.setdefault(module.__name__, _starters(module))
+        fixtures = item._fixtureinfo.name2fixturedefs  # the fixtures this test uses, with their code
+        code = _source(item.function) + "".join(_source(d[-1].func) for d in fixtures.values())
+        e2e = any(sign in code for sign in STARTS_PROCESSES) or any(f"{n}(" in code for n in names)
+        if any(w in name for name in fixtures for w in CLUSTER_WORDS):
+            item.add_marker("cluster")
+        if module.__name__.endswith("test_vm") and e2e:
+            item.add_marker("vm")
+        if e2e:
+            item.add_marker("e2e")

@@ -14,7 +14,7 @@ import psutil
 import pytest
 from mlflow.tracking import MlflowClient
 
-from .conftest import HAVE_MNIST, MNIST_ROOT, REPO, SMOKE, bench_args, run_bench
+from .conftest import HAVE_MNIST, MNIST_ROOT, REPO, SMOKE, bench_args, run_bench, with_fault
 
 
 def runs_of(uri: str):
@@ -129,18 +129,21 @@ def start_idle_pair(tmp: Path, *overrides: str) -> tuple[subprocess.Popen, Path,
     return proc, run_dir, uri
 
 
-def test_ctrl_c_stops_guests_and_records_what_was_measured(tmp: Path):
+@pytest.mark.parametrize("sig,reason", [(signal.SIGINT, "Ctrl-C"),
+                                        (signal.SIGHUP, "SIGHUP: the terminal or ssh session hung up")])
+def test_ctrl_c_stops_guests_and_records_what_was_measured(tmp: Path, sig: int, reason: str):
     """Ctrl-C kills each guest with that reason (the kill in run_guests' KeyboardInterrupt handler: without it the
-    reason would be "no result")."""
+    reason would be "no result"); SIGHUP (a dropped ssh session) does the same, naming itself (it used to kill the
+    runner in half a second with nothing recorded)."""
     proc, run_dir, uri = start_idle_pair(tmp)
     wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
     pids = [training(run_dir, "g0"), training(run_dir, "g1")]
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     assert "status: interrupted" in out
     results = json.loads((run_dir / "results.json").read_text())
-    assert [g["result"]["error"] for g in results["guests"]] == ["interrupted (Ctrl-C)"] * 2
+    assert [g["result"]["error"] for g in results["guests"]] == [f"interrupted ({reason})"] * 2
     parents, children = runs_of(uri)
     assert parents.iloc[0]["status"] == "KILLED" and len(children) == 2
     assert (run_dir / "samples.csv").stat().st_size > 0
@@ -172,8 +175,8 @@ def test_a_plot_that_cannot_be_written_is_a_warning_not_the_end(tmp: Path):
     """A full disk under the run directory (PIL failing on utilisation.png) used to abort everything: no table,
     nothing in MLflow, though results.json was intact. Here the plot's path is taken by a directory."""
     args, run_dir, uri = bench_args(tmp, *SMOKE)
-    (run_dir / "utilisation.png").mkdir(parents=True)
-    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600,
+    proc = subprocess.run(with_fault(args, dirs=(run_dir / "utilisation.png",)), cwd=REPO, capture_output=True,
+                          text=True, timeout=600,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "warning: utilisation plot not written ([Errno 21] Is a directory" in proc.stdout

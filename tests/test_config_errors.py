@@ -42,6 +42,11 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
                                    "profile.framebuffer_MiB: 99999999999999 MiB is more than the largest known GPU's"),
     "framebuffer-beyond-its-gpu": (["profile.framebuffer_MiB=16384"],
                                    "16384 MiB is more than the Tesla M60's 8192 MiB"),
+    "infinite-lr": (["workload.lr=inf"], "workload.lr: must be a finite number, got inf"),
+    "seed-beyond-32-bits": (["seed=99999999999999999999"], "seed: must be <= 2147483647"),
+    "synthetic-set-beyond-memory": (["data.synthetic_train=1000000000"], "synthetic images take up to"),
+    "mistyped-tracking-scheme": (["tracking_uri=foo://bar"], "tracking_uri: unknown scheme 'foo://'"),
+    "empty-tracking-uri": (["tracking_uri="], "tracking_uri: must name an MLflow store"),
     "render-target-too-large": (["workload=graphics-replay", "workload.resolution=[16384,16384]", "workload.samples=8"],
                                 "16384x16384 x MSAA 8 = 2147483648 samples is more than 536870912"),
 }

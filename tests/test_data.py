@@ -5,9 +5,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gpu_probe import vocab
 from suites.data.config import DataConfig
 from suites.data.mnist import check_idx, resolve_mnist, synthesize_mnist, write_idx
 from suites.errors import DataError
+from suites.render.tables import synthetic_mark
+
+from .conftest import HAVE_MNIST, MNIST_ROOT
 
 
 def test_synthetic_files_are_real_idx_read_by_torchvision(tmp: Path):
@@ -46,10 +50,29 @@ def test_damaged_idx_is_rejected(tmp: Path, damage: str):
         check_idx(path)
 
 
-def test_resolve_prefers_real_files(tmp: Path):
+def test_resolve_prefers_files_under_the_root_and_says_they_are_not_the_published_mnist(tmp: Path):
+    """MNIST-shaped files whose MD5s are not the published ones are a look-alike, said with the accuracy (a
+    2048-image stand-in under data.root used to report 98 % as an MNIST accuracy)."""
     synthesize_mnist(tmp / "real", 20, 20)
     spec = resolve_mnist(DataConfig(root="real"), tmp)
-    assert spec["source"] == "real" and spec["root"] == str((tmp / "real").resolve())
+    assert spec["source"] == "look-alike" and spec["root"] == str((tmp / "real").resolve())
+    assert "not the published ones (MD5s differ)" in spec["note"]
+    assert synthetic_mark(spec, vocab.TEST_ACCURACY.key, {vocab.TEST_ACCURACY.key: 0.98}) == " (look-alike)"
+
+
+@pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")
+def test_the_published_mnist_is_real(tmp: Path):
+    assert resolve_mnist(DataConfig(root=str(MNIST_ROOT)), tmp)["source"] == "real"
+
+
+def test_a_corrupt_synthetic_cache_is_made_again(tmp: Path):
+    """A cache cut short (a disk that filled, a killed run) used to fail every later run inside its guests."""
+    cfg = DataConfig(root="absent", cache_dir="cache", synthetic_train=40, synthetic_test=20)
+    spec = resolve_mnist(cfg, tmp)
+    images = Path(spec["root"]) / "MNIST/raw/train-images-idx3-ubyte"
+    whole = images.read_bytes()
+    images.write_bytes(whole[:100])
+    assert resolve_mnist(cfg, tmp) == spec and images.read_bytes() == whole
 
 
 def test_resolve_falls_back_to_synthetic_and_says_so(tmp: Path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, SMOKE, bench_args
+from .conftest import REPO, SMOKE, bench_args, with_fault
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -161,13 +161,15 @@ def test_case_17_a_guest_over_its_memory_during_set_up_is_stopped_before_the_bar
 
 
 def test_case_3_a_store_that_fails_half_way_keeps_no_running_half_run(tmp_path: Path):
-    """The store takes the run, then fails on its artifacts (here: an artifact root under a file, as a full disk
-    would): the half-run is FAILED and says where the whole record is, not left RUNNING."""
+    """The store takes the run, then fails on its artifacts (here: an artifact root that became a file once the run
+    had started, as a full disk would fail it): the half-run is FAILED and says where the whole record is, not left
+    RUNNING. (An artifact root under a file before the run is refused up front: tests/test_bad_input.py.)"""
     import mlflow
 
-    (tmp_path / "file").write_text("not a directory")
-    proc = bench(tmp_path, *SMOKE, f"artifact_dir={tmp_path / 'file' / 'artifacts'}",
-                 f"fallback_tracking_uri=sqlite:///{tmp_path / 'fallback.db'}", timeout=300)
+    args, _, _ = bench_args(tmp_path, *SMOKE, f"artifact_dir={tmp_path / 'file' / 'artifacts'}",
+                            f"fallback_tracking_uri=sqlite:///{tmp_path / 'fallback.db'}")
+    proc = subprocess.run(with_fault(args, files=(tmp_path / "file",)), cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
     assert proc.returncode == 1 and "MLflow" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert '"status": "ok"' in (tmp_path / "run" / "results.json").read_text()  # measured, kept
     for store in ("mlflow.db", "fallback.db"):
@@ -340,8 +342,8 @@ def test_case_18_a_runner_fault_mid_run_is_recorded_and_its_guests_stopped(tmp_p
     from .test_bench_e2e import runs_of
 
     args, run_dir, uri = bench_args(tmp_path, "scenario=concurrent", "workload=idle", *SMOKE, "workload.seconds=600")
-    (run_dir / "g1.log").mkdir(parents=True)
-    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300,
+    proc = subprocess.run(with_fault(args, dirs=(run_dir / "g1.log",)), cwd=REPO, capture_output=True, text=True,
+                          timeout=300,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
     assert proc.returncode == 1, proc.stderr[-2000:]
     results = json.loads((run_dir / "results.json").read_text())

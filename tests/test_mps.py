@@ -144,14 +144,14 @@ KILLED_RUN = """import os, signal, sys
 from pathlib import Path
 from suites.backends.leftovers import Ledger
 from suites.backends.mps import MpsDaemon
-MpsDaemon(Path(sys.argv[1]), Ledger(Path(sys.argv[2]))).start()
+MpsDaemon(Path(sys.argv[1]), Ledger(Path(sys.argv[2]).name, Path(sys.argv[2]).parent)).start()
 os.kill(os.getpid(), signal.SIGKILL)  # a runner killed mid-run: no quit
 """
 
 
 def test_a_daemon_left_by_a_killed_run_is_quit_by_the_next(short_dir: Path, standin: Path, tmp_path: Path):
     """The daemon daemonises itself, so it outlives a runner killed with SIGKILL; the next sharing=mps run quits it."""
-    ledger = Ledger(tmp_path / "ledger")
+    ledger = Ledger("ledger", tmp_path)
     killed = subprocess.run([sys.executable, "-c", KILLED_RUN, str(short_dir / "old"), str(ledger.folder)], cwd=REPO)
     assert killed.returncode == -signal.SIGKILL
     old_pipe = (short_dir / "old" / "pipe").resolve()

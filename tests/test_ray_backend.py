@@ -185,7 +185,7 @@ def test_sigterm_stops_ray_guests_and_records_the_interruption(tmp: Path, ray_cl
     assert runner.returncode == 130, out[-2000:]
     res = json.loads((run_dir / "results.json").read_text())
     assert res["status"] == "interrupted"
-    assert all(g["result"]["error"] == "interrupted (Ctrl-C)" for g in res["guests"])
+    assert all(g["result"]["error"] == "interrupted (SIGTERM)" for g in res["guests"])
     wait_until_no_guest()
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -62,14 +63,12 @@ def two_nodes():
     head = start_node(["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
                        f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
                        '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns), env=MULTI_NODE)
-    worker = start_node([f"--address={HEAD_IP}:{port}", f"--node-ip-address={WORKER_IP}", *NODE,
-                         '--resources={"worker": 1}'], temp / "worker.log", env=MULTI_NODE,
-                        wrap=in_ns(ns, "unshare", "--mount", "--propagation", "private", "sh", "-c",
-                                   f'mount -t tmpfs tmpfs {hidden} && exec "$0" "$@"'))
-    members = {p.pid for p in psutil.process_iter() if _pgid(p.pid) in (head.pid, worker.pid)}
+    nodes = {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "temp": temp}
+    nodes["worker"] = start_worker(nodes)
     assert any(f":{port}" in line for line in listening(ns))
-    yield {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "worker": worker}
-    for proc in (worker, head):
+    yield nodes
+    members = {p.pid for p in psutil.process_iter() if _pgid(p.pid) in (head.pid, nodes["worker"].pid)}
+    for proc in (nodes["worker"], head):
         stop_node(proc)
     alive = [p for p in members if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     left = listening(ns)
@@ -83,6 +82,28 @@ def two_nodes():
     assert not left, f"sockets left listening: {left}"
     assert not temp.exists() and ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
                                                            text=True).stdout
+
+
+def start_worker(nodes: dict) -> subprocess.Popen:
+    """The worker node, in a private mount namespace where ``hidden`` is an empty tmpfs; returns once it is up."""
+    hidden = nodes["hidden"]
+    return start_node([f"--address={nodes['address']}", f"--node-ip-address={WORKER_IP}", *NODE,
+                       '--resources={"worker": 1}'], nodes["temp"] / "worker.log", env=MULTI_NODE,
+                      wrap=in_ns(nodes["ns"], "unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                 f'mount -t tmpfs tmpfs {hidden} && exec "$0" "$@"'))
+
+
+def wait_for_nodes(nodes: dict, count: int, timeout_s: float = 120) -> None:
+    """Until the cluster counts ``count`` live nodes (a restarted worker has registered with the head)."""
+    probe = "import ray, sys; ray.init(address=sys.argv[1]); print(sum(n['Alive'] for n in ray.nodes()))"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done = subprocess.run(in_ns(nodes["ns"], sys.executable, "-c", probe, nodes["address"]), capture_output=True,
+                              text=True, timeout=120, env={**os.environ, **MULTI_NODE})
+        if done.stdout.strip().splitlines()[-1:] == [str(count)]:
+            return
+        assert time.monotonic() < deadline, f"the cluster did not count {count} live nodes: {done.stdout[-500:]}"
+        time.sleep(1)
 
 
 def bench_in(nodes: dict, tmp: Path, *overrides: str, timeout: float = 600) -> BenchRun:
@@ -134,8 +155,18 @@ def test_the_suite_shipped_with_ray_working_dir_runs_the_guests(tmp: Path, two_n
         assert "suite shipped to " in note and str(REPO) not in note.split("suite shipped to ")[1], note
 
 
-def test_a_node_killed_mid_run_fails_its_guest_and_the_other_finishes(tmp: Path, two_nodes):
-    """Last in this module: it takes the worker node down."""
+@pytest.fixture
+def worker_restored(two_nodes):
+    """For a test that takes the worker node down: a new worker joins after it, so the module's other tests find
+    two nodes whatever order they run in (the tests run in a random order)."""
+    yield two_nodes
+    stop_node(two_nodes["worker"])  # what is left of it: its process group
+    two_nodes["worker"] = start_worker(two_nodes)
+    wait_for_nodes(two_nodes, 2)
+
+
+def test_a_node_killed_mid_run_fails_its_guest_and_the_other_finishes(tmp: Path, worker_restored):
+    two_nodes = worker_restored
     args, run_dir, _ = bench_args(tmp, *SMOKE, "scenario=concurrent", *M60_4Q, "workload=idle",
                                   "workload.seconds=20", "backend=ray", f"ray.address={two_nodes['address']}")
     runner = subprocess.Popen(in_ns(two_nodes["ns"], *args), cwd=REPO, stdout=subprocess.PIPE,

@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from suites.backends import corelock
 from suites.backends.handle import exit_reason
 from suites.backends.leftovers import Ledger
 from suites.backends.placement import TCG_EMULATION
@@ -24,7 +24,7 @@ from suites.backends.vm import backend, devices, image, qemu
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import ConfigError, PlacementError
 
-from .conftest import REPO, SMOKE, bench_args, run_bench
+from .conftest import REPO, SMOKE, BenchRun, bench_args, run_bench
 from .record_keys import json_paths, mlflow_keys
 
 try:
@@ -99,7 +99,7 @@ def test_mdev_type_names(profile_name: str, type_name: str, match: bool):
 
 
 def test_an_mdev_instance_is_made_for_the_run_and_removed_after_it(tmp_path: Path):
-    ledger = Ledger(tmp_path / "ledger")
+    ledger = Ledger("ledger", tmp_path)
     mdev_type(tmp_path, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
     t = devices.mdev_types(tmp_path)
     arg = devices.create_mdev(t[0], UUID, tmp_path, ledger)
@@ -127,7 +127,7 @@ def stale_mdev(sysfs: Path, uuid: str, ledger: Ledger | None = None) -> Path:
 
 def test_an_mdev_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
     """A runner killed with SIGKILL cannot remove its instances; the ledger lets the next run do it."""
-    ledger, sysfs = Ledger(tmp_path / "ledger"), tmp_path / "sys"
+    ledger, sysfs = Ledger("ledger", tmp_path), tmp_path / "sys"
     left = stale_mdev(sysfs, UUID, ledger)
     other = stale_mdev(tmp_path / "other-sys", "11111111-0c1d-4a53-9d0e-1a2b3c4d5e6f", ledger)  # not this sysfs
     gone = "44444444-0c1d-4a53-9d0e-1a2b3c4d5e6f"
@@ -284,7 +284,7 @@ def test_vcpus_are_pinned_one_per_core_and_a_sigkilled_runner_takes_its_vms(star
     wait_for(lambda: not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
                              for p in pids), timeout=15)
     assert_gone(pids)
-    stale = list(Path(tempfile.gettempdir()).glob(f"gmb-vm-{proc.pid}-*"))  # its finally never ran ...
+    stale = list(backend.socket_root().glob(f"gmb-vm-{proc.pid}-*"))  # its finally never ran ...
     assert len(stale) == 1
     backend.remove_stale_socket_dirs()  # ... so the next run clears its sockets away
     assert not stale[0].exists()
@@ -361,10 +361,11 @@ def test_a_host_whose_gpus_are_not_bound_to_vfio_is_refused_naming_them(tmp_path
     assert not run.run_dir.exists()
 
 
-@needs_vm
-def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
-    """The kernel's part played by a thread: what the backend writes to the type's ``create`` (a FIFO here) makes
-    the device; QEMU then fails on it (no IOMMU group in a fake tree), and the run still removes it."""
+def vgpu_run(tmp_path: Path, hold_core: bool = False) -> tuple[BenchRun, list[str], Path, str]:
+    """A vGPU VM run (m60-8q) on a fake sysfs tree where an earlier run, killed with SIGKILL, left an instance. The
+    kernel's part is played by a thread: what the backend writes to the type's ``create`` (a FIFO here) makes the
+    device; QEMU then fails on it (no IOMMU group in a fake tree). With ``hold_core``, another run (a lease in this
+    test's own state: the two meet there) holds every core until the run says it waits, so it places more than once."""
     sysfs = tmp_path / "sys"
     t = mdev_type(sysfs, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
     (t / "create").unlink()
@@ -383,20 +384,65 @@ def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
     pci_gpu(sysfs, "0000:3b:00.0", "nvidia")
     stale = "33333333-0c1d-4a53-9d0e-1a2b3c4d5e6f"
     left = stale_mdev(sysfs, stale, devices.LEDGER)  # made by an earlier run of this host, killed with SIGKILL
-    try:
-        run = run_bench(tmp_path, *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}")
-    finally:
-        (devices.LEDGER.folder / stale).unlink(missing_ok=True)  # the host's own ledger: never left a test's note
+    overrides = (*SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}", "wait_for_cores_s=120")
+    if not hold_core:
+        run = run_bench(tmp_path, *overrides)
+    else:
+        args, run_dir, uri = bench_args(tmp_path, *overrides)
+        with corelock.CoreLease("another run").acquire(sorted(os.sched_getaffinity(0))) as lease:
+            proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            said = [proc.stdout.readline()]
+            while said[-1] and "waiting up to" not in said[-1]:  # placed, refused, probed: it waits for the cores
+                said.append(proc.stdout.readline())
+            lease.release()
+        out, err = proc.communicate(timeout=300)
+        run = BenchRun(subprocess.CompletedProcess(args, proc.returncode, "".join(said) + out, err), run_dir, uri)
     thread.join(timeout=5)
+    return run, made, left, stale
+
+
+def assert_mdevs_removed(run: BenchRun, made: list[str], left: Path, stale: str) -> None:
     assert run.proc.returncode == 1, run.proc.stderr[-2000:]
     guest = run.results["guests"][0]
     note = guest["placement"]["note"]
     assert f"mdev {made[0]}" in note and "vGPU GRID M60-8Q (nvidia-18)" in note
     assert "the VM ended before its guest reported; QEMU: qemu-system-x86_64" in guest["result"]["error"]
-    assert (devices.mdev_path(made[0], sysfs) / "remove").read_text() == "1"
+    assert (devices.mdev_path(made[0], run.run_dir.parent / "sys") / "remove").read_text() == "1"
     assert not (devices.LEDGER.folder / made[0]).exists()
     assert f"removed mdev {stale} (pid " in note and "left by a killed run" in note
     assert (left / "remove").read_text() == "1"
+
+
+@needs_vm
+def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
+    assert_mdevs_removed(*vgpu_run(tmp_path))
+
+
+@needs_vm
+def test_a_vgpu_run_that_waits_for_cores_still_records_the_mdev_it_removed(tmp_path: Path):
+    """Placement only computes: a run placed while another held a core (refused, probed 'would it fit alone?',
+    waited, placed again) removes a killed run's instance once, after it is placed, and says so (it used to be
+    removed by the discarded probe, its note lost with it)."""
+    run, made, left, stale = vgpu_run(tmp_path, hold_core=True)
+    assert "waiting up to 120 s for cores another benchmark run holds (another benchmark run on this host holds cores" \
+        in run.proc.stdout
+    assert_mdevs_removed(run, made, left, stale)
+
+
+def test_vgpu_placement_changes_nothing_on_the_host_and_counts_what_start_will_free(tmp_path: Path):
+    """An instance of a killed run holds the type's only slot: placement counts it free and removes nothing."""
+    sysfs = tmp_path / "sys"
+    t = mdev_type(sysfs, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 0)
+    left = stale_mdev(sysfs, UUID, devices.LEDGER)
+    (left / "mdev_type").symlink_to(t)
+    assert devices.reclaimable(sysfs) == {("0000:3b:00.0", "nvidia-18"): 1}
+    p = profile("m60-8q", ProfileKind.vgpu)
+    (chosen,) = devices.vgpu_types_for(p, 1, sysfs, devices.reclaimable(sysfs))
+    assert chosen.type_id == "nvidia-18" and (left / "remove").read_text() == ""
+    assert (devices.LEDGER.folder / UUID).exists()
+    with pytest.raises(PlacementError, match="this host has 0"):
+        devices.vgpu_types_for(p, 1, sysfs)
 
 
 @needs_vm

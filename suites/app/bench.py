@@ -12,9 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 import shutil
-import signal
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +25,14 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from suites.app.outdirs import RunDirClaim, claim_run_dir, require_makeable, require_outside_source
 from suites.app.pipeline import run_command
 from suites.config.compose import Composition, compose_run
-from suites.config.schema import CONFIG_DIR, one_line, register_configs
-from suites.errors import BenchError, ConfigError, redact, require_writable
+from suites.config.schema import CONFIG_DIR, BenchConfig, one_line, register_configs
+from suites.errors import BenchError, ConfigError, redact
+from suites.record.store import sqlite_path
 from suites.run.outcome import EXIT_INTERRUPTED
+from suites.run.shield import interrupt_reason, stop_on_signals
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -43,10 +44,9 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
     """Hydra's task function: what was composed before Hydra started, else this job's own composition."""
     def main(dcfg: DictConfig) -> None:
         hc = HydraConfig.get()
-        if threading.current_thread() is threading.main_thread():
-            # Here, not in cli(): a job launched by submitit (Slurm) never ran cli(), and submitit ignores SIGTERM,
-            # which is what scancel sends; so every job, however launched, stops its guests and records itself.
-            signal.signal(signal.SIGTERM, sigterm_as_interrupt)
+        # Here, not in cli(): a job launched by submitit (Slurm) never ran cli(), and submitit ignores SIGTERM,
+        # which is what scancel sends; so every job, however launched, stops its guests and records itself.
+        stop_on_signals()
         redact_logs()
         redact_files(Path(hc.runtime.output_dir) / str(hc.output_subdir or ".hydra"))
         try:
@@ -56,11 +56,11 @@ def task(composed: Composition | None) -> Callable[[DictConfig], None]:
         except BenchError as exc:
             discard_unused(Path(hc.runtime.output_dir))
             fail(str(exc), exc.exit_code)
-        except KeyboardInterrupt:  # before the guests started, or a recording given up on (suites/run/shield.py)
+        except KeyboardInterrupt as exc:  # before the guests started, or a recording given up on (run/shield.py)
             out_dir = Path(hc.runtime.output_dir)
             discard_unused(out_dir)
             kept = f"what was measured is in {out_dir}" if out_dir.exists() else "nothing had started"
-            print(f"interrupted: {kept}", file=sys.stderr)
+            print(f"{interrupt_reason(exc)}: {kept}", file=sys.stderr)
             sys.exit(EXIT_INTERRUPTED)
         if code:
             sys.exit(code)
@@ -101,14 +101,12 @@ def discard_unused(run_dir: Path) -> None:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def sigterm_as_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # so SIGTERM stops guests and records like Ctrl-C
-
-
-def run_dir_of(args: list[str]) -> Path:
-    """Where Hydra will make the run directory: up to its first interpolation (the run stamp)."""
+def run_dir_of(args: list[str]) -> tuple[Path, bool]:
+    """Where Hydra will make the run directory, up to its first interpolation (the run stamp), and whether that is
+    the whole of it (a directory the user named, which two runs could be given)."""
     given = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), "outputs/runs/${run_stamp:}")
-    return Path(given.split("${", 1)[0] or ".")
+    fixed = given.split("${", 1)[0]
+    return Path(fixed or "."), "${" not in given
 
 
 def sweep_points(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
@@ -175,28 +173,48 @@ def with_search_path(line: CommandLine) -> list[str]:
     return [o for o in line.overrides if o not in given] + [entry]
 
 
-def precheck(line: CommandLine) -> Composition | None:
+def precheck(line: CommandLine) -> tuple[Composition | None, RunDirClaim | None]:
     """Everything the command will run, composed before Hydra starts (a single run's composition is the one that
-    runs); raises the first problem. Hydra's informational flags run nothing and are Hydra's to check."""
+    runs), and the folders it writes checked (a run directory the user named is made and held for this command);
+    raises the first problem. Hydra's informational flags run nothing and are Hydra's to check."""
     if line.informational:
-        return None
+        return None, None
     overrides = with_search_path(line)
     if line.multirun:
         precheck_sweep(overrides)
-        return None
+        return None, None
     composed = compose_run(overrides)
-    require_writable(run_dir_of(overrides), "hydra.run.dir")
-    require_writable(Path(composed.cfg.data.cache_dir), "data.cache_dir")
-    return composed
+    check_out_dirs(composed.cfg)
+    run_dir, named = run_dir_of(overrides)
+    if not named:
+        require_outside_source(run_dir, "hydra.run.dir")
+        require_makeable(run_dir, "hydra.run.dir")
+        return composed, None
+    return composed, claim_run_dir(run_dir)
+
+
+def check_out_dirs(cfg: BenchConfig) -> None:
+    """The data cache, the artifact root and a local MLflow store's folder can be made, outside the source tree."""
+    folders = {"data.cache_dir": Path(cfg.data.cache_dir), "artifact_dir": Path(cfg.artifact_dir)}
+    db = sqlite_path(cfg.tracking_uri)
+    if db is not None:
+        folders["tracking_uri"] = db.parent
+        if db.exists() and not db.is_file():
+            raise ConfigError(f"tracking_uri: {db} is not a file (an MLflow sqlite store is one file)")
+    for key, folder in folders.items():
+        require_outside_source(folder, key)
+        require_makeable(folder, key)
 
 
 def cli() -> None:
     register_configs()
     try:
-        composed = precheck(parse_command(sys.argv[1:]))
+        composed, claim = precheck(parse_command(sys.argv[1:]))
     except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
         fail(one_line(exc))
     hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(composed))()
+    if claim is not None:
+        claim.release()  # held to here: the run directory is this command's while it runs
 
 
 if __name__ == "__main__":

@@ -48,8 +48,9 @@ DEFAULTS = {
 
 
 def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[dict[str, Any], Path]:
-    """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory)."""
-    run_dir = tmp / name
+    """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory, a new one per run:
+    a run directory is never reused)."""
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
     cmd = [sys.executable, "-m", "suites.app.bench", "progress=quiet", *overrides,
            f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]

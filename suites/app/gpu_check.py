@@ -13,6 +13,7 @@ On a host without a GPU every check is ``skipped: no GPU``, exit 0, in seconds. 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tarfile
@@ -27,10 +28,12 @@ from gpu_probe import inventory
 from gpu_probe.vocab import NO_GPU
 from suites.app import gpu_checks as checks
 from suites.app.gpu_checks import Context, Row
+from suites.app.outdirs import require_makeable, require_outside_source
 from suites.app.pipeline import best_effort, console, say
 from suites.config.schema import EXPERIMENT, run_stamp
 from suites.errors import ConfigError, redact
 from suites.record.export import export_tree
+from suites.record.rundir import write_atomic
 
 KEYS = ("data.root", "budget_s", "only", "out_dir", "strict")
 TARBALL_MAX = 16 * 2**20
@@ -49,6 +52,8 @@ def parse(argv: list[str]) -> dict[str, Any]:
         args["budget_s"] = float(args["budget_s"])
     except ValueError:
         raise ConfigError(f"gpu-check: budget_s must be seconds, got {args['budget_s']!r}") from None
+    if not math.isfinite(args["budget_s"]) or args["budget_s"] <= 0:
+        raise ConfigError(f"gpu-check: budget_s must be a positive number of seconds, got {args['budget_s']}")
     if str(args["strict"]).lower() not in ("true", "false"):
         raise ConfigError(f"gpu-check: strict must be true or false, got {args['strict']!r}")
     args["strict"] = str(args["strict"]).lower() == "true"
@@ -89,13 +94,13 @@ def write_summary(root: Path, ctx: Context, rows: list[Row], elapsed: float) -> 
                "rows": [{"check": r.check, "title": r.title, "result": r.result, "figure": r.figure,
                          "expected": r.expected, "data": r.data} for r in rows]}
     path = root / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, default=str))
+    write_atomic(path, json.dumps(summary, indent=2, default=str))
     lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
              f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
              f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",
              "| check | result | figure | expected |", "| --- | --- | --- | --- |"]
     lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} |".replace("\n", " ") for r in rows]
-    (root / "summary.md").write_text("\n".join(lines) + "\n")
+    write_atomic(root / "summary.md", "\n".join(lines) + "\n")
     return path
 
 
@@ -142,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     t0, out = time.monotonic(), console()
     try:
         args = parse(argv)
+        root = Path(args["out_dir"]) / run_stamp()
+        require_outside_source(root, "gpu-check: out_dir")
+        require_makeable(root, "gpu-check: out_dir")  # before any GPU time is spent, not at the summary
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -149,7 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     if not inv.has_gpu and args["strict"]:
         print(f"error: gpu-check strict=true: no GPU on this host ({inv.gpu_status})", file=sys.stderr)
         return 2
-    root = Path(args["out_dir"]) / run_stamp()
     ctx = Context(root, inv, args["data.root"], t0 + args["budget_s"], say(out))
     rows: list[Row] = []
     no_gpu = inv.gpu_status if inv.gpu_status.startswith(NO_GPU) else f"{NO_GPU} ({inv.gpu_status})"

@@ -19,7 +19,7 @@ starts nothing. Every other argument is a bench override given to every part
 from __future__ import annotations
 
 import json
-import signal
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,9 +30,10 @@ from rich.console import Console
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
-from suites.app.bench import fail, sigterm_as_interrupt
+from suites.app.bench import check_out_dirs, fail
+from suites.app.outdirs import require_makeable, require_outside_source
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
-from suites.backends.corelock import CoresHeld
+from suites.backends.corelock import CoresHeld, describe, held_by_others
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import one_line, register_configs, run_stamp
 from suites.config.study import StudySettings, load_settings, load_timings, split_args
@@ -43,6 +44,7 @@ from suites.record.recorder import Recorder, RunRef
 from suites.render import study_report
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
+from suites.run.shield import interrupt_reason, stop_on_signals
 from suites.run.study_plan import Part, Skip, StudyPlan, plan_study
 from suites.workloads import workload_class
 
@@ -75,9 +77,24 @@ def compose_parts(sp: StudyPlan, overrides: list[str]) -> dict[str, Composition]
 Ready = list[tuple[Part, PlannedComparison]]
 
 
+def host_to_itself() -> list[int]:
+    """A study compares runs, so it has the host to itself: this process's cores, none held by another benchmark run
+    (a bench, another study), else CoresHeld naming the holders, which the caller waits out (wait_for_cores_s) or
+    refuses with. It then leases every core for its whole length: a bench or study started beside it queues or is
+    refused in turn, and no other run's load enters its comparisons."""
+    cores = sorted(os.sched_getaffinity(0))
+    held = held_by_others(cores)
+    if held:
+        raise CoresHeld(f"a study compares runs on a host it has to itself; another benchmark run holds "
+                        f"{describe(held)}; run it when that ends (or wait_for_cores_s=<seconds>)")
+    return cores
+
+
 def prepare(sp: StudyPlan, comps: dict[str, Composition], base_dir: Path, out: Console) -> tuple[Ready, list[Skip]]:
-    """Every part placed and given its data before the first starts; a part this host cannot place is skipped
-    (one that only waits for cores another benchmark run holds is not: CoresHeld, which the caller waits out)."""
+    """Every part placed and given its data before the first starts, on a host the study has to itself; a part
+    this host cannot place is skipped (one that only waits for cores another benchmark run holds is not:
+    CoresHeld, which the caller waits out)."""
+    host_to_itself()
     ready, skips = [], []
     for part in sp.parts:
         try:
@@ -112,15 +129,16 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
     for i, (part, planned) in enumerate(ready, 1):
         say(out)(f"== study part {i}/{len(ready)}: episode {part.episode} {part.name} "
                  f"({time.monotonic() - t0:.0f} s elapsed, {sp.estimate_s:.0f} s planned) ==")
+        why = interrupt_reason()  # a part that stopped its own guests at an interrupt returns its code
         try:
             code = run_comparison(planned.comp, run_dir / part.name, base_dir, out, "study",
                                   planned, recorder, ref, {"bench.study_part": part.name,
                                                            "bench.episode": str(part.episode)})
-        except KeyboardInterrupt:
-            code = EXIT_INTERRUPTED
+        except KeyboardInterrupt as exc:
+            code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
         worst = max(worst, code)
         if code == EXIT_INTERRUPTED:
-            sp.skips += [Skip(p.name, "interrupted (Ctrl-C)") for p, _ in ready[i:]]
+            sp.skips += [Skip(p.name, why) for p, _ in ready[i:]]
             return code
     return worst
 
@@ -160,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         inv = inventory.collect()
         sp = plan_study(len(inv.gpus), missing_components(), settings, load_timings(settings.timings))
         comps = compose_parts(sp, overrides)
+        require_outside_source(base_dir / settings.out_dir, "study.out_dir")
+        require_makeable(base_dir / settings.out_dir, "study.out_dir")
+        for comp in comps.values():  # each part's store, cache and artifact folders, before anything starts
+            check_out_dirs(comp.cfg)
         show_plan(out, sp, inv.gpu_status)
         if "--plan" in argv:
             return 0
@@ -167,12 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         (ready, skips), cores = plan_and_lease(lambda: prepare(sp, comps, base_dir, out),
                                                lambda made: [p for _, planned in made[0] for p in planned.plans],
                                                base_dir / settings.out_dir, wait_s, say(out))
+        cores.acquire(sorted(os.sched_getaffinity(0)))  # and the rest of the host, for the whole study
         sp.skips += skips
         if not ready:
             fail("nothing of the study can run on this host: " + "; ".join(map(str, sp.skips)))
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
-    signal.signal(signal.SIGTERM, sigterm_as_interrupt)
+    stop_on_signals()
     run_dir, t0 = study_dir(base_dir / settings.out_dir), time.time()
     cfg = ready[0][1].comp.cfg
     recorder = Recorder(cfg, base_dir, say(out))

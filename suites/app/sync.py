@@ -45,7 +45,8 @@ def import_directory(folder: Path, dst: str, experiment: str) -> int:
     try:
         result = import_export(folder, dst, experiment)
     except (OSError, ValueError, KeyError) as exc:
-        print(f"error: {folder}: {first_line(exc)}", file=sys.stderr)
+        said = first_line(exc, limit=500)  # names the file and the field: never cut
+        print(f"error: {said if str(folder) in said else f'{folder}: {said}'}", file=sys.stderr)
         return 2
     except Exception as exc:
         print(f"error: import into {redact(dst)} failed: {first_line(exc)}", file=sys.stderr)

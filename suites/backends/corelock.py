@@ -2,7 +2,7 @@
 
 Two runs started together used to pin their guests to the same core and
 measured 2,795 vs 4,597 images/s with no warning. Each core a local run pins
-is now held with ``flock`` on ``<tmp>/gpu-mixed-bench/cores/cpu<N>.lock`` for
+is now held with ``flock`` on ``<state>/cores/cpu<N>.lock`` (suites/backends/leftovers.py) for
 the whole command, the file naming the holder's pid and run directory. The
 kernel drops a lock when its holder dies, however it dies, so a crashed run
 never leaves a core taken. Placement skips cores other runs hold (and says
@@ -14,14 +14,17 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from suites.backends.leftovers import state_root
 from suites.errors import PlacementError
 
-LOCK_DIR = Path(tempfile.gettempdir()) / "gpu-mixed-bench" / "cores"
+
+def default_lock_dir() -> Path:
+    """The host's core locks, in its shared benchmark state (read at each use: BENCH_STATE_DIR)."""
+    return state_root() / "cores"
 
 
 @dataclass(frozen=True)
@@ -73,11 +76,12 @@ def _holder(fd: int) -> Holder:
     return Holder(pid or "?", run)
 
 
-def held_by_others(cores: list[int], lock_dir: Path = LOCK_DIR) -> dict[int, Holder]:
+def held_by_others(cores: list[int], lock_dir: Path | None = None) -> dict[int, Holder]:
     """The cores among ``cores`` that another run holds now, with their holders (a peek: nothing is kept).
 
     One try per core, then one more for those that seemed held, after 10 ms: another run's peek is over by then,
     and a host whose cores another run holds is not kept waiting 100 ms a core."""
+    lock_dir = lock_dir or default_lock_dir()
     _prepare(lock_dir)
     held = _peek(cores, lock_dir)
     if held:
@@ -119,8 +123,8 @@ class CoresTaken(CoresHeld):
 class CoreLease:
     """This run's hold on its cores, from :meth:`acquire` to :meth:`release` (or the process's end)."""
 
-    def __init__(self, run: str, lock_dir: Path = LOCK_DIR) -> None:
-        self.run, self.lock_dir = run, lock_dir
+    def __init__(self, run: str, lock_dir: Path | None = None) -> None:
+        self.run, self.lock_dir = run, lock_dir or default_lock_dir()
         self.fds: dict[int, int] = {}
 
     def acquire(self, cores: list[int]) -> CoreLease:

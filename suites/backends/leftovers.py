@@ -2,13 +2,18 @@
 
 A VM dies with its runner (``setpriv --pdeathsig``), a guest process with its process group; an mdev vGPU instance
 (it holds one of the GPU's few vGPU slots) and an MPS control daemon (it daemonises itself) do not. Each is noted
-in a ledger, ``<tmp>/gpu-mixed-bench/<kind>/<key>``, before it is made, and forgotten once removed; the next run
+in a ledger, ``<state>/<kind>/<key>``, before it is made, and forgotten once removed; the next run
 that would make one removes those whose maker is gone first, and says so.
+
+``<state>`` is the host's one folder for what benchmark runs share across processes (these ledgers, the core locks
+of suites/backends/corelock.py): ``$BENCH_STATE_DIR``, else ``<tmp>/gpu-mixed-bench``. Runs that should meet (every
+run on a host, by default) use the same one; the test harness gives each test its own (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,14 +21,25 @@ from typing import Any
 
 import psutil
 
-ROOT = Path(tempfile.gettempdir()) / "gpu-mixed-bench"
+STATE_ENV = "BENCH_STATE_DIR"
+
+
+def state_root() -> Path:
+    """The host's shared benchmark state (read at each use, so a process's setting holds for all it does)."""
+    return Path(os.environ.get(STATE_ENV) or Path(tempfile.gettempdir()) / "gpu-mixed-bench")
 
 
 @dataclass(frozen=True)
 class Ledger:
-    """One kind of leftover: a note per thing made, naming its maker (pid and start time) and how to remove it."""
+    """One kind of leftover: a note per thing made, naming its maker (pid and start time) and how to remove it.
+    ``root``: where the ledger lives; None: :func:`state_root` at each use."""
 
-    folder: Path
+    kind: str
+    root: Path | None = None
+
+    @property
+    def folder(self) -> Path:
+        return (self.root or state_root()) / self.kind
 
     def note(self, key: str, **facts: Any) -> None:
         me = psutil.Process()

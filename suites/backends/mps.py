@@ -27,7 +27,7 @@ import time
 import uuid
 from pathlib import Path
 
-from suites.backends.leftovers import ROOT, Ledger
+from suites.backends.leftovers import Ledger
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import BenchError, ConfigError
 
@@ -37,7 +37,7 @@ CONTROL = "nvidia-cuda-mps-control"
 PIPE_PATH_MAX = 80
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 15.0
-LEDGER = Ledger(ROOT / "mps")
+LEDGER = Ledger("mps")
 
 
 class MpsError(BenchError):

@@ -50,16 +50,18 @@ def connect(cfg: RayConfig, base_dir: Path) -> list[dict[str, Any]]:
     runtime_env = None
     if cfg.working_dir:
         runtime_env = {"working_dir": str((base_dir / cfg.working_dir).resolve()), "excludes": cfg.excludes}
-    sigterm = signal.getsignal(signal.SIGTERM)
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         ray.init(address=cfg.address, namespace=cfg.namespace, runtime_env=runtime_env, log_to_driver=False,
                  logging_level=logging.WARNING, configure_logging=True)
     except Exception as exc:  # ConnectionError, ValueError, RuntimeError: all mean "no usable cluster there"
         raise ConfigError(f"ray.address={cfg.address}: cannot join a Ray cluster ({first_line(exc)})") from exc
     finally:
-        if sigterm is not None and threading.current_thread() is threading.main_thread():
-            # ray.init makes SIGTERM a bare sys.exit; the runner's handler stops guests and records (like Ctrl-C)
-            signal.signal(signal.SIGTERM, sigterm)
+        if threading.current_thread() is threading.main_thread():
+            # ray.init makes SIGTERM a bare sys.exit; the runner's handlers stop guests and record (like Ctrl-C)
+            for s, handler in saved.items():
+                if handler is not None:
+                    signal.signal(s, handler)
     return [n for n in ray.nodes() if n.get("Alive")]
 
 

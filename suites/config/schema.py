@@ -8,12 +8,15 @@ only set values. :func:`load` turns a composed DictConfig into a validated
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
+from urllib.parse import urlparse
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
@@ -22,7 +25,7 @@ from omegaconf.errors import OmegaConfBaseException
 from suites.config.profiles import ProfileConfig
 from suites.config.scenario import ScenarioConfig
 from suites.data.config import DataConfig
-from suites.errors import ConfigError, first_line, require
+from suites.errors import ConfigError, first_line, redact, require
 from suites.workloads import registry
 from suites.workloads.base import WorkloadConfig
 
@@ -125,11 +128,25 @@ class BenchConfig:
         require(self.workload.name in registry(), "workload.name",
                 f"unknown workload {self.workload.name!r} (known: {', '.join(registry())})")
         require(bool(self.experiment.strip()), "experiment", "must not be empty")
+        for key in ("tracking_uri", "fallback_tracking_uri"):
+            check_store_uri(key, getattr(self, key))
         require(self.seed >= 0, "seed", f"must be >= 0, got {self.seed}")
         require(1 <= self.repeats <= 100, "repeats", f"must be 1..100, got {self.repeats}")
         require(self.wait_for_cores_s >= 0, "wait_for_cores_s", f"must be >= 0, got {self.wait_for_cores_s}")
         require(self.sharing is Sharing.timeslice or self.backend is BackendKind.local, "sharing",
                 "sharing=mps starts an MPS daemon on this host: it needs backend=local")
+
+
+# What MLflow can record to: a local path or file:, sqlite:, a tracking server, Databricks, or a database
+# (postgresql+psycopg2:// and the like). A mistyped scheme used to be taken for an unreachable server.
+STORE_SCHEMES = ("", "file", "sqlite", "http", "https", "databricks", "postgresql", "mysql", "mssql")
+
+
+def check_store_uri(key: str, uri: str) -> None:
+    require(bool(uri.strip()), key, "must name an MLflow store (sqlite:///path, http://host:port, a folder)")
+    scheme = urlparse(uri).scheme.split("+", 1)[0].lower()
+    require(scheme in STORE_SCHEMES, key, f"unknown scheme {scheme + '://'!r} in {redact(uri)!r} (known: "
+            f"{', '.join(s + '://' for s in STORE_SCHEMES if s)}, or a folder)")
 
 
 def run_stamp() -> str:
@@ -171,7 +188,28 @@ def load(cfg: DictConfig) -> BenchConfig:
     if not isinstance(obj, BenchConfig):
         raise ConfigError("config root is not a BenchConfig (configs/config.yaml must use base_config)")
     obj.check()
+    check_numbers(obj)
     return obj
+
+
+# Every number in the config is a count, a size, a time, a rate or a fraction: never negative (but these sentinels),
+# never NaN or infinite, and an integer fits the 32 bits a seed, a C library or a device index takes (a 20-digit
+# seed used to pass validation and fail inside the guest; workload.lr=inf trained to chance and reported ok).
+SENTINELS = {"workload.egl_device": -1}  # -1: the guest's own GPU's EGL device
+INT_MAX = 2**31 - 1
+
+
+def check_numbers(node: Any, prefix: str = "") -> None:
+    """The rule above, on every numeric field of ``node`` and the dataclasses it holds; ConfigError naming it."""
+    for f in dataclasses.fields(node):
+        value, key = getattr(node, f.name), f"{prefix}{f.name}"
+        if dataclasses.is_dataclass(value):
+            check_numbers(value, key + ".")
+        elif isinstance(value, (int, float)) and not isinstance(value, (bool, Enum)):
+            require(math.isfinite(value), key, f"must be a finite number, got {value}")
+            require(value >= SENTINELS.get(key, 0), key,
+                    f"must be >= 0{' (or ' + str(SENTINELS[key]) + ')' if key in SENTINELS else ''}, got {value}")
+            require(not isinstance(value, int) or value <= INT_MAX, key, f"must be <= {INT_MAX}, got {value}")
 
 
 def one_line(exc: BaseException) -> str:

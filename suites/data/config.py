@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import psutil
+
 from suites.errors import require
 
 DOWNLOAD_MODES = ("auto", "true", "false")
+LARGEST_IMAGE_BYTES = 32 * 32 * 3  # a CIFAR-10 image (MNIST's are 28 x 28 x 1): synthetic sets are made in memory
 
 
 @dataclass
@@ -34,3 +37,8 @@ class DataConfig:
         require(self.download_timeout_s > 0, "data.download_timeout_s", f"must be > 0, got {self.download_timeout_s}")
         require(self.synthetic_train >= 10, "data.synthetic_train", f"must be >= 10, got {self.synthetic_train}")
         require(self.synthetic_test >= 10, "data.synthetic_test", f"must be >= 10, got {self.synthetic_test}")
+        images = self.synthetic_train + self.synthetic_test
+        total = psutil.virtual_memory().total
+        require(images * LARGEST_IMAGE_BYTES <= total // 4, "data.synthetic_train + data.synthetic_test",
+                f"{images} synthetic images take up to {images * LARGEST_IMAGE_BYTES / 2**30:.1f} GiB; this host has "
+                f"{total / 2**30:.1f} GiB of memory (at most a quarter of it: {total // 4 // LARGEST_IMAGE_BYTES})")

@@ -11,6 +11,9 @@ from typing import Any
 from suites.data.config import DataConfig
 from suites.errors import DataError
 
+# A data spec's source besides "real" and "synthetic": valid files of the dataset's shape that are not the published
+# ones (their MD5s differ), whose accuracy is not the dataset's: said wherever the accuracy is shown.
+LOOK_ALIKE = "look-alike"
 KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 

@@ -8,13 +8,14 @@ tests exercise the real path.
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 from pathlib import Path
 from typing import Any
 
 from suites.data.config import DataConfig
-from suites.data.dataset import Dataset, require_regular_file
-from suites.data.download import Remote, cached_or_fetched, gunzip_into
+from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file
+from suites.data.download import Remote, cached_or_fetched, gunzip_into, md5
 from suites.errors import DataError
 
 MNIST_FILES = {
@@ -126,14 +127,17 @@ def check_split(raw: Path, prefix: str) -> None:
                         f"(largest {int(labels.max())})")
 
 
-def check_real(root: Path) -> None:
-    """Every MNIST file under ``root`` a plain, valid IDX file, and the splits consistent (DataError otherwise)."""
+def check_real(root: Path) -> str:
+    """Every MNIST file under ``root`` a plain, valid IDX file, and the splits consistent (DataError otherwise);
+    'real' where each is the published file (its MD5), else LOOK_ALIKE: valid MNIST-shaped data, not MNIST (a
+    2048-image stand-in under data.root used to report its accuracy as MNIST's)."""
     raw = root / "MNIST" / "raw"
     for name in MNIST_FILES:
         require_regular_file(raw / name, "MNIST file")
         check_idx(raw / name)
     for prefix in ("train", "t10k"):
         check_split(raw, prefix)
+    return "real" if all(md5(raw / name) == REMOTE.md5[name] for name in MNIST_FILES) else LOOK_ALIKE
 
 
 def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
@@ -143,8 +147,10 @@ def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, A
     raw = root / "MNIST" / "raw"
     present = [name for name in MNIST_FILES if (raw / name).exists()]
     if len(present) == len(MNIST_FILES):
-        check_real(root)
-        return {"dataset": "mnist", "root": str(root), "source": "real"}
+        source = check_real(root)
+        note = {} if source == "real" else {"note": f"the MNIST files under {raw} are not the published ones "
+                                                   "(MD5s differ): its accuracy is not an MNIST accuracy"}
+        return {"dataset": "mnist", "root": str(root), "source": source, **note}
     if present:
         missing = sorted(set(MNIST_FILES) - set(present))
         raise DataError(f"MNIST under {raw} is incomplete: missing {', '.join(missing)}")
@@ -156,7 +162,12 @@ def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, A
     if not cfg.synthetic:
         raise DataError(f"MNIST not found under {raw} ({why}; set data.root=... or data.synthetic=true)")
     cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-mnist-{cfg.synthetic_train}-{cfg.synthetic_test}-{seed}"
-    synthesize_mnist(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
+    try:
+        synthesize_mnist(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
+        check_real(cache)
+    except DataError:  # a cache cut short or edited: made again, not failed inside every later run's guests
+        shutil.rmtree(cache, ignore_errors=True)
+        synthesize_mnist(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
     return {"dataset": "mnist", "root": str(cache), "source": "synthetic",
             "note": f"synthetic: no MNIST under {raw}; {why}"}
 

@@ -13,10 +13,13 @@ the same copy as a fallback store's import.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from suites.record.store import MAX_PARAM_LEN, MAX_TAG_LEN
 
 EXPORT_DIR = "mlflow-export"
 
@@ -63,11 +66,10 @@ class ExportedStore:
         path = folder / EXPORT_DIR / "runs.json" if (folder / EXPORT_DIR).is_dir() else folder / "runs.json"
         if not path.is_file():
             raise FileNotFoundError(f"no {EXPORT_DIR}/runs.json in {folder} (make study writes one per study)")
-        doc = json.loads(path.read_text())
-        if doc.get("format") != "gpu-mixed-bench/run-export" or doc.get("version") != 1:
-            raise ValueError(f"{path}: not a gpu-mixed-bench run export (version 1)")
+        doc = read_export(path)
         self.root_id: str = doc["root"]
         self.artifacts = path.parent / "artifacts"
+        check_artifacts(self.artifacts, [r["run_id"] for r in doc["runs"]])
         self.runs = [SimpleNamespace(info=SimpleNamespace(run_id=r["run_id"], run_name=r["run_name"],
                                                           status=r["status"], start_time=r["start_time"],
                                                           end_time=r["end_time"]),
@@ -84,3 +86,70 @@ class ExportedStore:
 
     def download_artifacts(self, run_id: str, path: str, dst: str) -> str:
         return str(shutil.copytree(self.artifacts / run_id / path, Path(dst) / run_id))
+
+
+# An export is checked whole before anything of it is imported: one edited by hand (truncated, a wrong type, an
+# oversized field, a run id that is a path) is one line naming the file and the field, and nothing is imported half.
+EXPORT_MAX_BYTES = 64 * 2**20
+RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # MLflow's are 32 hex digits; never a path
+STATUSES = ("RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED")
+TEXT_MAX = {"tags": MAX_TAG_LEN, "params": MAX_PARAM_LEN}
+
+
+def read_export(path: Path) -> dict[str, Any]:
+    """``runs.json`` parsed and checked field by field; ValueError naming the file and the first bad field."""
+    if path.stat().st_size > EXPORT_MAX_BYTES:
+        raise ValueError(f"{path}: {path.stat().st_size / 2**20:.0f} MiB, more than an export of runs holds "
+                         f"({EXPORT_MAX_BYTES // 2**20} MiB)")
+    try:
+        doc = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not JSON ({exc}): truncated or edited?") from None
+    if not isinstance(doc, dict) or doc.get("format") != "gpu-mixed-bench/run-export" or doc.get("version") != 1:
+        raise ValueError(f"{path}: not a gpu-mixed-bench run export (version 1)")
+    runs = doc.get("runs")
+    if not isinstance(runs, list) or not runs:
+        raise ValueError(f"{path}: runs: must be a non-empty list")
+    for i, run in enumerate(runs):
+        problem = run_problem(run)
+        if problem:
+            raise ValueError(f"{path}: runs[{i}].{problem}")
+    if doc.get("root") not in {r["run_id"] for r in runs}:
+        raise ValueError(f"{path}: root: {str(doc.get('root'))[:80]!r} is not one of its runs")
+    return doc
+
+
+def run_problem(run: Any) -> str:
+    """'<field>: <why>' for the first field of one exported run that a real export could not hold; '' if none."""
+    if not isinstance(run, dict):
+        return "(run): must be an object"
+    if not isinstance(run.get("run_id"), str) or not RUN_ID.match(run["run_id"]):
+        return f"run_id: {str(run.get('run_id'))[:80]!r} is not a run id"
+    if run.get("status") not in STATUSES:
+        return f"status: must be one of {', '.join(STATUSES)}"
+    if run.get("run_name") is not None and not isinstance(run["run_name"], str):
+        return "run_name: must be text"
+    for key in ("start_time", "end_time"):
+        if run.get(key) is not None and (not isinstance(run[key], int) or isinstance(run[key], bool)):
+            return f"{key}: must be epoch milliseconds"
+    for key, limit in TEXT_MAX.items():
+        values = run.get(key)
+        if not isinstance(values, dict):
+            return f"{key}: must be an object"
+        bad = next((k for k, v in values.items() if not isinstance(v, str) or len(v) > limit), None)
+        if bad is not None:
+            return f"{key}.{bad}: must be text of at most {limit} characters"
+    metrics = run.get("metrics")
+    if not isinstance(metrics, dict):
+        return "metrics: must be an object"
+    bad = next((k for k, v in metrics.items() if not isinstance(v, (int, float)) or isinstance(v, bool)), None)
+    return f"metrics.{bad}: must be a number" if bad is not None else ""
+
+
+def check_artifacts(folder: Path, run_ids: list[str]) -> None:
+    """Every artifact file lies inside the export (no link out of it: an import would copy what it points at)."""
+    root = folder.resolve()
+    for rid in run_ids:
+        for path in (folder / rid).rglob("*") if (folder / rid).is_dir() else []:
+            if path.is_symlink() and root not in path.resolve().parents:
+                raise ValueError(f"{path}: a link out of the export ({path.resolve()}); not imported")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,8 @@ from suites.run.outcome import ScenarioOutcome
 def write_provenance(run_dir: Path, config_yaml: str, inventory: Inventory) -> None:
     """What the run was asked to do and where: the resolved config and the host/GPU inventory."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(config_yaml)
-    (run_dir / "inventory.json").write_text(json.dumps(inventory.as_dict(), indent=2, default=str))
+    write_atomic(run_dir / "config.yaml", config_yaml)
+    write_atomic(run_dir / "inventory.json", json.dumps(inventory.as_dict(), indent=2, default=str))
 
 
 def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
@@ -37,11 +38,27 @@ def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
                     "sampled": o.sampled, "validity": o.validity} for o in outcome.guests],
     }
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "results.json").write_text(json.dumps(results, indent=2, default=str))
+    write_atomic(run_dir / "results.json", json.dumps(results, indent=2, default=str))
     write_csv(s.rows, run_dir / "samples.csv")
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
     import pandas as pd
 
-    pd.DataFrame(rows).to_csv(path, index=False, float_format="%.4g")
+    write_atomic(path, pd.DataFrame(rows).to_csv(index=False, float_format="%.4g"))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """``path`` holds all of ``text`` or is as it was: written beside it, then renamed over it. A disk that fills
+    mid-write used to leave a 0-byte results.json, which readers took for a result; now the error reaches the
+    caller (the run is recorded as failed with it) and the half-written file is removed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

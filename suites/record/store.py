@@ -36,6 +36,13 @@ def resolve_tracking_uri(uri: str, base_dir: Path) -> str:
     return uri
 
 
+def sqlite_path(uri: str) -> Path | None:
+    """The file of a local sqlite store (relative to the launch directory where the URI's path is), else None."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    return Path(uri[len("sqlite:///"):])
+
+
 @contextmanager
 def store_lock(uri: str) -> Iterator[None]:
     """One process at a time on a sqlite store (parallel sweep jobs share one).

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from gpu_probe import vocab
 from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
+from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome
@@ -48,8 +49,9 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
 
 def synthetic_mark(data: dict[str, Any], key: str, metrics: dict[str, float]) -> str:
     """An accuracy on synthetic look-alike data is not an MNIST/CIFAR-10 accuracy: said in the cell itself."""
-    if key == vocab.TEST_ACCURACY.key and key in metrics and data.get("source") == "synthetic":
-        return " (synthetic)"
+    source = data.get("source")
+    if key == vocab.TEST_ACCURACY.key and key in metrics and source in ("synthetic", LOOK_ALIKE):
+        return f" ({source})"
     return ""
 
 

@@ -21,7 +21,7 @@ from suites.errors import first_line
 from suites.run.outcome import GuestOutcome, ScenarioOutcome, measured_validity
 from suites.run.plan import Plan
 from suites.run.progress import ProgressView
-from suites.run.shield import Shield
+from suites.run.shield import Shield, interrupt_reason
 
 
 def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
@@ -85,13 +85,13 @@ def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> t
             for g in guests:
                 g.watch(sampler)
             backend.supervise(guests, view.update, cfg.scenario.start_timeout_s, cfg.scenario.timeout_s, timing)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (suites/run/shield.py)
         interrupted = True
         with Shield(warn, "stopping the guests", give_up=None):
             for g in guests:
                 if not g.finished:
                     g.pump()  # keep a result that arrived just before Ctrl-C
-                    g.kill("interrupted (Ctrl-C)")
+                    g.kill(interrupt_reason(exc))
     except Exception as exc:  # the runner's own fault (a guest that cannot start, a backend error): recorded
         reason = f"stopped: the runner failed mid-run ({first_line(exc)}; traceback in runner-fault.log)"
         try:

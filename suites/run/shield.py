@@ -18,7 +18,36 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# What each signal that stops a run is said to be, in the guests' recorded reason (Ctrl-C is SIGINT's own
+# KeyboardInterrupt). SIGHUP is a dropped terminal or ssh session: it used to end the runner with nothing recorded.
+STOPPED_BY = {signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP: the terminal or ssh session hung up"}
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal that stops a run as Ctrl-C does (guests stopped, what was measured recorded), naming itself."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupt_reason(exc: BaseException | None = None) -> str:
+    """'interrupted (Ctrl-C)', or the signal that did it."""
+    if isinstance(exc, Interrupted):
+        return f"interrupted ({STOPPED_BY.get(signal.Signals(exc.signum), signal.Signals(exc.signum).name)})"
+    return "interrupted (Ctrl-C)"
+
+
+def signal_as_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(signum)
+
+
+def stop_on_signals() -> None:
+    """SIGTERM (scancel, a service manager) and SIGHUP stop the run and record it like Ctrl-C (main thread only)."""
+    if threading.current_thread() is threading.main_thread():
+        for s in STOPPED_BY:
+            signal.signal(s, signal_as_interrupt)
 
 
 class Shield:

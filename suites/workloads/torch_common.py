@@ -9,6 +9,7 @@ evaluation, and the MLPerf-style time-to-accuracy stop.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,6 +164,7 @@ class TorchClassifier(Workload):
                 meter.step(len(idx) * self.ctx.world_size)  # images across all ranks
                 if meter.steps >= total:
                     break
+            check_finite(loss, meter.steps, self.cfg.lr)  # once an epoch: a sync per step would cost its rate
             if self.cfg.target_accuracy and self.target_met():
                 meter.target_reached()
                 break
@@ -224,3 +226,10 @@ def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None) -> str
     total = torch.cuda.get_device_properties(device.index).total_memory
     torch.cuda.set_per_process_memory_fraction(min(1.0, framebuffer_MiB * 2**20 / total), device.index)
     return f"{framebuffer_MiB} MiB"
+
+
+def check_finite(loss: Any, steps: int, lr: float) -> None:
+    """A diverged run is a failure with its reason, not a result at chance accuracy reported ``ok``."""
+    value = float(loss.detach())
+    if not math.isfinite(value):
+        raise RuntimeError(f"training diverged: loss {value} after {steps} steps (workload.lr={lr:g})")

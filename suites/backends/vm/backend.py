@@ -30,6 +30,7 @@ import psutil
 from gpu_probe.inventory import Inventory
 from suites.backends.base import Backend
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
+from suites.backends.leftovers import state_root
 from suites.backends.local import on_free_cores
 from suites.backends.placement import (
     ENFORCED,
@@ -48,6 +49,7 @@ from suites.errors import DataError
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import environment
 
+SOCKET_ROOT_MAX = 64  # + /gmb-vm-<pid>-<8>/g0.qmp stays under a socket path's 107 bytes
 CONSOLE_TAIL = 5  # console lines quoted in a boot failure
 HIDDEN = (Path("/run"), Path("/dev"), Path("/proc"), Path("/sys"))  # the VM's own mounts over the host's root
 NOT_A_REASON = re.compile(r"^bench-vm: guest exited|\breboot: Power down")  # init's and the kernel's last words
@@ -104,11 +106,11 @@ class VmBackend(Backend):
             self.devices = dict(zip(ids, args, strict=True))
             return [f"VFIO passthrough {', '.join(a.removeprefix('host=') for a in g)}" for g in args], \
                 [inside] * n, ENFORCED
-        reclaimed = devices.reclaim_mdevs(self.sysfs)  # before counting free instances: they free theirs
-        left = f"; removed mdev {', '.join(reclaimed)} left by a killed run" if reclaimed else ""
-        types = devices.vgpu_types_for(profile, n, self.sysfs)
+        # Counted as free: the slots that instances of killed runs hold, which start() removes (placement only
+        # computes; it may be asked several times, while waiting for cores, and changes nothing on the host).
+        types = devices.vgpu_types_for(profile, n, self.sysfs, devices.reclaimable(self.sysfs))
         self.vgpu = dict(zip(ids, types, strict=True))
-        return [f"vGPU {t.name} ({t.type_id}) on {t.parent}{left}" for t in types], [inside] * n, ENFORCED
+        return [f"vGPU {t.name} ({t.type_id}) on {t.parent}" for t in types], [inside] * n, ENFORCED
 
     def check_data(self, data: dict[str, Any]) -> None:
         """A VM sees the host's root, except where its own memory is mounted (init.sh): data there is not seen."""
@@ -121,7 +123,13 @@ class VmBackend(Backend):
     def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
               started: list[GuestHandle]) -> None:
         remove_stale_socket_dirs()
-        sockets = Path(tempfile.mkdtemp(prefix=f"gmb-vm-{os.getpid()}-"))  # short: a socket path has 107 bytes
+        if self.vgpu:  # once, the placement settled: the instances killed runs left, before this run makes its own
+            reclaimed = devices.reclaim_mdevs(self.sysfs)
+            for p in placements if reclaimed else []:
+                p.note += f"; removed mdev {', '.join(reclaimed)} left by a killed run"
+        root = socket_root()
+        root.mkdir(parents=True, exist_ok=True)
+        sockets = Path(tempfile.mkdtemp(prefix=f"gmb-vm-{os.getpid()}-", dir=root))
         self.socket_dirs.append(sockets)
         for spec, p in zip(specs, placements, strict=True):
             vfio = list(self.devices.get(spec.guest_id, []))
@@ -156,9 +164,16 @@ def accel_for(wanted: str, image: Image, qemu_bin: str, probe_s: float) -> qemu.
     return _ACCEL[key]
 
 
+def socket_root() -> Path:
+    """Where a run's VM sockets go: the host's benchmark state (suites/backends/leftovers.py), unless its path is too
+    long for them (a Unix socket's path has 107 bytes), then the system's temp dir."""
+    state = state_root() / "vm"
+    return state if len(str(state)) <= SOCKET_ROOT_MAX else Path(tempfile.gettempdir())
+
+
 def remove_stale_socket_dirs() -> None:
     """Socket folders of runners that died without their ``finally`` (SIGKILL): their VMs died with them."""
-    for d in Path(tempfile.gettempdir()).glob("gmb-vm-*-*"):
+    for d in socket_root().glob("gmb-vm-*-*"):
         pid = d.name.split("-")[2]
         if pid.isdigit() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(d, ignore_errors=True)

@@ -17,13 +17,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.backends.leftovers import ROOT, Ledger
+from suites.backends.leftovers import Ledger
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import PlacementError
 
 NVIDIA = "0x10de"
 DISPLAY_CLASS = "0x03"  # PCI class 03xxxx: VGA / 3D controller
-LEDGER = Ledger(ROOT / "mdev")
+LEDGER = Ledger("mdev")
 
 
 @dataclass(frozen=True)
@@ -84,12 +84,15 @@ def passthrough_for(profile: ProfileConfig, n: int, sysfs: Path) -> list[list[st
     return [[f"host={g.address}" for g in free[i * profile.gpus:(i + 1) * profile.gpus]] for i in range(n)]
 
 
-def vgpu_types_for(profile: ProfileConfig, n: int, sysfs: Path) -> list[MdevType]:
+def vgpu_types_for(profile: ProfileConfig, n: int, sysfs: Path,
+                   reclaimable: dict[tuple[str, str], int] | None = None) -> list[MdevType]:
     """The mdev type (and parent GPU) each of ``n`` guests gets, filling one GPU before the next, or one
-    PlacementError naming what is missing."""
+    PlacementError naming what is missing. ``reclaimable``: instances per (parent, type id) that killed runs left,
+    whose slots are free once they are removed (:func:`reclaimable`)."""
     types = mdev_types(sysfs)
+    more = reclaimable or {}
     matching = [t for t in types if type_matches(profile.name, t.name)]
-    slots = [t for t in matching for _ in range(t.available)]
+    slots = [t for t in matching for _ in range(t.available + more.get((t.parent, t.type_id), 0))]
     if len(slots) < n:
         offered = ", ".join(sorted({t.name for t in types})) or "none (no NVIDIA vGPU manager for KVM: no mdev_bus)"
         raise PlacementError(f"backend=vm: {n} guest(s) of vGPU profile {profile.name} need {n} free instance(s) of "
@@ -113,6 +116,20 @@ def remove_mdev(uuid: str, sysfs: Path, ledger: Ledger = LEDGER) -> bool:
         remove.write_text("1")
     ledger.forget(uuid)
     return there
+
+
+def reclaimable(sysfs: Path, ledger: Ledger = LEDGER) -> dict[tuple[str, str], int]:
+    """Instances under ``sysfs`` that runs no longer alive made, per (parent GPU, type id) as the kernel links
+    each (``<device>/mdev_type``); read only, nothing removed (that is :func:`reclaim_mdevs`, once placed)."""
+    out: dict[tuple[str, str], int] = {}
+    for uuid, made in ledger.orphans():
+        if made.get("sysfs") != str(sysfs):
+            continue
+        kind = (mdev_path(uuid, sysfs) / "mdev_type").resolve()
+        if kind.is_dir() and kind.parent.name == "mdev_supported_types":
+            key = (kind.parent.parent.name, kind.name)
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def reclaim_mdevs(sysfs: Path, ledger: Ledger = LEDGER) -> list[str]:

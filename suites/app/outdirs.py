@@ -1,0 +1,103 @@
+"""Folders a command writes, checked before anything starts: each can be made, none is in the source tree, and an
+explicit run directory is new (or empty) and this run's alone.
+
+A run directory given as ``hydra.run.dir=configs`` used to be accepted: the run's ``config.yaml`` replaced
+``configs/config.yaml`` and every later run failed. Two runs given one directory both wrote into it (one run's
+files lost), and a directory that could not be made (``/proc/x/run``) ended in Hydra's own tracebacks.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import shutil
+from pathlib import Path
+
+from suites.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Where a command may write inside the repository: the folders git ignores for that (.gitignore).
+WRITABLE_IN_REPO = ("outputs", "multirun", "data", "mlruns")
+MIN_FREE_BYTES = 16 * 2**20  # a full disk is refused up front: results.json, samples.csv and plots need room
+
+
+def require_makeable(path: Path, key: str) -> None:
+    """``path`` is (or can be made as) a directory this process can write in: tried for real, and what the try made
+    is removed again (a pseudo file system such as /proc admits a write permission it then refuses)."""
+    made: list[Path] = []
+    probe = path
+    try:
+        while not probe.exists():
+            made.append(probe)
+            probe = probe.parent
+        if not probe.is_dir():
+            raise ConfigError(f"{key}: {path} cannot be created ({probe} is not a directory)")
+        for folder in reversed(made):
+            folder.mkdir()
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ConfigError(f"{key}: {path} is not writable ({path} is read-only for this user)")
+        free = shutil.disk_usage(path).free
+        if free < MIN_FREE_BYTES:
+            raise ConfigError(f"{key}: {path} has {free / 2**20:.1f} MiB free on its disk; a run needs at least "
+                              f"{MIN_FREE_BYTES // 2**20} MiB (its records would be cut short)")
+    except OSError as exc:
+        raise ConfigError(f"{key}: {path} cannot be created ({exc.strerror or exc})") from None
+    finally:
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+
+def require_outside_source(path: Path, key: str, repo: Path = REPO_ROOT) -> None:
+    """Never inside the suite's own source tree: only the repository's ignored output folders take results."""
+    where = path.resolve()
+    if where != repo and repo not in where.parents:
+        return
+    rel = where.relative_to(repo)
+    if not rel.parts or rel.parts[0] not in WRITABLE_IN_REPO:
+        raise ConfigError(f"{key}: {path} is inside the suite's source tree ({repo}), whose files a run would "
+                          "overwrite; use a folder outside it, or under outputs/")
+
+
+class RunDirClaim:
+    """This command's hold on an explicit run directory, from :func:`claim_run_dir` to the process's end: a
+    ``flock`` on the directory itself (the kernel drops it however the process ends), so a second command given
+    the same directory is refused while the first runs, and one after it finds the first's files."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path, self.fd = path, fd
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def claim_run_dir(path: Path, key: str = "hydra.run.dir") -> RunDirClaim:
+    """Make ``path`` (one ConfigError where it cannot be), hold it for this command, and refuse it if another
+    command holds it or it already holds files."""
+    require_outside_source(path, key)
+    require_makeable(path, key)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise ConfigError(f"{key}: {path} cannot be created ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise ConfigError(f"{key}: {path} cannot be locked ({exc.strerror})") from None
+        raise ConfigError(f"{key}: {path} is in use by another benchmark run on this host; give each run its own "
+                          "run directory") from None
+    held = sorted(p.name for p in path.iterdir())
+    if held:
+        os.close(fd)
+        shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+        raise ConfigError(f"{key}: {path} already holds files ({shown}): a run directory must be new or empty, so "
+                          "no run's results replace another's")
+    return RunDirClaim(path, fd)  # made and empty: a run that ends before anything starts removes it (discard_unused)
