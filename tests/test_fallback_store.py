@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import pytest
 
 from suites.app import sync
 from suites.record.sync import import_runs
@@ -13,6 +18,7 @@ from suites.record.sync import import_runs
 from .conftest import REPO, SMOKE, bench_args, free_port, start_server, stop
 
 STEPS_PER_EPOCH = 2048 // 128  # the smoke experiment's 2048 images at mnist-torch's batch size
+EPOCHS = 6  # seconds of training: the server is killed once it starts, and the run records only after it
 
 
 def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
@@ -22,7 +28,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
     server_uri = f"http://127.0.0.1:{port}"
     server = start_server(tmp, port)
     fallback = f"sqlite:///{tmp / 'fallback.db'}"
-    args, run_dir, _ = bench_args(tmp, *SMOKE, f"fallback_tracking_uri={fallback}", "workload.epochs=20",
+    args, run_dir, _ = bench_args(tmp, *SMOKE, f"fallback_tracking_uri={fallback}", f"workload.epochs={EPOCHS}",
                                   "workload.max_steps=null")
     args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
     bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -46,7 +52,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
     scenario = next(r for r in runs if r.data.tags.get("bench.role") == "scenario")
     guest = next(r for r in runs if r.data.tags.get("bench.role") == "guest")
     assert scenario.data.tags["bench.fallback_for"] == server_uri
-    assert guest.data.metrics["images_per_sec"] > 0 and guest.data.metrics["steps"] == 20 * STEPS_PER_EPOCH
+    assert guest.data.metrics["images_per_sec"] > 0 and guest.data.metrics["steps"] == EPOCHS * STEPS_PER_EPOCH
 
     server = start_server(tmp, port)  # the server is back (same backend store)
     try:
@@ -141,3 +147,62 @@ def test_sync_imports_only_the_runs_meant_for_its_target(tmp: Path, capsys):
     assert len(left) == 4  # not marked imported: still on their way to their own stores
     assert sync.main(["--from", fallback, "--to", target, "--all"]) == 0
     assert "4 run(s) imported" in capsys.readouterr().out
+
+
+class _NotMlflow(BaseHTTPRequestHandler):
+    """A tracking_uri that answers, but not as MLflow: an HTML page (a proxy's login or error page), or nothing for
+    30 s (a stalled server)."""
+
+    stall_s = 0.0
+
+    def _answer(self) -> None:
+        if self.stall_s:
+            time.sleep(self.stall_s)
+        body = b"<!doctype html><html><body><h1>Sign in</h1></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("stall_s", [0.0, 30.0], ids=["html", "stalls-30s"])
+def test_a_tracking_uri_answering_html_or_stalling_falls_back_once_within_the_capped_retries(tmp: Path,
+                                                                                            stall_s: float):
+    handler = type("Handler", (_NotMlflow,), {"stall_s": stall_s})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    uri = f"http://127.0.0.1:{server.server_address[1]}"
+    fallback = f"sqlite:///{tmp / 'fallback.db'}"
+    args, run_dir, _ = bench_args(tmp, *SMOKE, "workload=idle", "workload.seconds=1", f"tracking_uri={uri}",
+                                  f"fallback_tracking_uri={fallback}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_HTTP_REQUEST")}
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300,
+                              env={**env, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
+    finally:
+        server.shutdown()
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = [ln for ln in proc.stdout.splitlines() + proc.stderr.splitlines() if uri in ln and "fallback" in ln]
+    assert len(said) == 1 and "unreachable" in said[0], proc.stdout + proc.stderr
+    # the default cap: one retry of a 10 s request timeout, not MLflow's minutes of exponential backoff
+    assert took < 120, f"{took:.0f} s"
+    runs = mlflow_runs(fallback)
+    assert {r.data.tags.get("bench.role") for r in runs} >= {"scenario", "guest"}
+    assert all(r.data.tags.get("bench.fallback_for", uri) == uri for r in runs)
+    assert json.loads((run_dir / "results.json").read_text())["guests"][0]["result"]["status"] == "ok"
+
+
+def mlflow_runs(uri: str) -> list:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    return client.search_runs([client.get_experiment_by_name("gpu-mixed-bench").experiment_id])

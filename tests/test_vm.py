@@ -337,6 +337,47 @@ def test_bad_vm_set_up_is_one_error_line_before_anything_starts(tmp_path: Path):
     assert "make setup-vm" in lines[0] and not run.run_dir.exists()
 
 
+def fake_image(where: Path, kernel: bytes, manifest: str | None = None) -> Path:
+    """An image folder as make setup-vm leaves it, with the given kernel bytes (and manifest text)."""
+    where.mkdir()
+    (where / "vmlinuz").write_bytes(kernel)
+    (where / "initrd.gz").write_bytes(b"\x1f\x8b" + bytes(64))
+    meta = {"kernel": "vmlinuz", "initrd": "initrd.gz", "release": "6.1.0-test", "packages": {},
+            "init_sha256": image.init_sha256()}
+    (where / image.MANIFEST).write_text(manifest if manifest is not None else json.dumps(meta))
+    return where
+
+
+def test_a_kernel_of_random_bytes_or_a_garbage_manifest_is_one_error_line_naming_it(tmp_path: Path):
+    """QEMU given random bytes as a kernel says only "linux kernel too old to load a ram disk", and the console
+    stays empty: the image is checked before any VM starts."""
+    noise = fake_image(tmp_path / "noise", os.urandom(4096))
+    with pytest.raises(ConfigError, match=r"vmlinuz is not a Linux kernel image \(no bzImage header"):
+        image.find(noise)
+    header = bytearray(4096)
+    header[0x202:0x206] = b"HdrS"
+    assert image.find(fake_image(tmp_path / "ok", bytes(header))).release == "6.1.0-test"
+    with pytest.raises(ConfigError, match=r"image.json is not the manifest `make setup-vm` writes \(JSONDecodeError"):
+        image.find(fake_image(tmp_path / "garbage", bytes(header), manifest="\x00{not json"))
+    with pytest.raises(ConfigError, match=r"is not the manifest .*\(KeyError: 'kernel'"):
+        image.find(fake_image(tmp_path / "partial", bytes(header), manifest="{}"))
+    run = run_bench(tmp_path, *SMOKE, *VM, f"vm.image_dir={noise}")
+    lines = run.proc.stderr.strip().splitlines()
+    assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr
+    assert lines[0].startswith("error: backend=vm: ") and "not a Linux kernel image" in lines[0]
+
+
+def test_a_vm_that_ends_before_its_guest_reports_says_qemus_own_words(tmp_path: Path):
+    """QEMU's errors start "qemu-system-x86_64:" or, for a kernel it cannot load, "qemu:"."""
+    machine = qemu.Machine("g0", 1, 512, "tcg", None, tmp_path / "g0.vm.sh", tmp_path / "fs", tmp_path / "qmp",
+                           tmp_path / "g0.log")  # type: ignore[arg-type]
+    machine.console.write_text("")
+    machine.console.with_suffix(".qemu.log").write_text("qemu: linux kernel too old to load a ram disk\n")
+    pipe = backend.VmPipe(machine, [0], ("qemu", "virtiofsd"), 10.0)
+    assert pipe.log_tail() == ("the VM ended before its guest reported; "
+                               "QEMU: qemu: linux kernel too old to load a ram disk")
+
+
 @needs_vm
 def test_tcg_vms_are_placed_counting_their_translation_cache(tmp_path: Path):
     """Guest memory that fits in the host's, but not with each TCG VM's translation cache beside it: refused."""

@@ -280,7 +280,7 @@ class VmPipe(GuestPipe):
         lines = [ln for ln in last if not NOT_A_REASON.search(ln)]
         if exit_code_in(last) is not None:
             return lines[-1][:200] if lines else ""
-        errors = [ln for ln in console_tail(console.with_suffix(".qemu.log"), 20) if ln.startswith("qemu-system")]
+        errors = [ln for ln in console_tail(console.with_suffix(".qemu.log"), 20) if ln.startswith("qemu")]
         seen = f"QEMU: {errors[-1]}" if errors else f"console: {lines[-1]}" if lines else "no console output"
         return f"the VM ended before its guest reported; {seen}"[:240]
 

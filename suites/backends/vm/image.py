@@ -50,20 +50,40 @@ class Image:
 
 def find(image_dir: Path) -> Image:
     """The image ``make setup-vm`` built in ``image_dir``, or one ConfigError saying how to build it."""
+    manifest = image_dir / MANIFEST
     try:
-        meta = json.loads((image_dir / MANIFEST).read_text())
-        image = Image(image_dir, image_dir / meta["kernel"], image_dir / meta["initrd"], meta["release"],
-                      dict(meta["packages"]))
-    except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError(f"backend=vm: no VM image in {image_dir} ({type(exc).__name__}); build it with "
+        text = manifest.read_text()
+    except OSError as exc:
+        raise ConfigError(f"backend=vm: no VM image in {image_dir} ({exc.strerror}: {MANIFEST}); build it with "
                           "`make setup-vm` (Debian packages: a kernel and busybox)") from exc
+    try:
+        meta = json.loads(text)
+        image = Image(image_dir, image_dir / meta["kernel"], image_dir / meta["initrd"], str(meta["release"]),
+                      dict(meta["packages"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"backend=vm: {manifest} is not the manifest `make setup-vm` writes ({type(exc).__name__}:"
+                          f" {str(exc)[:80]}); rebuild the image with `make setup-vm`") from exc
     if meta.get("init_sha256") != init_sha256():
         raise ConfigError(f"backend=vm: the VM image in {image_dir} was built from another init.sh than this "
                           "checkout's; rebuild it with `make setup-vm`")
-    for part in (image.kernel, image.initrd):
-        if not part.is_file():
-            raise ConfigError(f"backend=vm: {part} is missing from the VM image; rebuild it with `make setup-vm`")
+    for part, magic in ((image.kernel, kernel_magic), (image.initrd, gzip_magic)):
+        why = "is missing" if not part.is_file() else magic(part)
+        if why:
+            raise ConfigError(f"backend=vm: {part} {why}; rebuild the VM image with `make setup-vm`")
     return image
+
+
+def kernel_magic(path: Path) -> str:
+    """'' for an x86 Linux boot image (the "HdrS" signature of its boot protocol at 0x202), else what it is not:
+    QEMU given anything else says only "linux kernel too old to load a ram disk"."""
+    with path.open("rb") as f:
+        f.seek(0x202)
+        return "" if f.read(4) == b"HdrS" else "is not a Linux kernel image (no bzImage header at 0x202)"
+
+
+def gzip_magic(path: Path) -> str:
+    with path.open("rb") as f:
+        return "" if f.read(2) == b"\x1f\x8b" else "is not a gzip initramfs"
 
 
 def build(image_dir: Path) -> Image:
