@@ -6,6 +6,7 @@ import fcntl
 import inspect
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -89,12 +90,40 @@ class BenchRun:
         return json.loads((self.run_dir / "results.json").read_text())
 
 
-def bench_args(tmp: Path, *overrides: str) -> tuple[list[str], Path, str]:
+# An empty MLflow store as MLflow makes it, made once per test process at its first use: a new sqlite store runs
+# MLflow's ~70 schema migrations (1.4 s of CPU in each run that opens one; the suite starts ~250). A test's own store
+# starts as a copy; a test that asserts no store was made asks for none (fresh_store=True) and so sees the product
+# make it or not.
+STORE_TEMPLATE: dict[str, object] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> None:
+    STORE_TEMPLATE["factory"] = tmp_path_factory
+
+
+def store_at(db: Path) -> str:
+    """``db``'s tracking URI, the file a copy of the empty template store when it does not exist yet."""
+    if "db" not in STORE_TEMPLATE and "factory" in STORE_TEMPLATE:
+        from mlflow.tracking import MlflowClient
+
+        template = STORE_TEMPLATE["factory"].mktemp("store-template") / "mlflow.db"
+        MlflowClient(f"sqlite:///{template}").search_experiments()  # creates the tables, as a first run would
+        STORE_TEMPLATE["db"] = template
+    if not db.exists() and "db" in STORE_TEMPLATE:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(STORE_TEMPLATE["db"], db)
+    return f"sqlite:///{db}"
+
+
+def bench_args(tmp: Path, *overrides: str, fresh_store: bool = False) -> tuple[list[str], Path, str]:
     """The bench command line into tmp's own store, run and cache dirs; a key ``overrides`` sets replaces the one
-    given here (then the returned run dir is only the default's)."""
+    given here (then the returned run dir is only the default's). The store starts from the template unless
+    ``fresh_store`` (a test that asserts none was made)."""
     run_dir = tmp / "run"
-    uri = f"sqlite:///{tmp / 'mlflow.db'}"
     given = {o.split("=", 1)[0] for o in overrides}
+    db = tmp / "mlflow.db"
+    uri = f"sqlite:///{db}" if fresh_store or "tracking_uri" in given else store_at(db)
     own = [f"tracking_uri={uri}", f"artifact_dir={tmp / 'artifacts'}", f"data.cache_dir={tmp / 'data'}",
            f"hydra.run.dir={run_dir}"]
     args = [sys.executable, "-m", "suites.app.bench", *overrides, *(a for a in own if a.split("=", 1)[0] not in given)]
@@ -128,8 +157,8 @@ def with_fault(args: list[str], dirs: tuple[Path, ...] = (), files: tuple[Path, 
     return [args[0], "-c", FAULT_AFTER_CLAIM, planted, *args[3:]]
 
 
-def run_bench(tmp: Path, *overrides: str, timeout: float = 600) -> BenchRun:
-    args, run_dir, uri = bench_args(tmp, *overrides)
+def run_bench(tmp: Path, *overrides: str, timeout: float = 600, fresh_store: bool = False) -> BenchRun:
+    args, run_dir, uri = bench_args(tmp, *overrides, fresh_store=fresh_store)
     proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
     return BenchRun(proc, run_dir, uri)
@@ -149,7 +178,7 @@ def free_port() -> int:
 
 def start_server(tmp: Path, port: int) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-                             "--backend-store-uri", f"sqlite:///{tmp / 'server.db'}",
+                             "--backend-store-uri", store_at(tmp / "server.db"),
                              "--artifacts-destination", str(tmp / "server-artifacts"), "--workers", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120

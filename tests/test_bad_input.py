@@ -32,7 +32,7 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
                                        ("data.cache_dir", "/proc/x/data"),
                                        ("tracking_uri", "sqlite:////proc/x/mlflow.db")])
 def test_an_output_folder_that_cannot_be_made_is_one_error_line(tmp: Path, key: str, value: str):
-    run = run_bench(tmp, *SMOKE, f"{key}={value}", timeout=120)
+    run = run_bench(tmp, *SMOKE, f"{key}={value}", timeout=120, fresh_store=True)
     line = one_error_line(run.proc)
     assert line.startswith(f"error: {key}: /proc/x") and "cannot be created" in line
     assert not (tmp / "mlflow.db").exists() and not run.run_dir.exists()

@@ -76,7 +76,7 @@ def test_two_cpu_ranks_scale_and_the_comparison_is_recorded(tmp: Path):
     (["scenario=multi-guest", "profile.vcpus=4096"], "phase 1x4gpu: 1 guest(s) x 4096 vCPUs"),
 ])
 def test_bad_phases_fail_before_anything_runs(tmp: Path, overrides: list, expected: str):
-    run = run_bench(tmp, *overrides)
+    run = run_bench(tmp, *overrides, fresh_store=True)
     lines = run.proc.stderr.strip().splitlines()
     assert run.proc.returncode == 2 and len(lines) == 1 and expected in lines[0], run.proc.stderr
     assert not list(run.run_dir.glob("**/g*.log")) and not (tmp / "mlflow.db").exists()

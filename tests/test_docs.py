@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .conftest import REPO, store_at
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```bash runnable\n(.*?)^```", re.S | re.M)
@@ -32,7 +32,7 @@ def runnable() -> list[tuple[str, str]]:
 
 def sized(argv: list[str], tmp: Path) -> list[str]:
     """The command at smoke size, writing only under ``tmp``; a command nobody taught this test fails it."""
-    store = [f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}"]
+    store = [f"tracking_uri={store_at(tmp / 'mlflow.db')}", f"artifact_dir={tmp / 'artifacts'}"]
     bench = ["+preset=smoke", "progress=quiet", *store, f"data.cache_dir={tmp / 'data'}",
              f"hydra.run.dir={tmp / 'run'}", "data.download=false"]
     if argv[0] == "make":

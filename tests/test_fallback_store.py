@@ -15,7 +15,7 @@ import pytest
 from suites.app import sync
 from suites.record.sync import import_runs
 
-from .conftest import REPO, SMOKE, bench_args, free_port, start_server, stop
+from .conftest import REPO, SMOKE, bench_args, free_port, start_server, stop, store_at
 
 STEPS_PER_EPOCH = 2048 // 128  # the smoke experiment's 2048 images at mnist-torch's batch size
 EPOCHS = 6  # seconds of training: the server is killed once it starts, and the run records only after it
@@ -27,7 +27,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
     port = free_port()
     server_uri = f"http://127.0.0.1:{port}"
     server = start_server(tmp, port)
-    fallback = f"sqlite:///{tmp / 'fallback.db'}"
+    fallback = store_at(tmp / "fallback.db")
     args, run_dir, _ = bench_args(tmp, *SMOKE, f"fallback_tracking_uri={fallback}", f"workload.epochs={EPOCHS}",
                                   "workload.max_steps=null")
     args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
@@ -79,7 +79,7 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
     port = free_port()
     server_uri = f"http://127.0.0.1:{port}"
     server = start_server(tmp, port)
-    fallback = f"sqlite:///{tmp / 'fallback.db'}"
+    fallback = store_at(tmp / "fallback.db")
     args, run_dir, _ = bench_args(tmp, *SMOKE, "scenario=gpu-vs-cpu", f"fallback_tracking_uri={fallback}")
     args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
     bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -179,7 +179,7 @@ def test_a_tracking_uri_answering_html_or_stalling_falls_back_once_within_the_ca
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     uri = f"http://127.0.0.1:{server.server_address[1]}"
-    fallback = f"sqlite:///{tmp / 'fallback.db'}"
+    fallback = store_at(tmp / "fallback.db")
     args, run_dir, _ = bench_args(tmp, *SMOKE, "workload=idle", "workload.seconds=1", f"tracking_uri={uri}",
                                   f"fallback_tracking_uri={fallback}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_HTTP_REQUEST")}

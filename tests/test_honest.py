@@ -51,7 +51,7 @@ def test_one_repeat_says_no_spread(tmp: Path):
 
 
 def test_strict_refuses_an_unenforced_profile_before_anything_starts(tmp: Path):
-    run = run_bench(tmp, *SMOKE, "scenario=scaling", "strict=true", timeout=120)
+    run = run_bench(tmp, *SMOKE, "scenario=scaling", "strict=true", timeout=120, fresh_store=True)
     lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip()]
     assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr
     assert lines[0].startswith("error: strict=true: phase 1-gpu: profile passthrough-1gpu is not enforced")

@@ -22,14 +22,15 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def command(tmp: Path, *overrides: str) -> list[str]:
+def command(tmp: Path, *overrides: str, fresh_store: bool = False) -> list[str]:
     """bench_args' command line (a key ``overrides`` sets replaces bench_args' own: a run or cache dir)."""
-    return bench_args(tmp, *overrides)[0]
+    return bench_args(tmp, *overrides, fresh_store=fresh_store)[0]
 
 
-def bench(tmp: Path, *overrides: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command(tmp, *overrides), cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
+def bench(tmp: Path, *overrides: str, timeout: float = 120, fresh_store: bool = False) -> \
+        subprocess.CompletedProcess[str]:
+    return subprocess.run(command(tmp, *overrides, fresh_store=fresh_store), cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
 
 
 @pytest.mark.parametrize("key, where, says", [
@@ -41,7 +42,7 @@ def bench(tmp: Path, *overrides: str, timeout: float = 120) -> subprocess.Comple
 ])
 def test_case_13_an_unusable_run_or_cache_directory_is_one_line(tmp_path: Path, key: str, where: str, says: str):
     (tmp_path / "file").write_text("a file where a directory should be")
-    proc = bench(tmp_path, *SMOKE, f"{key}={tmp_path / where}")
+    proc = bench(tmp_path, *SMOKE, f"{key}={tmp_path / where}", fresh_store=True)
     assert one_error_line(proc) == f"error: {says.format(tmp=tmp_path)}"
     assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "run").exists()
 
@@ -181,7 +182,8 @@ def test_case_3_a_store_that_fails_half_way_keeps_no_running_half_run(tmp_path: 
 
 
 def test_case_14_every_sweep_point_is_prechecked_before_any_job(tmp_path: Path):
-    proc = bench(tmp_path, "-m", "profile=cpu,nosuch", *SMOKE, f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    proc = bench(tmp_path, "-m", "profile=cpu,nosuch", *SMOKE, f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                 fresh_store=True)
     line = one_error_line(proc)
     assert line.startswith("error: sweep point profile=nosuch: In 'config': Could not find 'profile/nosuch'")
     assert not (tmp_path / "sweep").exists() and not (tmp_path / "mlflow.db").exists()  # no job ran

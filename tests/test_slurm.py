@@ -21,7 +21,7 @@ import mlflow
 import psutil
 import pytest
 
-from .conftest import REPO, SMOKE
+from .conftest import REPO, SMOKE, store_at
 from .slurmcluster import PARTITION, SlurmCluster, missing_tools
 
 # scancel, job states and the processes a job leaves: timings another test's load skews
@@ -49,7 +49,7 @@ def slurm():
 
 def sweep(tmp: Path, slurm: SlurmCluster, profiles: str, *args: str) -> list[str]:
     """The make command line of a sweep through the Slurm launcher into tmp's own store."""
-    extra = " ".join([*SMOKE, f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'art'}",
+    extra = " ".join([*SMOKE, f"tracking_uri={store_at(tmp / 'mlflow.db')}", f"artifact_dir={tmp / 'art'}",
                       f"hydra.sweep.dir={tmp / 'sweep'}", f"hydra.launcher.partition={PARTITION}",
                       "hydra.launcher.timeout_min=10", f"data.cache_dir={tmp / 'data'}", *args])
     return ["make", "-s", "bench", "-m", "multirun=1", f"profile={profiles}", "launcher=slurm", f"ARGS={extra}"]
