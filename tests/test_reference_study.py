@@ -106,9 +106,11 @@ def test_bad_study_settings_are_one_line_before_anything(tmp_path: Path, arg: st
     assert not (tmp_path / "study").exists() and not (tmp_path / "mlflow.db").exists()
 
 
+@pytest.mark.slow
 def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path: Path):
-    """The whole study within a small budget (no GPU here: episode 2 only, labelled not enforced)."""
-    proc = study(tmp_path, "study.budget_s=95", "study.max_guests=2")
+    """The whole study within a small budget (no GPU here: episode 2 only, labelled not enforced): the mixed study
+    of m60-8q and a consolidation, each phase once (repeats and their spread: tests/test_honest.py)."""
+    proc = study(tmp_path, "study.budget_s=65", "study.repeats=1", "study.max_guests=2")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (folder,) = (tmp_path / "study").iterdir()
     md = (folder / "report.md").read_text()
