@@ -21,11 +21,10 @@ import mlflow
 import psutil
 import pytest
 
+from suites.backends.leftovers import STATE_ENV
+
 from .conftest import REPO, SMOKE, store_at
 from .slurmcluster import PARTITION, SlurmCluster, missing_tools
-
-# scancel, job states and the processes a job leaves: timings another test's load skews
-pytestmark = pytest.mark.alone
 
 
 @pytest.fixture(scope="module")
@@ -79,25 +78,26 @@ def test_a_sweep_runs_as_slurm_jobs_and_reaches_the_store(tmp: Path, slurm: Slur
     assert set(scenarios["tags.bench.launcher"]) == {"slurm"} and set(scenarios["status"]) == {"FINISHED"}
 
 
-def test_a_job_cancelled_with_scancel_is_recorded_as_interrupted(tmp: Path, slurm: SlurmCluster):
+def test_a_job_cancelled_with_scancel_is_recorded_as_interrupted(tmp: Path, slurm: SlurmCluster, own_state: Path):
     launcher = subprocess.Popen(sweep(tmp, slurm, "m60-8q", "workload=idle", "workload.seconds=600"),
-                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=slurm.env,
-                                start_new_session=True)
+                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env={**slurm.env, STATE_ENV: str(own_state)}, start_new_session=True)
     try:
-        cancelled(tmp, slurm, launcher)
+        cancelled(tmp, slurm, launcher, own_state)
     finally:  # whatever happened, no launcher (and no guest of its) outlives the test
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
             launcher.wait(timeout=30)
 
 
-def cancelled(tmp: Path, slurm: SlurmCluster, launcher: subprocess.Popen) -> None:
+def cancelled(tmp: Path, slurm: SlurmCluster, launcher: subprocess.Popen, state: Path) -> None:
     log = tmp / "sweep" / "0" / "g0.log"
     deadline = time.monotonic() + 300
     while not (log.exists() and "training started" in log.read_text()):
         assert time.monotonic() < deadline and launcher.poll() is None, "the job's guest should be running"
         time.sleep(0.5)
     [job] = job_ids(tmp)
+    assert guests_of(state), "the job's guest runs with this test's BENCH_STATE_DIR"
     slurm.run("scancel", job)
     out, _ = launcher.communicate(timeout=300)
     assert launcher.returncode != 0  # the sweep lost a job and says so
@@ -111,5 +111,18 @@ def cancelled(tmp: Path, slurm: SlurmCluster, launcher: subprocess.Popen) -> Non
     while slurm.sacct([job]).get(job) != "CANCELLED by 0":
         assert time.monotonic() < deadline, slurm.sacct([job])
         time.sleep(1)
-    assert not [p for p in psutil.process_iter(["cmdline"]) if "suites.guest" in (p.info["cmdline"] or [])]
+    assert not guests_of(state), "a guest of the cancelled job outlived it"
     assert os.path.exists(tmp / "sweep" / "0" / "samples.csv")
+
+
+def guests_of(state: Path) -> list[psutil.Process]:
+    """The guest processes this test started, through Slurm too (a job runs in the environment it was submitted
+    from): those whose BENCH_STATE_DIR is the test's own; another test's guests running meanwhile are not its."""
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if "suites.guest" in (p.info["cmdline"] or []) and p.environ().get(STATE_ENV) == str(state):
+                out.append(p)
+        except psutil.Error:  # ended meanwhile, or not ours to read
+            continue
+    return out
