@@ -46,7 +46,12 @@ class SlurmCluster:
         self.procs: list[subprocess.Popen] = []
         self.ports = {k: free_port() for k in ("mysql", "dbd", "ctld", "slurmd")}
         self.node = socket.gethostname().split(".")[0]
-        self.env = {**os.environ, "SLURM_CONF": str(self.dir / "slurm.conf")}
+        self.own_env = {"SLURM_CONF": str(self.dir / "slurm.conf")}
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The calling test's environment now (its own BENCH_STATE_DIR, not the first test's) with the cluster's."""
+        return {**os.environ, **self.own_env}
 
     # --- the daemons ------------------------------------------------------------------------------------
     def start(self) -> SlurmCluster:
@@ -110,7 +115,7 @@ class SlurmCluster:
             "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1", f"StoragePort={self.ports['mysql']}",
             "StorageUser=slurm", "StoragePass=slurm-test", "StorageLoc=slurm_acct_db", ""]))
         conf.chmod(0o600)
-        self.env["SLURM_DBD_CONF"] = str(conf)  # Debian's slurmdbd reads /etc/slurm/slurmdbd.conf otherwise
+        self.own_env["SLURM_DBD_CONF"] = str(conf)  # Debian's slurmdbd reads /etc/slurm/slurmdbd.conf otherwise
         self._spawn("slurmdbd-run", ["slurmdbd", "-D"])
         self._wait("slurmdbd", lambda: _listening(self.ports["dbd"]))
 

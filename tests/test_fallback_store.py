@@ -46,9 +46,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
             bench.kill()
     assert bench.returncode == 0, err[-2000:]
     assert "unreachable" in out and "recording to the fallback store" in out and "suites.app.sync" in out, out
-    local = MlflowClient(fallback)
-    exp = local.get_experiment_by_name("gpu-mixed-bench")
-    runs = local.search_runs([exp.experiment_id])
+    runs = mlflow_runs(fallback)
     scenario = next(r for r in runs if r.data.tags.get("bench.role") == "scenario")
     guest = next(r for r in runs if r.data.tags.get("bench.role") == "guest")
     assert scenario.data.tags["bench.fallback_for"] == server_uri
@@ -58,8 +56,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
     try:
         assert sync.main(["--from", fallback, "--to", server_uri]) == 0
         remote = MlflowClient(server_uri)
-        rexp = remote.get_experiment_by_name("gpu-mixed-bench")
-        rruns = remote.search_runs([rexp.experiment_id])
+        rruns = mlflow_runs(server_uri)
         rscenario = next(r for r in rruns if r.data.tags.get("bench.imported_from") == scenario.info.run_id)
         rguest = next(r for r in rruns if r.data.tags.get("bench.imported_from") == guest.info.run_id)
         assert rguest.data.tags["mlflow.parentRunId"] == rscenario.info.run_id
@@ -67,7 +64,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
         assert rscenario.data.params == scenario.data.params
         assert {f.path for f in remote.list_artifacts(rscenario.info.run_id)} >= {"results.json", "samples.csv"}
         assert import_runs(fallback, server_uri).done == []  # a second import copies nothing
-        assert len(remote.search_runs([rexp.experiment_id])) == len(rruns)
+        assert len(mlflow_runs(server_uri)) == len(rruns)
     finally:
         stop(server)
 
@@ -96,8 +93,7 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
         if bench.poll() is None:
             bench.kill()
     assert bench.returncode == 0, err[-2000:]
-    runs = MlflowClient(fallback).search_runs([MlflowClient(fallback).get_experiment_by_name("gpu-mixed-bench")
-                                               .experiment_id])
+    runs = mlflow_runs(fallback)
     mirror = next(r for r in runs if r.data.tags.get("bench.role") == "comparison")
     half = mirror.data.tags["bench.completes"]  # the comparison run created on the server before it died
     phases = [r for r in runs if r.data.tags.get("bench.role") == "scenario"]
@@ -113,8 +109,7 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
         assert done.info.status == "FINISHED"
         assert done.data.metrics["cpu.throughput_x"] == mirror.data.metrics["cpu.throughput_x"]
         assert {f.path for f in remote.list_artifacts(half)} >= {"comparison.csv", "comparison.png"}
-        rexp = remote.get_experiment_by_name("gpu-mixed-bench")
-        rruns = remote.search_runs([rexp.experiment_id])
+        rruns = mlflow_runs(server_uri)
         nested = [r for r in rruns if r.data.tags.get("mlflow.parentRunId") == half]
         assert sorted(r.data.tags["bench.phase"] for r in nested) == ["1-gpu", "cpu"]
         assert sum(r.data.tags.get("bench.role") == "comparison" for r in rruns) == 1  # completed, not copied
@@ -126,7 +121,6 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
 
 def test_sync_imports_only_the_runs_meant_for_its_target(tmp: Path, capsys):
     """A fallback store holds runs for every store that was down; --to gets its own, --all gets them all."""
-    from mlflow.tracking import MlflowClient
 
     from suites.record.store import Tracker
 
@@ -139,10 +133,8 @@ def test_sync_imports_only_the_runs_meant_for_its_target(tmp: Path, capsys):
     out = capsys.readouterr().out
     assert "2 run(s) imported" in out and "4 run(s) left" in out
     assert "http://other:5000 (3), http://third:5000 (1)" in out
-    dst = MlflowClient(target)
-    assert len(dst.search_runs([dst.get_experiment_by_name("gpu-mixed-bench").experiment_id])) == 2
-    src = MlflowClient(fallback)
-    runs = src.search_runs([src.get_experiment_by_name("gpu-mixed-bench").experiment_id])
+    assert len(mlflow_runs(target)) == 2
+    runs = mlflow_runs(fallback)
     left = [r for r in runs if "bench.imported_to" not in r.data.tags]
     assert len(left) == 4  # not marked imported: still on their way to their own stores
     assert sync.main(["--from", fallback, "--to", target, "--all"]) == 0
