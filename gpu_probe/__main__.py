@@ -16,11 +16,12 @@ from pathlib import Path
 from gpu_probe import inventory, probe
 from gpu_probe.nvml import Nvml
 from gpu_probe.sampler import Sampler
-from gpu_probe.trace import RecordingNvml, ReplayNvml, TraceError
+from gpu_probe.trace import RecordingNvml, ReplayNvml, TraceError, lib_from_env
 
 
 def _nvml(trace: str | None) -> Nvml:
-    return Nvml(ReplayNvml.load(trace)) if trace else Nvml()
+    """--trace's recording, else $GPU_PROBE_NVML_TRACE's (a node standing in for a GPU one), else the driver."""
+    return Nvml(ReplayNvml.load(trace)) if trace else Nvml(lib_from_env()[0])
 
 
 def cmd_inventory(args: argparse.Namespace) -> int:

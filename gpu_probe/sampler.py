@@ -19,10 +19,10 @@ import psutil
 
 from gpu_probe import procfs, virtualization, vocab
 from gpu_probe.nvml import NA, Nvml, as_float, decode_clock_events
+from gpu_probe.remote import NAN, RemoteUsage, merge_rows, node_notes
 from gpu_probe.stats import summarize
 
 AGGREGATES = ("mean", "p95", "max")
-NAN = float("nan")  # a guest reading that does not exist (gone, not yet measured)
 
 
 class ProcessTree:
@@ -74,29 +74,6 @@ class ProcessTree:
         if not pids:
             return NAN, NAN, pids
         return cpu, rss / vocab.MiB, pids
-
-
-class RemoteUsage:
-    """A guest's CPU % and RSS measured where it runs (a Ray node) and handed in by whoever polls it.
-
-    ``pids`` stay empty unless the guest shares this host's process namespace,
-    so NVML's per-process figures are never matched against foreign pids.
-    """
-
-    def __init__(self) -> None:
-        self._reading: tuple[float, float, set[int]] = (NAN, NAN, set())
-
-    def update(self, cpu_pct: float, rss_MiB: float, local_pids: set[int]) -> None:
-        self._reading = (cpu_pct, rss_MiB, set(local_pids))
-
-    def gone(self) -> None:
-        self._reading = (NAN, NAN, set())
-
-    def refresh(self, children_of: dict[int, list[int]]) -> None:
-        pass  # the remote side follows the process tree itself
-
-    def read(self) -> tuple[float, float, set[int]]:
-        return self._reading
 
 
 FOREIGN_PIDS = ("NVML's process ids are not this PID namespace's (a container?): per-guest GPU memory and SM % "
@@ -274,10 +251,18 @@ class Sampler:
         return aggregate(self.rows, prefix)
 
     def snapshot(self) -> "SampleSet":
-        """What was sampled, as plain data (no thread, no NVML handle): for records and reports."""
-        return SampleSet(rows=list(self.rows), t0=self.t0, rate_hz=self.rate_hz, achieved_hz=self.achieved_rate_hz,
+        """What was sampled, as plain data (no thread, no NVML handle): for records and reports. Rows sampled on
+        remote guests' nodes join the row nearest in time (within one period)."""
+        with self._lock:
+            remote = {g: src for g, src in self._guests.items() if isinstance(src, RemoteUsage) and src.node}
+        rows = list(self.rows)
+        for src in remote.values():
+            rows = merge_rows(rows, self.t0, src.rows, 1.0 / self.rate_hz)
+        notes = [self.attribution_note] if self.attribution_note else []
+        notes += [n for gid, src in remote.items() for n in node_notes(gid, src)]
+        return SampleSet(rows=rows, t0=self.t0, rate_hz=self.rate_hz, achieved_hz=self.achieved_rate_hz,
                          errors=self.errors, cpu_pct=self.cpu_pct, clock_events=self.clock_events_seen(),
-                         notes=[self.attribution_note] if self.attribution_note else [])
+                         notes=notes, nodes={gid: dict(src.node) for gid, src in remote.items()})
 
 
 @dataclass
@@ -292,6 +277,15 @@ class SampleSet:
     cpu_pct: float = 0.0  # the sampler's own cost, 100 = one core
     clock_events: dict[str, list[str]] = field(default_factory=dict)  # clock event reasons seen per GPU
     notes: list[str] = field(default_factory=list)  # what the figures do not hold, and why
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # per remote guest: its node sampler's figures
+
+    def node_metrics(self, guest_id: str) -> dict[str, float]:
+        """A remote guest's node sampler: its rate and cost there, like the runner's own."""
+        node = self.nodes.get(guest_id)
+        if not node:
+            return {}
+        return {vocab.SAMPLE_RATE.key: float(node.get("rate_hz", NAN)), vocab.SAMPLER_CPU.key: float(node.get(
+            "cpu_pct", NAN))}
 
     def aggregate(self, prefix: str = "") -> dict[str, float]:
         return aggregate(self.rows, prefix)

@@ -204,3 +204,30 @@ def paired_ratios(values: list[float], baseline: list[float]) -> list[float]:
     """Repeat i of a phase over repeat i of the baseline (interleaved runs share their drift)."""
     return [v / b for v, b in zip(values, baseline, strict=False)
             if math.isfinite(v) and math.isfinite(b) and b != 0]
+
+
+@dataclass(frozen=True)
+class ClockOffset:
+    """Another clock minus this one, from round trips: ``offset_s`` the median over the rounds, ``residual_s`` how
+    far the truth can be from it (half the median round trip: a reply's time lies somewhere in its round trip),
+    ``spread_s`` the rounds' own scatter (MAD), ``n`` rounds."""
+
+    offset_s: float
+    residual_s: float
+    spread_s: float
+    n: int
+
+    def text(self) -> str:
+        return f"{self.offset_s * 1e3:+.1f} ms ± {self.residual_s * 1e3:.1f} (n={self.n})"
+
+
+def clock_offset(round_trips: Iterable[tuple[float, float, float]]) -> ClockOffset:
+    """(sent, their time, received) per round, sent and received on this clock: NTP's estimate, the other clock at
+    the round trip's midpoint; the median over rounds so one delayed reply does not move it."""
+    rounds = [(sent, theirs, got) for sent, theirs, got in round_trips if got >= sent]
+    if not rounds:
+        return ClockOffset(math.nan, math.nan, math.nan, 0)
+    offsets = [theirs - (sent + got) / 2 for sent, theirs, got in rounds]
+    mid = statistics.median(offsets)
+    return ClockOffset(mid, statistics.median((got - sent) / 2 for sent, _, got in rounds),
+                       statistics.median(abs(o - mid) for o in offsets), len(rounds))

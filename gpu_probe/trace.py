@@ -23,12 +23,16 @@ from __future__ import annotations
 import bisect
 import ctypes
 import json
+import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 FORMAT = "gpu_probe.nvml-trace"
+# Set on a machine (a Ray node started with it in its environment) that has no GPU of its own: the node agent
+# answers NVML from this trace, and says so wherever what it saw is recorded. Never read where a trace is given.
+TRACE_ENV = "GPU_PROBE_NVML_TRACE"
 VERSION = 1
 # Sampled APIs take "samples newer than" as their last argument; it is not part of the key.
 TIMESTAMPED = {"nvmlDeviceGetProcessUtilization", "nvmlDeviceGetProcessesUtilizationInfo",
@@ -156,6 +160,13 @@ class ReplayNvml:
         if isinstance(answer, dict) and set(answer) == {"error"}:
             raise self.NVMLError(_error_code(answer["error"]))
         return _to_attrs(answer)
+
+
+def lib_from_env(environ: Any = None) -> tuple[Any, str]:
+    """(the NVML library to use here, the trace it replays or ""): ``$GPU_PROBE_NVML_TRACE``'s trace where set,
+    else None (the real driver)."""
+    path = (os.environ if environ is None else environ).get(TRACE_ENV, "")
+    return (ReplayNvml.load(path), path) if path else (None, "")
 
 
 # --- recording ------------------------------------------------------------------

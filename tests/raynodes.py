@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
 
-from .conftest import stop_group
+from .conftest import free_port, stop_group
 
 RAY = Path(sys.executable).with_name("ray")
 # Ray otherwise rewrites 127.0.0.1 to the host's LAN address; with this it stays a loopback-only cluster.
@@ -42,3 +47,100 @@ def start_node(args: list[str], log: Path, wrap: list[str] | None = None, env: d
 def stop_node(proc: subprocess.Popen) -> None:
     """The node's whole process group (raylet, GCS, workers share it)."""
     stop_group(proc)
+
+
+# --- two nodes in a network namespace of their own (tests/test_ray_cluster.py, tests/test_ray_fleet.py) -------------
+# Both nodes and the runner live in a namespace with only its loopback (addresses 127.0.0.2 and 127.0.0.3): Ray in
+# multi-node mode listens on every interface, and in there that is nothing but the test's own loopback.
+NODE = ["--num-cpus=1", "--num-gpus=1", "--memory=2500000000", "--object-store-memory=80000000"]
+HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"  # not "localhost" to Ray, so it keeps them as given
+MULTI_NODE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # Ray's default on Linux, whatever the caller's shell says
+
+
+def in_ns(ns: str, *cmd: str) -> list[str]:
+    return ["ip", "netns", "exec", ns, *cmd]
+
+
+def listening(ns: str) -> list[str]:
+    """Listening TCP sockets inside the namespace, as `ss` reports them."""
+    return subprocess.run(in_ns(ns, "ss", "-Htln"), capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+class NamespaceCluster:
+    """A head and a worker node, each declaring one CPU and one logical GPU, in a network namespace of this
+    process's own. ``head_env`` / ``worker_env``: what each node's processes (and so its actors and guests) have in
+    their environment besides the multi-node setting; ``worker_wrap(nodes)``: a command line the worker runs under
+    inside the namespace. :meth:`stop` checks that no process, socket, namespace or temp folder is left."""
+
+    def __init__(self, head_env: dict[str, str] | None = None, worker_env: dict[str, str] | None = None,
+                 worker_wrap: Callable[[dict[str, Any]], list[str]] | None = None) -> None:
+        self.head_env, self.worker_env = {**MULTI_NODE, **(head_env or {})}, {**MULTI_NODE, **(worker_env or {})}
+        self.worker_wrap = worker_wrap or (lambda nodes: [])
+        self.nodes: dict[str, Any] = {}
+
+    def start(self) -> dict[str, Any]:
+        if shutil.which("unshare") is None or shutil.which("ip") is None:
+            pytest.skip("unshare (util-linux) or ip (iproute2) is not installed (make setup-cluster)")
+        if os.geteuid() != 0:
+            pytest.skip("network and mount namespaces need root (CI and the team's machines run as root)")
+        self.saved = os.environ.get("RAY_AUTH_MODE")
+        os.environ.update(NO_AUTH)
+        ns = f"gmb-ray-{os.getpid()}-{id(self) % 10000}"
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        temp = Path(tempfile.mkdtemp(prefix="ray2", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+        hidden = temp / "hidden"  # for a worker_wrap that hides it (an empty tmpfs over it there)
+        hidden.mkdir()
+        port = free_port()
+        head = start_node(["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
+                           f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
+                           '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns), env=self.head_env)
+        self.nodes = {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "temp": temp, "head": head}
+        self.nodes["worker"] = self.start_worker()
+        assert any(f":{port}" in line for line in listening(ns))
+        return self.nodes
+
+    def start_worker(self) -> subprocess.Popen:
+        """The worker node (again, after a test took it down); returns once it is up."""
+        nodes = self.nodes
+        return start_node([f"--address={nodes['address']}", f"--node-ip-address={WORKER_IP}", *NODE,
+                           '--resources={"worker": 1}'], nodes["temp"] / "worker.log", env=self.worker_env,
+                          wrap=in_ns(nodes["ns"], *self.worker_wrap(nodes)))
+
+    def stop(self) -> None:
+        nodes, ns, temp = self.nodes, self.nodes["ns"], self.nodes["temp"]
+        leaders = (nodes["head"].pid, nodes["worker"].pid)
+        members = {p.pid for p in psutil.process_iter() if pgid(p.pid) in leaders}
+        for proc in (nodes["worker"], nodes["head"]):
+            stop_node(proc)
+        alive = [p for p in members if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        left = listening(ns)
+        subprocess.run(["ip", "netns", "del", ns], check=True)
+        shutil.rmtree(temp, ignore_errors=True)
+        if self.saved is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = self.saved
+        assert not alive, f"Ray processes left: {alive}"
+        assert not left, f"sockets left listening: {left}"
+        assert not temp.exists() and ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                                               text=True).stdout
+
+    def wait_for_nodes(self, count: int, timeout_s: float = 120) -> None:
+        """Until the cluster counts ``count`` live nodes (a restarted worker has registered with the head)."""
+        probe = "import ray, sys; ray.init(address=sys.argv[1]); print(sum(n['Alive'] for n in ray.nodes()))"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            done = subprocess.run(in_ns(self.nodes["ns"], sys.executable, "-c", probe, self.nodes["address"]),
+                                  capture_output=True, text=True, timeout=120, env={**os.environ, **MULTI_NODE})
+            if done.stdout.strip().splitlines()[-1:] == [str(count)]:
+                return
+            assert time.monotonic() < deadline, f"the cluster did not count {count} live nodes: {done.stdout[-500:]}"
+            time.sleep(1)

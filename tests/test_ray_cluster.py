@@ -15,95 +15,38 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from .conftest import REPO, SMOKE, BenchRun, bench_args, free_port
-from .raynodes import NO_AUTH, start_node, stop_node
+from .conftest import REPO, SMOKE, BenchRun, bench_args
+from .raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns, pgid, stop_node
 
 M60_4Q = ["profile=m60-4q", "profile.memory_MiB=1024", "profile.vcpus=1"]
 CPU_FALLBACK = "workload.allow_cpu_fallback=true"  # the nodes' GPUs are logical: the guests train on the CPU
-NODE = ["--num-cpus=1", "--num-gpus=1", "--memory=2500000000", "--object-store-memory=80000000"]
-HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"  # not "localhost" to Ray, so it keeps them as given
-MULTI_NODE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # Ray's default on Linux, whatever the caller's shell says
 
 
-def in_ns(ns: str, *cmd: str) -> list[str]:
-    return ["ip", "netns", "exec", ns, *cmd]
-
-
-def listening(ns: str) -> list[str]:
-    """Listening TCP sockets inside the namespace, as `ss` reports them."""
-    return subprocess.run(in_ns(ns, "ss", "-Htln"), capture_output=True, text=True, check=True).stdout.splitlines()
+def hide(nodes: dict) -> list[str]:
+    """The worker's wrap: a private mount namespace where ``hidden`` is an empty tmpfs."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'mount -t tmpfs tmpfs {nodes["hidden"]} && exec "$0" "$@"']
 
 
 @pytest.fixture(scope="module")
-def two_nodes():
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("unshare (util-linux) or ip (iproute2) is not installed (make setup-cluster)")
-    if os.geteuid() != 0:
-        pytest.skip("network and mount namespaces need root (CI and the team's machines run as root)")
-    saved = os.environ.get("RAY_AUTH_MODE")
-    os.environ.update(NO_AUTH)
-    ns = f"gmb-ray-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
-    temp = Path(tempfile.mkdtemp(prefix="ray2", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
-    hidden = temp / "hidden"  # on the head: a folder; on the worker: an empty tmpfs over it
-    hidden.mkdir()
-    port = free_port()
-    head = start_node(["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
-                       f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
-                       '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns), env=MULTI_NODE)
-    nodes = {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "temp": temp}
-    nodes["worker"] = start_worker(nodes)
-    assert any(f":{port}" in line for line in listening(ns))
-    yield nodes
-    members = {p.pid for p in psutil.process_iter() if _pgid(p.pid) in (head.pid, nodes["worker"].pid)}
-    for proc in (nodes["worker"], head):
-        stop_node(proc)
-    alive = [p for p in members if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    left = listening(ns)
-    subprocess.run(["ip", "netns", "del", ns], check=True)
-    shutil.rmtree(temp, ignore_errors=True)
-    if saved is None:
-        os.environ.pop("RAY_AUTH_MODE", None)
-    else:
-        os.environ["RAY_AUTH_MODE"] = saved
-    assert not alive, f"Ray processes left: {alive}"
-    assert not left, f"sockets left listening: {left}"
-    assert not temp.exists() and ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
-                                                           text=True).stdout
+def cluster():
+    c = NamespaceCluster(worker_wrap=hide)
+    c.start()
+    yield c
+    c.stop()
 
 
-def start_worker(nodes: dict) -> subprocess.Popen:
-    """The worker node, in a private mount namespace where ``hidden`` is an empty tmpfs; returns once it is up."""
-    hidden = nodes["hidden"]
-    return start_node([f"--address={nodes['address']}", f"--node-ip-address={WORKER_IP}", *NODE,
-                       '--resources={"worker": 1}'], nodes["temp"] / "worker.log", env=MULTI_NODE,
-                      wrap=in_ns(nodes["ns"], "unshare", "--mount", "--propagation", "private", "sh", "-c",
-                                 f'mount -t tmpfs tmpfs {hidden} && exec "$0" "$@"'))
-
-
-def wait_for_nodes(nodes: dict, count: int, timeout_s: float = 120) -> None:
-    """Until the cluster counts ``count`` live nodes (a restarted worker has registered with the head)."""
-    probe = "import ray, sys; ray.init(address=sys.argv[1]); print(sum(n['Alive'] for n in ray.nodes()))"
-    deadline = time.monotonic() + timeout_s
-    while True:
-        done = subprocess.run(in_ns(nodes["ns"], sys.executable, "-c", probe, nodes["address"]), capture_output=True,
-                              text=True, timeout=120, env={**os.environ, **MULTI_NODE})
-        if done.stdout.strip().splitlines()[-1:] == [str(count)]:
-            return
-        assert time.monotonic() < deadline, f"the cluster did not count {count} live nodes: {done.stdout[-500:]}"
-        time.sleep(1)
+@pytest.fixture(scope="module")
+def two_nodes(cluster):
+    return cluster.nodes
 
 
 def bench_in(nodes: dict, tmp: Path, *overrides: str, timeout: float = 600) -> BenchRun:
@@ -113,13 +56,6 @@ def bench_in(nodes: dict, tmp: Path, *overrides: str, timeout: float = 600) -> B
     proc = subprocess.run(in_ns(nodes["ns"], *args), cwd=REPO, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
     return BenchRun(proc, run_dir, uri)
-
-
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except OSError:
-        return None
 
 
 def test_guests_of_one_scenario_land_on_both_nodes_with_disjoint_cores(tmp: Path, two_nodes):
@@ -156,13 +92,13 @@ def test_the_suite_shipped_with_ray_working_dir_runs_the_guests(tmp: Path, two_n
 
 
 @pytest.fixture
-def worker_restored(two_nodes):
+def worker_restored(cluster):
     """For a test that takes the worker node down: a new worker joins after it, so the module's other tests find
     two nodes whatever order they run in (the tests run in a random order)."""
-    yield two_nodes
-    stop_node(two_nodes["worker"])  # what is left of it: its process group
-    two_nodes["worker"] = start_worker(two_nodes)
-    wait_for_nodes(two_nodes, 2)
+    yield cluster.nodes
+    stop_node(cluster.nodes["worker"])  # what is left of it: its process group
+    cluster.nodes["worker"] = cluster.start_worker()
+    cluster.wait_for_nodes(2)
 
 
 def test_a_node_killed_mid_run_fails_its_guest_and_the_other_finishes(tmp: Path, worker_restored):
@@ -175,7 +111,7 @@ def test_a_node_killed_mid_run_fails_its_guest_and_the_other_finishes(tmp: Path,
     deadline = time.monotonic() + 180
     worker = two_nodes["worker"]
     while not [p for p in psutil.process_iter(["cmdline"]) if "suites.guest" in (p.info["cmdline"] or [])
-               and _pgid(p.pid) != worker.pid and _on_node(p, worker.pid)]:
+               and pgid(p.pid) != worker.pid and _on_node(p, worker.pid)]:
         assert time.monotonic() < deadline and runner.poll() is None, "a guest should run on the worker node"
         time.sleep(0.5)
     time.sleep(2)  # past the barrier: both idle
@@ -194,6 +130,6 @@ def _on_node(p: psutil.Process, node_pgid: int) -> bool:
     """Whether a guest runs under the given node: one of its ancestors (the actor's worker, the raylet) is in
     that node's process group."""
     try:
-        return any(_pgid(a.pid) == node_pgid for a in p.parents())
+        return any(pgid(a.pid) == node_pgid for a in p.parents())
     except psutil.Error:
         return False

@@ -34,8 +34,9 @@ from suites.app.bench import check_out_dirs, fail
 from suites.app.outdirs import require_makeable, require_outside_source
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
 from suites.backends.corelock import CoresHeld, describe, held_by_others
+from suites.backends.ray import cluster_gpus
 from suites.config.compose import Composition, compose_run
-from suites.config.schema import one_line, register_configs, run_stamp
+from suites.config.schema import BackendKind, one_line, register_configs, run_stamp
 from suites.config.study import StudySettings, load_settings, load_timings, split_args
 from suites.errors import BenchError, ConfigError, PlacementError
 from suites.record import mlflow_runs, reader
@@ -115,6 +116,15 @@ def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
         line(f"  skip {s}")
 
 
+def gpus_to_plan_with(inv: Inventory, overrides: list[str], base_dir: Path) -> tuple[int, str]:
+    """This host's GPUs, or with ``backend=ray`` the cluster's (a fleet of VMs: each part then placed by its nodes'
+    own GPUs, and skipped with the cluster's offer where they are not there)."""
+    cfg = compose_run(overrides).cfg
+    if cfg.backend is BackendKind.ray:
+        return cluster_gpus(cfg.ray, base_dir)
+    return len(inv.gpus), inv.gpu_status
+
+
 def study_dir(root: Path) -> Path:
     """A new ``<root>/<run stamp>`` (time, milliseconds and pid, like a run directory: never another study's)."""
     path = root / run_stamp()
@@ -176,13 +186,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(mine)
         inv = inventory.collect()
-        sp = plan_study(len(inv.gpus), missing_components(), settings, load_timings(settings.timings))
+        gpus, gpu_status = gpus_to_plan_with(inv, overrides, base_dir)
+        sp = plan_study(gpus, missing_components(), settings, load_timings(settings.timings))
         comps = compose_parts(sp, overrides)
         require_outside_source(base_dir / settings.out_dir, "study.out_dir")
         require_makeable(base_dir / settings.out_dir, "study.out_dir")
         for comp in comps.values():  # each part's store, cache and artifact folders, before anything starts
             check_out_dirs(comp.cfg)
-        show_plan(out, sp, inv.gpu_status)
+        show_plan(out, sp, gpu_status)
         if "--plan" in argv:
             return 0
         wait_s = next(iter(comps.values())).cfg.wait_for_cores_s if comps else 0.0

@@ -58,6 +58,7 @@ class Placement:
     env: dict[str, str] = field(default_factory=dict)  # e.g. CUDA MPS limits
     resources: dict[str, float] = field(default_factory=dict)  # what a Ray actor asks for (backend=ray)
     node: str = ""  # the Ray node that ran it; "" for this host
+    node_id: str = ""  # the Ray node it must run on (ray.placement=per-node); "" where Ray picks
     validity: str = ENFORCED  # ENFORCED | EMULATED | NOT_ENFORCED, as placed
     reason: str = ""  # why the validity is what it is, where that is not the usual reason (TCG_EMULATION)
 

@@ -23,12 +23,15 @@ from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.inventory import Inventory, git_sha
+from gpu_probe.stats import ClockOffset, clock_offset
 from suites.backends.base import Backend
+from suites.backends.fleet import labels, place_per_node
+from suites.backends.fleet import offer as fleet_offer
 from suites.backends.handle import REPO_ROOT, GuestHandle
 from suites.backends.placement import EMULATED, ENFORCED, NOT_ENFORCED, Placement, place_cpus
-from suites.backends.ray_agent import GuestAgent, RayGuest, RemotePipe, host_key
+from suites.backends.ray_agent import GuestAgent, RayGuest, RemotePipe, host_key, node_report
 from suites.config.profiles import ProfileConfig, ProfileKind
-from suites.config.schema import RayConfig
+from suites.config.schema import PER_NODE, RayConfig
 from suites.errors import ConfigError, DataError, PlacementError, first_line
 from suites.guest.protocol import GuestSpec
 
@@ -66,6 +69,14 @@ def connect(cfg: RayConfig, base_dir: Path) -> list[dict[str, Any]]:
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def cluster_gpus(cfg: RayConfig, base_dir: Path) -> tuple[int, str]:
+    """The GPUs a Ray cluster offers (whole GPUs over its live nodes, as Ray counts them) and a line saying so: what a
+    study on a fleet plans with instead of this host's."""
+    nodes = connect(cfg, base_dir)
+    gpus = int(sum(nd.get("Resources", {}).get("GPU", 0.0) for nd in nodes))
+    return gpus, f"Ray cluster at {cfg.address}: {gpus} GPU(s) on {len(nodes)} node(s), ray.placement={cfg.placement}"
 
 
 def gcs_endpoint(address: str) -> tuple[str | None, int]:
@@ -148,16 +159,55 @@ def place_on_cluster(profile: Any, n: int, nodes: list[dict[str, Any]], overcomm
     return [Placement(f"g{i}", [], [], [], note, resources=dict(res), validity=validity) for i in range(n)]
 
 
-def make_guests(specs: list[GuestSpec], placements: list[Placement], log_dir: Path) -> list[GuestHandle]:
-    """One actor per guest, asking Ray for the placement's resources (Ray schedules them now)."""
+def on_node(node_id: str) -> Any:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id, soft=False)
+
+
+def node_reports(nodes: list[dict[str, Any]], timeout_s: float = 120.0) -> list[dict[str, Any]]:
+    """Every live node's report of itself (gpu_probe there), asked on each node, in the cluster's order."""
+    import ray
+
+    task = ray.remote(num_cpus=0)(node_report)
+    refs = [task.options(scheduling_strategy=on_node(n["NodeID"])).remote(n.get("Resources", {}).get("GPU", 0.0))
+            for n in nodes]
+    try:
+        return ray.get(refs, timeout=timeout_s)
+    except Exception as exc:
+        raise PlacementError(f"ray.placement=per-node: the nodes did not report their GPUs within {timeout_s:.0f} s "
+                             f"({first_line(exc)})") from exc
+
+
+def measure_offset(actor: Any, rounds: int = 7) -> ClockOffset:
+    """The actor's node clock minus this one, from ``rounds`` round trips to :meth:`GuestAgent.now` (the first
+    warms the connection and is dropped)."""
+    import time
+
+    import ray
+
+    trips = []
+    for _ in range(rounds + 1):
+        sent = time.time()
+        theirs = ray.get(actor.now.remote(), timeout=30)
+        trips.append((sent, theirs, time.time()))
+    return clock_offset(trips[1:])
+
+
+def make_guests(specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
+                sample_hz: float = 0.0) -> list[GuestHandle]:
+    """One actor per guest, asking Ray for the placement's resources (Ray schedules them now); a guest placed on
+    a node of its own (``node_id``) is pinned there and its node's GPUs sampled at ``sample_hz``."""
     import ray
 
     agent = ray.remote(GuestAgent)
     guests: list[GuestHandle] = []
     for s, p in zip(specs, placements, strict=True):
         res = p.resources
+        pin = {"scheduling_strategy": on_node(p.node_id)} if p.node_id else {}
         actor = agent.options(num_cpus=res.get("CPU", 0.0), num_gpus=res.get("GPU", 0.0),
-                              memory=res.get("memory") or None, max_restarts=0).remote()
+                              memory=res.get("memory") or None, max_restarts=0, **pin
+                              ).remote(sample_hz if p.node_id else 0.0)
         log_path = log_dir / f"{s.guest_id}.log"
         guests.append(RayGuest(s, log_path, RemotePipe(actor, log_path)))
     return guests
@@ -182,8 +232,9 @@ def start_actors(guests: list[GuestHandle], placements: list[Placement], vcpus: 
     here, mine = host_key(), git_sha(REPO_ROOT)
     for members in by_host(nodes).values():
         info = members[0][2]
+        want = node_vcpus(vcpus, len(members), info["cpus"]) if members[0][1].node_id else vcpus
         try:
-            cpu_sets = place_cpus(len(members), vcpus, info["cpus"], overcommit)
+            cpu_sets = place_cpus(len(members), want, info["cpus"], overcommit)
         except PlacementError as exc:
             for g, _, _ in members:
                 g.kill(f"Ray node {info['host']}: {exc}")
@@ -192,7 +243,16 @@ def start_actors(guests: list[GuestHandle], placements: list[Placement], vcpus: 
             assign(g, p, node_info, cpus, mine)
             pipe = remote(g)
             pipe.same_host = node_info["host_key"] == here
+            if p.node_id:  # the node's clock against the runner's, before anything is stamped on it
+                pipe.offset = measure_offset(pipe.actor)
+                p.note = "; ".join(x for x in (p.note, f"clock offset {pipe.offset.text()}") if x)
             pipe.pid = ray.get(pipe.actor.start.remote(g.spec.to_line()))
+
+
+def node_vcpus(vcpus: int, guests: int, cpus: list[int]) -> int:
+    """A guest that has its node to itself gets the profile's vCPUs, or what the VM has where that is fewer (said in
+    its placement note); guests of nodes that share one machine (tests) split its cores."""
+    return max(1, min(vcpus, len(cpus) // max(guests, 1)))
 
 
 def by_host(nodes: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -254,14 +314,25 @@ class RayBackend(Backend):
     name = "ray"
 
     def __init__(self, cfg: RayConfig, base_dir: Path, vcpus: int, cpu_overcommit: bool,
-                 start_timeout_s: float) -> None:
+                 start_timeout_s: float, sample_hz: float = 0.0) -> None:
         self.cfg, self.base_dir, self.vcpus = cfg, base_dir, vcpus
         self.cpu_overcommit, self.start_timeout_s = cpu_overcommit, start_timeout_s
+        self.sample_hz = sample_hz  # the run's sampler rate, also on each node (ray.placement=per-node)
+        self.reports: list[dict[str, Any]] = []  # what each node said it is (per-node), asked once per run
 
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
-        """Ray's view of the cluster decides; CPUs and GPUs are picked on the nodes at start."""
+        """Ray's view of the cluster decides; CPUs and GPUs are picked on the nodes at start. Per node: each guest
+        a node whose GPU is the profile, by what the node itself reports."""
         nodes = connect(self.cfg, self.base_dir)
-        return place_on_cluster(profile, n, nodes, self.cpu_overcommit, self.cfg.address)
+        if self.cfg.placement != PER_NODE:
+            return place_on_cluster(profile, n, nodes, self.cpu_overcommit, self.cfg.address)
+        live = {nd["NodeID"] for nd in nodes}
+        if {r["node_id"] for r in self.reports} != live:
+            self.reports = node_reports(nodes)
+        print(f"ray: {len(self.reports)} node(s): " + ", ".join(
+            f"{labels(self.reports)[r['node_id']]} {fleet_offer(r)}" for r in self.reports), file=sys.stderr,
+            flush=True)
+        return place_per_node(profile, n, self.reports)
 
     def check_data(self, data: dict[str, Any]) -> None:
         """The data must be at the same path on every node (a shared filesystem, or a copy): asked on each live
@@ -280,7 +351,7 @@ class RayBackend(Backend):
         # Joined at plan time, but a comparison's earlier phase has left again; without this Ray would
         # silently start a private local instance for the next phase instead of using ray.address.
         connect(self.cfg, self.base_dir)
-        started += make_guests(specs, placements, log_dir)
+        started += make_guests(specs, placements, log_dir, self.sample_hz)
         start_actors(started, placements, self.vcpus, self.cpu_overcommit, self.start_timeout_s)
 
     def shutdown(self) -> None:

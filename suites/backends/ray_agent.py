@@ -11,9 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpu_probe import procfs
+from gpu_probe import inventory, procfs
 from gpu_probe.inventory import git_sha
-from gpu_probe.sampler import NAN, ProcessTree, RemoteUsage
+from gpu_probe.nvml import Nvml
+from gpu_probe.remote import NAN, RemoteUsage
+from gpu_probe.sampler import ProcessTree, Sampler
+from gpu_probe.stats import ClockOffset
+from gpu_probe.trace import lib_from_env
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
 from suites.errors import first_line
 from suites.guest.protocol import GuestSpec, parse_event
@@ -33,15 +37,51 @@ def host_key() -> str:
         return f"{socket.gethostname()}/?"
 
 
-class GuestAgent:
-    """Lives on a Ray node as an actor: one guest process there, relayed line by line."""
+def node_report(ray_gpus: float) -> dict[str, Any]:
+    """What this node is, for ray.placement=per-node: its GPUs through gpu_probe here (NVML of the VM, or the
+    trace ``$GPU_PROBE_NVML_TRACE`` names on a node that stands in for one), vCPUs, memory, Ray's node id."""
+    import ray
 
-    def __init__(self) -> None:
+    lib, trace = lib_from_env()
+    with Nvml(lib) as nv:
+        inv = inventory.collect(nv)
+    return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
+            "ip": ray.util.get_node_ip_address(), "cpus": sorted(os.sched_getaffinity(0)),
+            "mem_MiB": inv.mem_total_MiB, "gpus": inv.gpus, "driver": inv.driver_version,
+            "gpu_status": inv.gpu_status, "nvml_trace": trace, "ray_gpus": ray_gpus}
+
+
+def node_columns(row: dict[str, Any], guest_id: str) -> dict[str, Any]:
+    """A node sampler's row as the runner's columns for its one guest: the node's GPUs under the guest
+    (``g0.gpu0.util_pct``), the guest's own GPU figures as they are (``g0.gpu_mem_MiB``); ``t`` its epoch time."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key.startswith("gpu"):
+            out[f"{guest_id}.{key}"] = value
+        elif key.startswith(f"{guest_id}.gpu_"):
+            out[key] = value
+    return out
+
+
+class GuestAgent:
+    """Lives on a Ray node as an actor: one guest process there, relayed line by line. With ``sample_hz``
+    (ray.placement=per-node: the node is the guest's VM) it also samples the node's GPUs at that rate."""
+
+    def __init__(self, sample_hz: float = 0.0) -> None:
         self.log_path = Path(tempfile.mkdtemp(prefix="gmb-guest-")) / "guest.log"
         self.pipe = GuestPipe(self.log_path)
         self.tree: ProcessTree | None = None
         self._usage = (NAN, NAN)
         self._next_read = self._next_refresh = 0.0
+        self.sample_hz = sample_hz
+        self.sampler: Sampler | None = None
+        self.trace = ""
+        self._shipped = 0
+        self._guest_id = ""
+
+    def now(self) -> float:
+        """This node's clock, for the runner's round trips (:func:`suites.backends.ray.measure_offset`)."""
+        return time.time()
 
     def node(self) -> dict[str, Any]:
         import ray
@@ -53,9 +93,26 @@ class GuestAgent:
                 "suite_dir": str(REPO_ROOT)}
 
     def start(self, spec_line: str) -> int:
-        pid = self.pipe.start(GuestSpec.from_line(spec_line), keep_lines=True)
+        spec = GuestSpec.from_line(spec_line)
+        pid = self.pipe.start(spec, keep_lines=True)
         self.tree = ProcessTree(pid)
+        if self.sample_hz:
+            lib, self.trace = lib_from_env()
+            self._guest_id = spec.guest_id
+            self.sampler = Sampler(self.sample_hz, nvml=Nvml(lib)).__enter__()
+            self.sampler.watch(spec.guest_id, pid)
         return pid
+
+    def samples(self) -> dict[str, Any]:
+        """The node sampler's rows since the last call (node epoch time ``t``) and what it knows about itself."""
+        if self.sampler is None:
+            return {}
+        s = self.sampler
+        rows = s.rows[self._shipped:]
+        self._shipped += len(rows)
+        return {"rows": [{"t": s.t0 + r["t_s"], **node_columns(r, self._guest_id)} for r in rows],
+                "cpu_pct": s.cpu_pct, "rate_hz": s.achieved_rate_hz, "errors": s.errors, "gpu_status": s.gpu_status,
+                "trace": self.trace, "notes": [s.attribution_note] if s.attribution_note else []}
 
     def send(self, line: str) -> None:
         self.pipe.send(line)
@@ -65,7 +122,7 @@ class GuestAgent:
         self.pipe.drain()  # the same events, kept as lines to relay
         cpu, rss = self.usage()
         return {"lines": self.pipe.drain_lines(), "returncode": code, "cpu_pct": cpu, "rss_MiB": rss,
-                "log_tail": self.pipe.log_tail() if code is not None else ""}
+                "log_tail": self.pipe.log_tail() if code is not None else "", "node": self.samples()}
 
     def usage(self) -> tuple[float, float]:
         """The guest tree's CPU % and RSS, read at most 5 times a second (polls come faster)."""
@@ -81,6 +138,8 @@ class GuestAgent:
     def finish(self) -> str:
         """Kill the guest's process group; its log text, with the node-local copy removed."""
         self.pipe.kill()
+        if self.sampler is not None:
+            self.sampler.__exit__(None, None, None)
         try:
             with self.log_path.open("rb") as f:
                 return f.read(LOG_LIMIT).decode(errors="replace")
@@ -105,6 +164,7 @@ class RemotePipe:
         self._rss = 0.0
         self._killed = False
         self._next_poll = 0.0
+        self.offset: ClockOffset | None = None  # the node's clock minus this one (ray.placement=per-node)
 
     def send(self, line: str) -> None:
         if self.pid is not None and not self._killed:
@@ -134,7 +194,26 @@ class RemotePipe:
         if snap["returncode"] is not None:
             self._code, self._tail = snap["returncode"], snap["log_tail"]
             self.usage.gone()
-        return [ev for ev in map(parse_event, snap["lines"]) if ev is not None]
+        self.take_node_samples(snap.get("node") or {})
+        return [self.on_this_clock(ev) for ev in map(parse_event, snap["lines"]) if ev is not None]
+
+    def take_node_samples(self, node: dict[str, Any]) -> None:
+        if not node:
+            return
+        shift = self.offset.offset_s if self.offset and self.offset.n else 0.0
+        self.usage.add_rows(node.pop("rows"), shift)
+        self.usage.node = {**node, "clock_offset": self.offset.text() if self.offset else "not measured"}
+
+    def on_this_clock(self, ev: dict[str, Any]) -> dict[str, Any]:
+        """A result's training interval, stamped on the node's clock, on the runner's: the node's offset taken off
+        (the residual uncertainty is in the placement's note)."""
+        if ev.get("event") != "result" or not self.offset or not self.offset.n:
+            return ev
+        result = dict(ev.get("result") or {})
+        for key in ("t_train_start", "t_train_end"):
+            if isinstance(result.get(key), (int, float)):
+                result[key] -= self.offset.offset_s
+        return {**ev, "result": result}
 
     def returncode(self) -> int | None:
         return self._code

@@ -18,7 +18,7 @@ def backend_for(cfg: BenchConfig, base_dir: Path) -> Backend:
         if importlib.util.find_spec("ray") is None:  # a bare GPU image has no Ray: one line, not a traceback
             raise ConfigError("backend=ray: ray is not installed in this Python (extra ray: pip install -e '.[ray]')")
         return RayBackend(cfg.ray, base_dir, cfg.profile.vcpus, cfg.scenario.cpu_overcommit,
-                          cfg.scenario.start_timeout_s)
+                          cfg.scenario.start_timeout_s, cfg.sampler.rate_hz)
     if cfg.backend is BackendKind.vm:
         return VmBackend(cfg.vm, base_dir, cfg.scenario.cpu_overcommit)
     return LocalBackend(cfg.scenario.cpu_overcommit, mps=cfg.sharing is Sharing.mps)

@@ -89,3 +89,11 @@ class ProfileConfig:
             require(self.framebuffer_MiB <= limit, "profile.framebuffer_MiB",
                     f"{self.framebuffer_MiB} MiB is more than {where} {limit} MiB")
 
+
+def type_matches(profile_name: str, type_name: str) -> bool:
+    """'GRID M60-8Q' / 'NVIDIA A100-10C' / 'NVIDIA H100-3-40C' is profile m60-8q / a100-40-10c / h100-mig-3-40c (the
+    suite's names carry the framebuffer size where a GPU comes in two, and "mig" for a MIG-backed type; NVIDIA's type
+    names do neither)."""
+    bare = re.sub(r"^(GRID|NVIDIA)\s+", "", type_name.strip(), flags=re.IGNORECASE).lower()
+    name = profile_name.lower()
+    return bare in {n.replace("-mig-", "-") for n in (name, re.sub(r"^([a-z0-9]+)-\d+-", r"\1-", name))}

@@ -65,6 +65,9 @@ class SamplerConfig:
         require(0 < self.rate_hz <= 200, "sampler.rate_hz", f"must be in (0, 200], got {self.rate_hz}")
 
 
+FRACTIONAL, PER_NODE = "fractional", "per-node"
+
+
 @dataclass
 class RayConfig:
     # An existing cluster: "auto" (RAY_ADDRESS, else the cluster this node runs), "HOST:PORT", "ray://HOST:10001".
@@ -75,9 +78,14 @@ class RayConfig:
     working_dir: Optional[str] = None
     excludes: list[str] = field(default_factory=lambda: [".git", ".venv", ".uv", ".whl", ".gl", ".vm", "outputs",
                                                          "multirun", "data"])
+    # fractional: Ray packs guests by resources (a vGPU profile asks 1/max_per_gpu of a GPU: emulated).
+    # per-node: each guest one whole node (a VM) whose own GPU is the profile, as gpu_probe there reports it.
+    placement: str = FRACTIONAL
 
     def check(self) -> None:
         require(bool(self.address.strip()), "ray.address", "must name a cluster: auto, HOST:PORT or ray://HOST:PORT")
+        require(self.placement in (FRACTIONAL, PER_NODE), "ray.placement",
+                f"must be {FRACTIONAL} or {PER_NODE}, got {self.placement!r}")
 
 
 class Accel(Enum):

@@ -31,7 +31,7 @@ def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
         "reasons": outcome.reasons,
         "data": outcome.data,
         "gpu_status": outcome.inventory.gpu_status,
-        "sampler": {"requested_hz": s.rate_hz, "achieved_hz": s.achieved_hz, "samples": len(s.rows),
+        "sampler": {"t0": s.t0, "requested_hz": s.rate_hz, "achieved_hz": s.achieved_hz, "samples": len(s.rows),
                     "errors": s.errors, "cpu_pct": s.cpu_pct, "clock_events": s.clock_events, "notes": s.notes},
         "host_metrics": outcome.host_metrics,  # host and GPU aggregates, energy: what MLflow gets, here too
         "guests": [{"spec": asdict(o.spec), "placement": asdict(o.placement), "result": o.result.as_dict(),

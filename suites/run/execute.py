@@ -122,8 +122,8 @@ def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: 
     outcomes = []
     for g, p in zip(guests, plan.placements, strict=True):
         result = g.final_result()
-        outcomes.append(GuestOutcome(g.spec, p, result, g.log_path, samples.aggregate(f"{g.id}."),
-                                     measured_validity(p, result)))
+        sampled = {**samples.aggregate(f"{g.id}."), **samples.node_metrics(g.id)}  # a remote guest's node sampler
+        outcomes.append(GuestOutcome(g.spec, p, result, g.log_path, sampled, measured_validity(p, result)))
     failed = [o for o in outcomes if not o.result.ok]
     reasons = [f"{o.spec.guest_id}: {o.result.error}" for o in failed]
     if interrupted:

@@ -13,12 +13,11 @@ it is made, and the next vGPU run removes those whose maker is gone.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from suites.backends.leftovers import Ledger
-from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.profiles import ProfileConfig, ProfileKind, type_matches
 from suites.errors import PlacementError
 
 NVIDIA = "0x10de"
@@ -61,13 +60,6 @@ def mdev_types(sysfs: Path) -> list[MdevType]:
             avail = _read(t / "available_instances")
             out.append(MdevType(parent.name, t.name, _read(t / "name"), int(avail) if avail.isdigit() else 0))
     return out
-
-
-def type_matches(profile_name: str, type_name: str) -> bool:
-    """'GRID M60-8Q' / 'NVIDIA A100-10C' is profile m60-8q / a100-40-10c (the suite's names carry the framebuffer
-    size where a GPU comes in two; NVIDIA's type names do not)."""
-    bare = re.sub(r"^(GRID|NVIDIA)\s+", "", type_name.strip(), flags=re.IGNORECASE).lower()
-    return bare in (profile_name.lower(), re.sub(r"^([a-z0-9]+)-\d+-", r"\1-", profile_name.lower()))
 
 
 def passthrough_for(profile: ProfileConfig, n: int, sysfs: Path) -> list[list[str]]:

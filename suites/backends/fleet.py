@@ -1,0 +1,140 @@
+"""``ray.placement=per-node``: each guest one whole Ray node, a VM whose hypervisor gave it the profile.
+
+A site's vSphere / AHV / OpenStack VMs join a Ray cluster; each reports what its
+GPU *is* through gpu_probe on it (:func:`suites.backends.ray_agent.node_report`).
+A guest of profile P goes only to a node whose GPU is P: a ``GRID M60-8Q`` vGPU
+for m60-8q, a passthrough GPU of the profile's model for a passthrough profile,
+a MIG device of the profile's size for a MIG-backed one. The hypervisor enforces
+the profile there, so such a guest is ``enforced`` and says what was seen. Pure:
+node reports in, placements or one PlacementError out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from gpu_probe import vocab
+from suites.backends.placement import ENFORCED, Placement
+from suites.config.profiles import ProfileConfig, ProfileKind, family, type_matches
+from suites.errors import PlacementError
+
+PASSTHROUGH_MODES = ("passthrough", "none")  # a VM's passed-through GPU, or a bare-metal node's own
+
+
+def gpu_label(gpu: dict[str, Any]) -> str:
+    """What one GPU is, in a line: ``GRID M60-8Q``, ``Tesla M60 (passthrough)``, ``... MIG 3g.20gb``."""
+    name, mode = str(gpu.get("name") or "unnamed GPU"), gpu.get("virtualization_mode")
+    migs = [str(m.get("name")) for m in gpu.get("mig_devices") or []]
+    if migs:
+        return ", ".join(sorted(set(migs)))
+    return name if mode == "vgpu-guest" else f"{name} ({mode or 'mode unknown'})"
+
+
+def offer(node: dict[str, Any]) -> str:
+    """What a node offers, e.g. ``GRID M60-4Q`` or ``no GPU``."""
+    gpus = node.get("gpus") or []
+    if not gpus:
+        return vocab.NO_GPU
+    labels = Counter(gpu_label(g) for g in gpus)
+    return " + ".join(f"{n} x {lab}" if n > 1 else lab for lab, n in labels.items())
+
+
+def mig_size(profile: ProfileConfig) -> str:
+    """A MIG-backed profile's device size as NVML names it: ``3g.20gb``."""
+    return f"{profile.mig_slices}g.{round((profile.framebuffer_MiB or 0) / 1024)}gb"
+
+
+def seen(profile: ProfileConfig, node: dict[str, Any]) -> str:
+    """What on this node is the profile (the text its validity cites), or "" when nothing is."""
+    gpus = node.get("gpus") or []
+    if profile.kind is ProfileKind.cpu:
+        return "no GPU asked for"
+    if profile.kind is ProfileKind.vgpu:
+        for g in gpus:
+            if g.get("virtualization_mode") == "vgpu-guest" and type_matches(profile.name, str(g.get("name", ""))):
+                return f"hypervisor: {g['name']} seen in the VM"
+        if profile.scheduler == "mig":
+            for g in gpus:
+                for m in g.get("mig_devices") or []:
+                    if same_family(profile, str(m.get("name", ""))) and re.search(
+                            rf"\b{re.escape(mig_size(profile))}\b", str(m.get("name", ""))):
+                        return f"MIG device {m['name']} seen on the node"
+        return ""
+    whole = [g for g in gpus if g.get("virtualization_mode") in PASSTHROUGH_MODES and not g.get("mig_devices")
+             and same_family(profile, str(g.get("name", "")))]
+    if len(whole) < profile.gpus:
+        return ""
+    how = "passed through to the VM" if whole[0].get("virtualization_mode") == "passthrough" else "bare metal"
+    return f"{len(whole)} x {whole[0].get('name')} {how}"
+
+
+def same_family(profile: ProfileConfig, gpu_name: str) -> bool:
+    """The GPU is of the profile's model family (any GPU where the profile names none): 'NVIDIA A100-SXM4-40GB MIG
+    3g.20gb' is an A100."""
+    return not profile.gpu_model or family(profile.gpu_model) == family(gpu_name)
+
+
+def wanted(profile: ProfileConfig) -> str:
+    """What a node must have for ``profile``, as the refusal says it."""
+    if profile.kind is ProfileKind.cpu:
+        return "any node"
+    if profile.kind is ProfileKind.passthrough:
+        model = profile.gpu_model or "GPU"
+        return f"{profile.gpus} x {model} passed through" if profile.gpus > 1 else f"a {model} passed through"
+    if profile.scheduler == "mig":
+        return f"a {profile.name.upper()} vGPU or a MIG {mig_size(profile)} device"
+    brand = "GRID" if profile.name.lower().endswith("q") else "NVIDIA"
+    bare = re.sub(r"^([a-z0-9]+)-[0-9]+-(?=[0-9]+[a-z]$)", r"\1-", profile.name)  # a100-40-10c: A100-10C
+    return f"a {brand} {bare.upper()}"
+
+
+def labels(nodes: list[dict[str, Any]]) -> dict[str, str]:
+    """node id -> the name a person knows it by: its hostname, with its address where two share one."""
+    hosts = Counter(n.get("host") for n in nodes)
+    return {n["node_id"]: n["host"] if hosts[n.get("host")] == 1 else f"{n['host']}@{n.get('ip', '?')}"
+            for n in nodes}
+
+
+def refusal(profile: ProfileConfig, n: int, nodes: list[dict[str, Any]], fitting: list[str]) -> str:
+    """``profile m60-8q needs 2 nodes with a GRID M60-8Q; the cluster has 1 (vm-a), and 1 with GRID M60-4Q (vm-b)``"""
+    name = labels(nodes)
+    others: dict[str, list[str]] = {}
+    for node in nodes:
+        if node["node_id"] not in fitting:
+            others.setdefault(offer(node), []).append(name[node["node_id"]])
+    have = f"{len(fitting)}" + (f" ({', '.join(name[i] for i in fitting)})" if fitting else "")
+    rest = "".join(f", and {len(ids)} with {what} ({', '.join(ids)})" for what, ids in others.items())
+    return (f"profile {profile.name} needs {n} node(s) with {wanted(profile)} (ray.placement=per-node: one guest "
+            f"per node); the cluster has {have}{rest}")
+
+
+def place_per_node(profile: ProfileConfig, n: int, nodes: list[dict[str, Any]]) -> list[Placement]:
+    """One guest per node whose GPU is the profile, in the cluster's node order, or one PlacementError."""
+    fitting = [nd["node_id"] for nd in nodes if seen(profile, nd)]
+    if len(fitting) < n:
+        raise PlacementError(refusal(profile, n, nodes, fitting))
+    by_id = {nd["node_id"]: nd for nd in nodes}
+    name = labels(nodes)
+    out = []
+    for i, node_id in enumerate(fitting[:n]):
+        node = by_id[node_id]
+        what = seen(profile, node)
+        if node.get("nvml_trace"):  # a stand-in node: what it "saw" is a recording, and the record says so
+            what += f"; NVML replayed from {node['nvml_trace']}"
+        res = {"CPU": 0.0, "GPU": float(node.get("ray_gpus", 0.0))}  # the whole node; its own figures recorded
+        out.append(Placement(f"g{i}", [], [], [], shortfall(profile, node), resources=res, node=name[node_id],
+                             node_id=node_id, validity=ENFORCED, reason=what))
+    return out
+
+
+def shortfall(profile: ProfileConfig, node: dict[str, Any]) -> str:
+    """A VM smaller than the profile is used as it is; the note says by how much."""
+    parts = []
+    cpus, mem = len(node.get("cpus") or []), float(node.get("mem_MiB") or 0)
+    if cpus < profile.vcpus:
+        parts.append(f"{cpus} vCPU(s), profile {profile.name} asks {profile.vcpus}")
+    if mem and mem < profile.memory_MiB:
+        parts.append(f"{mem:.0f} MiB memory, profile asks {profile.memory_MiB}")
+    return f"node has {'; '.join(parts)}: its own figures recorded" if parts else ""

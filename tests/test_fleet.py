@@ -1,0 +1,143 @@
+"""ray.placement=per-node without a cluster: what a node is (gpu_probe over recorded NVML traces), which profile it
+can hold, the refusal line, the clock offset estimate and how remote rows join the runner's samples."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from gpu_probe import inventory
+from gpu_probe.nvml import Nvml
+from gpu_probe.remote import RemoteUsage, merge_rows
+from gpu_probe.stats import clock_offset
+from gpu_probe.trace import TRACE_ENV, ReplayNvml, lib_from_env
+from suites.backends.fleet import offer, place_per_node, seen
+from suites.backends.placement import ENFORCED
+from suites.backends.ray_agent import RemotePipe, node_columns
+from suites.config.profiles import type_matches
+from suites.errors import PlacementError
+
+from .test_config_errors import compose_config
+
+TRACES = Path(__file__).parent / "traces"
+
+
+def node(trace: str, node_id: str, host: str = "vm", ip: str = "10.0.0.1", cpus: int = 2,
+         mem_MiB: float = 16384.0) -> dict:
+    """A node's report as the agent makes it, its GPUs read through gpu_probe from a recorded trace."""
+    gpus = []
+    if trace:
+        with Nvml(ReplayNvml.load(TRACES / trace)) as nv:
+            gpus = inventory.collect(nv).gpus
+    return {"node_id": node_id, "host": host, "ip": ip, "cpus": list(range(cpus)), "mem_MiB": mem_MiB, "gpus": gpus,
+            "nvml_trace": "", "ray_gpus": 1.0 if gpus else 0.0}
+
+
+def profile(name: str, *overrides: str):
+    return compose_config(f"profile={name}", *overrides).profile
+
+
+@pytest.fixture(scope="module")
+def fleet() -> list[dict]:
+    return [node("m60-8q-vgpu-guest.json", "a" * 56, "vm-a", "10.0.0.1"),
+            node("m60-4q-vgpu-guest.json", "b" * 56, "vm-b", "10.0.0.2"),
+            node("t4-power-not-supported.json", "c" * 56, "vm-c", "10.0.0.3"),
+            node("a100-mig.json", "d" * 56, "vm-d", "10.0.0.4"),
+            node("", "e" * 56, "vm-e", "10.0.0.5")]
+
+
+def test_each_node_holds_only_the_profile_its_gpu_is(fleet):
+    a, b, c, d, e = fleet
+    assert seen(profile("m60-8q"), a) == "hypervisor: GRID M60-8Q seen in the VM"
+    assert seen(profile("m60-8q"), b) == "" and seen(profile("m60-4q"), b).startswith("hypervisor: GRID M60-4Q")
+    assert seen(profile("m60-8q"), c) == ""  # a passthrough T4 is not an M60 vGPU
+    assert seen(profile("passthrough-1gpu"), c) == "1 x Tesla T4 passed through to the VM"
+    assert seen(profile("passthrough-1gpu"), a) == ""  # a vGPU is not a whole GPU
+    assert seen(profile("passthrough-2gpu"), c) == ""  # one GPU where two are asked
+    assert seen(profile("a100-40-mig-3-20c"), d) == "MIG device NVIDIA A100-SXM4-40GB MIG 3g.20gb seen on the node"
+    assert seen(profile("a100-40-mig-2-10c"), d) == ""  # not that size
+    assert seen(profile("h100-mig-3-40c"), d) == ""  # not that GPU
+    assert seen(profile("passthrough-1gpu"), d) == ""  # a GPU split into MIG devices is not whole
+    assert seen(profile("passthrough-1gpu"), e) == "" and seen(profile("cpu"), e) == "no GPU asked for"
+    assert [offer(n) for n in fleet] == ["GRID M60-8Q", "GRID M60-4Q", "Tesla T4 (passthrough)",
+                                         "NVIDIA A100-SXM4-40GB MIG 3g.20gb", "no GPU"]
+
+
+def test_too_few_nodes_of_the_profile_is_one_line_naming_what_the_cluster_has(fleet):
+    with pytest.raises(PlacementError) as err:
+        place_per_node(profile("m60-8q"), 2, fleet[:2])
+    assert str(err.value) == ("profile m60-8q needs 2 node(s) with a GRID M60-8Q (ray.placement=per-node: one guest "
+                              "per node); the cluster has 1 (vm-a), and 1 with GRID M60-4Q (vm-b)")
+    with pytest.raises(PlacementError, match=r"needs 1 node\(s\) with a NVIDIA A100-10C .* the cluster has 0, and 1 "
+                                             r"with GRID M60-8Q \(vm-a\), and 1 with GRID M60-4Q \(vm-b\), and 1 with "
+                                             r"Tesla T4 \(passthrough\) \(vm-c\)"):
+        place_per_node(profile("a100-40-10c"), 1, fleet[:3])
+
+
+def test_nodes_sharing_a_hostname_are_told_apart_by_address(fleet):
+    twins = [dict(fleet[0], host="vm"), dict(fleet[1], host="vm")]
+    with pytest.raises(PlacementError, match=r"has 1 \(vm@10\.0\.0\.1\), and 1 with GRID M60-4Q \(vm@10\.0\.0\.2\)"):
+        place_per_node(profile("m60-8q"), 2, twins)
+
+
+def test_a_guest_goes_to_the_node_whose_gpu_is_its_profile_and_is_enforced(fleet):
+    small = dict(fleet[1], cpus=[0], mem_MiB=4096.0, nvml_trace="/traces/m60-4q.json")
+    (p,) = place_per_node(profile("m60-4q"), 1, [fleet[0], small])
+    assert p.node_id == "b" * 56 and p.node == "vm-b" and p.validity == ENFORCED
+    assert p.reason == "hypervisor: GRID M60-4Q seen in the VM; NVML replayed from /traces/m60-4q.json"
+    assert p.resources == {"CPU": 0.0, "GPU": 1.0}  # the whole node, pinned by its id
+    # a VM smaller than the profile is used as it is, and the record says so
+    assert p.note == ("node has 1 vCPU(s), profile m60-4q asks 2; 4096 MiB memory, profile asks 8192: its own figures "
+                      "recorded")
+
+
+def test_mig_backed_vgpu_type_names_match_their_profiles():
+    assert type_matches("h100-mig-3-40c", "NVIDIA H100-3-40C")
+    assert type_matches("a100-40-mig-3-20c", "GRID A100-3-20C")
+    assert type_matches("a100-40-10c", "NVIDIA A100-10C") and not type_matches("a100-40-10c", "NVIDIA A100-3-20C")
+    assert not type_matches("h100-mig-3-40c", "NVIDIA H100-40C")
+
+
+def test_the_node_trace_comes_from_its_environment_only_where_set(tmp: Path):
+    assert lib_from_env({}) == (None, "")
+    trace = str(TRACES / "m60-8q-vgpu-guest.json")
+    lib, path = lib_from_env({TRACE_ENV: trace})
+    assert path == trace and isinstance(lib, ReplayNvml)
+
+
+def test_clock_offset_is_the_median_round_trip_midpoint_and_says_its_residual():
+    true = 2.5  # the node's clock runs 2.5 s ahead
+    trips = [(t, t + 0.004 + true, t + 0.010) for t in (100.0, 101.0, 102.0, 103.0, 104.0)]
+    trips.append((105.0, 105.0 + 0.9 + true, 105.95))  # one reply held up on its way back
+    off = clock_offset(trips)
+    assert off.n == 6 and off.offset_s == pytest.approx(true - 0.001, abs=1e-9)  # 4 ms out, 6 back: 1 ms bias
+    assert off.residual_s == pytest.approx(0.005)  # half the median round trip bounds that bias
+    assert off.spread_s == pytest.approx(0.0, abs=1e-9)
+    assert off.text() == "+2499.0 ms ± 5.0 (n=6)"
+    assert math.isnan(clock_offset([]).offset_s)
+
+
+def test_remote_rows_join_the_runner_rows_nearest_in_time_on_its_clock():
+    rows = [{"t_s": 0.0, "host_cpu_pct": 1.0}, {"t_s": 0.1, "host_cpu_pct": 2.0}, {"t_s": 0.2, "host_cpu_pct": 3.0},
+            {"t_s": 0.5, "host_cpu_pct": 4.0}]
+    usage = RemoteUsage()
+    # stamped on a node clock 10 s ahead: t 1010.1 there is 1000.1 here
+    usage.add_rows([{"t": 1010.01, "g0.gpu0.util_pct": 50.0}, {"t": 1010.12, "g0.gpu0.util_pct": 60.0},
+                    {"t": 1010.19, "g0.gpu0.util_pct": 70.0}], offset_s=10.0)
+    merged = merge_rows(rows, 1000.0, usage.rows, within_s=0.1)
+    assert [r.get("g0.gpu0.util_pct") for r in merged] == [50.0, 60.0, 70.0, None]  # 0.5 s: nothing within 0.1
+    assert "g0.gpu0.util_pct" not in rows[0] and all("t" not in r for r in merged)  # inputs untouched
+
+
+def test_a_node_row_becomes_the_guest_columns_and_its_interval_the_runner_clock(tmp: Path):
+    row = {"t_s": 1.0, "host_cpu_pct": 80.0, "g0.cpu_pct": 99.0, "gpu0.util_pct": 55.0, "g0.gpu_mem_MiB": 512.0}
+    assert node_columns(row, "g0") == {"g0.gpu0.util_pct": 55.0, "g0.gpu_mem_MiB": 512.0}
+    pipe = RemotePipe(None, tmp / "g0.log")
+    pipe.offset = clock_offset([(0.0, 7.0, 0.002)] * 5)  # node 7 s ahead
+    ev = {"event": "result", "result": {"guest_id": "g0", "status": "ok", "t_train_start": 107.5,
+                                        "t_train_end": 117.5}}
+    fixed = pipe.on_this_clock(ev)["result"]
+    assert fixed["t_train_start"] == pytest.approx(100.501) and fixed["t_train_end"] == pytest.approx(110.501)
+    assert ev["result"]["t_train_start"] == 107.5  # the event as received is left as it was

@@ -1,0 +1,133 @@
+"""ray.placement=per-node on two real Ray nodes standing in for a site's vGPU VMs.
+
+The head node answers NVML from a recorded ``GRID M60-8Q`` vGPU guest trace, the
+worker from a ``GRID M60-4Q`` one (chosen per node by ``GPU_PROBE_NVML_TRACE`` in
+the node's environment, which its agent reads). The worker's clock runs 30 s
+ahead, as an unsynchronised VM's would: what it stamps must land on the runner's
+clock. Linux has no namespace for the wall clock and libfaketime breaks Python's
+timed waits (EINVAL from time.sleep, Event.wait hangs), so the shift is a
+``sitecustomize`` on the worker node's PYTHONPATH that moves ``time.time`` of
+every Python process there (its actors, their guests) 30 s ahead.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_probe.trace import TRACE_ENV
+
+from .conftest import REPO, SMOKE, BenchRun, bench_args
+from .raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns
+from .test_fallback_store import mlflow_runs
+
+TRACES = Path(__file__).parent / "traces"
+SHIFT_S = 30.0
+SHIFTED_CLOCK = f"""import time
+
+_time, _time_ns = time.time, time.time_ns
+time.time = lambda: _time() + {SHIFT_S}
+time.time_ns = lambda: _time_ns() + {int(SHIFT_S * 1e9)}
+"""
+IDLE = ["scenario=single", "workload=idle", "workload.seconds=4", "profile.memory_MiB=1024", "profile.vcpus=1"]
+
+
+@pytest.fixture(scope="module")
+def fleet_cluster(tmp_path_factory: pytest.TempPathFactory):
+    site = tmp_path_factory.mktemp("shifted-clock")
+    (site / "sitecustomize.py").write_text(SHIFTED_CLOCK)
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    shifted = {"PYTHONPATH": path}
+    c = NamespaceCluster(head_env={TRACE_ENV: str(TRACES / "m60-8q-vgpu-guest.json")},
+                         worker_env={TRACE_ENV: str(TRACES / "m60-4q-vgpu-guest.json"), **shifted})
+    c.start()
+    yield c.nodes
+    c.stop()
+
+
+def per_node(nodes: dict, tmp: Path, *overrides: str) -> BenchRun:
+    args, run_dir, uri = bench_args(tmp, *SMOKE, "backend=ray", "ray.placement=per-node",
+                                    f"ray.address={nodes['address']}", *overrides)
+    proc = subprocess.run(in_ns(nodes["ns"], *args), cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
+    return BenchRun(proc, run_dir, uri)
+
+
+def samples(run_dir: Path) -> list[dict[str, str]]:
+    with (run_dir / "samples.csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_two_m60_8q_guests_are_refused_naming_both_nodes_gpus(tmp: Path, fleet_cluster):
+    run = per_node(fleet_cluster, tmp, "profile=m60-8q", "scenario=concurrent", "workload=idle")
+    lines = [ln for ln in run.proc.stderr.splitlines() if ln.startswith("error:")]
+    assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr[-2000:]
+    assert re.fullmatch(rf"error: profile m60-8q needs 2 node\(s\) with a GRID M60-8Q \(ray.placement=per-node: one "
+                        rf"guest per node\); the cluster has 1 \(\S+@{HEAD_IP}\), and 1 with GRID M60-4Q "
+                        rf"\(\S+@{WORKER_IP}\)", lines[0]), lines[0]
+    assert not run.run_dir.exists()
+
+
+def test_an_m60_8q_guest_runs_on_the_8q_node_enforced_with_its_gpu_series(tmp: Path, fleet_cluster):
+    run = per_node(fleet_cluster, tmp, "profile=m60-8q", *IDLE)
+    assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
+    (g,) = run.results["guests"]
+    assert f"({HEAD_IP})" in g["placement"]["node"] and g["validity"] == "enforced"
+    assert g["placement"]["reason"].startswith("hypervisor: GRID M60-8Q seen in the VM; NVML replayed from ")
+    rows = samples(run.run_dir)
+    util = [float(r["g0.gpu0.util_pct"]) for r in rows if r.get("g0.gpu0.util_pct")]
+    assert len(util) >= 0.5 * len(rows) and set(util) <= set(range(55, 85)) and len(set(util)) > 1  # the trace's
+    assert all(not r.get("g0.gpu0.power_W") for r in rows)  # a vGPU guest's NVML has none: empty, never 0
+    assert g["sampled"]["gpu0.mem_used_MiB.max"] > 512 and g["sampled"]["sampler_cpu_pct"] >= 0
+    notes = run.results["sampler"]["notes"]
+    assert any("g0: the node's NVML answers were replayed from" in n for n in notes), notes
+    assert any("g0: the node's GPU does not expose power" in n for n in notes), notes
+    (guest_run,) = [r for r in mlflow_runs(run.tracking_uri) if r.data.tags.get("bench.role") == "guest"]
+    assert 55 <= guest_run.data.metrics["gpu0.util_pct.mean"] <= 84
+    assert "sampler_cpu_pct" in guest_run.data.metrics
+
+
+def test_a_node_whose_clock_is_off_is_put_on_the_runners_clock(tmp: Path, fleet_cluster):
+    run = per_node(fleet_cluster, tmp, "profile=m60-4q", *IDLE)
+    assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
+    res = run.results
+    (g,) = res["guests"]
+    assert f"({WORKER_IP})" in g["placement"]["node"]
+    found = re.search(r"clock offset ([+-][\d.]+) ms ± ([\d.]+) \(n=(\d+)\)", g["placement"]["note"])
+    assert found, g["placement"]["note"]
+    offset_ms, residual_ms = float(found[1]), float(found[2])
+    assert abs(offset_ms - SHIFT_S * 1e3) <= residual_ms + 20, (offset_ms, residual_ms)
+    start, end = g["result"]["t_train_start"], g["result"]["t_train_end"]
+    assert res["started_at"] <= start < end <= res["ended_at"]  # uncorrected, both would be 30 s in the future
+    assert 3.9 <= end - start <= 6
+    t0 = res["sampler"]["t0"]  # the epoch time of samples.csv's t_s = 0
+    during = [r for r in samples(run.run_dir) if start + 0.5 <= t0 + float(r["t_s"]) <= end - 0.5]
+    assert during and all(r.get("g0.gpu0.util_pct") for r in during)  # the node's rows joined where they belong
+    assert set(float(r["g0.gpu0.util_pct"]) for r in during) <= set(range(25, 55))
+
+
+
+def test_the_study_on_the_fleet_plans_with_its_gpus_and_skips_parts_by_what_the_nodes_are(tmp: Path, fleet_cluster):
+    """Two vGPU VMs (one 8Q, one 4Q): no node is a passthrough GPU or holds two guests of one profile, so every part
+    is skipped, each with what the cluster offers, and nothing starts."""
+    cmd = [sys.executable, "-m", "suites.app.study", f"study.out_dir={tmp / 'study'}", "study.repeats=1",
+           f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
+           f"data.cache_dir={tmp / 'data'}", "progress=quiet", "backend=ray", "ray.placement=per-node",
+           f"ray.address={fleet_cluster['address']}"]
+    proc = subprocess.run(in_ns(fleet_cluster["ns"], *cmd), cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
+    assert f"Ray cluster at {fleet_cluster['address']}: 2 GPU(s) on 2 node(s), ray.placement=per-node" in proc.stdout, \
+        proc.stdout[-2000:]
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert proc.returncode == 2 and len(errors) == 1, proc.stderr[-3000:]
+    assert errors[0].startswith("error: nothing of the study can run on this host: ")
+    assert "gpu-vs-cpu: does not fit this host: phase 1-gpu: profile passthrough-1gpu needs 1 node(s) with a GPU" \
+        in errors[0], errors[0]
+    assert "needs 2 node(s) with a GRID M60-8Q" in errors[0] and "1 with GRID M60-4Q" in errors[0]
+    assert not (tmp / "study").exists() or not any((tmp / "study").iterdir())
