@@ -93,6 +93,18 @@ def test_a_guest_goes_to_the_node_whose_gpu_is_its_profile_and_is_enforced(fleet
                       "recorded")
 
 
+def test_which_guests_share_a_physical_gpu_is_as_stated_and_said_so(fleet):
+    four_q = [dict(fleet[1], node_id=c * 56, host=f"vm-{c}", ip=f"10.0.1.{i}") for i, c in enumerate("pqr")]
+    ps = place_per_node(profile("m60-4q"), 3, four_q, {"gpu0": ["vm-p", "10.0.1.1"], "gpu1": ["vm-r"]})
+    assert [p.note for p in ps] == [
+        "shares physical GPU gpu0 with g1 (vm-q) (stated in ray.gpu_groups, not seen)",
+        "shares physical GPU gpu0 with g0 (vm-p) (stated in ray.gpu_groups, not seen)",
+        "on physical GPU gpu1, no other guest of this run on it (stated in ray.gpu_groups, not seen)"]
+    assert [p.note for p in place_per_node(profile("m60-4q"), 3, four_q)] == ["", "", ""]
+    with pytest.raises(PlacementError, match=r"ray.gpu_groups: node vm-p \(10.0.1.0\) is in 2 groups \(a, b\)"):
+        place_per_node(profile("m60-4q"), 1, four_q, {"a": ["vm-p"], "b": ["10.0.1.0"]})
+
+
 def test_mig_backed_vgpu_type_names_match_their_profiles():
     assert type_matches("h100-mig-3-40c", "NVIDIA H100-3-40C")
     assert type_matches("a100-40-mig-3-20c", "GRID A100-3-20C")

@@ -57,7 +57,8 @@ def outcome(guests: int = 6) -> ScenarioOutcome:
     rows = [{"t_s": t * 0.5, vocab.HOST_CPU.key: 50.0, **{vocab.guest_key(s.guest_id, vocab.GUEST_CPU): 90.0 + i
                                                          for i, s in enumerate(specs)},
              **{vocab.guest_key(s.guest_id, vocab.GUEST_RSS): 500.0 for s in specs},
-             vocab.gpu_key(0, vocab.GPU_UTIL): 80.0} for t in range(20)]
+             vocab.gpu_key(0, vocab.GPU_UTIL): 80.0,
+             f"g1.{vocab.gpu_key(0, vocab.GPU_UTIL)}": 40.0 + t} for t in range(20)]  # g1's node's GPU (backend=ray)
     out = [GuestOutcome(s, Placement(s.guest_id, s.vcpus, [], [], validity=NOT_ENFORCED),
                         GuestResult(s.guest_id, "ok", t_train_start=1.0, t_train_end=8.0), Path("g.log"),
                         validity=NOT_ENFORCED) for s in specs]
@@ -88,6 +89,8 @@ def test_utilisation_and_comparison_fit_their_figures(tmp_path: Path, drawn: lis
     plots.comparison(phases(), tmp_path / "comparison.png", "scaling: cifar10-torch over 1, 2 and 4 GPUs " + LONG)
     for fig, name in zip(drawn, ("utilisation.png", "comparison.png"), strict=True):
         check(fig, tmp_path / name)
+    gpu_panel = drawn[0].axes[-1]
+    assert [ln.get_label() for ln in gpu_panel.get_lines()] == ["GPU 0", "g1: its node's GPU 0"]
 
 
 def test_study_figures_fit_and_consolidation_series_are_apart(tmp_path: Path, drawn: list):

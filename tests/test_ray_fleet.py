@@ -75,10 +75,12 @@ def test_two_m60_8q_guests_are_refused_naming_both_nodes_gpus(tmp: Path, fleet_c
 
 
 def test_an_m60_8q_guest_runs_on_the_8q_node_enforced_with_its_gpu_series(tmp: Path, fleet_cluster):
-    run = per_node(fleet_cluster, tmp, "profile=m60-8q", *IDLE)
+    run = per_node(fleet_cluster, tmp, "profile=m60-8q", *IDLE, f"+ray.gpu_groups.gpu0=['{HEAD_IP}']")
     assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
     (g,) = run.results["guests"]
     assert f"({HEAD_IP})" in g["placement"]["node"] and g["validity"] == "enforced"
+    assert "on physical GPU gpu0, no other guest of this run on it (stated in ray.gpu_groups, not seen)" in \
+        g["placement"]["note"]
     assert g["placement"]["reason"].startswith("hypervisor: GRID M60-8Q seen in the VM; NVML replayed from ")
     rows = samples(run.run_dir)
     util = [float(r["g0.gpu0.util_pct"]) for r in rows if r.get("g0.gpu0.util_pct")]

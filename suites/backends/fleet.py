@@ -110,8 +110,10 @@ def refusal(profile: ProfileConfig, n: int, nodes: list[dict[str, Any]], fitting
             f"per node); the cluster has {have}{rest}")
 
 
-def place_per_node(profile: ProfileConfig, n: int, nodes: list[dict[str, Any]]) -> list[Placement]:
-    """One guest per node whose GPU is the profile, in the cluster's node order, or one PlacementError."""
+def place_per_node(profile: ProfileConfig, n: int, nodes: list[dict[str, Any]],
+                   gpu_groups: dict[str, list[str]] | None = None) -> list[Placement]:
+    """One guest per node whose GPU is the profile, in the cluster's node order, or one PlacementError; with
+    ``gpu_groups`` each placement also says which guests shared its physical GPU (as stated)."""
     fitting = [nd["node_id"] for nd in nodes if seen(profile, nd)]
     if len(fitting) < n:
         raise PlacementError(refusal(profile, n, nodes, fitting))
@@ -126,7 +128,32 @@ def place_per_node(profile: ProfileConfig, n: int, nodes: list[dict[str, Any]]) 
         res = {"CPU": 0.0, "GPU": float(node.get("ray_gpus", 0.0))}  # the whole node; its own figures recorded
         out.append(Placement(f"g{i}", [], [], [], shortfall(profile, node), resources=res, node=name[node_id],
                              node_id=node_id, validity=ENFORCED, reason=what))
+    state_sharing(out, [by_id[p.node_id] for p in out], gpu_groups or {})
     return out
+
+
+def group_of(node: dict[str, Any], gpu_groups: dict[str, list[str]]) -> str:
+    """The stated group a node is in (named by hostname, address or host@address), "" where none."""
+    names = {str(node.get("host")), str(node.get("ip")), f"{node.get('host')}@{node.get('ip')}"}
+    found = [g for g, members in gpu_groups.items() if names & {str(m) for m in members}]
+    if len(found) > 1:
+        raise PlacementError(f"ray.gpu_groups: node {node.get('host')} ({node.get('ip')}) is in {len(found)} groups "
+                             f"({', '.join(found)}); a vGPU is a slice of one physical GPU")
+    return found[0] if found else ""
+
+
+def state_sharing(placements: list[Placement], nodes: list[dict[str, Any]], gpu_groups: dict[str, list[str]]) -> None:
+    """Each placement's note says which other guests' VMs share its physical GPU, as ``ray.gpu_groups`` states it
+    (inside a vGPU VM NVML shows the vGPU, never the physical GPU under it)."""
+    groups = [group_of(nd, gpu_groups) for nd in nodes]
+    for p, group in zip(placements, groups, strict=True):
+        if not group:
+            continue
+        others = [f"{q.guest_id} ({q.node})" for q, g in zip(placements, groups, strict=True)
+                  if g == group and q is not p]
+        said = (f"shares physical GPU {group} with {', '.join(others)}" if others
+                else f"on physical GPU {group}, no other guest of this run on it")
+        p.note = "; ".join(x for x in (p.note, f"{said} (stated in ray.gpu_groups, not seen)") if x)
 
 
 def shortfall(profile: ProfileConfig, node: dict[str, Any]) -> str:

@@ -332,7 +332,7 @@ class RayBackend(Backend):
         print(f"ray: {len(self.reports)} node(s): " + ", ".join(
             f"{labels(self.reports)[r['node_id']]} {fleet_offer(r)}" for r in self.reports), file=sys.stderr,
             flush=True)
-        return place_per_node(profile, n, self.reports)
+        return place_per_node(profile, n, self.reports, dict(self.cfg.gpu_groups))
 
     def check_data(self, data: dict[str, Any]) -> None:
         """The data must be at the same path on every node (a shared filesystem, or a copy): asked on each live

@@ -81,6 +81,10 @@ class RayConfig:
     # fractional: Ray packs guests by resources (a vGPU profile asks 1/max_per_gpu of a GPU: emulated).
     # per-node: each guest one whole node (a VM) whose own GPU is the profile, as gpu_probe there reports it.
     placement: str = FRACTIONAL
+    # per-node: which nodes' vGPUs are slices of one physical GPU, as the site knows it (a vGPU guest cannot see its
+    # physical GPU): {group: [node hostname or address, ...]}, e.g. +ray.gpu_groups.gpu0=[vm-a,vm-b]. Recorded as
+    # stated, not seen.
+    gpu_groups: dict[str, list[str]] = field(default_factory=dict)
 
     def check(self) -> None:
         require(bool(self.address.strip()), "ray.address", "must name a cluster: auto, HOST:PORT or ray://HOST:PORT")

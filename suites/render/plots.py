@@ -110,7 +110,10 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
 
     plt = pyplot()
     df = pd.DataFrame(outcome.samples.rows)
-    gpu_cols = [c for c in df.columns if vocab.is_gpu_key(c, vocab.GPU_UTIL)]
+    guests = {o.spec.guest_id for o in outcome.guests}
+    # this host's GPUs (gpu0.util_pct), then those sampled on a remote guest's own node (g1.gpu0.util_pct)
+    gpu_cols = [c for c in df.columns if vocab.is_gpu_key(c, vocab.GPU_UTIL)] + [
+        c for c in df.columns if c.split(".", 1)[0] in guests and vocab.is_gpu_key(c.split(".", 1)[-1], vocab.GPU_UTIL)]
     panels = 3 if gpu_cols else 2
     strip = 0.25 + 0.12 * len(outcome.guests)
     fig, axes = plt.subplots(panels + 1, 1, figsize=(10, 2.6 * panels + strip * 2.6), sharex=True,
@@ -134,7 +137,7 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
     mem_ax.set_ylabel(f"guest RSS ({vocab.GUEST_RSS.unit})")
     if gpu_cols:
         for col in gpu_cols:
-            axes[2].plot(t, df[col], label=f"GPU {col.split('.')[0].removeprefix('gpu')}",
+            axes[2].plot(t, df[col], label=gpu_label(col),
                          **series_style(gpu_cols.index(col), len(gpu_cols), len(df)))
         axes[2].set_ylabel("GPU util (%)")
     else:
@@ -146,6 +149,14 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
     title = f"{outcome.guests[0].spec.profile if outcome.guests else ''}: utilisation"
     titled(fig, f"{title} ({outcome.status}; profile {outcome.validity_label})", fontsize=11)
     return save(fig, path, title, outcome.validity)
+
+
+def gpu_label(col: str) -> str:
+    """``GPU 0`` for this host's, ``g1: its node's GPU 0`` for one sampled on a remote guest's node."""
+    parts = col.split(".")
+    if parts[0].startswith("gpu"):
+        return f"GPU {parts[0].removeprefix('gpu')}"
+    return f"{parts[0]}: its node's GPU {parts[1].removeprefix('gpu')}"
 
 
 def error_bars(values: list[float], lows: list[float], highs: list[float]) -> list[list[float]]:
