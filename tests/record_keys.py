@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import REPO, SMOKE, run_bench
+from tests.conftest import REPO, SMOKE, BenchRun, run_bench
 
 GOLDEN = REPO / "tests" / "golden" / "record_keys.json"
 # Seconds-long versions of the three things a user records: one scenario, a comparison, the mixed study.
@@ -75,10 +75,25 @@ def capture(name: str, tmp: Path) -> dict[str, Any]:
     run = run_bench(tmp, *SCENARIOS[name], timeout=900)
     if run.proc.returncode != 0:
         raise RuntimeError(f"{name}: exit {run.proc.returncode}: {run.proc.stderr[-2000:]}")
+    return keys_of(run)
+
+
+def keys_of(run: BenchRun) -> dict[str, Any]:
+    """A finished run's key sets: every results.json path under its run dir, its store's MLflow keys per role."""
     results: set[str] = set()
     for path in run.run_dir.rglob("results.json"):
         results |= json_paths(json.loads(path.read_text()))
     return {"results.json": sorted(results), "mlflow": mlflow_keys(run.tracking_uri)}
+
+
+def assert_keeps(golden: dict, now: dict) -> None:
+    """Every key of ``golden`` (one scenario's key sets) is in ``now``."""
+    assert sorted(set(golden["results.json"]) - set(now["results.json"])) == [], "results.json lost keys"
+    for role, parts in golden["mlflow"].items():
+        assert role in now["mlflow"], f"no {role} run recorded"
+        for part, keys in parts.items():
+            lost = sorted(set(keys) - set(now["mlflow"][role][part]))
+            assert lost == [], f"{role} run lost {part}: {lost}"
 
 
 def main(argv: list[str]) -> int:

@@ -13,6 +13,7 @@ every Python process there (its actors, their guests) 30 s ahead.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import subprocess
@@ -25,6 +26,7 @@ from gpu_probe.trace import TRACE_ENV
 
 from .conftest import REPO, SMOKE, BenchRun, bench_args
 from .raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns
+from .record_keys import GOLDEN, assert_keeps, keys_of
 from .test_fallback_store import mlflow_runs
 
 TRACES = Path(__file__).parent / "traces"
@@ -93,6 +95,14 @@ def test_an_m60_8q_guest_runs_on_the_8q_node_enforced_with_its_gpu_series(tmp: P
     (guest_run,) = [r for r in mlflow_runs(run.tracking_uri) if r.data.tags.get("bench.role") == "guest"]
     assert 55 <= guest_run.data.metrics["gpu0.util_pct.mean"] <= 84
     assert "sampler_cpu_pct" in guest_run.data.metrics
+
+
+def test_a_per_node_run_records_every_key_a_local_run_does(tmp: Path, fleet_cluster):
+    """The golden key sets of a local smoke run (tests/golden/record_keys.json), all recorded by a remote guest."""
+    run = per_node(fleet_cluster, tmp, "profile=m60-8q", "profile.memory_MiB=1024", "profile.vcpus=1",
+                   "workload.allow_cpu_fallback=true")  # the node's GPU is a recording: the guest trains on the CPU
+    assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
+    assert_keeps(json.loads(GOLDEN.read_text())["single"], keys_of(run))
 
 
 def test_a_node_whose_clock_is_off_is_put_on_the_runners_clock(tmp: Path, fleet_cluster):
