@@ -209,8 +209,9 @@ def paired_ratios(values: list[float], baseline: list[float]) -> list[float]:
 @dataclass(frozen=True)
 class ClockOffset:
     """Another clock minus this one, from round trips: ``offset_s`` the median over the rounds, ``residual_s`` how
-    far the truth can be from it (half the median round trip: a reply's time lies somewhere in its round trip),
-    ``spread_s`` the rounds' own scatter (MAD), ``n`` rounds."""
+    far the truth can be from it (a reply was stamped somewhere within its round trip, so each round bounds the truth
+    to its midpoint estimate ± half its round trip; the tightest such bound on the median), ``spread_s`` the rounds'
+    own scatter (MAD), ``n`` rounds."""
 
     offset_s: float
     residual_s: float
@@ -229,5 +230,5 @@ def clock_offset(round_trips: Iterable[tuple[float, float, float]]) -> ClockOffs
         return ClockOffset(math.nan, math.nan, math.nan, 0)
     offsets = [theirs - (sent + got) / 2 for sent, theirs, got in rounds]
     mid = statistics.median(offsets)
-    return ClockOffset(mid, statistics.median((got - sent) / 2 for sent, _, got in rounds),
-                       statistics.median(abs(o - mid) for o in offsets), len(rounds))
+    bound = min(abs(mid - o) + (got - sent) / 2 for o, (sent, _, got) in zip(offsets, rounds, strict=True))
+    return ClockOffset(mid, bound, statistics.median(abs(o - mid) for o in offsets), len(rounds))

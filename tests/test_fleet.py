@@ -125,7 +125,7 @@ def test_clock_offset_is_the_median_round_trip_midpoint_and_says_its_residual():
     trips.append((105.0, 105.0 + 0.9 + true, 105.95))  # one reply held up on its way back
     off = clock_offset(trips)
     assert off.n == 6 and off.offset_s == pytest.approx(true - 0.001, abs=1e-9)  # 4 ms out, 6 back: 1 ms bias
-    assert off.residual_s == pytest.approx(0.005)  # half the median round trip bounds that bias
+    assert off.residual_s == pytest.approx(0.005)  # the rounds it came from bound it by half their round trip
     assert off.spread_s == pytest.approx(0.0, abs=1e-9)
     assert off.text() == "+2499.0 ms ± 5.0 (n=6)"
     assert math.isnan(clock_offset([]).offset_s)

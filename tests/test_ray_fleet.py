@@ -114,7 +114,7 @@ def test_a_node_whose_clock_is_off_is_put_on_the_runners_clock(tmp: Path, fleet_
     found = re.search(r"clock offset ([+-][\d.]+) ms ± ([\d.]+) \(n=(\d+)\)", g["placement"]["note"])
     assert found, g["placement"]["note"]
     offset_ms, residual_ms = float(found[1]), float(found[2])
-    assert abs(offset_ms - SHIFT_S * 1e3) <= residual_ms + 20, (offset_ms, residual_ms)
+    assert abs(offset_ms - SHIFT_S * 1e3) <= residual_ms + 0.1, (offset_ms, residual_ms)  # + the note's rounding
     start, end = g["result"]["t_train_start"], g["result"]["t_train_end"]
     assert res["started_at"] <= start < end <= res["ended_at"]  # uncorrected, both would be 30 s in the future
     assert 3.9 <= end - start <= 6
