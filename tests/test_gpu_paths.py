@@ -9,11 +9,17 @@ import pytest
 import torch
 
 from suites.backends.placement import Placement
-from suites.errors import ConfigError
+from suites.errors import BenchError, ConfigError
 from suites.guest.worker import failure_text
 from suites.run.plan import with_ranks
 from suites.workloads.base import GuestContext
-from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig, cap_framebuffer, rank_device
+from suites.workloads.torch_common import (
+    TorchClassifier,
+    TorchTrainConfig,
+    allocator_fraction,
+    cap_framebuffer,
+    rank_device,
+)
 
 
 class FakeCuda:
@@ -44,11 +50,25 @@ def test_each_rank_trains_on_its_own_gpu_and_caps_that_one():
     t = fake_torch(4)
     devices = [rank_device(t, True, r) for r in range(4)]
     assert [d.index for d in devices] == [0, 1, 2, 3]  # a bare "cuda" put every rank on GPU 0
-    assert cap_framebuffer(t, devices[2], 20480) == "20480 MiB"
+    no_context = lambda torch, device: (0.0, "stand-in")  # noqa: E731
+    assert cap_framebuffer(t, devices[2], 20480, no_context)["framebuffer_cap"].startswith("20480 MiB")
     assert t.cuda.fractions == {2: 0.25}  # the cap lands on rank 2's GPU, not on device 0
     with pytest.raises(RuntimeError, match="rank 4 has no GPU of its own"):
         rank_device(t, True, 4)
     assert rank_device(t, False, 0).type == "cpu"
+
+
+def test_the_cap_counts_the_cuda_context_as_a_vgpu_framebuffer_does():
+    """A stand-in device-memory reading (no GPU here): 610 MiB of CUDA context on an 80 GiB GPU."""
+    t = fake_torch(1)
+    context = lambda torch, device: (610.0, "stand-in reading")  # noqa: E731
+    info = cap_framebuffer(t, rank_device(t, True, 0), 2048, context)
+    assert t.cuda.fractions == {0: pytest.approx((2048 - 610) / 81920)}  # (framebuffer - context) / total
+    assert info == {"framebuffer_cap": "2048 MiB: allocator 1438 MiB + CUDA context 610 MiB (stand-in reading)",
+                    "cuda_context_MiB": 610.0, "allocator_cap_MiB": 1438.0}
+    with pytest.raises(BenchError, match=r"^512 MiB framebuffer < 610 MiB CUDA context on this GPU: nothing left"):
+        cap_framebuffer(t, rank_device(t, True, 0), 512, context)
+    assert allocator_fraction(81920, 0, 81920) == 1.0 and allocator_fraction(10**6, 610, 81920) == 1.0
 
 
 def test_more_ranks_than_gpus_is_refused_before_start():

@@ -27,6 +27,7 @@ from rich.table import Table
 from gpu_probe import inventory
 from gpu_probe.vocab import NO_GPU
 from suites.app import gpu_checks as checks
+from suites.app import gpu_judges as judges
 from suites.app.gpu_checks import Context, Row
 from suites.app.outdirs import require_makeable, require_outside_source
 from suites.app.pipeline import best_effort, console, say
@@ -58,22 +59,18 @@ def parse(argv: list[str]) -> dict[str, Any]:
         raise ConfigError(f"gpu-check: strict must be true or false, got {args['strict']!r}")
     args["strict"] = str(args["strict"]).lower() == "true"
     only = [c for c in str(args["only"]).split(",") if c]
-    unknown = [c for c in only if c not in checks.TITLES]
+    unknown = [c for c in only if c not in checks.CHECKS]
     if unknown:
         raise ConfigError(f"gpu-check: only= names unknown checks {', '.join(unknown)} "
-                          f"(known: {', '.join(checks.TITLES)})")
+                          f"(known: {', '.join(checks.CHECKS)})")
     args["only"] = only
     return args
 
 
 def plan(ctx: Context, root: Path) -> list[tuple[str, Any]]:
-    """Every check, in order, as (name, what runs it)."""
-    return [("a", lambda: checks.inventory(ctx)), ("b1", lambda: checks.mnist_time_to_accuracy(ctx)),
-            ("b2", lambda: checks.cifar_throughput(ctx, False)), ("b3", lambda: checks.cifar_throughput(ctx, True)),
-            ("c1", lambda: checks.framebuffer_caps(ctx)), ("c2", lambda: checks.over_the_cap(ctx)),
-            ("d", lambda: checks.attribution(ctx)), ("e", lambda: checks.egl(ctx)),
-            ("f", lambda: checks.pycuda_probe(ctx)), ("g", lambda: checks.mps_sharing(ctx)),
-            ("h", lambda: checks.study(ctx, write_summary(root, ctx, [], 0.0)))]
+    """Every check, in order, as (name, what runs it); the study (h) reads the timings the others measured."""
+    ctx.timings_file = lambda: write_summary(root, ctx, [], 0.0)
+    return [(c.id, lambda c=c: c.run(ctx)) for c in checks.CHECKS.values()]
 
 
 def table(rows: list[Row], title: str) -> Table:
@@ -81,7 +78,7 @@ def table(rows: list[Row], title: str) -> Table:
     for col in ("check", "result", "figure", "expected"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        color = "green" if r.result == checks.OK else ("yellow" if r.result.startswith(checks.SKIPPED) else "red")
+        color = "green" if r.result == judges.OK else ("yellow" if r.result.startswith(judges.SKIPPED) else "red")
         t.add_row(f"{r.check} {r.title}", f"[{color}]{r.result}[/{color}]", r.figure, r.expected)
     return t
 
@@ -164,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         if args["only"] and name not in args["only"]:
             continue
         if not inv.has_gpu:
-            rows.append(Row(name, f"{checks.SKIPPED}: {no_gpu}"))
+            rows.append(Row(name, f"{judges.SKIPPED}: {no_gpu}"))
             continue
         rows.append(checks.run_check(ctx, name, run))
     elapsed = time.monotonic() - t0
@@ -176,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     size = tarball.stat().st_size
     say(out)(f"gpu-check: {root / 'summary.md'}; bring back {tarball} ({size / 2**20:.1f} MiB"
              + (", over the 16 MiB a device call returns: leave runs/ behind)" if size > TARBALL_MAX else ")"))
-    failed = [r for r in rows if r.result.startswith(checks.FAILED)]
-    skipped = [r for r in rows if r.result.startswith(checks.SKIPPED)]
+    failed = [r for r in rows if r.result.startswith(judges.FAILED)]
+    skipped = [r for r in rows if r.result.startswith(judges.SKIPPED)]
     return 1 if failed or (args["strict"] and skipped) else 0
 
 

@@ -196,6 +196,7 @@ class Workload:
     smoke: ClassVar[dict[str, Any]] = {}
     # Python modules the guest imports, each with the extra that installs it (optional parts of the suite).
     requires: ClassVar[dict[str, str]] = {}
+    gpu_only: ClassVar[bool] = False  # without a GPU it is a recorded failure saying so (a device probe)
 
     @classmethod
     def missing(cls) -> list[str]:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from suites.errors import require
+from gpu_probe.nvml import Nvml
+from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, StepMeter, TrainConfig, Workload
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -60,7 +63,7 @@ class TorchClassifier(Workload):
         torch.set_num_threads(max(1, len(ctx.vcpus) // ctx.world_size))
         self.device = rank_device(torch, bool(ctx.gpus), ctx.rank)
         ctx.info["device"] = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else "cpu"
-        ctx.info["framebuffer_cap"] = cap_framebuffer(torch, self.device, ctx.framebuffer_MiB)
+        ctx.info.update(cap_framebuffer(torch, self.device, ctx.framebuffer_MiB))
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
             torch.backends.cudnn.benchmark = True  # autotuned kernels, chosen in the warm-up below
@@ -216,16 +219,61 @@ def rank_device(torch: Any, has_gpu: bool, rank: int) -> Any:
     return torch.device("cuda", rank)
 
 
-def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None) -> str:
-    """Bound this process's CUDA allocations on ``device`` to the profile framebuffer (a framework-level cap:
-    sharing=mps adds one the driver enforces)."""
+def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None,
+                    context: Callable[[Any, Any], tuple[float, str]] | None = None) -> dict[str, Any]:
+    """Bound this process's whole device footprint on ``device`` to the profile framebuffer, as a vGPU's does: the
+    CUDA context (and the handles outside torch's allocator) is measured after start-up (``context``: how; default
+    :func:`measure_context`) and the allocator gets the rest. The guest's info entries: the cap, the context, the
+    allocator's share. sharing=mps adds a limit the driver enforces over the whole footprint."""
     if device.type != "cuda":
-        return "not applied (no GPU)"
+        return {"framebuffer_cap": "not applied (no GPU)"}
     if framebuffer_MiB is None:
-        return "whole GPU"
-    total = torch.cuda.get_device_properties(device.index).total_memory
-    torch.cuda.set_per_process_memory_fraction(min(1.0, framebuffer_MiB * 2**20 / total), device.index)
-    return f"{framebuffer_MiB} MiB"
+        return {"framebuffer_cap": "whole GPU"}
+    ctx_MiB, how = (context or measure_context)(torch, device)
+    total_MiB = torch.cuda.get_device_properties(device.index).total_memory / 2**20
+    fraction = allocator_fraction(framebuffer_MiB, ctx_MiB, total_MiB)
+    torch.cuda.set_per_process_memory_fraction(fraction, device.index)
+    mps = " (sharing=mps: the driver's pinned limit counts the context too)" if os.environ.get(
+        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") else ""
+    return {"framebuffer_cap": f"{framebuffer_MiB} MiB: allocator {fraction * total_MiB:.0f} MiB + CUDA context "
+                               f"{ctx_MiB:.0f} MiB ({how}){mps}",
+            "cuda_context_MiB": round(ctx_MiB, 1), "allocator_cap_MiB": round(fraction * total_MiB, 1)}
+
+
+def allocator_fraction(framebuffer_MiB: float, context_MiB: float, total_MiB: float) -> float:
+    """The share of the GPU torch's allocator may hold: the framebuffer less the context, or one BenchError line
+    when the context alone does not fit it (an M60-0Q's 512 MiB on a current GPU)."""
+    left = framebuffer_MiB - context_MiB
+    if left <= 0:
+        raise BenchError(f"{framebuffer_MiB:.0f} MiB framebuffer < {context_MiB:.0f} MiB CUDA context on this GPU: "
+                         "nothing left for the guest's tensors (a profile with a larger framebuffer)")
+    return min(1.0, left / total_MiB)
+
+
+def measure_context(torch: Any, device: Any) -> tuple[float, str]:
+    """This process's device memory right after CUDA start-up, outside torch's allocator (MiB), and how it was
+    read: NVML's per-process figure for this GPU, else the device-wide fall in free memory (which counts any other
+    process starting on the GPU at the same moment: said)."""
+    free0, _ = torch.cuda.mem_get_info(device.index)  # starts the context
+    torch.zeros(1, device=device)  # and the allocator's first block, then left out below
+    torch.cuda.synchronize(device)
+    reserved = torch.cuda.memory_reserved(device.index) / 2**20
+    own = nvml_process_MiB(str(torch.cuda.get_device_properties(device.index).uuid))
+    if own is not None:
+        return max(0.0, own - reserved), "NVML per-process"
+    free1, total = torch.cuda.mem_get_info(device.index)
+    return max(0.0, (total - free1) / 2**20 - reserved), "device-wide (no NVML per-process figure)"
+
+
+def nvml_process_MiB(uuid: str) -> float | None:
+    """NVML's device memory of this process on the GPU with this UUID, None where NVML cannot say."""
+    with Nvml() as nv:
+        if not nv.available:
+            return None
+        for i in range(nv.device_count()):
+            if str(nv.device_info(i).get("uuid", "")).removeprefix("GPU-") == uuid.removeprefix("GPU-"):
+                return nv.process_memory(i).get(os.getpid())
+    return None
 
 
 def check_finite(loss: Any, steps: int, lr: float) -> None:

@@ -1,0 +1,201 @@
+"""What each ``make gpu-check`` check decides from what the suite wrote: pure functions, results in (the
+``results.json`` dicts of its runs, gpu_probe's probe output), a :class:`Verdict` out. Each states its rule as
+numbers (the constants below, also in docs/gpu-check.md) and fails, naming the guest and the figures, when the
+figures do not hold it; tests feed each one results that fail it and results that pass it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_probe import vocab
+from gpu_probe.datasheet import datasheet
+from gpu_probe.stats import summarize
+
+OK, FAILED, SKIPPED = "ok", "failed", "skipped"
+CIFAR_MAX_COV = 0.02  # b2/b3: images/s over 5 repeats
+CIFAR_MIN_UTIL_PCT = 90.0
+CAP_FILL = (0.90, 1.00)  # c1: a guest driven to its cap holds this share of its framebuffer, by NVML's count
+DATASHEET_MIN = 0.50  # f: measured bandwidth and FMA throughput at least this share of the datasheet's
+MPS_SHARE_SOLO_MAX = 0.40  # g: one guest at a 25 % share does at most this much of what the whole GPU does
+MPS_SUM_TOLERANCE = 0.15  # g: the four guests together within this of the whole GPU
+
+
+@dataclass
+class Verdict:
+    result: str  # ok | failed: why | skipped: why
+    figure: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def failed(why: list[str] | str) -> str:
+    whys = [why] if isinstance(why, str) else [w for w in why if w]
+    return f"{FAILED}: {'; '.join(whys)}" if whys else OK
+
+
+def guests(results: dict[str, Any]) -> list[dict[str, Any]]:
+    return results.get("guests", [])
+
+
+def metric(guest: dict[str, Any], key: str) -> float:
+    value = guest["result"]["metrics"].get(key)
+    return float(value) if isinstance(value, (int, float)) else math.nan
+
+
+def not_ok(results: dict[str, Any]) -> list[str]:
+    """Why a run's guests did not all finish ok on their GPU."""
+    out = []
+    for g in guests(results):
+        gid, r = g["result"]["guest_id"], g["result"]
+        if r["status"] != "ok":
+            out.append(f"guest {gid}: {r.get('error') or r['status']}")
+        elif r.get("info", {}).get("device") == "cpu":
+            out.append(f"guest {gid} trained on the CPU although the profile gave it a GPU")
+    return out or ([] if guests(results) else ["no guest recorded"])
+
+
+def inventory(gpus: list[dict[str, Any]], driver: str | None) -> Verdict:
+    """a: NVML named every GPU and its memory, and the driver."""
+    missing = [f"GPU {i}: no {what}" for i, g in enumerate(gpus) for what, ok in
+               (("name", bool(g.get("name"))), ("memory", isinstance(g.get(vocab.GPU_MEM_TOTAL.key), (int, float))))
+               if not ok]
+    missing += [] if gpus else ["NVML lists no GPU"]
+    missing += [] if driver else ["no driver version"]
+    g = gpus[0] if gpus else {}
+    figure = (f"{len(gpus)} x {g.get('name')}, driver {driver}, {g.get(vocab.GPU_MEM_TOTAL.key)} MiB, MIG "
+              f"{g.get('mig_mode') or 'n/a'}, virtualization {g.get('virtualization_mode') or 'n/a'}")
+    return Verdict(failed(missing), figure)
+
+
+def mnist(results: dict[str, Any], target: float = 0.99) -> Verdict:
+    """b1: every guest ok on its GPU, test accuracy >= 99 % and its time to that reported."""
+    why = not_ok(results)
+    if why:
+        return Verdict(failed(why))
+    g = guests(results)[0]
+    acc, tta = metric(g, vocab.TEST_ACCURACY.key), metric(g, "time_to_accuracy_s")
+    figure = f"{tta:.2f} s to {acc:.2%}, {metric(g, vocab.IMAGES_PER_SEC.key):,.0f} images/s"
+    return Verdict(failed([f"reached {acc:.2%} < {target:.0%}" if not acc >= target else "",
+                           "no time_to_accuracy_s" if math.isnan(tta) else ""]), figure, {"metrics": g["result"]})
+
+
+def cifar(results: dict[str, Any]) -> Verdict:
+    """b2/b3: images/s CoV <= 2 % over the repeats, GPU util >= 90 %, energy counted."""
+    why = not_ok(results)
+    if why:
+        return Verdict(failed(why))
+    g = guests(results)[0]
+    rates = [r["images_per_sec"] for r in g["result"].get("repeats") or []] or [metric(g, "images_per_sec")]
+    s = summarize(rates)
+    host = results.get("host_metrics", {})
+    util, energy = host.get("gpu0.util_pct.mean", math.nan), host.get(vocab.ENERGY.key, math.nan)
+    figure = f"{s.median:,.0f} images/s median of {s.n}, CoV {s.cov:.1%}; GPU util {util:.0f} %; {energy:,.0f} J"
+    return Verdict(failed([f"CoV {s.cov:.1%} > {CIFAR_MAX_COV:.0%}" if not s.cov <= CIFAR_MAX_COV else "",
+                           f"util {util:.0f} % < {CIFAR_MIN_UTIL_PCT:.0f} %" if not util >= CIFAR_MIN_UTIL_PCT else "",
+                           "no energy counted" if not energy > 0 else ""]), figure,
+                   {"images_per_sec": rates, "median": s.median, "cov": s.cov, "util_pct": util, "energy_J": energy})
+
+
+def caps(results: dict[str, Any], framebuffer_MiB: float) -> Verdict:
+    """c1: every guest, driven to its cap, held 90-100 % of its framebuffer by NVML's count (the whole footprint:
+    context and allocator), never more, and was measured."""
+    why = not_ok(results)
+    if why:
+        return Verdict(failed(why))
+    lo, hi = (f * framebuffer_MiB for f in CAP_FILL)
+    peaks = {g["result"]["guest_id"]: g["sampled"].get(f"{vocab.GUEST_GPU_MEM.key}.max", math.nan)
+             for g in guests(results)}
+    off = [f"{gid} {peak:.0f} MiB" + (" (unmeasured)" if math.isnan(peak) else
+                                      " > its framebuffer" if peak > hi else " < 90 % of it")
+           for gid, peak in peaks.items() if not lo <= peak <= hi]
+    figure = ", ".join(f"{gid} {p:.0f} MiB" for gid, p in peaks.items()) + f" of {framebuffer_MiB:.0f} MiB each"
+    return Verdict(failed(f"outside [{lo:.0f}, {hi:.0f}] MiB: {', '.join(off)}" if off else []), figure,
+                   {"peaks_MiB": peaks})
+
+
+def over_cap(results: dict[str, Any]) -> Verdict:
+    """c2: the guest past its cap fails with 'framebuffer cap exceeded', not a bare CUDA OOM."""
+    g = guests(results)[0] if guests(results) else {"result": {"status": "missing", "error": ""}}
+    error = g["result"].get("error") or ""
+    ok = g["result"]["status"] == "failed" and error.startswith("framebuffer cap exceeded")
+    return Verdict(OK if ok else failed(f"guest {g['result']['status']}: {error[:120] or 'no error'}"), error[:160])
+
+
+def attribution(results: dict[str, Any]) -> Verdict:
+    """d: every guest of c1 holds GPU memory of its own processes (or the PID namespace mismatch is said)."""
+    notes = results.get("sampler", {}).get("notes", [])
+    if notes:
+        return Verdict(f"{SKIPPED}: {notes[0]}")
+    seen = {g["result"]["guest_id"]: (g["sampled"].get(f"{vocab.GUEST_GPU_MEM.key}.max", 0.0),
+                                      g["sampled"].get(f"{vocab.GUEST_GPU_UTIL.key}.mean", math.nan))
+            for g in guests(results)}
+    missing = [gid for gid, (mem, _) in seen.items() if not mem > 0]
+    figure = ", ".join(f"{gid}: {mem:.0f} MiB, SM {util:.0f} %" for gid, (mem, util) in seen.items())
+    return Verdict(failed(f"no GPU memory attributed to {', '.join(missing)}" if missing else []), figure,
+                   {"guests": seen})
+
+
+def egl(results: dict[str, Any]) -> Verdict:
+    """e: an NVIDIA renderer on the guest's own EGL device, and every checked frame's pixels within the graphics
+    suite's tolerance of its reference."""
+    why = not_ok(results)
+    if why:
+        return Verdict(failed(why))
+    g = guests(results)[0]
+    info = g["result"].get("info", {})
+    renderer, pixels = str(info.get("renderer", "?")), metric(g, vocab.PIXELS_OK.key)
+    figure = (f"{renderer}; {info.get('egl_device', '?')}; composite {metric(g, vocab.COMPOSITE.key):,.0f} fps; "
+              f"pixels {'match' if pixels == 1 else 'differ from the references'}")
+    software = any(s in renderer.lower() for s in ("llvmpipe", "softpipe", "swrast"))
+    return Verdict(failed(["software renderer (NVIDIA EGL vendor file not found?)" if software else "",
+                           "pixels differ from the references beyond workload.tolerance_pct"
+                           if pixels != 1 else ""]), figure, {"info": info})
+
+
+def probe(out: dict[str, Any], gpu_name: str) -> Verdict:
+    """f: device bandwidth and FP32 FMA throughput each at least 50 % of the GPU's datasheet figure."""
+    if out.get("status") != "ok":
+        return Verdict(failed(f"gpu_probe probe: {out.get('reason') or out.get('status')}"))
+    m = out.get("metrics", {})
+    sheet = datasheet(gpu_name)
+    figure = ", ".join(f"{k} {v:,.1f}" for k, v in m.items() if isinstance(v, (int, float)))[:200]
+    if sheet is None:
+        return Verdict(f"{SKIPPED}: no datasheet figures for {gpu_name!r} in gpu_probe/datasheet.py (figures: "
+                       f"{figure})", figure, out)
+    # a device copy reads and writes every byte: d2d_GBps counts both, as the datasheet's bandwidth does
+    pairs = (("d2d_GBps", sheet.bandwidth_GBps, "device bandwidth", "GB/s"),
+             ("fp32_TFLOPS", sheet.fp32_TFLOPS, "FP32 FMA", "TFLOP/s"))
+    low = [f"{what} {m.get(key, math.nan):,.1f} {unit} < {DATASHEET_MIN:.0%} of the datasheet's {ref:,.1f}"
+           for key, ref, what, unit in pairs if not m.get(key, math.nan) >= DATASHEET_MIN * ref]
+    return Verdict(failed(low), f"{figure} (datasheet {sheet.name}: {sheet.bandwidth_GBps:,.0f} GB/s, "
+                   f"{sheet.fp32_TFLOPS:,.1f} TFLOP/s)", out)
+
+
+def mps(full: dict[str, Any], share: dict[str, Any], four: dict[str, Any], key: str = "fp32_TFLOPS") -> Verdict:
+    """g: on a workload that saturates the SMs, one guest at its share does <= 0.40 of one with the whole GPU (the
+    share is applied), and the four guests at their shares together do the whole GPU's within 15 % (shared, not
+    lost)."""
+    why = [*not_ok(full), *not_ok(share), *not_ok(four)]
+    if why:
+        return Verdict(failed(why))
+    whole, one = metric(guests(full)[0], key), metric(guests(share)[0], key)
+    each = {g["result"]["guest_id"]: metric(g, key) for g in guests(four)}
+    ratio, total = one / whole, sum(each.values()) / whole
+    promised = guests(share)[0]["result"].get("info", {}).get("mps_active_thread_pct", "?")
+    figure = (f"whole GPU {whole:,.2f} {key}; one guest at {promised} %: {ratio:.2f} of it; four together "
+              f"{total:.2f} of it ({', '.join(f'{g} {v:,.2f}' for g, v in each.items())})")
+    return Verdict(failed([f"one guest at its share did {ratio:.2f} > {MPS_SHARE_SOLO_MAX:.2f} of the whole GPU "
+                           "(share not applied?)" if not ratio <= MPS_SHARE_SOLO_MAX else "",
+                           f"four guests together did {total:.2f} of the whole GPU, not within "
+                           f"{MPS_SUM_TOLERANCE:.0%} of 1" if not abs(total - 1) <= MPS_SUM_TOLERANCE else ""]),
+                   figure, {"whole": whole, "share_ratio": ratio, "four_sum_ratio": total, "four": each})
+
+
+def study(returncode: int, stdout: str, stderr: str) -> Verdict:
+    """h: the study wrote its report; every part it ran finished (exit 0)."""
+    report = [ln for ln in stdout.splitlines() if ln.startswith("study: ") and "report.html" in ln]
+    if returncode not in (0, 1) or not report:
+        errors = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
+        return Verdict(failed((errors or [f"exit {returncode}, no report"])[-1]))
+    return Verdict(OK if returncode == 0 else failed("a part failed (exit 1)"), report[-1][len("study: "):])
