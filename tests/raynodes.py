@@ -99,12 +99,17 @@ class NamespaceCluster:
         hidden = temp / "hidden"  # for a worker_wrap that hides it (an empty tmpfs over it there)
         hidden.mkdir()
         port = free_port()
-        head = start_node(["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
-                           f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
-                           '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns), env=self.head_env)
-        self.nodes = {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "temp": temp, "head": head}
-        self.nodes["worker"] = self.start_worker()
-        assert any(f":{port}" in line for line in listening(ns))
+        self.nodes = {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "temp": temp}
+        try:
+            self.nodes["head"] = start_node(
+                ["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
+                 f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
+                 '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns), env=self.head_env)
+            self.nodes["worker"] = self.start_worker()
+            assert any(f":{port}" in line for line in listening(ns))
+        except BaseException:  # a node that did not come up: the one that did, the namespace, the folder go too
+            self.stop(check=False)
+            raise
         return self.nodes
 
     def start_worker(self) -> subprocess.Popen:
@@ -114,11 +119,13 @@ class NamespaceCluster:
                            '--resources={"worker": 1}'], nodes["temp"] / "worker.log", env=self.worker_env,
                           wrap=in_ns(nodes["ns"], *self.worker_wrap(nodes)))
 
-    def stop(self) -> None:
+    def stop(self, check: bool = True) -> None:
+        """Both nodes' process groups, the namespace and the folder; ``check``: assert nothing is left."""
         nodes, ns, temp = self.nodes, self.nodes["ns"], self.nodes["temp"]
-        leaders = (nodes["head"].pid, nodes["worker"].pid)
+        started = [nodes[k] for k in ("worker", "head") if k in nodes]
+        leaders = {proc.pid for proc in started}
         members = {p.pid for p in psutil.process_iter() if pgid(p.pid) in leaders}
-        for proc in (nodes["worker"], nodes["head"]):
+        for proc in started:
             stop_node(proc)
         alive = [p for p in members if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
         left = listening(ns)
@@ -128,6 +135,8 @@ class NamespaceCluster:
             os.environ.pop("RAY_AUTH_MODE", None)
         else:
             os.environ["RAY_AUTH_MODE"] = self.saved
+        if not check:
+            return
         assert not alive, f"Ray processes left: {alive}"
         assert not left, f"sockets left listening: {left}"
         assert not temp.exists() and ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,

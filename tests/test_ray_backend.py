@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -43,6 +44,7 @@ def ray_cluster():
                        "--include-dashboard=false"], Path(temp) / "start.log")
     yield f"127.0.0.1:{port}", proc.pid
     stop_node(proc)
+    shutil.rmtree(temp, ignore_errors=True)  # its sessions' logs and sockets: one folder per run left in /tmp
     if saved is None:
         os.environ.pop("RAY_AUTH_MODE", None)
     else:
