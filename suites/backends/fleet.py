@@ -114,15 +114,15 @@ def place_per_node(profile: ProfileConfig, n: int, nodes: list[dict[str, Any]],
                    gpu_groups: dict[str, list[str]] | None = None) -> list[Placement]:
     """One guest per node whose GPU is the profile, in the cluster's node order, or one PlacementError; with
     ``gpu_groups`` each placement also says which guests shared its physical GPU (as stated)."""
-    fitting = [nd["node_id"] for nd in nodes if seen(profile, nd)]
+    what_of = {nd["node_id"]: seen(profile, nd) for nd in nodes}
+    fitting = [node_id for node_id, what in what_of.items() if what]
     if len(fitting) < n:
         raise PlacementError(refusal(profile, n, nodes, fitting))
     by_id = {nd["node_id"]: nd for nd in nodes}
     name = labels(nodes)
     out = []
     for i, node_id in enumerate(fitting[:n]):
-        node = by_id[node_id]
-        what = seen(profile, node)
+        node, what = by_id[node_id], what_of[node_id]
         if node.get("nvml_trace"):  # a stand-in node: what it "saw" is a recording, and the record says so
             what += f"; NVML replayed from {node['nvml_trace']}"
         res = {"CPU": 0.0, "GPU": float(node.get("ray_gpus", 0.0))}  # the whole node; its own figures recorded

@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -165,15 +166,20 @@ def on_node(node_id: str) -> Any:
     return NodeAffinitySchedulingStrategy(node_id, soft=False)
 
 
-def node_reports(nodes: list[dict[str, Any]], timeout_s: float = 120.0) -> list[dict[str, Any]]:
-    """Every live node's report of itself (gpu_probe there), asked on each node, in the cluster's order."""
+def on_each_node(fn: Callable[..., Any], nodes: list[dict[str, Any]], args_of: Callable[[dict[str, Any]], tuple],
+                 timeout_s: float) -> list[Any]:
+    """``fn(*args_of(node))`` run on each live node itself (a zero-CPU task pinned there), in the nodes' order."""
     import ray
 
-    task = ray.remote(num_cpus=0)(node_report)
-    refs = [task.options(scheduling_strategy=on_node(n["NodeID"])).remote(n.get("Resources", {}).get("GPU", 0.0))
-            for n in nodes]
+    task = ray.remote(num_cpus=0)(fn)
+    return ray.get([task.options(scheduling_strategy=on_node(n["NodeID"])).remote(*args_of(n)) for n in nodes],
+                   timeout=timeout_s)
+
+
+def node_reports(nodes: list[dict[str, Any]], timeout_s: float = 120.0) -> list[dict[str, Any]]:
+    """Every live node's report of itself (gpu_probe there), asked on each node, in the cluster's order."""
     try:
-        return ray.get(refs, timeout=timeout_s)
+        return on_each_node(node_report, nodes, lambda n: (n.get("Resources", {}).get("GPU", 0.0),), timeout_s)
     except Exception as exc:
         raise PlacementError(f"ray.placement=per-node: the nodes did not report their GPUs within {timeout_s:.0f} s "
                              f"({first_line(exc)})") from exc
@@ -266,17 +272,8 @@ def by_host(nodes: dict[str, list[Any]]) -> dict[str, list[Any]]:
 
 def missing_on_nodes(path: str, nodes: list[dict[str, Any]], timeout_s: float = 60.0) -> list[str]:
     """The live nodes on which ``path`` does not exist ("host (ip) node abcd1234"), asked on each node itself."""
-    import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    @ray.remote(num_cpus=0)
-    def exists(p: str) -> bool:
-        return os.path.exists(p)
-
-    refs = {node_label(n): exists.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
-                                          ).remote(path) for n in nodes}
-    answers = ray.get(list(refs.values()), timeout=timeout_s)
-    return [label for label, ok in zip(refs, answers, strict=True) if not ok]
+    answers = on_each_node(os.path.exists, nodes, lambda n: (path,), timeout_s)
+    return [node_label(n) for n, ok in zip(nodes, answers, strict=True) if not ok]
 
 
 def node_label(node: dict[str, Any]) -> str:
@@ -329,9 +326,9 @@ class RayBackend(Backend):
         live = {nd["NodeID"] for nd in nodes}
         if {r["node_id"] for r in self.reports} != live:
             self.reports = node_reports(nodes)
-        print(f"ray: {len(self.reports)} node(s): " + ", ".join(
-            f"{labels(self.reports)[r['node_id']]} {fleet_offer(r)}" for r in self.reports), file=sys.stderr,
-            flush=True)
+        name = labels(self.reports)
+        print(f"ray: {len(self.reports)} node(s): " + ", ".join(f"{name[r['node_id']]} {fleet_offer(r)}"
+                                                              for r in self.reports), file=sys.stderr, flush=True)
         return place_per_node(profile, n, self.reports, dict(self.cfg.gpu_groups))
 
     def check_data(self, data: dict[str, Any]) -> None:

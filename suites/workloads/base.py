@@ -23,7 +23,7 @@ from omegaconf import MISSING
 
 from gpu_probe.stats import summarize
 from suites.data.dataset import Dataset
-from suites.errors import require
+from suites.errors import BenchError, require
 
 ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed study
 
@@ -209,6 +209,11 @@ class Workload:
     def __init__(self, cfg: Any, ctx: GuestContext) -> None:
         self.cfg = cfg
         self.ctx = ctx
+
+    def require_gpu(self, usable: bool = True) -> None:
+        """A ``gpu_only`` workload in a guest without a (``usable``) GPU: one recorded failure saying so."""
+        if not self.ctx.gpus or not usable:
+            raise BenchError(f"{self.name} needs a GPU and this guest has none (no GPU on the host?)")
 
     @classmethod
     def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:

@@ -31,8 +31,7 @@ class CudaProbe(Workload):
     STEPS = 4  # copies, fp32, fp16, launch latency
 
     def prepare(self) -> None:
-        if not self.ctx.gpus:
-            raise BenchError("cuda-probe needs a GPU and this guest has none (no GPU on the host?)")
+        self.require_gpu()
         reason = probe.unavailable()
         if reason:
             raise BenchError(f"cuda-probe cannot run: {reason}")

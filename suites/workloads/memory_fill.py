@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from suites.errors import BenchError, require
+from suites.errors import require
 from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
 from suites.workloads.torch_common import cap_framebuffer
 
@@ -43,8 +43,7 @@ class MemoryFill(Workload):
     def prepare(self) -> None:
         import torch
 
-        if not self.ctx.gpus or not torch.cuda.is_available():
-            raise BenchError("memory-fill needs a GPU and this guest has none (no GPU on the host?)")
+        self.require_gpu(torch.cuda.is_available())
         self.device = torch.device("cuda", 0)
         torch.cuda.set_device(self.device)
         self.ctx.info["device"] = torch.cuda.get_device_name(self.device)
