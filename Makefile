@@ -1,5 +1,5 @@
 # make setup | setup-system | setup-cluster | setup-vm | bench | study | gpu-check | report | bench-ml | bench-vm |
-# bench-sampler | test | test-fast | lint | ui | clean
+# bench-peer | bench-sampler | test | test-fast | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -39,7 +39,7 @@ OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workl
              $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) \
              $(if $(backend),backend=$(backend)) $(ARGS)
 
-.PHONY: setup setup-system setup-cluster setup-vm report bench study gpu-check bench-ml bench-vm bench-sampler test test-fast lint \
+.PHONY: setup setup-system setup-cluster setup-vm report bench study gpu-check bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
 
 setup: $(STAMP)
@@ -112,6 +112,11 @@ bench-ml: setup
 # What a guest VM costs next to a guest process: boot, start skew of 2 and 4 VMs, in-VM / process throughput.
 bench-vm: setup setup-vm
 	$(PY) -m suites.app.bench_vm $(ARGS)
+
+# cifar10-torch beside the published CIFAR-10 speed record (PyPI airbench's airbench94), interleaved in one process:
+# images/s of both with their CI, the ratio and its verdict (goal >= 0.95); ARGS='--flops' for parameters and FLOPs.
+bench-peer: setup
+	$(PY) -m suites.app.bench_peer $(ARGS)
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup

@@ -189,7 +189,7 @@ def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
     assert [r["check"] for r in summary["rows"]] == ["a", "b1", "b2", "b3", "c1", "c2", "d", "e", "f", "g", "h"]
     assert all(r["result"].startswith("skipped: no GPU") for r in summary["rows"])
     md = (root / "summary.md").read_text()
-    assert "| b2 CUDA training: CIFAR-10 bf16 without torch.compile | skipped: no GPU" in md
+    assert "| b2 CUDA training: CIFAR-10, the record's recipe in fp16, without torch.compile | skipped: no GPU" in md
     assert (root / f"gpu-check-{root.name}.tar.gz").stat().st_size > 0
     strict = subprocess.run([sys.executable, "-m", "suites.app.gpu_check", f"out_dir={tmp_path / 's'}", "strict=true"],
                             cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -19,16 +19,16 @@ def guest_result(tmp: Path, *overrides: str) -> dict:
 
 
 def test_mnist_tf_learns_synthetic_digits(tmp: Path):
-    r = guest_result(tmp, "workload=mnist-tf", "profile.vcpus=1", "workload.epochs=2")
+    r = guest_result(tmp, "workload=mnist-tf", "profile.vcpus=1", "workload.epochs=5", "workload.batch_size=100")
     m = r["metrics"]
-    assert m["test_accuracy"] > 0.8 and m["steps"] == 16 and m["images"] == 2000
+    assert m["test_accuracy"] > 0.8 and m["steps"] == 50 and m["images"] == 5000
     assert r["info"]["precision"] == "float32" and r["info"]["framebuffer_cap"] == "not applied (no GPU)"
     assert r["info"]["replicas"] == 1
 
 
 def test_cifar10_tf_learns_synthetic_classes_and_stops_at_its_target(tmp: Path):
     r = guest_result(tmp, "workload=cifar10-tf", "workload.epochs=3", "workload.batch_size=100",
-                     "workload.target_accuracy=0.3")
+                     "workload.target_accuracy=0.3", "workload.eval_each_epoch=true")
     m = r["metrics"]
     assert m["test_accuracy"] >= 0.3 and 0 < m["time_to_accuracy_s"] <= m["train_time_s"] + 1e-6
     assert m["steps"] in (10, 20, 30) and m["images_per_sec"] > 0
@@ -36,8 +36,8 @@ def test_cifar10_tf_learns_synthetic_classes_and_stops_at_its_target(tmp: Path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")
-def test_real_mnist_tf_reaches_98_percent(tmp: Path):
+def test_real_mnist_tf_reaches_99_percent(tmp: Path):
     run = run_bench(tmp, "workload=mnist-tf", f"data.root={MNIST_ROOT}", "progress=quiet")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     m = run.results["guests"][0]["result"]["metrics"]
-    assert m["test_accuracy"] >= 0.98 and m["images"] == 60000
+    assert m["test_accuracy"] >= 0.99 and m["images"] == 60000 // 512 * 512  # whole batches only

@@ -25,9 +25,15 @@ from suites.app.gpu_judges import FAILED, SKIPPED, Verdict, guests, metric
 from suites.backends.mps import CONTROL
 from suites.data.config import DataConfig
 from suites.errors import first_line
+from suites.workloads.cifar10_torch import Cifar10TorchConfig
 
-CIFAR_EPOCHS = 2  # per repeat in check b: enough steady steps for images/s; the planner scales to 10
-FULL_CIFAR_EPOCHS = 10  # the workload's default: what the study's 'full' tier runs
+CIFAR_EPOCHS = 2  # per repeat in check b: enough steady steps for images/s; the planner scales to the full run
+FULL_CIFAR_EPOCHS = Cifar10TorchConfig.epochs  # the workload's default (the record's 9.9): the study's 'full' tier
+# b2/b3's goal: airbench94 trains 9.9 x 50,000 images in 3.83 s on an A100 (~129,000 images/s with its
+# evaluation); at 708 MFLOPs per image (forward + backward, make bench-peer ARGS=--flops) 250,000 images/s on an
+# H100 is 177 TFLOP/s, 18 % of its dense fp16 peak
+CIFAR_GOAL_IMAGES_PER_S = 250_000
+RECORD_FLOPS_PER_IMAGE = 708e6
 CIFAR_TRAIN = 50_000  # images per epoch in check b (the real set's size; a synthetic stand-in of that size)
 C1_FRAMEBUFFER_MiB = 2048  # an M60-2Q's
 
@@ -152,7 +158,7 @@ def inventory(ctx: Context) -> Row:
 def mnist_time_to_accuracy(ctx: Context) -> Row:
     if not ctx.data_root or not (Path(ctx.data_root) / "MNIST" / "raw" / "train-images-idx3-ubyte").exists():
         raise CheckSkipped(f"no real MNIST under data.root ({ctx.data_root or 'not given'})/MNIST/raw")
-    res = bench(ctx, "b1-mnist", ["profile=passthrough-1gpu", "workload=mnist-torch", "workload.epochs=5",
+    res = bench(ctx, "b1-mnist", ["profile=passthrough-1gpu", "workload=mnist-torch",  # its 1 epoch
                                   "workload.target_accuracy=0.99", f"data.root={ctx.data_root}",
                                   "data.synthetic=false"])
     if not judge.not_ok(res):
@@ -163,7 +169,8 @@ def mnist_time_to_accuracy(ctx: Context) -> Row:
 def cifar_throughput(ctx: Context, compiled: bool) -> Row:
     name = "b3-cifar-compile" if compiled else "b2-cifar-eager"
     real = [f"data.root={ctx.data_root}"] if ctx.data_root else []
-    res = bench(ctx, name, ["profile=passthrough-1gpu", "workload=cifar10-torch", "workload.precision=bf16",
+    res = bench(ctx, name, ["profile=passthrough-1gpu", "workload=cifar10-torch", "workload.precision=fp16",
+                            "workload.target_accuracy=null",  # throughput only: 2 of the record's 9.9 epochs
                             f"workload.epochs={CIFAR_EPOCHS}", f"workload.compile={str(compiled).lower()}",
                             "repeats=5", f"data.synthetic_train={CIFAR_TRAIN}", *real], limit_s=300)
     g = require_ok(res)
@@ -172,21 +179,27 @@ def cifar_throughput(ctx: Context, compiled: bool) -> Row:
     ctx.timings["cifar10-torch/full"] = metric(g, "train_time_s") * FULL_CIFAR_EPOCHS / CIFAR_EPOCHS * \
         study_images / max(1, g["result"]["info"].get("train_images", CIFAR_TRAIN))
     verdict = judge.cifar(res)
+    rate = metric(g, "images_per_sec")
+    met = "met" if rate >= CIFAR_GOAL_IMAGES_PER_S else "not met"
+    verdict.figure += (f"; {rate * RECORD_FLOPS_PER_IMAGE / 1e12:.0f} TFLOP/s at 708 MFLOPs/img, goal "
+                       f"{CIFAR_GOAL_IMAGES_PER_S:,} images/s {met}")
     warm = g["result"]["info"].get("warmup_untimed_s")
     verdict.figure += synthetic(res) + (f"; compile + warm-up {warm:.1f} s, untimed" if warm else "")
     return Row.of("b3" if compiled else "b2", verdict)
 
 
-CIFAR_RULE = (f"images/s (goal >= 250,000), CoV <= {judge.CIFAR_MAX_COV:.0%} over 5 repeats, GPU util >= "
+CIFAR_RULE = (f"images/s (goal >= {CIFAR_GOAL_IMAGES_PER_S:,}, shown, not judged), CoV <= "
+              f"{judge.CIFAR_MAX_COV:.0%} over 5 repeats, GPU util >= "
               f"{judge.CIFAR_MIN_UTIL_PCT:.0f} %, energy > 0")
 
 
-@check("b2", "CUDA training: CIFAR-10 bf16 without torch.compile", CIFAR_RULE)
+@check("b2", "CUDA training: CIFAR-10, the record's recipe in fp16, without torch.compile", CIFAR_RULE)
 def cifar_eager(ctx: Context) -> Row:
     return cifar_throughput(ctx, False)
 
 
-@check("b3", "CUDA training: CIFAR-10 bf16 with torch.compile", f"as b2 ({CIFAR_RULE}); compile outside the timed "
+@check("b3", "CUDA training: CIFAR-10, the record's recipe in fp16, with torch.compile",
+       f"as b2 ({CIFAR_RULE}); compile outside the timed "
        "region")
 def cifar_compiled(ctx: Context) -> Row:
     return cifar_throughput(ctx, True)

@@ -125,10 +125,8 @@ def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
     """Learnable CIFAR-10 look-alikes: a colour pattern per class, shifted, flipped and noised."""
     import numpy as np
 
-    folder = root / FOLDER
-    if (folder / MANIFEST).exists():
+    if (root / FOLDER / MANIFEST).exists():
         return root
-    folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     coarse = rng.random((10, 8, 8, 3))
     templates = coarse.repeat(4, axis=1).repeat(4, axis=2)  # 32 x 32 blocks of colour per class
@@ -143,16 +141,24 @@ def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
         imgs = imgs * rng.uniform(0.6, 1.0, size=(n, 1, 1, 1)) + rng.normal(0, 0.12, size=imgs.shape)
         return np.clip(imgs * 255, 0, 255).astype(np.uint8), labels
 
-    per_batch = -(-n_train // 5)
-    train_x, train_y = split(n_train)
+    return write_look_alike(root, split(n_train), split(n_test))
+
+
+def write_look_alike(root: Path, train: tuple[Any, Any], test: tuple[Any, Any]) -> Path:
+    """``(images uint8 N x 32 x 32 x 3, labels)`` of each split written as the published files are laid out under
+    ``root``, with the manifest that marks them as not the published ones (written last: its presence means
+    complete); ``root``."""
+    folder = root / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    per_batch = -(-len(train[0]) // 5)
     for i, name in enumerate(TRAIN):
         sl = slice(i * per_batch, (i + 1) * per_batch)
-        _write_batch(folder / name, train_x[sl], train_y[sl], f"training batch {i + 1} of 5")
-    _write_batch(folder / "test_batch", *split(n_test), "testing batch 1 of 1")
+        _write_batch(folder / name, train[0][sl], train[1][sl], f"training batch {i + 1} of 5")
+    _write_batch(folder / "test_batch", *test, "testing batch 1 of 1")
     meta = {b"label_names": [c.encode() for c in CLASSES], b"num_cases_per_batch": per_batch, b"num_vis": 3072}
     (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=4))
     lines = [f"{md5(folder / name)}  {name}" for name in [*TRAIN, "test_batch", "batches.meta"]]
-    (folder / MANIFEST).write_text("\n".join(lines) + "\n")  # written last: its presence means complete
+    (folder / MANIFEST).write_text("\n".join(lines) + "\n")
     return root
 
 

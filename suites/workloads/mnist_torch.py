@@ -1,54 +1,32 @@
-"""MNIST with a small CNN in PyTorch (the shared recipe: data on the device, one-cycle Adam)."""
+"""MNIST in PyTorch with the CIFAR-10 record's recipe (:mod:`suites.workloads.fast_recipe`) at width 16: one
+epoch reaches 99.2 % on real MNIST (99.18 %, 23 s on 2 CPU cores; width 32: 99.15 % after one epoch, 99.56 % after
+two). No flips: a mirrored digit is another glyph."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Optional
 
 from suites.data.mnist import MNIST
-from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig, one_cycle
+from suites.workloads.base import RECORD_SMOKE
+from suites.workloads.record_common import RecordClassifier, RecordTrainConfig
+
+TARGET = 0.99  # test accuracy on real MNIST, checked at the end of the epoch
 
 
 @dataclass
-class MnistTorchConfig(TorchTrainConfig):
+class MnistTorchConfig(RecordTrainConfig):
     name: str = "mnist-torch"
-    lr: float = 4e-3  # Adam, peak of the one-cycle schedule
-    width: int = 32  # channels of the first conv layer; the second has twice as many
+    epochs: float = 1
+    target_accuracy: Optional[float] = TARGET
+    batch_size: int = 512
+    width: int = 16  # conv groups of 16, 64, 64 channels
+    flip: bool = False
+    tta_level: int = 0  # no mirrored views: a mirrored digit is another glyph
 
 
-def load_split(root: str, train: bool, device: Any) -> tuple[Any, Any]:
-    """Whole split as normalised tensors on ``device``, read by the suite's own IDX reader (the runner found or
-    fetched and checked the files: a guest never downloads). torchvision's reader did the same and cost every
-    guest 1.4 s of CPU to import torchvision."""
-    import torch
-
-    images, labels = MNIST.load_uint8(root, train)
-    x = torch.from_numpy(images.copy()).to(device).unsqueeze(1).float().div_(255.0)
-    return x.sub_(MNIST.mean[0]).div_(MNIST.std[0]), torch.from_numpy(labels.astype("int64")).to(device)
-
-
-class MnistTorch(TorchClassifier):
+class MnistTorch(RecordClassifier):
     name = "mnist-torch"
     dataset = MNIST
     config_cls = MnistTorchConfig
-
-    def load_data(self) -> tuple[Any, Any, Any, Any]:
-        root = self.ctx.data["root"]
-        return (*load_split(root, True, self.device), *load_split(root, False, self.device))
-
-    def build_model(self) -> Any:
-        from torch import nn
-
-        w = self.cfg.width
-        return nn.Sequential(
-            nn.Conv2d(1, w, 3, padding=1), nn.BatchNorm2d(w), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(w, 2 * w, 3, padding=1), nn.BatchNorm2d(2 * w), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Flatten(), nn.Linear(2 * w * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10),
-        )
-
-    def make_optimizer(self, model: Any, total_steps: int) -> tuple[Any, Any]:
-        import torch
-
-        opt = torch.optim.Adam(model.parameters(), lr=self.cfg.lr)
-        # One-cycle: warm up then anneal, so one epoch ends at a stable ~99%.
-        return opt, one_cycle(torch, opt, self.cfg.lr, total_steps)
+    smoke = RECORD_SMOKE

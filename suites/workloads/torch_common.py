@@ -1,9 +1,9 @@
-"""The shared PyTorch recipe (airbench-style): data resident on the device, augmentation
-on the device, channels_last, bf16 autocast on GPU, optional torch.compile.
+"""The PyTorch guest loop every torch classifier shares: data resident on the device, channels_last, the run's
+precision, optional torch.compile warmed up outside the clock, a framebuffer cap that counts the CUDA context.
 
-A classifier plugin only says how to load its data, build its model and
-optimizer, and (optionally) augment a batch; this base runs the timed loop,
-evaluation, and the MLPerf-style time-to-accuracy stop.
+A classifier plugin says how to load its data, build its model and optimizer, and (optionally) how an epoch's
+batches are made and a step is taken; this base runs the timed loop, the evaluation and the time-to-accuracy
+check (evaluations off the clock). The record's recipe (suites/workloads/record_common.py) is its main user.
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from gpu_probe.nvml import Nvml
 from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, StepMeter, TrainConfig, Workload
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
 @dataclass
@@ -27,11 +28,14 @@ class TorchTrainConfig(TrainConfig):
     framework: str = "torch"
     precision: str = "auto"  # auto: bf16 autocast on GPU, fp32 on CPU
     channels_last: bool = True
-    compile: bool = False  # torch.compile the model (first steps then include compile time)
+    compile: bool = False  # torch.compile the model, compiled in the untimed warm-up
+    compile_mode: str = "default"  # torch.compile's mode; the record's compiled run uses max-autotune
 
     def check(self) -> None:
         super().check()
         require(self.precision in PRECISIONS, "workload.precision", f"must be one of {', '.join(PRECISIONS)}")
+        require(self.compile_mode in COMPILE_MODES, "workload.compile_mode",
+                f"must be one of {', '.join(COMPILE_MODES)}, got {self.compile_mode!r}")
 
 
 class TorchClassifier(Workload):
@@ -39,6 +43,7 @@ class TorchClassifier(Workload):
 
     process_ranks = True  # DDP: one process per rank
     smoke = TRAIN_SMOKE
+    drop_last: ClassVar[bool] = False  # whether a last partial batch is dropped (then never warmed up)
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         """(x_train, y_train, x_test, y_test) as normalised tensors on ``self.device``."""
@@ -95,7 +100,7 @@ class TorchClassifier(Workload):
         t0 = time.perf_counter()
         state = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
         n, bs = len(self.x_train), self.cfg.batch_size
-        shapes = {min(bs, n)} | ({n % bs} if n % bs and n > bs else set())
+        shapes = {min(bs, n)} | ({n % bs} if n % bs and n > bs and not self.drop_last else set())
         gen = torch.Generator(device=self.device).manual_seed(self.ctx.seed)
         self.model.train()
         for size in sorted(shapes, reverse=True):
@@ -124,8 +129,9 @@ class TorchClassifier(Workload):
 
             ids = [self.device.index] if self.device.type == "cuda" else None  # this rank's own GPU
             model = DistributedDataParallel(model, device_ids=ids)
-        self.model = torch.compile(model) if self.cfg.compile else model
+        self.model = torch.compile(model, mode=self.cfg.compile_mode) if self.cfg.compile else model
         self.opt, self.sched = self.make_optimizer(self.model, self.total_steps())
+        self.trained, self.last_eval = True, None
 
     def precision(self) -> str:
         if self.cfg.precision != "auto":
@@ -144,48 +150,84 @@ class TorchClassifier(Workload):
         return self.cfg.total_steps(len(self.x_train))
 
     def train(self, meter: StepMeter) -> None:
+        """Epochs of :meth:`batches` through :meth:`train_step` until the schedule's steps are done; the test
+        accuracy checked against ``target_accuracy`` after each epoch (eval_each_epoch) or at the end, with the
+        meter's clock stopped (time to accuracy counts training only)."""
         import torch
-        import torch.nn.functional as F
 
         if self.device.type == "cuda":
             meter.sync = lambda: torch.cuda.synchronize(self.device)
-        n, bs, total = len(self.x_train), self.cfg.batch_size, self.total_steps()
+        meter.target = self.cfg.target_accuracy
+        total = self.total_steps()
         gen = torch.Generator(device=self.device).manual_seed(self.ctx.seed)
-        smoothing = getattr(self.cfg, "label_smoothing", 0.0)
+        epoch = 0
         while meter.steps < total:
             self.model.train()
-            order = torch.randperm(n, generator=gen, device=self.device)
-            for i in range(0, n, bs):
-                idx = order[i : i + bs]
-                with self.autocast():
-                    out = self.model(self.augment(self.x_train[idx], gen))
-                    loss = F.cross_entropy(out.float(), self.y_train[idx], label_smoothing=smoothing)
-                self.opt.zero_grad(set_to_none=True)
-                loss.backward()
-                self.opt.step()
-                self.sched.step()
-                meter.step(len(idx) * self.ctx.world_size)  # images across all ranks
+            for x, y in self.batches(epoch, gen):
+                loss = self.train_step(x, y, meter.steps, total)
+                meter.step(len(y) * self.ctx.world_size)  # images across all ranks
                 if meter.steps >= total:
                     break
             check_finite(loss, meter.steps, self.cfg.lr)  # once an epoch: a sync per step would cost its rate
-            if self.cfg.target_accuracy and self.target_met():
-                meter.target_reached()
-                break
+            epoch += 1
+            if meter.steps >= total:
+                self.end_training()
+            if self.cfg.target_accuracy and (self.cfg.eval_each_epoch or meter.steps >= total):
+                with meter.untimed():
+                    met = meter.checked(self.accuracy_for_target())
+                if met:
+                    break
+        self.ctx.info["eval_untimed_s"] = round(meter.untimed_s, 3)
 
-    def target_met(self) -> bool:
-        """Rank 0 evaluates; with several ranks its verdict is broadcast so all stop together."""
+    def batches(self, epoch: int, gen: Any) -> Iterator[tuple[Any, Any]]:
+        """One epoch's (images, labels) batches: a fresh order, each batch through :meth:`augment`."""
         import torch
 
-        met = self.ctx.rank == 0 and self.evaluate()["test_accuracy"] >= self.cfg.target_accuracy
+        n, bs = len(self.x_train), self.cfg.batch_size
+        order = torch.randperm(n, generator=gen, device=self.device)
+        for i in range(0, n, bs):
+            idx = order[i : i + bs]
+            yield self.augment(self.x_train[idx], gen), self.y_train[idx]
+
+    def train_step(self, x: Any, y: Any, step: int, total: int) -> Any:
+        """One optimizer step (``step`` of ``total`` taken before it); the loss, left on the device."""
+        import torch.nn.functional as F
+
+        with self.autocast():
+            out = self.model(x)
+            loss = F.cross_entropy(out.float(), y, label_smoothing=getattr(self.cfg, "label_smoothing", 0.0))
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.sched.step()
+        self.trained = True
+        return loss
+
+    def end_training(self) -> None:
+        """After the last step, before the final evaluation (a recipe's last weight averaging)."""
+
+    def accuracy_for_target(self) -> float:
+        """Rank 0 evaluates; with several ranks its figure is broadcast so all stop together."""
+        import torch
+
+        acc = self.evaluate()["test_accuracy"] if self.ctx.rank == 0 else 0.0
         if self.ctx.world_size == 1:
-            return met
+            return acc
         import torch.distributed as dist
 
-        flag = torch.tensor([1.0 if met else 0.0], device=self.device)
-        dist.broadcast(flag, src=0)
-        return bool(flag.item())
+        figure = torch.tensor([acc], device=self.device)
+        dist.broadcast(figure, src=0)
+        return float(figure.item())
 
     def evaluate(self) -> dict[str, float]:
+        """Test accuracy; the figure of the last evaluation while no step was taken since (the harness asks
+        again after the recipe's own check at the end of training)."""
+        if self.trained or self.last_eval is None:
+            self.last_eval = {"test_accuracy": self.test_accuracy()}
+            self.trained = False
+        return dict(self.last_eval)
+
+    def test_accuracy(self) -> float:
         import torch
 
         self.net.eval()
@@ -193,19 +235,13 @@ class TorchClassifier(Workload):
         bs = self.cfg.eval_batch_size
         with torch.no_grad(), self.autocast():
             for i in range(0, len(self.x_test), bs):
-                logits = self.net(self.x_test[i : i + bs])
+                logits = self.logits(self.x_test[i : i + bs])
                 correct += (logits.argmax(1) == self.y_test[i : i + bs]).sum().item()
-        return {"test_accuracy": correct / len(self.x_test)}
+        return correct / len(self.x_test)
 
-
-def one_cycle(torch: Any, opt: Any, max_lr: float, total_steps: int, pct_start: float = 0.25,
-              **kwargs: Any) -> Any:
-    """OneCycleLR valid at any step count: its warm-up needs more than one step (a 4-step run at pct_start
-    0.25 divides by zero inside it), so short runs warm up over a larger share; one step keeps the peak LR."""
-    if total_steps < 2:
-        return torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
-    pct = min(0.9, max(pct_start, 1.5 / total_steps))
-    return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=total_steps, pct_start=pct, **kwargs)
+    def logits(self, x: Any) -> Any:
+        """The evaluation's logits of a test batch (a recipe adds test-time augmentation here)."""
+        return self.net(x)
 
 
 def rank_device(torch: Any, has_gpu: bool, rank: int) -> Any:

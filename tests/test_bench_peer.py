@@ -1,0 +1,48 @@
+"""make bench-peer: the published airbench94 (PyPI ``airbench``) and cifar10-torch side by side, here on the CPU
+with the peer's CUDA calls redirected for the length of its run."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from suites.app import bench_peer
+
+airbench = pytest.importorskip("airbench", reason="the peer comes with the dev extra (make setup)")
+
+
+def test_the_two_networks_match_in_size_and_cost():
+    ours, peer = bench_peer.flops(airbench, torch.device("cpu"), "fp32")
+    assert ours[1] == peer[1] == pytest.approx(1.97e6, rel=0.01)  # parameters
+    assert ours[2] == pytest.approx(peer[2], rel=0.05) and peer[2] == pytest.approx(708e6, rel=0.01)  # FLOPs/img
+
+
+def test_the_redirection_lasts_only_for_the_peers_run():
+    before = torch.nn.Module.cuda, torch.nn.Module.half, torch.cuda.Event
+    with pytest.raises(RuntimeError, match="inside"):
+        with bench_peer.redirected(torch.device("cpu"), "bf16"):
+            assert torch.nn.Linear(2, 2).half().weight.dtype == torch.bfloat16
+            assert torch.nn.Linear(2, 2).cuda().weight.device.type == "cpu"
+            raise RuntimeError("inside")
+    assert (torch.nn.Module.cuda, torch.nn.Module.half, torch.cuda.Event) == before
+    assert torch.nn.Linear(2, 2).half().weight.dtype == torch.float16
+
+
+def test_both_sides_run_interleaved_and_the_ratio_is_reported(capsys: pytest.CaptureFixture[str]):
+    assert bench_peer.main(["--batch", "32", "--warmup", "1", "--steps", "2", "--rounds", "2", "--threads", "1",
+                            "--data-root", ""]) == 0
+    out = capsys.readouterr().out
+    assert out.count("round 1/2: ours") == out.count("round 2/2: peer") == 1
+    assert out.index("round 1/2: ours") < out.index("round 1/2: peer")  # round 1: ours first...
+    assert out.index("round 2/2: peer") < out.index("round 2/2: ours")  # ...round 2: the peer first
+    assert "ours / peer" in out and "96 synthetic CIFAR-shaped images" in out
+    assert "nn.Module.cuda -> cpu" in out  # what was changed for the peer is said
+
+
+@pytest.mark.parametrize("argv", [["--rounds", "0"], ["--batch", "0"], ["--warmup", "0"]])
+def test_bad_input_is_one_error_line_and_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exc:
+        bench_peer.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --")
