@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from rich.console import Console
 from rich.table import Table
@@ -36,16 +37,10 @@ from gpu_probe.stats import FASTER, NO_SPREAD, SLOWER, WITHIN_NOISE, Interval, c
 from suites.data import cifar
 from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
-from suites.workloads.fast_recipe import cast_weights, record_net
+from suites.workloads.fast_recipe import cast_weights, dtype_of, record_net
 
 GOAL = 0.95  # ours must keep 95 % of the peer's images/s
 VERDICTS = {SLOWER: "ours slower", WITHIN_NOISE: "within noise", FASTER: "ours faster", NO_SPREAD: "no spread (n = 1)"}
-
-
-def dtype_of(precision: str) -> Any:
-    import torch
-
-    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
 
 
 def redirection(device: Any, precision: str) -> str:
@@ -140,17 +135,11 @@ def peer_rate(airbench: Any, folder: Path, args: argparse.Namespace, device: Any
         loader.images = loader.images.to(dtype_of(args.precision))  # its .half() images, in the run's precision
         timed = TimedLoader(loader, args.warmup, sync)
         test_loader = functools.partial(airbench.utils.CifarLoader, gpu=gpu)
-        with unittest_patch(airbench.utils, "CifarLoader", test_loader):
+        with mock.patch.object(airbench.utils, "CifarLoader", test_loader):
             airbench.train94(train_loader=timed, epochs=1, verbose=False)
         sync()
         t_end = time.perf_counter()
     return args.batch * args.steps / (t_end - timed.t_warm)
-
-
-def unittest_patch(module: Any, name: str, value: Any) -> Any:
-    from unittest import mock
-
-    return mock.patch.object(module, name, value)
 
 
 def our_workload(root: Path, args: argparse.Namespace, device: Any) -> Cifar10Torch:
@@ -175,12 +164,12 @@ def images_for(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, Path, str
     n = args.batch * (args.warmup + args.steps)
     real = Path(args.data_root) / cifar.FOLDER if args.data_root else None
     if real is not None and real.is_dir():
-        x, y = cifar.load_split(str(args.data_root), train=True)
-        x, y, what = x[:n], y[:n], f"the first {n:,} images of real CIFAR-10 ({args.data_root})"
+        source, what = str(args.data_root), f"the first {n:,} images of real CIFAR-10 ({args.data_root})"
     else:
-        cifar.synthesize(tmp / "synthetic", n, 1000, seed=0)
-        x, y = cifar.load_split(str(tmp / "synthetic"), train=True)
-        x, y, what = x[:n], y[:n], f"{n:,} synthetic CIFAR-shaped images (no real CIFAR-10 under --data-root)"
+        source = str(cifar.synthesize(tmp / "synthetic", n, 1000, seed=0))
+        what = f"{n:,} synthetic CIFAR-shaped images (no real CIFAR-10 under --data-root)"
+    x, y = cifar.load_split(source, train=True)
+    x, y = x[:n], y[:n]
     root = cifar.write_look_alike(tmp / "ours", (x, y), (x[:1000], y[:1000]))  # the same images for our loader
     return x, y, root, what
 

@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -188,8 +189,6 @@ def node_reports(nodes: list[dict[str, Any]], timeout_s: float = 120.0) -> list[
 def measure_offset(actor: Any, rounds: int = 7) -> ClockOffset:
     """The actor's node clock minus this one, from ``rounds`` round trips to :meth:`GuestAgent.now` (the first
     warms the connection and is dropped)."""
-    import time
-
     import ray
 
     trips = []

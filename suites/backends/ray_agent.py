@@ -197,22 +197,26 @@ class RemotePipe:
         self.take_node_samples(snap.get("node") or {})
         return [self.on_this_clock(ev) for ev in map(parse_event, snap["lines"]) if ev is not None]
 
+    @property
+    def offset_s(self) -> float:
+        """What to take off the node's stamps: its measured offset, 0 where none was measured."""
+        return self.offset.offset_s if self.offset and self.offset.n else 0.0
+
     def take_node_samples(self, node: dict[str, Any]) -> None:
         if not node:
             return
-        shift = self.offset.offset_s if self.offset and self.offset.n else 0.0
-        self.usage.add_rows(node.pop("rows"), shift)
+        self.usage.add_rows(node.pop("rows"), self.offset_s)
         self.usage.node = {**node, "clock_offset": self.offset.text() if self.offset else "not measured"}
 
     def on_this_clock(self, ev: dict[str, Any]) -> dict[str, Any]:
         """A result's training interval, stamped on the node's clock, on the runner's: the node's offset taken off
         (the residual uncertainty is in the placement's note)."""
-        if ev.get("event") != "result" or not self.offset or not self.offset.n:
+        if ev.get("event") != "result" or not self.offset_s:
             return ev
         result = dict(ev.get("result") or {})
         for key in ("t_train_start", "t_train_end"):
             if isinstance(result.get(key), (int, float)):
-                result[key] -= self.offset.offset_s
+                result[key] -= self.offset_s
         return {**ev, "result": result}
 
     def returncode(self) -> int | None:

@@ -163,13 +163,9 @@ class StepMeter:
             return False
         self.target_met = accuracy >= self.target
         if self.target_met and self.t_target is None:
-            self.target_reached()
+            self.sync()
+            self.t_target = self.clock()
         return self.target_met
-
-    def target_reached(self) -> None:
-        """The workload hit its target accuracy now (MLPerf-style time to accuracy)."""
-        self.sync()
-        self.t_target = self.clock()
 
     def window_rates(self, windows: int = 10) -> list[float]:
         """images/s over consecutive windows of steady-state steps: the jitter behind the mean.
@@ -270,3 +266,22 @@ class Workload:
 
     def evaluate(self) -> dict[str, float]:
         return {}
+
+
+class Classifier(Workload):
+    """Base of the image classifiers (torch, Keras): the test accuracy, measured once per state of the weights (a
+    recipe's own check at the end of training and the harness's evaluation after it cost one pass)."""
+
+    _accuracy: float | None = None
+
+    def test_accuracy(self) -> float:
+        raise NotImplementedError
+
+    def weights_changed(self) -> None:
+        """After a step or a rebuild: the next evaluation measures again."""
+        self._accuracy = None
+
+    def evaluate(self) -> dict[str, float]:
+        if self._accuracy is None:
+            self._accuracy = self.test_accuracy()
+        return {"test_accuracy": self._accuracy}

@@ -18,6 +18,7 @@ Torch is imported inside the functions: discovering workloads never pays for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +102,13 @@ def init_whitening(conv: Any, images: Any) -> None:
         conv.weight.copy_(torch.from_numpy(filters).to(conv.weight.dtype))
 
 
+def dtype_of(precision: str) -> Any:
+    """The torch dtype of a precision name (fp32, bf16, fp16)."""
+    import torch
+
+    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+
+
 def cast_weights(net: Any, dtype: Any) -> Any:
     """The network's weights in ``dtype`` (fp16/bf16 on a GPU, as the record), its BatchNorms in fp32."""
     from torch import nn
@@ -112,16 +120,21 @@ def cast_weights(net: Any, dtype: Any) -> Any:
     return net
 
 
+def decoupled_rates(hyper: Hyper, batch_size: int) -> tuple[float, float]:
+    """(learning rate, weight decay per step) in the coupled form SGD takes: the per-1024-images rate over the
+    momentum's step gain, and the decay given per 1024 images scaled to the batch over the same gain."""
+    gain = 1024 * (1 + 1 / (1 - hyper.momentum))
+    return hyper.lr / gain, hyper.weight_decay * batch_size / gain
+
+
 def optimizer(net: Any, hyper: Hyper, batch_size: int) -> Any:
-    """SGD-Nesterov with the record's decoupled settings: torch's learning rate is the per-1024-images one over
-    the momentum's step gain; weight decay, given per 1024 images, is divided by each group's learning rate because
-    torch multiplies them. Groups: BatchNorm biases (``bias_scaler`` x lr), the whitening bias (frozen after
-    its epochs by a zero rate, see :func:`set_rates`), everything else."""
+    """SGD-Nesterov with the record's decoupled settings (:func:`decoupled_rates`); torch multiplies weight decay
+    by the learning rate, so each group's decay is divided by its rate. Groups: BatchNorm biases (``bias_scaler`` x
+    lr), the whitening bias (frozen after its epochs by a zero rate, see :func:`set_rates`), everything else."""
     import torch
     from torch import nn
 
-    gain = 1024 * (1 + 1 / (1 - hyper.momentum))
-    lr, decay = hyper.lr / gain, hyper.weight_decay * batch_size / gain
+    lr, decay = decoupled_rates(hyper, batch_size)
     norm_biases = [p for m in net.modules() if isinstance(m, nn.BatchNorm2d) for p in m.parameters()
                    if p.requires_grad]
     whiten_bias = [net[0].bias]
@@ -204,19 +217,28 @@ def random_flip(images: Any, gen: Any) -> Any:
     return torch.where(flip.view(-1, 1, 1, 1), images.flip(-1), images)
 
 
-def tta_logits(net: Any, x: Any, level: int) -> Any:
-    """Test-time augmentation: 0 none, 1 the mean with the mirror image, 2 also the mean over 1-pixel diagonal
-    translations (as the record)."""
-    import torch
-    import torch.nn.functional as F
+def tta(predict: Callable[[Any], Any], x: Any, level: int, mirror: Callable[[Any], Any],
+        shifted: Callable[[Any], tuple[Any, Any]]) -> Any:
+    """Test-time augmentation over any framework's batches: 0 none, 1 the mean with the mirror image, 2 also the
+    mean over the two 1-pixel diagonal translations ``shifted`` gives (as the record)."""
 
     def mirrored(inputs: Any) -> Any:
-        return 0.5 * net(inputs) + 0.5 * net(inputs.flip(-1)) if level >= 1 else net(inputs)
+        return 0.5 * predict(inputs) + 0.5 * predict(mirror(inputs)) if level >= 1 else predict(inputs)
 
     logits = mirrored(x)
     if level < 2:
         return logits
-    h, w = x.shape[-2:]
-    padded = F.pad(x, (1,) * 4, mode="reflect")
-    moved = torch.stack([mirrored(padded[:, :, :h, :w]), mirrored(padded[:, :, 2:, 2:])]).mean(0)
-    return 0.5 * logits + 0.5 * moved
+    up_left, down_right = shifted(x)
+    return 0.5 * logits + 0.5 * (0.5 * mirrored(up_left) + 0.5 * mirrored(down_right))
+
+
+def tta_logits(net: Any, x: Any, level: int) -> Any:
+    """:func:`tta` of a torch network on NCHW tensors."""
+    import torch.nn.functional as F
+
+    def shifted(images: Any) -> tuple[Any, Any]:
+        h, w = images.shape[-2:]
+        padded = F.pad(images, (1,) * 4, mode="reflect")
+        return padded[:, :, :h, :w], padded[:, :, 2:, 2:]
+
+    return tta(net, x, level, lambda images: images.flip(-1), shifted)

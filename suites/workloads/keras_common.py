@@ -10,12 +10,14 @@ excludes memory growth: the two cannot be combined).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from suites.errors import require
-from suites.workloads.base import RECORD_SMOKE, StepMeter, Workload
+from suites.workloads import fast_recipe as recipe
+from suites.workloads.base import RECORD_SMOKE, Classifier, StepMeter
 from suites.workloads.keras_net import KerasLookahead, TriangleSchedule, record_net, start_as_identity, whitening_kernel
 from suites.workloads.record_common import RecipeConfig
 
@@ -46,7 +48,7 @@ class _Meter:
             def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
                 meter.step(bs)  # whole batches only
                 workload.lookahead.after_step(meter.steps, total)
-                workload.trained = True
+                workload.weights_changed()
                 if meter.steps >= total:
                     self.model.stop_training = True
 
@@ -59,7 +61,7 @@ class _Meter:
         return Callback()
 
 
-class KerasClassifier(Workload):
+class KerasClassifier(Classifier):
     """Base of the Keras image classifiers: subclasses name a dataset and their defaults."""
 
     smoke = RECORD_SMOKE
@@ -119,8 +121,7 @@ class KerasClassifier(Workload):
 
         c, total = self.cfg, self.total_steps()
         hyper = c.hyper()
-        gain = 1024 * (1 + 1 / (1 - hyper.momentum))
-        lr, decay = hyper.lr / gain, hyper.weight_decay * c.batch_size / gain
+        lr, decay = recipe.decoupled_rates(hyper, c.batch_size)
         with self.strategy.scope():
             self.model = record_net(keras, self.x_train.shape[1:], c.width, c.flip, c.translate,
                                     (decay / lr / 2, decay / (lr * hyper.bias_scaler) / 2))
@@ -132,14 +133,12 @@ class KerasClassifier(Workload):
                                loss=keras.losses.CategoricalCrossentropy(from_logits=True, reduction="sum",
                                                                          label_smoothing=c.label_smoothing),
                                jit_compile=c.xla)
-        self.trained, self.last_eval = True, None
+        self.weights_changed()
 
     def total_steps(self) -> int:
         return self.cfg.total_steps(len(self.x_train), drop_last=True)
 
     def train(self, meter: StepMeter) -> None:
-        import math
-
         meter.target = self.cfg.target_accuracy
         per_epoch = max(1, len(self.x_train) // self.cfg.batch_size)
         self.model.fit(self.train_ds, epochs=math.ceil(self.total_steps() / per_epoch), verbose=0, shuffle=False,
@@ -149,32 +148,24 @@ class KerasClassifier(Workload):
                 meter.checked(self.evaluate()["test_accuracy"])
         self.ctx.info["eval_untimed_s"] = round(meter.untimed_s, 3)
 
-    def evaluate(self) -> dict[str, float]:
-        """Test accuracy with the recipe's test-time augmentation; the last figure while no step was taken since."""
+    def test_accuracy(self) -> float:
+        """Test accuracy with the recipe's test-time augmentation."""
         import numpy as np
 
-        if self.trained or self.last_eval is None:
-            bs, correct = self.cfg.eval_batch_size, 0
-            for i in range(0, len(self.x_test), bs):
-                logits = self.tta_logits(self.x_test[i : i + bs])
-                correct += int((np.argmax(logits, 1) == self.y_test[i : i + bs]).sum())
-            self.last_eval, self.trained = {"test_accuracy": correct / len(self.x_test)}, False
-        return dict(self.last_eval)
+        bs, correct = self.cfg.eval_batch_size, 0
+        for i in range(0, len(self.x_test), bs):
+            logits = self.tta_logits(self.x_test[i : i + bs])
+            correct += int((np.argmax(logits, 1) == self.y_test[i : i + bs]).sum())
+        return correct / len(self.x_test)
 
     def tta_logits(self, x: Any) -> Any:
-        """:func:`suites.workloads.fast_recipe.tta_logits` on NHWC numpy images."""
+        """:func:`suites.workloads.fast_recipe.tta` on NHWC numpy images."""
         import numpy as np
 
-        def mirrored(inputs: Any) -> Any:
-            out = np.asarray(self.model(inputs, training=False))
-            if self.cfg.tta_level >= 1:
-                out = 0.5 * out + 0.5 * np.asarray(self.model(inputs[:, :, ::-1].copy(), training=False))
-            return out
+        def shifted(images: Any) -> tuple[Any, Any]:
+            h, w = images.shape[1:3]
+            padded = np.pad(images, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
+            return padded[:, :h, :w].copy(), padded[:, 2:, 2:].copy()
 
-        logits = mirrored(x)
-        if self.cfg.tta_level < 2:
-            return logits
-        h, w = x.shape[1:3]
-        padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
-        moved = 0.5 * (mirrored(padded[:, :h, :w].copy()) + mirrored(padded[:, 2:, 2:].copy()))
-        return 0.5 * logits + 0.5 * moved
+        return recipe.tta(lambda images: np.asarray(self.model(images, training=False)), x, self.cfg.tta_level,
+                          lambda images: images[:, :, ::-1].copy(), shifted)

@@ -56,17 +56,10 @@ class RecordClassifier(TorchClassifier):
     """A dataset's images through the record's network and step (subclasses name the dataset and defaults)."""
 
     drop_last = True
-
-    def precision(self) -> str:
-        """The record keeps its weights in fp16 on a GPU; fp32 on a CPU."""
-        if self.cfg.precision != "auto":
-            return self.cfg.precision
-        return "fp16" if self.device.type == "cuda" else "fp32"
+    gpu_precision = "fp16"  # the record keeps its weights in fp16 on a GPU
 
     def weights_dtype(self) -> Any:
-        import torch
-
-        return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision(), torch.float32)
+        return recipe.dtype_of(self.precision())
 
     def autocast(self) -> Any:
         import contextlib
@@ -88,9 +81,6 @@ class RecordClassifier(TorchClassifier):
                     torch.from_numpy(labels.astype("int64")).to(self.device)]
         self.ctx.info["precision_detail"] = f"{self.precision()} weights and data, BatchNorm fp32"
         return tuple(out)  # type: ignore[return-value]
-
-    def total_steps(self) -> int:
-        return self.cfg.total_steps(len(self.x_train), drop_last=self.drop_last)
 
     def build_model(self) -> Any:
         net = recipe.record_net(self.x_train.shape[1], self.cfg.width).to(self.device)
@@ -131,7 +121,6 @@ class RecordClassifier(TorchClassifier):
         loss.backward()
         self.opt.step()
         self.lookahead.after_step(step + 1, total)
-        self.trained = True
         return loss
 
     def logits(self, x: Any) -> Any:

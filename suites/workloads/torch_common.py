@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from gpu_probe.nvml import Nvml
 from suites.errors import BenchError, require
-from suites.workloads.base import TRAIN_SMOKE, StepMeter, TrainConfig, Workload
+from suites.workloads.base import TRAIN_SMOKE, Classifier, StepMeter, TrainConfig
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -38,12 +38,13 @@ class TorchTrainConfig(TrainConfig):
                 f"must be one of {', '.join(COMPILE_MODES)}, got {self.compile_mode!r}")
 
 
-class TorchClassifier(Workload):
+class TorchClassifier(Classifier):
     """Base of the PyTorch image classifiers; subclasses fill in the four hooks below."""
 
     process_ranks = True  # DDP: one process per rank
     smoke = TRAIN_SMOKE
     drop_last: ClassVar[bool] = False  # whether a last partial batch is dropped (then never warmed up)
+    gpu_precision: ClassVar[str] = "bf16"  # what precision=auto means on a GPU (fp32 on a CPU)
 
     def load_data(self) -> tuple[Any, Any, Any, Any]:
         """(x_train, y_train, x_test, y_test) as normalised tensors on ``self.device``."""
@@ -131,12 +132,12 @@ class TorchClassifier(Workload):
             model = DistributedDataParallel(model, device_ids=ids)
         self.model = torch.compile(model, mode=self.cfg.compile_mode) if self.cfg.compile else model
         self.opt, self.sched = self.make_optimizer(self.model, self.total_steps())
-        self.trained, self.last_eval = True, None
+        self.weights_changed()
 
     def precision(self) -> str:
         if self.cfg.precision != "auto":
             return self.cfg.precision
-        return "bf16" if self.device.type == "cuda" else "fp32"
+        return self.gpu_precision if self.device.type == "cuda" else "fp32"
 
     def autocast(self) -> Any:
         import torch
@@ -147,7 +148,7 @@ class TorchClassifier(Workload):
         return torch.autocast(self.device.type, dtype=dtype)
 
     def total_steps(self) -> int:
-        return self.cfg.total_steps(len(self.x_train))
+        return self.cfg.total_steps(len(self.x_train), drop_last=self.drop_last)
 
     def train(self, meter: StepMeter) -> None:
         """Epochs of :meth:`batches` through :meth:`train_step` until the schedule's steps are done; the test
@@ -165,13 +166,12 @@ class TorchClassifier(Workload):
             self.model.train()
             for x, y in self.batches(epoch, gen):
                 loss = self.train_step(x, y, meter.steps, total)
+                self.weights_changed()
                 meter.step(len(y) * self.ctx.world_size)  # images across all ranks
                 if meter.steps >= total:
                     break
             check_finite(loss, meter.steps, self.cfg.lr)  # once an epoch: a sync per step would cost its rate
             epoch += 1
-            if meter.steps >= total:
-                self.end_training()
             if self.cfg.target_accuracy and (self.cfg.eval_each_epoch or meter.steps >= total):
                 with meter.untimed():
                     met = meter.checked(self.accuracy_for_target())
@@ -200,11 +200,7 @@ class TorchClassifier(Workload):
         loss.backward()
         self.opt.step()
         self.sched.step()
-        self.trained = True
         return loss
-
-    def end_training(self) -> None:
-        """After the last step, before the final evaluation (a recipe's last weight averaging)."""
 
     def accuracy_for_target(self) -> float:
         """Rank 0 evaluates; with several ranks its figure is broadcast so all stop together."""
@@ -218,14 +214,6 @@ class TorchClassifier(Workload):
         figure = torch.tensor([acc], device=self.device)
         dist.broadcast(figure, src=0)
         return float(figure.item())
-
-    def evaluate(self) -> dict[str, float]:
-        """Test accuracy; the figure of the last evaluation while no step was taken since (the harness asks
-        again after the recipe's own check at the end of training)."""
-        if self.trained or self.last_eval is None:
-            self.last_eval = {"test_accuracy": self.test_accuracy()}
-            self.trained = False
-        return dict(self.last_eval)
 
     def test_accuracy(self) -> float:
         import torch
