@@ -15,6 +15,8 @@ from typing import Any
 import psutil
 import pytest
 
+from suites.backends.leftovers import STATE_ENV
+
 from .conftest import free_port, stop_group
 
 RAY = Path(sys.executable).with_name("ray")
@@ -29,11 +31,13 @@ NODE_FLAGS = ["--block", "--disable-usage-stats"]
 def start_node(args: list[str], log: Path, wrap: list[str] | None = None, env: dict[str, str] | None = None,
                started: str = "Ray runtime started") -> subprocess.Popen:
     """``ray start <args> --block`` in its own process group (``wrap``: a command line it runs under, e.g. a
-    network or mount namespace; ``env``: instead of the single-node loopback setting); returns once it is up."""
+    network or mount namespace; ``env``: instead of the single-node loopback setting); returns once it is up. The
+    node's benchmark state (its agents' guest logs) is in the log's folder, which goes with the cluster."""
     out = log.open("w")
     proc = subprocess.Popen([*(wrap or []), str(RAY), "start", *NODE_FLAGS, *args], stdout=out,
                             stderr=subprocess.STDOUT, start_new_session=True,
-                            env={**os.environ, **(LOOPBACK_ENV if env is None else env), **NO_AUTH})
+                            env={**os.environ, **(LOOPBACK_ENV if env is None else env), **NO_AUTH,
+                                 STATE_ENV: str(log.parent / "state")})
     out.close()  # the child holds its own copy
     deadline = time.monotonic() + 120
     while started not in log.read_text():

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -22,7 +23,9 @@ import pytest
 
 from suites.backends import ray as ray_backend
 from suites.backends.handle import GuestHandle
+from suites.backends.leftovers import state_root
 from suites.backends.placement import Placement
+from suites.backends.ray_agent import GuestAgent
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.guest.protocol import GuestSpec
 
@@ -30,6 +33,13 @@ from .conftest import REPO, SMOKE, bench_args, free_port, run_bench
 from .raynodes import NO_AUTH, start_node, stop_node
 
 M60_4Q = ["profile=m60-4q", "profile.memory_MiB=2048"]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    address: str
+    pgid: int
+    folder: Path  # its Ray temp folder, and the node's benchmark state (BENCH_STATE_DIR: tests/raynodes.start_node)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +52,7 @@ def ray_cluster():
                        f"--ray-client-server-port={free_port()}", f"--temp-dir={temp}",
                        "--num-cpus=2", "--num-gpus=1", "--memory=6000000000", "--object-store-memory=100000000",
                        "--include-dashboard=false"], Path(temp) / "start.log")
-    yield f"127.0.0.1:{port}", proc.pid
+    yield Cluster(f"127.0.0.1:{port}", proc.pid, Path(temp))
     stop_node(proc)
     shutil.rmtree(temp, ignore_errors=True)  # its sessions' logs and sockets: one folder per run left in /tmp
     if saved is None:
@@ -51,14 +61,15 @@ def ray_cluster():
         os.environ["RAY_AUTH_MODE"] = saved
 
 
-def guest_processes() -> list[psutil.Process]:
-    """Guests started by a GuestAgent: their stderr is the agent's log (other tests' guests log elsewhere)."""
+def guest_processes(cluster: Cluster) -> list[psutil.Process]:
+    """Guests started by this cluster's GuestAgents: their stderr is the agent's log, in the node's benchmark state
+    in the cluster's folder (guests of other clusters, which tests in another process start, log elsewhere)."""
     out = []
     for p in psutil.process_iter(["cmdline"]):
         if "suites.guest" not in (p.info["cmdline"] or []):
             continue
         try:
-            if "/gmb-guest-" in os.readlink(f"/proc/{p.pid}/fd/2"):
+            if os.readlink(f"/proc/{p.pid}/fd/2").startswith(f"{cluster.folder}/"):
                 out.append(p)
         except OSError:
             continue
@@ -66,7 +77,7 @@ def guest_processes() -> list[psutil.Process]:
 
 
 def test_ray_cluster_listens_on_loopback_only(ray_cluster):
-    _, pgid = ray_cluster
+    pgid = ray_cluster.pgid
     members = [p for p in psutil.process_iter() if _pgid(p.pid) == pgid]
     listening = [c.laddr for p in members for c in _conns(p) if c.status == psutil.CONN_LISTEN]
     assert listening, "the Ray cluster should listen somewhere"
@@ -88,7 +99,7 @@ def _conns(p: psutil.Process) -> list:
 
 
 def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster):
-    address, _ = ray_cluster
+    address = ray_cluster.address
     mix = ("scenario.mix=[{workload:graphics-replay,guests:1,overrides:['workload.frames_per_test=10']},"
            "{workload:mnist-torch,guests:1,overrides:['workload.train_limit=2048','workload.width=8',"
            "'workload.allow_cpu_fallback=true']}]")  # Ray's GPU here is logical: the guest trains on the CPU
@@ -115,12 +126,12 @@ def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster
     assert by_workload["graphics-replay"]["result"]["metrics"]["frames"] > 0
     assert by_workload["mnist-torch"]["result"]["metrics"]["images"] > 0
     assert "Ray node" in run.proc.stdout and "0.5 of GPU 0" in run.proc.stdout
-    assert not guest_processes()
+    assert not guest_processes(ray_cluster)
 
 
 def test_every_phase_of_a_comparison_runs_on_the_given_cluster(tmp: Path, ray_cluster):
     """Each phase leaves Ray when it ends; the next must join ray.address again, not a private local Ray."""
-    address, _ = ray_cluster
+    address = ray_cluster.address
     phases = ("scenario.phases=[{label:cpu,overrides:['profile=cpu']},"
               "{label:1-gpu,overrides:['profile=passthrough-1gpu']}]")
     run = run_bench(tmp, *SMOKE, "scenario=gpu-vs-cpu", phases, "scenario.baseline=cpu", "profile.memory_MiB=2048",
@@ -133,7 +144,7 @@ def test_every_phase_of_a_comparison_runs_on_the_given_cluster(tmp: Path, ray_cl
 
 
 def test_more_guests_than_the_cluster_holds_is_one_line_before_any_start(tmp: Path, ray_cluster):
-    address, _ = ray_cluster
+    address = ray_cluster.address
     run = run_bench(tmp, *SMOKE, "scenario=concurrent", "profile=m60-8q", "profile.memory_MiB=2048", "backend=ray",
                     f"ray.address={address}")
     lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip() and "mlflow" not in ln.lower()]
@@ -150,15 +161,15 @@ def test_no_cluster_at_the_address_is_one_line_within_seconds(tmp: Path):
     assert time.monotonic() - t0 < 60  # Ray alone would retry a dead address for minutes
 
 
-def start_long_run(tmp: Path, address: str) -> tuple[subprocess.Popen, Path]:
+def start_long_run(tmp: Path, cluster: Cluster) -> tuple[subprocess.Popen, Path]:
     """A 2-guest Ray run that trains for minutes; returns once both guests are past the barrier."""
     args, run_dir, _ = bench_args(tmp, *SMOKE, "scenario=concurrent", *M60_4Q, "workload.epochs=500",
-                                  "workload.max_steps=null", "backend=ray", f"ray.address={address}",
+                                  "workload.max_steps=null", "backend=ray", f"ray.address={cluster.address}",
                                   "workload.allow_cpu_fallback=true")  # the cluster's GPU is logical
     runner = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
     deadline = time.monotonic() + 180
-    while not (len(guests := guest_processes()) == 2 and all("training started" in node_log(p) for p in guests)):
+    while not (len(guests := guest_processes(cluster)) == 2 and all("training started" in node_log(p) for p in guests)):
         assert time.monotonic() < deadline and runner.poll() is None, "both guests should train under Ray actors"
         time.sleep(0.5)
     return runner, run_dir
@@ -172,32 +183,31 @@ def node_log(p: psutil.Process) -> str:
         return ""
 
 
-def wait_until_no_guest(timeout_s: float = 60) -> None:
+def wait_until_no_guest(cluster: Cluster, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
-    while guest_processes() and time.monotonic() < deadline:
+    while guest_processes(cluster) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not guest_processes()
+    assert not guest_processes(cluster)
 
 
 def test_sigterm_stops_ray_guests_and_records_the_interruption(tmp: Path, ray_cluster):
-    address, _ = ray_cluster
-    runner, run_dir = start_long_run(tmp, address)
+    runner, run_dir = start_long_run(tmp, ray_cluster)
     runner.send_signal(signal.SIGTERM)  # ray.init must not have replaced the runner's handler
     out, _ = runner.communicate(timeout=120)
     assert runner.returncode == 130, out[-2000:]
     res = json.loads((run_dir / "results.json").read_text())
     assert res["status"] == "interrupted"
     assert all(g["result"]["error"] == "interrupted (SIGTERM)" for g in res["guests"])
-    wait_until_no_guest()
+    wait_until_no_guest(ray_cluster)
 
 
 def test_killing_the_runner_leaves_no_guest_behind(tmp: Path, ray_cluster):
-    address, _ = ray_cluster
-    runner, _ = start_long_run(tmp, address)
-    assert all(p.ppid() != runner.pid for p in guest_processes())  # Ray's workers started them, not the runner
+    runner, _ = start_long_run(tmp, ray_cluster)
+    # Ray's workers started them, not the runner
+    assert all(p.ppid() != runner.pid for p in guest_processes(ray_cluster))
     runner.kill()  # SIGKILL: no cleanup code runs; Ray ends the actors of a dead driver, the guests die with them
     runner.communicate()
-    wait_until_no_guest()
+    wait_until_no_guest(ray_cluster)
 
 
 @pytest.mark.parametrize(("kind", "gpus", "per_gpu", "cluster_gpus", "want_gpu", "note"), [
@@ -231,3 +241,20 @@ def test_node_running_other_code_is_named_in_the_placement():
     ray_backend.assign(GuestHandle(spec, Path("/dev/null")), p, info, [4], "4567def")
     assert (spec.vcpus, spec.gpus, p.gpu_indices) == ([4], ["3"], [3])
     assert p.note == "Ray node node7 (10.0.0.7) node 5e1f5e1f: 0.5 of GPU 3; suite 0123abc there, 4567def here"
+
+
+def test_a_guest_log_folder_a_killed_runner_left_is_removed_by_the_next_agent():
+    """An agent whose runner was SIGKILLed (or whose node died) never runs finish(): its folder stays in the node's
+    benchmark state until the next agent there removes it; a live agent's is kept."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale, live = (state_root() / "ray" / f"gmb-guest-{pid}-x" for pid in (gone.pid, os.getppid()))
+    for d in (stale, live):
+        d.mkdir(parents=True)
+        (d / "guest.log").write_text("[guest g0] training started\n")
+    agent = GuestAgent()
+    assert not stale.exists() and live.is_dir()
+    assert agent.log_path.parent.parent == state_root() / "ray"
+    assert agent.log_path.parent.name.startswith(f"gmb-guest-{os.getpid()}-")
+    agent.finish()
+    assert not agent.log_path.parent.exists()

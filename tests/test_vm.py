@@ -18,7 +18,7 @@ import pytest
 
 from suites.backends import corelock
 from suites.backends.handle import exit_reason
-from suites.backends.leftovers import Ledger
+from suites.backends.leftovers import Ledger, own_dir
 from suites.backends.placement import TCG_EMULATION
 from suites.backends.vm import backend, devices, image, qemu
 from suites.config.profiles import ProfileConfig, ProfileKind
@@ -286,8 +286,9 @@ def test_vcpus_are_pinned_one_per_core_and_a_sigkilled_runner_takes_its_vms(star
     assert_gone(pids)
     stale = list(backend.socket_root().glob(f"gmb-vm-{proc.pid}-*"))  # its finally never ran ...
     assert len(stale) == 1
-    backend.remove_stale_socket_dirs()  # ... so the next run clears its sockets away
-    assert not stale[0].exists()
+    mine = own_dir("gmb-vm-", backend.socket_root())  # ... so the next run clears its sockets away
+    assert not stale[0].exists() and mine.is_dir()
+    mine.rmdir()
 
 
 @needs_vm

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,3 +69,15 @@ def alive(facts: dict[str, Any]) -> bool:
         return abs(psutil.Process(int(facts["pid"])).create_time() - float(facts["started"])) < 1.0
     except (psutil.Error, KeyError, TypeError, ValueError):
         return False
+
+
+def own_dir(prefix: str, root: Path) -> Path:
+    """A new folder ``<root>/<prefix><pid>-<random>`` of this process's own (a run's VM sockets, a Ray agent's guest
+    log). A process killed with SIGKILL runs no ``finally`` to remove its folder: those of makers no longer running
+    under ``root`` are removed first (their VMs and guests died with them)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for d in root.glob(f"{prefix}*-*"):
+        pid = d.name[len(prefix):].split("-")[0]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=root))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from gpu_probe.sampler import ProcessTree, Sampler
 from gpu_probe.stats import ClockOffset
 from gpu_probe.trace import lib_from_env
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
+from suites.backends.leftovers import own_dir, state_root
 from suites.errors import first_line
 from suites.guest.protocol import GuestSpec, parse_event
 
@@ -68,7 +68,8 @@ class GuestAgent:
     (ray.placement=per-node: the node is the guest's VM) it also samples the node's GPUs at that rate."""
 
     def __init__(self, sample_hz: float = 0.0) -> None:
-        self.log_path = Path(tempfile.mkdtemp(prefix="gmb-guest-")) / "guest.log"
+        # in the node's benchmark state: a folder a killed runner or a dead node left is removed by the next agent
+        self.log_path = own_dir("gmb-guest-", state_root() / "ray") / "guest.log"
         self.pipe = GuestPipe(self.log_path)
         self.tree: ProcessTree | None = None
         self._usage = (NAN, NAN)

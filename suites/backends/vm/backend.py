@@ -25,12 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from gpu_probe.inventory import Inventory
 from suites.backends.base import Backend
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
-from suites.backends.leftovers import state_root
+from suites.backends.leftovers import own_dir, state_root
 from suites.backends.local import on_free_cores
 from suites.backends.placement import (
     ENFORCED,
@@ -122,14 +120,11 @@ class VmBackend(Backend):
 
     def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
               started: list[GuestHandle]) -> None:
-        remove_stale_socket_dirs()
         if self.vgpu:  # once, the placement settled: the instances killed runs left, before this run makes its own
             reclaimed = devices.reclaim_mdevs(self.sysfs)
             for p in placements if reclaimed else []:
                 p.note += f"; removed mdev {', '.join(reclaimed)} left by a killed run"
-        root = socket_root()
-        root.mkdir(parents=True, exist_ok=True)
-        sockets = Path(tempfile.mkdtemp(prefix=f"gmb-vm-{os.getpid()}-", dir=root))
+        sockets = own_dir("gmb-vm-", socket_root())  # a SIGKILLed runner's are removed here
         self.socket_dirs.append(sockets)
         for spec, p in zip(specs, placements, strict=True):
             vfio = list(self.devices.get(spec.guest_id, []))
@@ -169,14 +164,6 @@ def socket_root() -> Path:
     long for them (a Unix socket's path has 107 bytes), then the system's temp dir."""
     state = state_root() / "vm"
     return state if len(str(state)) <= SOCKET_ROOT_MAX else Path(tempfile.gettempdir())
-
-
-def remove_stale_socket_dirs() -> None:
-    """Socket folders of runners that died without their ``finally`` (SIGKILL): their VMs died with them."""
-    for d in socket_root().glob("gmb-vm-*-*"):
-        pid = d.name.split("-")[2]
-        if pid.isdigit() and not psutil.pid_exists(int(pid)):
-            shutil.rmtree(d, ignore_errors=True)
 
 
 class VmPipe(GuestPipe):
