@@ -294,6 +294,41 @@ def test_case_5_the_third_press_gives_up_what_the_shield_guards():
     assert said[-1] == "interrupt noted: stopping the guests first"
 
 
+def test_a_signal_stays_named_where_a_library_raised_a_bare_keyboardinterrupt_for_it():
+    """Ray's wait loops catch the Interrupted the runner's handler raises and raise a bare KeyboardInterrupt: the
+    handler remembers which signal it was (in process; tests/test_ray_backend.py has the real ray.wait), and so does
+    a shield's, for once it is down. The handlers are put back: the other tests here expect Python's own."""
+    import signal
+    import time
+
+    from suites.run.shield import SIGNALS, Shield, interrupt_reason, stop_on_signals
+
+    def library_wait(sig: int) -> None:
+        try:
+            os.kill(os.getpid(), sig)
+            time.sleep(1)  # the handler runs here
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt from None  # what Ray's check_status does with the status it made of it
+
+    saved = {s: signal.getsignal(s) for s in SIGNALS}
+    try:
+        assert interrupt_reason(KeyboardInterrupt()) == "interrupted (Ctrl-C)"  # no handler of ours: Python's own
+        stop_on_signals()
+        with pytest.raises(KeyboardInterrupt) as caught:
+            library_wait(signal.SIGTERM)
+        assert type(caught.value) is KeyboardInterrupt and interrupt_reason(caught.value) == "interrupted (SIGTERM)"
+        with Shield(lambda line: None, "stopping the guests", give_up=None):
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.05)
+        assert interrupt_reason() == "interrupted (SIGHUP: the terminal or ssh session hung up)"
+        with pytest.raises(KeyboardInterrupt) as caught:
+            library_wait(signal.SIGINT)
+        assert interrupt_reason(caught.value) == "interrupted (Ctrl-C)"
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+
+
 # --- case 14: a user's own config directory, through --config-dir or hydra.searchpath --------------------------------
 def user_profiles(tmp: Path) -> Path:
     folder = tmp / "myconf" / "profile"

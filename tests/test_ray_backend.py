@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.guest.protocol import GuestSpec
 
 from .conftest import REPO, SMOKE, bench_args, free_port, run_bench
-from .raynodes import NO_AUTH, start_node, stop_node
+from .raynodes import LOOPBACK_ENV, NO_AUTH, start_node, stop_node
 
 M60_4Q = ["profile=m60-4q", "profile.memory_MiB=2048"]
 
@@ -258,3 +259,30 @@ def test_a_guest_log_folder_a_killed_runner_left_is_removed_by_the_next_agent():
     assert agent.log_path.parent.name.startswith(f"gmb-guest-{os.getpid()}-")
     agent.finish()
     assert not agent.log_path.parent.exists()
+
+
+# A driver that blocks in ray.wait (as the runner's supervise loop does) when SIGTERM comes.
+SIGTERM_IN_RAY_WAIT = """
+import os, signal, sys, threading, time
+import ray
+from suites.run.shield import interrupt_reason, stop_on_signals
+
+ray.init(address=sys.argv[1], log_to_driver=False)
+stop_on_signals()  # after ray.init, as the runner's handlers are put back after it
+nap = ray.remote(num_cpus=0)(lambda: time.sleep(60)).remote()
+threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGTERM)).start()
+try:
+    ray.wait([nap], timeout=30)
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__, interrupt_reason(exc), flush=True)
+ray.cancel(nap, force=True)
+"""
+
+
+def test_a_sigterm_that_lands_in_ray_wait_is_still_named_sigterm(ray_cluster):
+    """Ray's wait loop catches the Interrupted the runner's handler raises and raises a bare KeyboardInterrupt of its
+    own: the guests of a Ray run stopped by SIGTERM were sometimes recorded as stopped by Ctrl-C."""
+    done = subprocess.run([sys.executable, "-c", SIGTERM_IN_RAY_WAIT, ray_cluster.address], cwd=REPO,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, **LOOPBACK_ENV})
+    assert done.stdout.strip().splitlines()[-1:] == ["KeyboardInterrupt interrupted (SIGTERM)"], \
+        done.stdout[-1000:] + done.stderr[-2000:]

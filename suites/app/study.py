@@ -139,7 +139,7 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
     for i, (part, planned) in enumerate(ready, 1):
         say(out)(f"== study part {i}/{len(ready)}: episode {part.episode} {part.name} "
                  f"({time.monotonic() - t0:.0f} s elapsed, {sp.estimate_s:.0f} s planned) ==")
-        why = interrupt_reason()  # a part that stopped its own guests at an interrupt returns its code
+        why = ""
         try:
             code = run_comparison(planned.comp, run_dir / part.name, base_dir, out, "study",
                                   planned, recorder, ref, {"bench.study_part": part.name,
@@ -148,7 +148,8 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
             code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
         worst = max(worst, code)
         if code == EXIT_INTERRUPTED:
-            sp.skips += [Skip(p.name, why) for p, _ in ready[i:]]
+            # a part that stopped its own guests at an interrupt returns its code; the handler knows the signal
+            sp.skips += [Skip(p.name, why or interrupt_reason()) for p, _ in ready[i:]]
             return code
     return worst
 

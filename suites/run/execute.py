@@ -86,12 +86,12 @@ def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> t
                 g.watch(sampler)
             backend.supervise(guests, view.update, cfg.scenario.start_timeout_s, cfg.scenario.timeout_s, timing)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (suites/run/shield.py)
-        interrupted = True
+        interrupted, why = True, interrupt_reason(exc)  # read before the shield replaces the signal handlers
         with Shield(warn, "stopping the guests", give_up=None):
             for g in guests:
                 if not g.finished:
                     g.pump()  # keep a result that arrived just before Ctrl-C
-                    g.kill(interrupt_reason(exc))
+                    g.kill(why)
     except Exception as exc:  # the runner's own fault (a guest that cannot start, a backend error): recorded
         reason = f"stopped: the runner failed mid-run ({first_line(exc)}; traceback in runner-fault.log)"
         try:

@@ -19,9 +19,10 @@ from types import FrameType
 from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-# What each signal that stops a run is said to be, in the guests' recorded reason (Ctrl-C is SIGINT's own
-# KeyboardInterrupt). SIGHUP is a dropped terminal or ssh session: it used to end the runner with nothing recorded.
-STOPPED_BY = {signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP: the terminal or ssh session hung up"}
+# What each signal that stops a run is said to be, in the guests' recorded reason. SIGHUP is a dropped terminal or
+# ssh session: it used to end the runner with nothing recorded.
+STOPPED_BY = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM",
+              signal.SIGHUP: "SIGHUP: the terminal or ssh session hung up"}
 
 
 class Interrupted(KeyboardInterrupt):
@@ -32,22 +33,35 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+class StopOnSignal:
+    """The handler :func:`stop_on_signals` installs: raises :class:`Interrupted`, and remembers the signal. A library
+    may catch the exception and raise a bare ``KeyboardInterrupt`` instead: Ray's C++ wait loops do (its
+    ``check_signals`` turns any KeyboardInterrupt into a status, and that into a new one), so a SIGTERM that lands in
+    ``ray.wait`` would otherwise be recorded as Ctrl-C."""
+
+    def __init__(self) -> None:
+        self.last: int | None = None
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.last = signum
+        raise Interrupted(signum)
+
+
 def interrupt_reason(exc: BaseException | None = None) -> str:
-    """'interrupted (Ctrl-C)', or the signal that did it."""
-    if isinstance(exc, Interrupted):
-        return f"interrupted ({STOPPED_BY.get(signal.Signals(exc.signum), signal.Signals(exc.signum).name)})"
-    return "interrupted (Ctrl-C)"
-
-
-def signal_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise Interrupted(signum)
+    """'interrupted (Ctrl-C)', or the signal that did it: the exception's own, else the last one the installed
+    :class:`StopOnSignal` raised for (read it before a :class:`Shield` replaces the handlers)."""
+    handler = signal.getsignal(signal.SIGTERM)
+    signum = exc.signum if isinstance(exc, Interrupted) else getattr(handler, "last", None)
+    return f"interrupted ({STOPPED_BY.get(signal.Signals(signum), 'Ctrl-C') if signum else 'Ctrl-C'})"
 
 
 def stop_on_signals() -> None:
-    """SIGTERM (scancel, a service manager) and SIGHUP stop the run and record it like Ctrl-C (main thread only)."""
+    """Ctrl-C, SIGTERM (scancel, a service manager) and SIGHUP stop the run and record it, naming the signal (main
+    thread only)."""
     if threading.current_thread() is threading.main_thread():
-        for s in STOPPED_BY:
-            signal.signal(s, signal_as_interrupt)
+        handler = StopOnSignal()
+        for s in SIGNALS:
+            signal.signal(s, handler)
 
 
 class Shield:
@@ -58,6 +72,9 @@ class Shield:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.presses += 1
+        outside = self._saved.get(signum)
+        if isinstance(outside, StopOnSignal):  # what interrupt_reason reads once the shield is down
+            outside.last = signum
         if self.give_up is None:  # work that must finish (stopping guests: none may be left running)
             self.say(f"interrupt noted: {self.doing} first")
             return
