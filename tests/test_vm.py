@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,9 +21,10 @@ from suites.backends import corelock
 from suites.backends.handle import exit_reason
 from suites.backends.leftovers import Ledger, own_dir
 from suites.backends.placement import TCG_EMULATION
-from suites.backends.vm import backend, devices, image, qemu
+from suites.backends.vm import backend, devices, image, qemu, share
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import ConfigError, PlacementError
+from suites.guest.protocol import GuestSpec
 
 from .conftest import REPO, SMOKE, BenchRun, bench_args, run_bench
 from .record_keys import json_paths, mlflow_keys
@@ -205,6 +207,9 @@ def test_two_vms_run_concurrently_labelled_tcg_with_the_local_backends_keys(tmp_
     assert abs(starts[0] - starts[1]) < 1.0  # one barrier, host-synchronised clocks in both VMs
     for g in ("g0", "g1"):
         assert "bench-vm: booted in" in (vm.run_dir / f"{g}.log").read_text(errors="replace")
+        fsd = json.loads((vm.run_dir / f"{g}.vm.json").read_text())["virtiofsd"]  # each VM its own view, never "/"
+        assert fsd[:4] == ["unshare", "--mount", "--propagation", "private"]
+        assert re.search(rf"(source=|--shared-dir=)\S+/{g}\.view\b", fsd[-1]), fsd[-1]
     local = run_bench(tmp_path / "local", *SMOKE, "workload=idle", "scenario=concurrent")
     assert local.proc.returncode == 0, local.proc.stderr[-2000:]
     assert json_paths(res) == json_paths(local.results)
@@ -512,3 +517,41 @@ def test_a_guest_over_its_vm_memory_is_killed_by_the_vms_kernel_and_said_so(tmp_
     reason = exit_reason(backend.guest_exit(m.console), pipe.log_tail())
     assert reason == "killed by SIGKILL (the VM's kernel killed it: out of memory (-m 4096 MiB, the profile's memory))"
     assert pipe.rss_MiB() == 0.0  # the runner's RSS check is the host's view; a VM's memory is its hypervisor's
+
+
+def test_a_vms_view_of_the_host_shares_links_and_folders_once_and_never_the_root(tmp_path: Path):
+    (tmp_path / "data" / "mnist").mkdir(parents=True)
+    (tmp_path / "trace.json").write_text("{}")
+    (tmp_path / "link").symlink_to("data")
+    binds, links = share.plan([tmp_path / "data", tmp_path / "data" / "mnist", tmp_path / "trace.json",
+                               tmp_path / "link", tmp_path / "gone", Path("/")])
+    assert binds == [tmp_path / "data", tmp_path / "trace.json"]  # mnist is in data; gone is not; / never
+    assert links == [(tmp_path / "link", "data")]
+    spec = GuestSpec("g0", "cpu", "mnist-torch", {"trace": str(tmp_path / "trace.json"), "lr": 0.1},
+                     {"root": str(tmp_path / "data"), "cache_dir": "/no/such/folder"}, [0], [], None, 1024)
+    wanted = share.wanted(spec, tmp_path / "run")
+    assert {tmp_path / "trace.json", tmp_path / "data", tmp_path / "run", REPO}.issubset(wanted)
+    assert Path("/no/such/folder") not in wanted and Path("/etc/shadow") not in wanted
+    assert not any(p in (Path("/root"), Path("/home"), Path("/etc"), Path("/tmp")) for p in wanted)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a mount namespace and bind mounts need root, as virtiofsd does")
+def test_a_vm_sees_what_its_guest_needs_of_the_host_read_only_and_nothing_else(tmp_path: Path):
+    """The view virtiofsd exports, built for real (mount namespace, tmpfs, read-only binds), looked at by a shell
+    in place of virtiofsd: the run folder and the data are there; a secret beside them, /etc/shadow and /root are
+    not; nothing can be written; the venv's Python runs chrooted in it; nothing stays mounted on the host."""
+    run_dir, data, view = tmp_path / "run", tmp_path / "data", tmp_path / "g0.view"
+    for d in (run_dir, data, view):
+        d.mkdir()
+    (run_dir / "g0.vm.sh").write_text("true\n")
+    (data / "train.bin").write_text("digits\n")
+    (tmp_path / "secret").write_text("token")
+    spec = GuestSpec("g0", "cpu", "idle", {}, {"root": str(data)}, [0], [], None, 1024)
+    look = (f"v={view}; cat $v{run_dir}/g0.vm.sh $v{data}/train.bin; ls $v{tmp_path}; ls $v/etc/shadow $v/root/.ssh; "
+            f"touch $v{data}/new || echo read-only; chroot $v {sys.executable} -c 'import sys; print(sys.prefix)'")
+    argv = share.virtiofsd_in_view(["/bin/sh", "-c", look], view, spec, run_dir)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["true", "digits", "data", "run", "read-only", sys.prefix], done.stderr
+    missing = [ln for ln in done.stderr.splitlines() if "No such file" in ln]
+    assert len(missing) == 2 and "/etc/shadow'" in missing[0] and "/root/.ssh'" in missing[1], done.stderr
+    assert list(view.iterdir()) == [] and str(view) not in Path("/proc/self/mounts").read_text()

@@ -2,8 +2,8 @@
 
 The runner's supervision is unchanged: a VM is a :class:`~suites.backends.handle.GuestPipe` whose process is
 QEMU, whose stdin/stdout are the guest's virtio-serial port (the same JSON lines as a local guest's pipe), and
-whose log is the VM's serial console. Inside, ``python -m suites.guest.vm`` (from the host's own root, mounted
-read-only over virtiofs) asks for the host's clock, then is an ordinary guest. QEMU and its virtiofsd share one
+whose log is the VM's serial console. Inside, ``python -m suites.guest.vm`` (from its read-only view of the host
+over virtiofs: share.py) asks for the host's clock, then is an ordinary guest. QEMU and its virtiofsd share one
 process group (killed as one) and die with the runner (``setpriv --pdeathsig KILL``); each vCPU thread is pinned to
 one of the placement's cores (QMP). Memory is the hypervisor's: ``-m`` = the profile's, and a guest over it meets
 its own kernel's OOM killer, so the runner's RSS check does not apply (QEMU's RSS is not the guest's).
@@ -39,7 +39,7 @@ from suites.backends.placement import (
     no_gpu_note,
     place_cpus,
 )
-from suites.backends.vm import devices, qemu
+from suites.backends.vm import devices, qemu, share
 from suites.backends.vm.image import DEFAULT_DIR, Image, find
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import VmConfig
@@ -111,7 +111,8 @@ class VmBackend(Backend):
         return [f"vGPU {t.name} ({t.type_id}) on {t.parent}" for t in types], [inside] * n, ENFORCED
 
     def check_data(self, data: dict[str, Any]) -> None:
-        """A VM sees the host's root, except where its own memory is mounted (init.sh): data there is not seen."""
+        """A VM sees the data folders its spec names, except where its own memory is mounted (init.sh): data there
+        is not seen."""
         root = Path(str(data.get("root") or "/")).resolve()
         hidden = next((h for h in HIDDEN if root == h or h in root.parents), None)
         if hidden is not None:
@@ -190,8 +191,11 @@ class VmPipe(GuestPipe):
         argv = qemu.qemu_argv(m, self.qemu_bin)
         log = m.console.with_suffix(".qemu.log").open("w")
         wrap = ["setpriv", "--pdeathsig", "KILL", "taskset", "-c", ",".join(map(str, self.host_cpus))]
-        self.fsd = subprocess.Popen([*wrap, *qemu.virtiofsd_argv(self.virtiofsd, m.fs_socket)],
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, process_group=0)
+        view = m.fs_socket.with_suffix(".view")  # what of the host the guest sees (share.py), built there
+        view.mkdir()
+        fsd = share.virtiofsd_in_view(qemu.virtiofsd_argv(self.virtiofsd, m.fs_socket, view), view, inside,
+                                      m.boot_script.parent)
+        self.fsd = subprocess.Popen([*wrap, *fsd], stdin=subprocess.DEVNULL, stdout=log, stderr=log, process_group=0)
         self.group = self.fsd.pid  # a group of their own, not the terminal's: Ctrl-C reaches only the runner
         wait_for(m.fs_socket, 10.0, self.fsd)
         self.proc = subprocess.Popen([*wrap, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
@@ -199,8 +203,8 @@ class VmPipe(GuestPipe):
         log.close()
         self.t_qemu = time.monotonic()
         self.pid = self.proc.pid
-        self.facts = {"qemu": argv, "host_cpus": self.host_cpus, "qemu_pid": self.pid, "group": self.group,
-                      "t_qemu": time.time()}
+        self.facts = {"qemu": argv, "virtiofsd": fsd, "host_cpus": self.host_cpus, "qemu_pid": self.pid,
+                      "group": self.group, "t_qemu": time.time()}
         self.save_facts()
         self.start_reader(f"vm-{spec.guest_id}-reader", keep_lines)
         self.pin_vcpus()
@@ -279,8 +283,8 @@ class VmPipe(GuestPipe):
 
 
 def boot_script(spec: GuestSpec) -> str:
-    """What the VM's init runs (in the host's root, read-only): the guest's environment, then the guest. Scratch
-    (HOME, TMPDIR) is the VM's own memory; the host's /tmp stays visible, read-only, for data and run folders."""
+    """What the VM's init runs (in its read-only view of the host): the guest's environment, then the guest. Scratch
+    (HOME, TMPDIR) is the VM's own memory; the run folder and the data folders its spec names are in the view."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/run/home", "TMPDIR": "/run",
            "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO_ROOT),
            **environment(spec)}

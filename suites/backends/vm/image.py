@@ -1,8 +1,9 @@
 """The VM image ``make setup-vm`` builds: a Debian kernel and an initramfs, from Debian packages only.
 
-Why this root and not a disk image: a guest VM sees the host's own root read-only over virtiofs (the initramfs's
-``init.sh`` mounts it and chroots), so the same venv, repository and data paths work inside with nothing copied,
-and the image is two files (~30 MiB) rebuilt in seconds. Why virtiofs and not 9p: the smallest Debian kernel
+Why this root and not a disk image: a guest VM sees a read-only view of the host over virtiofs, at the host's own
+paths (suites/backends/vm/share.py; the initramfs's ``init.sh`` mounts it and chroots), so the same venv,
+repository and data paths work inside with nothing copied, and the image is two files (~30 MiB) rebuilt in seconds.
+Why virtiofs and not 9p: the smallest Debian kernel
 (``linux-image-cloud-amd64``, ~2 s to boot under TCG) has virtiofs and no 9p, and virtiofs is the faster of the two
 for the many small reads of Python imports. The initramfs holds only busybox (``busybox-static``), the kernel's
 virtio modules with their dependencies (read from each module's own ``depends=``), and ``init.sh``.

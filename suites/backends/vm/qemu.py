@@ -46,7 +46,7 @@ class Machine:
     memory_MiB: int
     accel: str  # kvm | tcg
     image: Image
-    boot_script: Path  # on the host, read by the VM through its read-only view of the host's root
+    boot_script: Path  # in the run folder on the host, read by the VM through its view of the host
     fs_socket: Path  # virtiofsd's vhost-user socket
     qmp_socket: Path
     console: Path  # the serial console: kernel lines, init's lines, the guest's stderr
@@ -78,12 +78,13 @@ def boot_argv(image: Image, params: str, console: Path) -> list[str]:
             "-initrd", str(image.initrd), "-append", f"console=ttyS0 panic=-1 {params}", "-serial", f"file:{console}"]
 
 
-def virtiofsd_argv(binary: str, sock: Path) -> list[str]:
-    """The host's root for one VM (mounted read-only by the guest's init; the C daemon has no read-only export)."""
+def virtiofsd_argv(binary: str, sock: Path, source: Path) -> list[str]:
+    """``source`` (the guest's view of the host: suites/backends/vm/share.py) for one VM, mounted read-only by the
+    guest's init (the C daemon has no read-only export; the view's bind mounts are read-only)."""
     if binary.startswith("/usr/libexec/"):  # the Rust daemon
-        return [binary, f"--socket-path={sock}", "--shared-dir=/", "--cache=always", "--sandbox=chroot",
+        return [binary, f"--socket-path={sock}", f"--shared-dir={source}", "--cache=always", "--sandbox=chroot",
                 "--readonly"]
-    return [binary, f"--socket-path={sock}", "-o", "source=/", "-o", "cache=always", "-o", "sandbox=chroot"]
+    return [binary, f"--socket-path={sock}", "-o", f"source={source}", "-o", "cache=always", "-o", "sandbox=chroot"]
 
 
 def tools(qemu: str = QEMU) -> tuple[str, str]:
