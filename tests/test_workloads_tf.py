@@ -41,3 +41,11 @@ def test_real_mnist_tf_reaches_99_percent(tmp: Path):
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     m = run.results["guests"][0]["result"]["metrics"]
     assert m["test_accuracy"] >= 0.99 and m["images"] == 60000 // 512 * 512  # whole batches only
+
+
+def test_a_diverged_keras_run_is_a_failure_with_its_reason(tmp: Path):
+    run = run_bench(tmp, *TINY, "workload=mnist-tf", "profile.vcpus=1", "workload.lr=1e30", "workload.epochs=1",
+                    "workload.batch_size=100")
+    assert run.proc.returncode == 1, run.proc.stderr[-2000:]
+    result = run.results["guests"][0]["result"]
+    assert result["status"] == "failed" and "training diverged: loss nan" in result["error"], result["error"]

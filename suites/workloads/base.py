@@ -285,3 +285,9 @@ class Classifier(Workload):
         if self._accuracy is None:
             self._accuracy = self.test_accuracy()
         return {"test_accuracy": self._accuracy}
+
+    def check_finite(self, loss: float, steps: int) -> None:
+        """A diverged run is a failure with its reason, not a result at chance accuracy reported ``ok`` (checked
+        once an epoch: a check per step would cost a device sync each)."""
+        if not math.isfinite(loss):
+            raise RuntimeError(f"training diverged: loss {loss} after {steps} steps (workload.lr={self.cfg.lr:g})")

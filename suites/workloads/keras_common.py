@@ -53,6 +53,7 @@ class _Meter:
                     self.model.stop_training = True
 
             def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+                workload.check_finite(float((logs or {}).get("loss", 0.0)), meter.steps)
                 if workload.cfg.target_accuracy and workload.cfg.eval_each_epoch:
                     with meter.untimed():
                         if meter.checked(workload.evaluate()["test_accuracy"]):

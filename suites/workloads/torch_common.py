@@ -9,7 +9,6 @@ check (evaluations off the clock). The record's recipe (suites/workloads/record_
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -170,7 +169,7 @@ class TorchClassifier(Classifier):
                 meter.step(len(y) * self.ctx.world_size)  # images across all ranks
                 if meter.steps >= total:
                     break
-            check_finite(loss, meter.steps, self.cfg.lr)  # once an epoch: a sync per step would cost its rate
+            self.check_finite(float(loss.detach()), meter.steps)
             epoch += 1
             if self.cfg.target_accuracy and (self.cfg.eval_each_epoch or meter.steps >= total):
                 with meter.untimed():
@@ -299,9 +298,3 @@ def nvml_process_MiB(uuid: str) -> float | None:
                 return nv.process_memory(i).get(os.getpid())
     return None
 
-
-def check_finite(loss: Any, steps: int, lr: float) -> None:
-    """A diverged run is a failure with its reason, not a result at chance accuracy reported ``ok``."""
-    value = float(loss.detach())
-    if not math.isfinite(value):
-        raise RuntimeError(f"training diverged: loss {value} after {steps} steps (workload.lr={lr:g})")
