@@ -77,6 +77,24 @@ def pgid(pid: int) -> int | None:
         return None
 
 
+def still_running(pids: set[int], timeout_s: float = 10) -> list[int]:
+    """Of ``pids`` (their group sent SIGKILL), those still running after up to ``timeout_s``. A killed process takes a
+    moment to exit (a Ray worker freeing a GiB of memory on a loaded host: CI once saw one listed as left right after
+    the kill); one that left the group before the kill is never sent it, and stays listed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                continue
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.1)
+
+
 class NamespaceCluster:
     """A head and a worker node, each declaring one CPU and one logical GPU, in a network namespace of this
     process's own. ``head_env`` / ``worker_env``: what each node's processes (and so its actors and guests) have in
@@ -131,7 +149,7 @@ class NamespaceCluster:
         members = {p.pid for p in psutil.process_iter() if pgid(p.pid) in leaders}
         for proc in started:
             stop_node(proc)
-        alive = [p for p in members if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        alive = still_running(members)
         left = listening(ns)
         subprocess.run(["ip", "netns", "del", ns], check=True)
         shutil.rmtree(temp, ignore_errors=True)
