@@ -71,7 +71,7 @@ def plan(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
             binds.add(p)
     kept: list[Path] = []
     for p in sorted(binds, key=lambda q: len(q.parts)):
-        if not any(k == p or k in p.parents for k in kept if k.is_dir()):
+        if not any(k in p.parents for k in kept):  # binds is a set: p is not in kept; a parent is a folder
             kept.append(p)
     return sorted(kept), sorted((k, v) for k, v in links.items() if not any(b in k.parents for b in kept))
 
