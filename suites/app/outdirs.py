@@ -22,29 +22,40 @@ WRITABLE_IN_REPO = ("outputs", "multirun", "data", "mlruns")
 MIN_FREE_BYTES = 16 * 2**20  # a full disk is refused up front: results.json, samples.csv and plots need room
 
 
-def require_makeable(path: Path, key: str) -> None:
-    """``path`` is (or can be made as) a directory this process can write in: tried for real, and what the try made
-    is removed again (a pseudo file system such as /proc admits a write permission it then refuses)."""
+def require_makeable(path: Path, key: str, keep: bool = False) -> None:
+    """``path`` is (or can be made as) a directory this process can write in: tried for real (a pseudo file system
+    such as /proc admits a write permission it then refuses), and the folders the try made are removed again unless
+    ``keep`` and it succeeded (a caller that makes ``path`` next: another run making its own folder beside it in the
+    same new parent must not see that parent vanish)."""
+    missing: list[Path] = []
     made: list[Path] = []
     probe = path
+    ok = False
     try:
         while not probe.exists():
-            made.append(probe)
+            missing.append(probe)
             probe = probe.parent
         if not probe.is_dir():
             raise ConfigError(f"{key}: {path} cannot be created ({probe} is not a directory)")
-        for folder in reversed(made):
-            folder.mkdir()
+        for folder in reversed(missing):
+            try:
+                folder.mkdir()
+                made.append(folder)
+            except FileExistsError:
+                if not folder.is_dir():
+                    raise
+                # another run made it meanwhile (two runs started at once under one new folder): not ours
         if not os.access(path, os.W_OK | os.X_OK):
             raise ConfigError(f"{key}: {path} is not writable ({path} is read-only for this user)")
         free = shutil.disk_usage(path).free
         if free < MIN_FREE_BYTES:
             raise ConfigError(f"{key}: {path} has {free / 2**20:.1f} MiB free on its disk; a run needs at least "
                               f"{MIN_FREE_BYTES // 2**20} MiB (its records would be cut short)")
+        ok = True
     except OSError as exc:
         raise ConfigError(f"{key}: {path} cannot be created ({exc.strerror or exc})") from None
     finally:
-        for folder in made:
+        for folder in [] if ok and keep else reversed(made):
             try:
                 folder.rmdir()
             except OSError:
@@ -80,7 +91,7 @@ def claim_run_dir(path: Path, key: str = "hydra.run.dir") -> RunDirClaim:
     """Make ``path`` (one ConfigError where it cannot be), hold it for this command, and refuse it if another
     command holds it or it already holds files."""
     require_outside_source(path, key)
-    require_makeable(path, key)
+    require_makeable(path, key, keep=True)
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
