@@ -189,15 +189,71 @@ def confidence_interval(values: Iterable[float | None], level: float = 0.95, see
     return Interval(n, median, mean, mean - half, mean + half, level, "t")
 
 
-def verdict(ratio: Interval, higher_is_better: bool, reference: float = 1.0) -> str:
-    """faster / slower / within noise, from where the interval of a ratio to the baseline lies against 1."""
+NOISE_PCT = 5.0  # a ratio whose interval lies within +-5 % of 1 is "within noise": a run-to-run spread seen on CPUs
+INCONCLUSIVE = "inconclusive"
+
+
+def ratio_interval(values: Iterable[float | None], level: float = 0.95, seed: int = 0) -> Interval:
+    """Interval for a ratio (a positive quantity) from per-repeat ratios: :func:`confidence_interval` of their logs,
+    taken back (a geometric mean with bounds that stay > 0: no slowdown interval reaching below -100 %). ``median``
+    is the median of the ratios themselves, ``mean`` their geometric mean."""
+    xs = [float(v) for v in values if v is not None and math.isfinite(float(v)) and float(v) > 0]
+    iv = confidence_interval([math.log(x) for x in xs], level, seed)
+    back = (lambda v: math.exp(v) if v == v else math.nan)  # noqa: E731
+    return Interval(iv.n, statistics.median(xs) if xs else math.nan, back(iv.mean), back(iv.low), back(iv.high),
+                    level, f"log-{iv.method}" if iv.n >= 2 else iv.method)
+
+
+def half_width_pct(iv: Interval) -> float:
+    """Half the interval's width in % of its centre, on the log scale (a ratio's ±X %)."""
+    if not iv.spread or not (iv.low > 0 and iv.high > 0):
+        return math.nan
+    return (math.sqrt(iv.high / iv.low) - 1.0) * 100.0
+
+
+def repeats_to_settle(iv: Interval, target_pct: float) -> int:
+    """About how many repeats would shrink the interval's half width to ``target_pct`` (it goes as 1/sqrt(n))."""
+    hw = half_width_pct(iv)
+    if not hw == hw or target_pct <= 0:
+        return iv.n + 1
+    return max(iv.n + 1, math.ceil(iv.n * (hw / target_pct) ** 2))
+
+
+def inconclusive(iv: Interval, target_pct: float, why: str = "") -> str:
+    """``inconclusive (CI ±X %, n=N; ~M repeats would settle it)``, or with n < 2 ``inconclusive (n=1: no spread)``."""
+    if not iv.spread:
+        return f"{INCONCLUSIVE} (n={iv.n}: no spread{'; ' + why if why else ''})"
+    return (f"{INCONCLUSIVE} (CI ±{half_width_pct(iv):.1f} %, n={iv.n}; {why + '; ' if why else ''}"
+            f"~{repeats_to_settle(iv, target_pct)} repeats would settle it)")
+
+
+def verdict(ratio: Interval, higher_is_better: bool, reference: float = 1.0, noise_pct: float = NOISE_PCT) -> str:
+    """faster / slower where the interval of a ratio (:func:`ratio_interval`) lies wholly on one side of
+    ``reference``; ``within noise`` where it straddles it and is no wider than ±``noise_pct``; ``inconclusive (...)``
+    where it straddles it and is wider (more repeats could still go either way); ``no spread`` with n < 2."""
     if not ratio.spread:
         return NO_SPREAD
     if ratio.low > reference:
         return FASTER if higher_is_better else SLOWER
     if ratio.high < reference:
         return SLOWER if higher_is_better else FASTER
-    return WITHIN_NOISE
+    if half_width_pct(ratio) <= noise_pct:
+        return WITHIN_NOISE
+    effect = abs(ratio.mean / reference - 1.0) * 100.0 if ratio.mean == ratio.mean else 0.0
+    return inconclusive(ratio, max(noise_pct, effect))
+
+
+def judge_limit(iv: Interval, limit: float) -> str:
+    """A quantity held to an upper ``limit`` (a slowdown in %, a ratio): ``meets`` where the whole interval is at
+    or under it, ``misses`` where the whole interval is over it, ``inconclusive`` where it straddles it or there is
+    no interval (n < 2)."""
+    if not iv.spread:
+        return INCONCLUSIVE
+    if iv.high <= limit:
+        return "meets"
+    if iv.low > limit:
+        return "misses"
+    return INCONCLUSIVE
 
 
 def paired_ratios(values: list[float], baseline: list[float]) -> list[float]:

@@ -28,7 +28,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from gpu_probe.stats import FASTER, NO_SPREAD, SLOWER, WITHIN_NOISE, Interval, confidence_interval, verdict
+from gpu_probe.stats import (
+    FASTER,
+    NO_SPREAD,
+    SLOWER,
+    WITHIN_NOISE,
+    Interval,
+    ratio_interval,
+    verdict,
+)
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import apply_resources, environment, make_workload
 from suites.workloads.base import StepMeter
@@ -97,8 +105,8 @@ VERDICTS = {SLOWER: "overhead", WITHIN_NOISE: "within noise", FASTER: "guest fas
 def judge(suite_rates: list[float], bare_rates: list[float]) -> tuple[Interval, str]:
     """The per-round ratios' interval and what it says about the harness."""
     ratios = [a / b for a, b in zip(suite_rates, bare_rates, strict=True) if b > 0]
-    iv = confidence_interval(ratios)
-    return iv, VERDICTS[verdict(iv, higher_is_better=True)]
+    iv = ratio_interval(ratios)
+    return iv, VERDICTS.get(said := verdict(iv, higher_is_better=True), said)
 
 
 GOAL = 0.97  # the harness may cost at most 3 % of a workload's images/s

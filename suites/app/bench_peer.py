@@ -33,7 +33,16 @@ from unittest import mock
 from rich.console import Console
 from rich.table import Table
 
-from gpu_probe.stats import FASTER, NO_SPREAD, SLOWER, WITHIN_NOISE, Interval, confidence_interval, verdict
+from gpu_probe.stats import (
+    FASTER,
+    NO_SPREAD,
+    SLOWER,
+    WITHIN_NOISE,
+    Interval,
+    confidence_interval,
+    ratio_interval,
+    verdict,
+)
 from suites.data import cifar
 from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
@@ -295,7 +304,7 @@ def compare(airbench: Any, args: argparse.Namespace, device: Any) -> int:
 def report(ours: list[float], peer: list[float], what: str, said: str, args: argparse.Namespace, where: str,
            out: Console) -> int:
     ratios = [a / b for a, b in zip(ours, peer, strict=True)]
-    iv = confidence_interval(ratios)
+    iv = ratio_interval(ratios)
     table = Table(title=f"cifar10-torch vs the published airbench94, {args.rounds} interleaved round(s) ({where}, "
                         f"{args.precision}, batch {args.batch}, {args.warmup} warm-up + {args.steps} timed steps)",
                   title_justify="left", caption=f"images/s: median [95 % CI] of the rounds; ratio: ours / peer per "
@@ -305,7 +314,7 @@ def report(ours: list[float], peer: list[float], what: str, said: str, args: arg
         table.add_column(col, justify="right")
     spread = f"[{iv.low:.3f}, {iv.high:.3f}]" if iv.spread else "-"
     table.add_row(ci_cell(ours), ci_cell(peer), f"{iv.median:.3f}", spread,
-                  VERDICTS[verdict(iv, higher_is_better=True)], goal(iv))
+                  VERDICTS.get(said := verdict(iv, higher_is_better=True), said), goal(iv))
     out.print(table)
     return 0
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from gpu_probe.stats import Interval, confidence_interval, verdict
+from gpu_probe.stats import Interval, confidence_interval, ratio_interval, verdict
 from suites.app.bench_ml import VERDICTS, bench_run, host_cores
 
 SMOKE = ["+preset=smoke", "profile.vcpus=1", "profile.memory_MiB=2048"]  # 4 VMs fit a 24 GiB host
@@ -77,10 +77,10 @@ def throughput(workloads: list[str], rounds: int, accel: str, tmp: Path, out: Co
             local, _ = bench_run(f"{workload}-local-{r}", common, tmp)
             vm_rates.append(vm["guests"][0]["result"]["metrics"]["images_per_sec"])
             local_rates.append(local["guests"][0]["result"]["metrics"]["images_per_sec"])
-        ratios = confidence_interval([a / b for a, b in zip(vm_rates, local_rates, strict=True) if b > 0])
+        ratios = ratio_interval([a / b for a, b in zip(vm_rates, local_rates, strict=True) if b > 0])
         table.add_row(workload, str(ratios.n), fmt(confidence_interval(vm_rates), 0),
                       fmt(confidence_interval(local_rates), 0), fmt(ratios, 3),
-                      VERDICTS[verdict(ratios, higher_is_better=True)])
+                      VERDICTS.get(said := verdict(ratios, higher_is_better=True), said))
     return table
 
 

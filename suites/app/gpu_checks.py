@@ -23,7 +23,7 @@ from gpu_probe.inventory import Inventory
 from suites.app import gpu_judges as judge
 from suites.app.gpu_judges import FAILED, SKIPPED, Verdict, guests, metric
 from suites.backends.mps import CONTROL
-from suites.data.config import DataConfig
+from suites.data import cifar
 from suites.errors import first_line
 from suites.workloads.cifar10_torch import Cifar10TorchConfig
 
@@ -175,7 +175,7 @@ def cifar_throughput(ctx: Context, compiled: bool) -> Row:
                             "repeats=5", f"data.synthetic_train={CIFAR_TRAIN}", *real], limit_s=300)
     g = require_ok(res)
     # the study's full tier: 10 epochs over the images it will have (real CIFAR-10, else the default synthetic set)
-    study_images = CIFAR_TRAIN if res.get("data", {}).get("source") != "synthetic" else DataConfig().synthetic_train
+    study_images = CIFAR_TRAIN if res.get("data", {}).get("source") != "synthetic" else cifar.SYNTHETIC_TRAIN
     ctx.timings["cifar10-torch/full"] = metric(g, "train_time_s") * FULL_CIFAR_EPOCHS / CIFAR_EPOCHS * \
         study_images / max(1, g["result"]["info"].get("train_images", CIFAR_TRAIN))
     verdict = judge.cifar(res)

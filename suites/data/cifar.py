@@ -20,6 +20,7 @@ from suites.data.download import Remote, cached_or_fetched, md5, untar_flat
 from suites.errors import DataError
 
 FOLDER = "cifar-10-batches-py"
+SYNTHETIC_TRAIN = 6000  # the synthetic stand-in's training images (data.synthetic_train=null)
 PUBLISHED_MD5 = {  # https://www.cs.toronto.edu/~kriz/cifar.html, as torchvision checks them
     "data_batch_1": "c99cafc152244af753f735de768cd75f",
     "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
@@ -193,9 +194,9 @@ def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
                 "note": f"real CIFAR-10 downloaded into {cached} (none under {folder})"}
     if not cfg.synthetic:
         raise DataError(f"CIFAR-10 not found under {folder} ({why}; set data.root=... or data.synthetic=true)")
-    sizes = f"{cfg.synthetic_train}-{cfg.synthetic_test}-{seed}"
-    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-cifar10-{sizes}"
-    synthesize(cache, cfg.synthetic_train, cfg.synthetic_test, seed)
+    n_train = cfg.train_images(SYNTHETIC_TRAIN)
+    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-cifar10-{n_train}-{cfg.synthetic_test}-{seed}"
+    synthesize(cache, n_train, cfg.synthetic_test, seed)
     return {"dataset": "cifar10", "root": str(cache), "source": "synthetic",
             "note": f"synthetic: no CIFAR-10 under {folder}; {why}"}
 

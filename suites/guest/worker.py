@@ -62,10 +62,13 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
             workload.build()  # fresh weights and optimizer; the data stays where it is
         done_before = r * workload.total_steps()
         meter = StepMeter(cfg.warmup_steps, total,
-                          lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)))
+                          lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)),
+                          min_steps=cfg.min_timed_steps, min_s=cfg.min_timed_s)
         meter.start()
         workload.train(meter)
         metrics = meter.finish()
+        if meter.blank_reason:  # the table's '-' says why (workload.min_timed_steps / min_timed_s)
+            ctx.info["images_per_sec_blank"] = meter.blank_reason
         ranks.barrier()  # all ranks done with this repeat
         log(spec, f"repeat {r + 1}/{spec.repeats}: {metrics['steps']:.0f} steps in {metrics['train_time_s']:.2f} s")
         metrics.update(workload.evaluate())

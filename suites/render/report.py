@@ -23,14 +23,14 @@ FIGURES = ("slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png"
 
 
 # --- rendering ---------------------------------------------------------------------------------------
-MIXED_COLUMNS = (  # (header, key, format)
+MIXED_COLUMNS = (  # (header, key, format): each header names its statistic; every figure a median over the repeats
     ("CAD run time +%", "cad_run_time_increase_pct", "{:+.1f}"),
     ("ML train time +%", "ml_train_time_increase_pct", "{:+.1f}"),
-    ("CAD p95 ms alone", "cad_p95_frame_ms_alone", "{:.1f}"),
-    ("CAD p95 ms mixed", "cad_p95_frame_ms_mixed", "{:.1f}"),
+    ("CAD p95 frame ms alone", "cad_p95_frame_ms_alone", "{:.1f}"),
+    ("CAD p95 frame ms mixed", "cad_p95_frame_ms_mixed", "{:.1f}"),
     ("sequential s", "sequential_s", "{:.1f}"),
     ("concurrent s", "concurrent_s", "{:.1f}"),
-    ("concurrent/sequential", "concurrent_vs_sequential", "{:.2f}"),
+    ("concurrent/sequential (median of ratios)", "concurrent_vs_sequential", "{:.2f}"),
     ("CPU % cad", "cad.host_cpu_pct", "{:.0f}"),
     ("CPU % mixed", "mixed.host_cpu_pct", "{:.0f}"),
     ("CPU % ml", "ml.host_cpu_pct", "{:.0f}"),
@@ -51,29 +51,29 @@ def profile_validity(rep: StudyReport, profile: str) -> str:
         if any(label.startswith(f"{profile}/") for label in rep.validity) else "?"
 
 
-def verdicts(rep: StudyReport) -> dict[str, tuple[bool, str]]:
+def verdicts(rep: StudyReport) -> dict[str, tuple[str, str]]:
     """Per profile: does it consolidate? (judged by run.study.mixed_verdict on the figures from the store)"""
     cad, ml = rep.qos.get("qos_cad_slowdown_pct", 5.0), rep.qos.get("qos_ml_slowdown_pct", 15.0)
     out = {}
     for p, d in rep.mixed.items():
-        ok, sentence = mixed_verdict(p, d, cad, ml)
+        said, sentence = mixed_verdict(p, d, cad, ml)
         if profile_validity(rep, p) == NOT_ENFORCED:
             sentence += (f" — NOT a GPU measurement (profile not enforced: {rep.validity_reason})"
                          if rep.validity_reason else " — NOT a GPU measurement (profile not enforced: CPU stand-in)")
-        out[p] = (ok, sentence)
+        out[p] = (said, sentence)
     return out
 
 
 SPREAD_HEADERS = ("CAD +% [95% CI]", "ML +% [95% CI]", "n", "validity", "verdict", "reference study (2 x M60)")
 
 
-def spread_cells(rep: StudyReport, profile: str, meets: bool) -> dict[str, str]:
+def spread_cells(rep: StudyReport, profile: str, said: str) -> dict[str, str]:
     """A profile's intervals, n, validity, verdict and the reference study's finding, by column header."""
     d = rep.mixed[profile]
     return dict(zip(SPREAD_HEADERS, (
         interval(d, "cad_run_time_increase_pct"), interval(d, "ml_train_time_increase_pct"),
         fmt(d.get("ml_train_time_increase_pct.n", 1.0), "{:.0f}"), profile_validity(rep, profile),
-        "consolidate" if meets else "does not meet", rep.references.get(profile, "-")), strict=True))
+        said, rep.references.get(profile, "-")), strict=True))
 
 
 def mixed_rows(rep: StudyReport) -> list[list[str]]:
@@ -100,10 +100,13 @@ def console_tables(rep: StudyReport) -> list[Table]:
     if rep.mixed:  # the answer first, the details below it
         said = verdicts(rep)
         t = Table(title="mixed CAD + ML, per profile: the verdict (from the MLflow store; medians over the repeats)",
-                  title_justify="left")
-        for h in ("profile", "CAD +%", "[95% CI]", "ML +%", "[95% CI]", "concurrent/sequential", "n", "validity",
-                  "verdict", "reference study (2 x M60)"):
-            t.add_column(h, justify="right" if h.endswith(("%", "]", "sequential", "n")) else "left")
+                  title_justify="left", caption_justify="left", caption=(
+                      "CAD +%: CAD guests' run time, mixed vs alone; ML +%: ML train time, mixed vs alone; conc/seq: "
+                      "concurrent makespan over the cad + ml makespans (median of per-repeat ratios); [95% CI] on "
+                      "the log scale of each ratio"))
+        for h in ("profile", "CAD run time +%", "[95% CI]", "ML train time +%", "[95% CI]", "conc/seq", "n",
+                  "validity", "verdict", "reference study (2 x M60)"):
+            t.add_column(h, justify="right" if h.endswith(("%", "]", "seq", "n")) else "left")
         for p, d in rep.mixed.items():
             c = spread_cells(rep, p, said[p][0])
             t.add_row(p, fmt(d.get("cad_run_time_increase_pct"), "{:+.1f}"), c["CAD +% [95% CI]"],

@@ -102,7 +102,7 @@ def episode_2_rows(study: ReferenceStudy) -> list[Row]:
                               f"{d.get('concurrent_vs_sequential', math.nan):.2f}")
                 row.n = f"{d.get('ml_train_time_increase_pct.n', 1):.0f}"
                 row.validity = report.profile_validity(rep, ref.phase)
-                row.verdict = "consolidate" if said[ref.phase][0] else "does not meet"
+                row.verdict = said[ref.phase][0]
             elif part.name == "consolidation" and rep.consolidation:
                 row.figure = f"{rep.consolidation.get('guests_at_qos', math.nan):.0f} CAD guest(s) per GPU at QoS"
                 row.n, row.validity = "1", ", ".join(sorted(set(rep.validity.values()))) or "?"

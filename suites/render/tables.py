@@ -12,9 +12,9 @@ from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_
 from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep import SweepRow
 from suites.run.compare import PhaseRow
-from suites.run.outcome import ScenarioOutcome
+from suites.run.outcome import ScenarioOutcome, missed_target, percent
 
-COLUMNS = (  # (header, metric key, format)
+COLUMNS = (  # (header, metric key, format); what each header measures: RESULTS_CAPTION
     ("train s", vocab.TRAIN_TIME.key, "{:.1f}"),
     ("images/s", vocab.IMAGES_PER_SEC.key, "{:,.0f}"),
     ("test acc", vocab.TEST_ACCURACY.key, "{:.2%}"),
@@ -29,8 +29,13 @@ def fmt(value: Any, pattern: str) -> str:
     return pattern.format(value)
 
 
+RESULTS_CAPTION = ("train s: first to last training step (warm-up included); images/s: steady state over the timed "
+                   "window (after the warm-up steps); test acc: at the end, '< target' where it missed; wall s: guest "
+                   "start to result; CPU %: the guest's processes, 100 = one core")
+
+
 def results_table(outcome: ScenarioOutcome, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", caption=RESULTS_CAPTION, caption_justify="left")
     for header in ("guest", "profile", "workload", "GPU", "validity", "host cores", "status"):
         table.add_column(header)
     for header, _, _ in COLUMNS:
@@ -39,12 +44,20 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
     for o in outcome.guests:
         m = o.result.metrics
         status = "ok" if o.result.ok else f"[red]{o.result.status}[/red]"
-        cells = [fmt(m.get(key), pattern) + synthetic_mark(o.spec.data, key, m) for _, key, pattern in COLUMNS]
+        cells = [fmt(m.get(key), pattern) + target_mark(key, m) + synthetic_mark(o.spec.data, key, m)
+                 for _, key, pattern in COLUMNS]
         cpu = fmt(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean"), "{:.0f}")
         table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload, o.placement.gpu_label,
                       validity_cell(o.validity, o.validity_reason), ",".join(map(str, o.placement.vcpus)), status,
                       *cells, cpu)
     return table
+
+
+def target_mark(key: str, metrics: dict[str, float]) -> str:
+    """A missed target is said in the accuracy cell itself: ``28.90% < 99%``."""
+    if key != vocab.TEST_ACCURACY.key or not missed_target(metrics):
+        return ""
+    return f" < {percent(metrics['target_accuracy'])}"
 
 
 def synthetic_mark(data: dict[str, Any], key: str, metrics: dict[str, float]) -> str:
@@ -139,6 +152,7 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
                      "numbers")
     notes = {o.placement.note for o in outcome.guests if o.placement.note}
     lines += [f"note: {n}" for n in sorted(notes)]
+    lines += result_notes(outcome)
     data_notes = sorted({str(o.spec.data["note"]) for o in outcome.guests if o.spec.data.get("note")})
     lines += [f"note: data: {n}" for n in data_notes]
     if "synthetic" in str(outcome.data.get("source")):
@@ -146,6 +160,37 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
                      "pass data.root=<dir holding MNIST/raw or cifar-10-batches-py> (or allow data.download)")
     lines += [f"failure: {r}" for r in outcome.reasons]
     return lines
+
+
+def result_notes(outcome: ScenarioOutcome) -> list[str]:
+    """What the table's cells cannot say: a missed target, a blank rate and why, a rate far from images / train s
+    (each reason once, with the guests it applies to)."""
+    by_reason: dict[str, list[str]] = {}
+    for o in outcome.guests:
+        m, gid = o.result.metrics, o.spec.guest_id
+        if missed_target(m) and o.result.ok:
+            by_reason.setdefault(f"missed its target: {missed_target(m)} (strict=true makes this a failure)",
+                                 []).append(gid)
+        blank = o.result.info.get("images_per_sec_blank")
+        if blank and not m.get(vocab.IMAGES_PER_SEC.key) == m.get(vocab.IMAGES_PER_SEC.key):
+            by_reason.setdefault(f"images/s blank: {blank} (the timed window workload.min_timed_steps / "
+                                 "min_timed_s a rate needs; train longer, or fewer warm-up steps)", []).append(gid)
+        elif rate_gap(m):
+            by_reason.setdefault(rate_gap(m), []).append(gid)
+    return [f"note: {', '.join(gids)}: {reason}" for reason, gids in by_reason.items()]
+
+
+def rate_gap(m: dict[str, float]) -> str:
+    """Where steady-state images/s and images / train s differ by more than 10 %: the warm-up's share says why."""
+    rate, images, train = (m.get(k, math.nan) for k in (vocab.IMAGES_PER_SEC.key, vocab.IMAGES.key,
+                                                         vocab.TRAIN_TIME.key))
+    timed = m.get("timed_s", math.nan)
+    if not (rate > 0 and train > 0 and images > 0) or abs(images / train / rate - 1) <= 0.10:
+        return ""
+    warm = train - timed if timed == timed else math.nan
+    return (f"images/s {rate:,.0f} is the steady state over {m.get('timed_steps', math.nan):.0f} timed steps "
+            f"({timed:.2f} s); images / train s = {images / train:,.0f}: warm-up took {warm:.2f} s "
+            f"({warm / train:.0%} of train s)")
 
 
 def comparison_table(rows: list[PhaseRow], title: str, normalised: bool = True) -> Table:

@@ -3,8 +3,11 @@
 A phase runs ``scenario.repeats`` times, interleaved with the other phases
 (A B C A B C), so repeat ``i`` of a phase is compared with repeat ``i`` of the
 baseline: both saw the same drift. Every ratio carries n, its median, a 95 %
-confidence interval over the per-repeat ratios and a verdict (faster /
-slower / within noise; ``no spread`` with one repeat).
+confidence interval over the per-repeat ratios (on the log scale: a ratio's
+interval stays above 0) and a verdict: faster / slower where the interval lies
+on one side of 1, within noise where it straddles 1 inside ±5 %, inconclusive
+(with the repeats that would settle it) where it straddles 1 and is wider,
+``no spread`` with one repeat.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from gpu_probe import vocab
-from gpu_probe.stats import NO_SPREAD, confidence_interval, paired_ratios, summarize, verdict
+from gpu_probe.stats import NO_SPREAD, paired_ratios, ratio_interval, summarize, verdict
 from suites.backends.placement import first_reason, weakest
 from suites.run.outcome import ScenarioOutcome
 
@@ -110,11 +113,11 @@ def normalise(rows: list[PhaseRow], baseline: str | None, level: float = 0.95) -
     for r in rows:
         ratios = paired_ratios(r.images_per_sec_runs or [r.images_per_sec],
                                base.images_per_sec_runs or [base.images_per_sec])
-        iv = confidence_interval(ratios, level)
+        iv = ratio_interval(ratios, level)
         r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high = iv.median, iv.low, iv.high
         r.throughput_verdict = verdict(iv, higher_is_better=True) if r is not base else "baseline"
         ratios = paired_ratios(r.train_time_runs or [r.train_time_s], base.train_time_runs or [base.train_time_s])
-        iv = confidence_interval(ratios, level)
+        iv = ratio_interval(ratios, level)
         r.time_x, r.time_x_ci_low, r.time_x_ci_high = iv.median, iv.low, iv.high
         r.time_verdict = verdict(iv, higher_is_better=False) if r is not base else "baseline"
     return rows

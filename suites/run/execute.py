@@ -18,7 +18,7 @@ from suites.backends.handle import GuestHandle, GuestPipe
 from suites.backends.mps import MpsDaemon
 from suites.config.schema import Sharing
 from suites.errors import first_line
-from suites.run.outcome import GuestOutcome, ScenarioOutcome, measured_validity
+from suites.run.outcome import GuestOutcome, ScenarioOutcome, measured_validity, missed_target
 from suites.run.plan import Plan
 from suites.run.progress import ProgressView
 from suites.run.shield import Shield, interrupt_reason
@@ -123,6 +123,8 @@ def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: 
     for g, p in zip(guests, plan.placements, strict=True):
         result = g.final_result()
         sampled = {**samples.aggregate(f"{g.id}."), **samples.node_metrics(g.id)}  # a remote guest's node sampler
+        if plan.cfg.strict and result.ok and missed_target(result.metrics):  # measured and kept, but no success
+            result.status, result.error = "failed", f"{missed_target(result.metrics)} (strict=true)"
         outcomes.append(GuestOutcome(g.spec, p, result, g.log_path, sampled, measured_validity(p, result)))
     failed = [o for o in outcomes if not o.result.ok]
     reasons = [f"{o.spec.guest_id}: {o.result.error}" for o in failed]

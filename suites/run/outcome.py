@@ -66,6 +66,20 @@ class ScenarioOutcome:
         return labelled(self.validity, self.validity_reason)
 
 
+def percent(fraction: float) -> str:
+    """0.99 -> '99%', 0.9925 -> '99.25%'."""
+    return f"{fraction:.0%}" if round(fraction * 100, 6) == round(fraction * 100) else f"{fraction:.2%}"
+
+
+def missed_target(metrics: dict[str, float]) -> str:
+    """Why a guest's accuracy missed its workload's target ('' when it met it or has none). Over repeats the worst
+    repeat counts: one that missed is a miss."""
+    if "target_accuracy" not in metrics or metrics.get("target_met.min", metrics.get("target_met", 1.0)) >= 1.0:
+        return ""
+    acc = metrics.get("test_accuracy.min", metrics.get("test_accuracy", float("nan")))
+    return f"test accuracy {percent(acc) if acc == acc else '?'} < target {percent(metrics['target_accuracy'])}"
+
+
 def measured_validity(placement: Placement, result: GuestResult) -> str:
     """The placement's validity, unless the guest says it did not get its GPU: trained on the CPU, or rendered
     with a software renderer although it had a GPU."""

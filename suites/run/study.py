@@ -20,11 +20,12 @@ composed by :func:`suites.config.compose.study_phases`.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_probe import vocab
-from gpu_probe.stats import confidence_interval, summarize
+from gpu_probe.stats import Interval, inconclusive, judge_limit, ratio_interval, summarize
 from suites.config.compose import study_profiles
 from suites.config.scenario import CAD_ALONE as CAD
 from suites.config.scenario import MIXED, PhaseConfig
@@ -188,27 +189,51 @@ def placement_limit(message: str) -> str:
     return "placement"
 
 
-def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pct: float) -> tuple[bool, str]:
-    """One sentence per profile: the slowdowns with their intervals, and whether they stay within the limits.
+CONSOLIDATE, DOES_NOT_MEET = "consolidate", "does not meet"
 
-    The upper end of each interval is judged where there is one (n >= 2), the value itself otherwise.
-    """
-    def part(name: str, key: str) -> tuple[float, str]:
-        v, lo, hi = (figures.get(k, math.nan) for k in (key, f"{key}.ci_low", f"{key}.ci_high"))
-        spread = f" [{lo:+.1f}, {hi:+.1f}]" if hi == hi and lo == lo else ""
-        return (hi if hi == hi else v), f"{name} {v:+.1f} %{spread}"
 
-    cad_top, cad_text = part("CAD", "cad_run_time_increase_pct")
-    ml_top, ml_text = part("ML", "ml_train_time_increase_pct")
+def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pct: float) -> tuple[str, str]:
+    """(verdict, one sentence) per profile: the slowdowns and the concurrent/sequential ratio with their intervals,
+    judged against the reference's rule (CAD <= cad_pct, ML <= ml_pct, concurrent beats sequential).
+
+    ``consolidate`` where every interval lies within its limit, ``does not meet`` where one lies wholly beyond it,
+    ``inconclusive (...)`` where one straddles its limit or there is no interval (n < 2): a verdict the interval
+    cannot carry is not given."""
     n = int(figures.get("ml_train_time_increase_pct.n", 1) or 1)
-    ok = cad_top <= cad_pct and ml_top <= ml_pct  # NaN (not measured) never passes
+    parts = (("CAD", "cad_run_time_increase_pct", 1 + cad_pct / 100), ("ML", "ml_train_time_increase_pct",
+             1 + ml_pct / 100), ("concurrent/sequential", "concurrent_vs_sequential", 1.0))
+    judged = [(name, judge_limit(figure_interval(figures, key, n), limit), figure_interval(figures, key, n))
+              for name, key, limit in parts]
+    if any(j == "misses" for _, j, _ in judged):
+        said = DOES_NOT_MEET
+    elif all(j == "meets" for _, j, _ in judged):
+        said = CONSOLIDATE
+    else:
+        name, _, iv = next(x for x in judged if x[1] != "meets")
+        said = inconclusive(iv, 5.0, f"{name} straddles its limit" if iv.spread else "")
+    texts = [f"{name} {pct_text(figures, key)}" for name, key, _ in parts[:2]]
     ratio = figures.get("concurrent_vs_sequential", math.nan)
-    verdict = "consolidate" if ok else "does not meet"
-    return ok, (f"{profile}: {cad_text}, {ml_text} when sharing; concurrent/sequential {ratio:.2f} "
-                f"(n={n}{', no spread' if n < 2 else ''}) — {verdict} (CAD ≤ {cad_pct:g} %, ML ≤ {ml_pct:g} %)")
+    lo, hi = (figures.get(f"concurrent_vs_sequential.{b}", math.nan) for b in ("ci_low", "ci_high"))
+    spread = f" [{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else ""
+    return said, (f"{profile}: {texts[0]}, {texts[1]} when sharing; concurrent/sequential {ratio:.2f}{spread} "
+                  f"(median of {n} per-repeat ratio{'s' if n != 1 else ''}) — {said} (rule: CAD ≤ {cad_pct:g} %, "
+                  f"ML ≤ {ml_pct:g} %, concurrent < sequential, each 95 % CI)")
 
 
-# The study's headline figures get a confidence interval over the repeats (``<figure>.ci_low/.ci_high``).
+def pct_text(figures: dict[str, float], key: str) -> str:
+    v, lo, hi = (figures.get(k, math.nan) for k in (key, f"{key}.ci_low", f"{key}.ci_high"))
+    return f"{v:+.1f} %" + (f" [{lo:+.1f}, {hi:+.1f}]" if lo == lo and hi == hi else "")
+
+
+def figure_interval(figures: dict[str, float], key: str, n: int) -> Interval:
+    """A recorded headline figure's interval as a ratio (a slowdown of x % as 1 + x/100), for judging."""
+    scale = (lambda v: 1 + v / 100) if key.endswith("_pct") else (lambda v: v)  # noqa: E731
+    v, lo, hi = (scale(figures.get(k, math.nan)) for k in (key, f"{key}.ci_low", f"{key}.ci_high"))
+    return Interval(n, v, v, lo, hi, 0.95, "recorded")
+
+
+# The study's headline figures get a confidence interval over the repeats (``<figure>.ci_low/.ci_high``), on the
+# log scale of the ratio each is (a slowdown of +x % is the ratio 1 + x/100): an interval never reaches -100 %.
 WITH_SPREAD = ("cad_run_time_increase_pct", "ml_train_time_increase_pct", "concurrent_vs_sequential")
 
 
@@ -222,10 +247,15 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
         repeats = min(len(runs) for runs in phases.values())
         per_repeat = [derive({kind: runs[i] for kind, runs in phases.items()}) for i in range(repeats)]
         for key in per_repeat[0]:
-            iv = confidence_interval(d[key] for d in per_repeat)
-            out[f"{p}.{key}"] = iv.median if iv.n else math.nan
+            values = [d[key] for d in per_repeat]
+            finite = [v for v in values if v == v]
+            out[f"{p}.{key}"] = statistics.median(finite) if finite else math.nan
             if key in WITH_SPREAD:
-                out.update({f"{p}.{key}.ci_low": iv.low, f"{p}.{key}.ci_high": iv.high, f"{p}.{key}.n": float(iv.n)})
+                pct = key.endswith("_pct")
+                iv = ratio_interval(1 + v / 100 if pct else v for v in values)
+                back = (lambda r: (r - 1) * 100) if pct else (lambda r: r)  # noqa: E731
+                out.update({f"{p}.{key}.ci_low": back(iv.low), f"{p}.{key}.ci_high": back(iv.high),
+                            f"{p}.{key}.n": float(iv.n)})
     return out
 
 

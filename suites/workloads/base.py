@@ -36,9 +36,17 @@ class WorkloadConfig:
     name: str = MISSING
     framework: str = MISSING
     warmup_steps: int = 10  # excluded from images_per_sec
+    # The timed window a rate needs (steps after warm-up, and seconds): a shorter one leaves images/s blank with
+    # the reason, never a rate from a step or two. 20 steps and 0.25 s: a few ms of scheduling jitter moves such a
+    # window's rate by about 1 %, on a 2-core CPU (a step of 0.1-0.5 s) as on a GPU (a step of a few ms).
+    min_timed_steps: int = 20
+    min_timed_s: float = 0.25
 
     def check(self) -> None:
         require(self.warmup_steps >= 0, "workload.warmup_steps", f"must be >= 0, got {self.warmup_steps}")
+        require(self.min_timed_steps >= 1, "workload.min_timed_steps", f"must be >= 1, got {self.min_timed_steps}")
+        require(self.min_timed_s >= 0 and math.isfinite(self.min_timed_s), "workload.min_timed_s",
+                f"must be a number of seconds >= 0, got {self.min_timed_s}")
 
 
 @dataclass
@@ -101,12 +109,19 @@ class StepMeter:
     """Timestamps training steps; the harness turns them into train time and rate.
 
     Its clock stops inside :meth:`untimed` (an evaluation during training): every time it reports (train time,
-    images/s, the windows, time to accuracy) is training only, and ``untimed_s`` says how much was left out."""
+    images/s, the windows, time to accuracy) is training only, and ``untimed_s`` says how much was left out.
+
+    images/s is the steady state: images after the warm-up steps over their time (the timed window). A window of
+    fewer than ``min_steps`` steps or ``min_s`` seconds carries no rate: images/s is NaN and :attr:`blank_reason`
+    says why (``1 timed step < 20``)."""
 
     def __init__(self, warmup_steps: int, total_steps: int,
-                 on_progress: Callable[[int, int], None] | None = None) -> None:
+                 on_progress: Callable[[int, int], None] | None = None, min_steps: int = 1,
+                 min_s: float = 0.0) -> None:
         self.warmup_steps = warmup_steps
         self.total_steps = total_steps
+        self.min_steps, self.min_s = min_steps, min_s
+        self.blank_reason = ""
         self.sync: Callable[[], None] = lambda: None  # e.g. torch.cuda.synchronize
         self._on_progress = on_progress or (lambda done, total: None)
         self.steps = 0
@@ -190,14 +205,14 @@ class StepMeter:
         self.sync()
         self.t_last = self.clock()
         train = self.t_last - self.t_start
-        if self.images_after_warmup and self.t_last > self.t_warm:
-            rate = self.images_after_warmup / (self.t_last - self.t_warm)
-        elif self.images and train > 0:  # too few steps to leave warm-up: report the whole run
-            rate = self.images / train
-        else:  # a workload that processes no images (a probe) has no image rate
-            rate = float("nan")
+        timed_steps = len(self._steady)
+        timed_s = self.t_last - self.t_warm if timed_steps else 0.0
+        rate = float("nan")  # also for a workload that processes no images (a probe)
+        self.blank_reason = window_shortfall(timed_steps, timed_s, self.min_steps, self.min_s) if self.images else ""
+        if self.images and not self.blank_reason:
+            rate = self.images_after_warmup / timed_s
         out = {"train_time_s": train, "images_per_sec": rate, "images": float(self.images),
-               "steps": float(self.steps)}
+               "steps": float(self.steps), "timed_steps": float(timed_steps), "timed_s": timed_s}
         jitter = summarize(self.window_rates())
         if jitter.n >= 3:
             out.update({"images_per_sec.jitter_median": jitter.median, "images_per_sec.jitter_stderr": jitter.stderr,
@@ -207,6 +222,15 @@ class StepMeter:
         if self.target is not None and self.target_met is not None:
             out.update({"target_accuracy": self.target, "target_met": float(self.target_met)})
         return out
+
+
+def window_shortfall(steps: int, seconds: float, min_steps: int, min_s: float) -> str:
+    """Why a timed window of ``steps`` steps over ``seconds`` cannot carry a rate ('' when it can)."""
+    if steps < max(1, min_steps):
+        return f"{steps} timed step{'s' if steps != 1 else ''} < {max(1, min_steps)}"
+    if not seconds > 0 or seconds < min_s:
+        return f"timed window {seconds:.3f} s < {min_s:g} s"
+    return ""
 
 
 # The sizes of a seconds-long run (``+preset=smoke``) shared by the image classifiers.

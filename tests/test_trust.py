@@ -1,0 +1,118 @@
+"""Figures a user can trust on the first run (issue 38): verdicts only where the interval carries them, rates only
+from a window that carries them, a missed target said. Recorded figures and step timings: no process started."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpu_probe.stats import ratio_interval
+from suites.run.study import CONSOLIDATE, DOES_NOT_MEET, PhaseNumbers, by_profile, mixed_verdict
+
+
+def figures(cad: tuple[float, float, float], ml: tuple[float, float, float],
+            ratio: tuple[float, float, float] = (0.90, 0.85, 0.95), n: int = 3) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, (v, lo, hi) in (("cad_run_time_increase_pct", cad), ("ml_train_time_increase_pct", ml),
+                             ("concurrent_vs_sequential", ratio)):
+        out.update({key: v, f"{key}.ci_low": lo, f"{key}.ci_high": hi, f"{key}.n": float(n)})
+    return out
+
+
+def test_an_interval_across_the_threshold_is_inconclusive_not_a_miss():
+    # make study on a quiet host (cfed7fc): both medians meet the rule, the CAD interval straddles 5 %
+    said, sentence = mixed_verdict("m60-8q", figures((4.5, -1.7, 8.4), (3.5, -7.3, 12.6)), 5.0, 15.0)
+    assert said.startswith("inconclusive (CI ±") and "CAD straddles its limit" in said and "n=3" in said
+    assert said in sentence and "does not meet" not in sentence
+    said, _ = mixed_verdict("m60-4q", figures((-2.1, -5.1, 2.5), (2.5, -10.8, 20.6)), 5.0, 15.0)
+    assert said.startswith("inconclusive") and "ML straddles its limit" in said
+
+
+def test_a_verdict_is_given_where_the_intervals_carry_it():
+    said, _ = mixed_verdict("m60-8q", figures((21.0, 6.2, 31.1), (687.4, 645.9, 731.5)), 5.0, 15.0)
+    assert said == DOES_NOT_MEET
+    said, sentence = mixed_verdict("m60-1q", figures((1.0, 0.2, 2.0), (5.0, 2.0, 9.0)), 5.0, 15.0)
+    assert said == CONSOLIDATE and "(median of 3 per-repeat ratios)" in sentence
+    said, _ = mixed_verdict("m60-1q", {"cad_run_time_increase_pct": 1.0, "ml_train_time_increase_pct": 2.0,
+                                       "concurrent_vs_sequential": 0.8}, 5.0, 15.0)
+    assert said == "inconclusive (n=1: no spread)"  # one repeat carries no verdict
+
+
+def test_slowdown_intervals_stay_within_their_bounds():
+    # three repeats of a loaded host (the cfed7fc mixed run: ML +2.5 [-495.2, +785.6] from a t interval of %)
+    alone = [PhaseNumbers(makespan_s=5.0, cad_run_time_s=5.0, ml_train_time_s=t) for t in (10.0, 4.0, 2.0)]
+    mixed = [PhaseNumbers(makespan_s=8.0, cad_run_time_s=c, ml_train_time_s=t)
+             for c, t in ((5.5, 4.0), (4.0, 9.0), (6.0, 12.0))]
+    out = by_profile({"p/cad": alone, "p/mixed": mixed, "p/ml": alone})
+    lo, hi = out["p.ml_train_time_increase_pct.ci_low"], out["p.ml_train_time_increase_pct.ci_high"]
+    assert -100.0 < lo < out["p.ml_train_time_increase_pct"] < hi and out["p.ml_train_time_increase_pct.n"] == 3
+    said, _ = mixed_verdict("p", {k[2:]: v for k, v in out.items()}, 5.0, 15.0)
+    assert said.startswith("inconclusive")
+
+
+def test_a_ratio_interval_is_that_of_the_ratios_geometric_mean():
+    iv = ratio_interval([0.5, 2.0])
+    assert iv.mean == pytest.approx(1.0) and iv.low > 0 and iv.method == "log-bootstrap"
+    assert math.isnan(ratio_interval([1.3]).low) and ratio_interval([1.3]).median == 1.3
+
+
+# --- every rate from a window that can carry it -----------------------------------------------------------------
+def metered(step_s: list[float], warmup: int, images: int = 512, min_steps: int = 20, min_s: float = 0.25):
+    """A StepMeter fed recorded step durations on a clock of its own (no sleeping)."""
+    from suites.workloads import base
+
+    clock = [100.0]
+    real = base.time.perf_counter
+    base.time.perf_counter = lambda: clock[0]
+    try:
+        meter = base.StepMeter(warmup, len(step_s), min_steps=min_steps, min_s=min_s)
+        meter.start()
+        for dt in step_s:
+            clock[0] += dt
+            meter.step(images)
+        return meter, meter.finish()
+    finally:
+        base.time.perf_counter = real
+
+
+def test_one_timed_step_gives_no_rate_and_says_why():
+    # the README command on cfed7fc: 11 steps, 10 of them warm-up, 1.23 s in all; its cell said 7,707 images/s
+    meter, out = metered([0.4] + [0.07] * 9 + [0.0664], warmup=10)
+    assert math.isnan(out["images_per_sec"]) and meter.blank_reason == "1 timed step < 20"
+    assert out["timed_steps"] == 1 and out["train_time_s"] == pytest.approx(1.0964)
+    _, out = metered([0.001] * 40, warmup=5)  # 35 steps, but 35 ms: too short a window for a rate
+    assert math.isnan(out["images_per_sec"])
+
+
+def test_a_steady_rate_reconciles_with_images_over_train_time_through_the_warm_up():
+    from suites.render.tables import rate_gap
+
+    meter, out = metered([0.5] + [0.1] * 9 + [0.1] * 36, warmup=10)
+    assert meter.blank_reason == "" and out["timed_steps"] == 36 and out["timed_s"] == pytest.approx(3.6)
+    assert out["images_per_sec"] == pytest.approx(36 * 512 / 3.6)
+    note = rate_gap(out)  # 5,120 steady vs 46 x 512 / 4.5 s = 5,234 overall: within 10 %, no note
+    assert note == ""
+    meter, out = metered([3.0] + [0.1] * 45, warmup=10)  # a slow first step (start-up) inside the warm-up
+    note = rate_gap(out)
+    assert "steady state over 36 timed steps (3.60 s)" in note and "warm-up took 3.90 s (52% of train s)" in note
+
+
+# --- a missed target is never a silent ok ------------------------------------------------------------------------
+def test_a_missed_target_is_said_in_the_cell_and_a_note():
+    from types import SimpleNamespace
+
+    from suites.render.tables import result_notes, target_mark
+    from suites.run.outcome import missed_target
+
+    m = {"test_accuracy": 0.289, "target_accuracy": 0.99, "target_met": 0.0}
+    assert target_mark("test_accuracy", m) == " < 99%" and target_mark("images_per_sec", m) == ""
+    assert missed_target(m) == "test accuracy 28.90% < target 99%"
+    assert missed_target({**m, "test_accuracy": 0.995, "target_met": 1.0}) == ""
+    # over repeats, one repeat that missed is a miss (an olympic mean of 1, 1, 0 reads 1)
+    assert missed_target({**m, "target_met": 1.0, "target_met.min": 0.0, "test_accuracy.min": 0.5})
+    guest = SimpleNamespace(spec=SimpleNamespace(guest_id="g0"),
+                            result=SimpleNamespace(metrics=m, info={}, ok=True))
+    notes = result_notes(SimpleNamespace(guests=[guest]))
+    assert notes == ["note: g0: missed its target: test accuracy 28.90% < target 99% (strict=true makes this a "
+                     "failure)"]
