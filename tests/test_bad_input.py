@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -122,8 +123,13 @@ def test_a_bench_beside_a_study_queues_for_its_cores(tmp: Path):
         args, run_dir, _ = bench_args(tmp / "b", *SMOKE, "workload=idle", "workload.seconds=1", "wait_for_cores_s=0")
         bench = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300,
                                env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
-        assert "another benchmark run on this host holds" in one_error_line(bench)
-        assert str(tmp / "s" / "study") in bench.stderr
+        line = one_error_line(bench)
+        assert "another benchmark run on this host holds" in line
+        # the arithmetic right, the holder named, the fix that works (it said '... > 0 host cores (... or set
+        # scenario.cpu_overcommit=true)' on cfed7fc)
+        assert re.search(r"\d+ vCPUs wanted, 0 of \d+ cores free", line) and "wait_for_cores_s=600" in line, line
+        assert "host cores" not in line and "cpu_overcommit" not in line
+        assert str(tmp / "s" / "study") in bench.stderr and f"pid {study.pid} `" in line
     finally:
         study.terminate()
         study.communicate(timeout=300)

@@ -474,5 +474,27 @@ def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_p
     assert said == []  # wait_for_cores_s=0: refused at once
     threading.Timer(1.0, lease.release).start()
     made, mine = plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=30.0, on_wait=said.append)
-    assert made == "placed" and len(said) == 1 and "waiting up to 30 s" in said[0] and "outputs/runs/first" in said[0]
+    assert made == "placed" and len(said) == 1 and "waiting for cores: 0 s of 30 s waited" in said[0]
+    assert "outputs/runs/first" in said[0] and f"pid {os.getpid()} `" in said[0]  # the holder: pid, command, run
     mine.release()
+
+
+def test_case_7_a_run_waiting_for_cores_says_so_at_least_every_10_s(tmp_path: Path, monkeypatch):
+    """A long wait is not silence: a line when it starts and one at least every WAIT_REPORT_S after."""
+    from suites.backends import corelock
+    from suites.run import plan as plan_mod
+
+    monkeypatch.setattr(plan_mod, "WAIT_REPORT_S", 0.5)
+    lease = corelock.CoreLease("outputs/runs/first", tmp_path).acquire([0])
+
+    def make() -> str:
+        held = corelock.held_by_others([0], tmp_path)
+        if held:
+            raise corelock.CoresHeld(f"held: {corelock.describe(held)}")
+        return "placed"
+
+    said: list[str] = []
+    with pytest.raises(corelock.CoresHeld):
+        plan_mod.plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=2.2, on_wait=said.append)
+    lease.release()
+    assert 3 <= len(said) <= 6 and all("s of 2.2 s waited" in line and "outputs/runs/first" in line for line in said)

@@ -440,7 +440,7 @@ def vgpu_run(tmp_path: Path, hold_core: bool = False) -> tuple[BenchRun, list[st
             proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
             said = [proc.stdout.readline()]
-            while said[-1] and "waiting up to" not in said[-1]:  # placed, refused, probed: it waits for the cores
+            while said[-1] and "waiting for cores" not in said[-1]:  # placed, refused, probed: it waits for the cores
                 said.append(proc.stdout.readline())
             lease.release()
         out, err = proc.communicate(timeout=300)
@@ -472,8 +472,8 @@ def test_a_vgpu_run_that_waits_for_cores_still_records_the_mdev_it_removed(tmp_p
     waited, placed again) removes a killed run's instance once, after it is placed, and says so (it used to be
     removed by the discarded probe, its note lost with it)."""
     run, made, left, stale = vgpu_run(tmp_path, hold_core=True)
-    assert "waiting up to 120 s for cores another benchmark run holds (another benchmark run on this host holds cores" \
-        in run.proc.stdout
+    assert "waiting for cores: 0 s of 120 s waited (" in run.proc.stdout and "cores free: another benchmark run on " \
+        "this host holds cores" in run.proc.stdout
     assert_mdevs_removed(run, made, left, stale)
 
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from suites.backends.corelock import CoresHeld
-from suites.backends.placement import first_reason
+from suites.backends.placement import NOT_ENFORCED, first_reason
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
@@ -159,10 +159,13 @@ def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Consol
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
         references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
-        for r in rows:
-            r.reference = references.get(r.label, "")
-        what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
         baseline = cfg.scenario.baseline or rows[0].label
+        # a reference figure only beside a measurement of the same thing: a ratio both of whose phases had their GPU
+        base_weak = any(r.validity == NOT_ENFORCED for r in rows if r.label == baseline)
+        on_cpu = all(r.validity == NOT_ENFORCED or r.gpus == 0 for r in rows)
+        for r in rows:
+            r.reference = "" if base_weak or r.validity == NOT_ENFORCED else references.get(r.label, "")
+        what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
         title = (f"{name}: {what}, phases" if study else f"{name}: {what}, normalised to {baseline}") + \
             f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
         banner = tables.validity_banner({r.label: r.validity for r in rows},
@@ -170,6 +173,8 @@ def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Consol
         if banner:
             out.print(Panel(banner, title="what these numbers are", border_style="red"))
         out.print(tables.comparison_table(rows, title, normalised=study is None))
+        if on_cpu and study is None:
+            say(out)(tables.cpu_only_note(name, len(rows), bool(references)))
         rundir.write_csv([r.csv() for r in rows], run_dir / "comparison.csv")
         best_effort(out, "comparison plot", lambda: plots.comparison(rows, run_dir / "comparison.png", title))
         say(out)(f"comparison: {run_dir / 'comparison.csv'}, {run_dir / 'comparison.png'}")

@@ -35,7 +35,18 @@ class Holder:
     run: str
 
     def __str__(self) -> str:
-        return f"pid {self.pid}" + (f", {self.run}" if self.run else "")
+        return f"pid {self.pid}" + (f" `{command_of(self.pid)}`" if command_of(self.pid) else "") + (
+            f", run dir {self.run}" if self.run else "")
+
+
+def command_of(pid: str, width: int = 60) -> str:
+    """The holder's command line, shortened ('' where it cannot be read: gone, or another PID namespace)."""
+    try:
+        raw = Path(f"/proc/{int(pid)}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return ""
+    text = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _prepare(lock_dir: Path) -> None:

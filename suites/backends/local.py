@@ -52,8 +52,11 @@ def on_free_cores(place: Callable[[list[int]], list[Placement]]) -> list[Placeme
             place(host_cpus)
         except PlacementError as alone:
             raise alone from None
-        raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}: {exc} "
-                                 "beside it; run again when it ends (or wait_for_cores_s=<seconds>)") from exc
+        wanted = getattr(exc, "vcpus_wanted", None)
+        short = f"{wanted} vCPUs wanted, " if wanted else ""
+        raise corelock.CoresHeld(f"{short}{len(free)} of {len(host_cpus)} cores free: another benchmark run on this "
+                                 f"host holds {corelock.describe(held)}; wait_for_cores_s=<seconds> waits for it "
+                                 "(e.g. wait_for_cores_s=600), or run again when it ends") from exc
     if held:
         company = (f"another benchmark run holds {corelock.describe(held)} on this host: caches, memory "
                    "bandwidth and GPUs are shared with it")

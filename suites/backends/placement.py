@@ -95,9 +95,11 @@ def sharing_of(profile: ProfileConfig, n_gpus: int, mps: bool, pipe_dir: Path) -
 def place_cpus(n: int, vcpus: int, host_cpus: list[int], overcommit: bool) -> list[list[int]]:
     need = n * vcpus
     if vcpus > len(host_cpus) or (need > len(host_cpus) and not overcommit):
-        raise PlacementError(
+        exc = PlacementError(
             f"{n} guest(s) x {vcpus} vCPUs = {need} vCPUs > {len(host_cpus)} host cores "
             "(lower profile.vcpus, run fewer guests, or set scenario.cpu_overcommit=true)")
+        exc.vcpus_wanted = vcpus if overcommit else need  # type: ignore[attr-defined]  # what a free core count must reach
+        raise exc
     return [[host_cpus[(g * vcpus + k) % len(host_cpus)] for k in range(vcpus)] for g in range(n)]
 
 

@@ -91,6 +91,19 @@ def validity_banner(validities: dict[str, str], reason: str = "") -> str | None:
             "host, or pass strict=true to refuse such runs.")
 
 
+COMPARES = {"gpu-vs-cpu": "GPU-vs-CPU", "passthrough-vs-vgpu": "passthrough-vs-vGPU", "scaling": "multi-GPU scaling",
+            "multi-guest": "GPU-sharing"}  # what a comparison scenario measures, in words
+
+
+def cpu_only_note(scenario: str, phases: int, had_references: bool) -> str:
+    """A comparison all of whose phases ran on the CPU measures CPU runs, whatever it is named."""
+    arms = "both arms" if phases == 2 else f"all {phases} phases"
+    what = COMPARES.get(scenario, scenario)
+    return (f"note: {arms} on the CPU: not a {what} comparison" + (
+        "; the reference study's figures are GPU measurements and are not shown beside it" if had_references
+        else ""))
+
+
 def ratio_cell(x: float, low: float, high: float) -> str:
     if x != x:  # NaN
         return "-"

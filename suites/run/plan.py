@@ -115,21 +115,27 @@ def lease_cores(plans: list[Plan], run: Path) -> CoreLease:
     return CoreLease(str(run)).acquire(sorted(cores))
 
 
+WAIT_REPORT_S = 10.0  # a run waiting for cores says so at least this often
+
+
 def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path, wait_s: float = 0.0,
                    on_wait: Callable[[str], None] = lambda line: None, attempts: int = 5) -> tuple[T, CoreLease]:
     """``make()`` (placement peeks at the cores other runs hold) and the lease on the cores it chose; when another
     run started at the same moment took one in between, place again (it now sees that run's cores). A run that
-    does not fit beside the others' cores waits up to ``wait_s`` for them (``on_wait`` says so, once)."""
-    deadline, said = time.monotonic() + wait_s, False
+    does not fit beside the others' cores waits up to ``wait_s`` for them; ``on_wait`` says so at the start and at
+    least every ``WAIT_REPORT_S`` seconds after (how long it has waited, who holds the cores)."""
+    start = time.monotonic()
+    deadline, next_say = start + wait_s, start
     while True:
         try:
             return _plan_and_lease_once(make, plans_of, run, attempts)
         except CoresHeld as exc:
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 raise
-            if not said:
-                on_wait(f"waiting up to {wait_s:g} s for cores another benchmark run holds ({exc})")
-                said = True
+            if now >= next_say:
+                on_wait(f"waiting for cores: {now - start:.0f} s of {wait_s:g} s waited ({exc})")
+                next_say = now + WAIT_REPORT_S
             time.sleep(random.uniform(0.2, 0.6))
 
 
