@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 
 from gpu_probe import procfs, virtualization, vocab
+from gpu_probe.hostload import CpuClock
 from gpu_probe.nvml import NA, Nvml, as_float, decode_clock_events
 from gpu_probe.remote import NAN, RemoteUsage, merge_rows, node_notes
 from gpu_probe.stats import summarize
@@ -113,6 +114,9 @@ class Sampler:
         self._clock_events: dict[int, int] = {}
         self.cpu_s = 0.0  # CPU time spent in collect(), measured by the sampler thread itself
         self.attribution_note = ""  # set when NVML's pids cannot be matched to the guests' (FOREIGN_PIDS)
+        self._cpu_clock: CpuClock | None = None
+        self._own = procfs.ProcStat(os.getpid())  # the runner itself (its sampler thread included)
+        self._own_last: tuple[float, float] | None = None
 
     @property
     def gpu_status(self) -> str:
@@ -142,6 +146,9 @@ class Sampler:
         self._vgpu_hosts = [i for i in range(self._gpu_count)
                             if virtualization.virtualization_mode(self.nvml, self.nvml.handle(i)) == "vgpu-host"]
         psutil.cpu_percent(None)  # prime the host counter
+        self._cpu_clock = CpuClock()
+        reading = self._own.read()
+        self._own_last = (time.monotonic(), reading[0]) if reading is not None else None
         self.t0 = time.time()
         return self
 
@@ -192,11 +199,15 @@ class Sampler:
             for tree in guests.values():
                 tree.refresh(children)
         guest_pids: dict[str, set[int]] = {}
+        local_cpu = 0.0  # this host's guests: the run's own load
         for gid, tree in guests.items():
             cpu, rss, pids = tree.read()
             guest_pids[gid] = pids
             row[vocab.guest_key(gid, vocab.GUEST_CPU)] = cpu
             row[vocab.guest_key(gid, vocab.GUEST_RSS)] = rss
+            if isinstance(tree, ProcessTree) and cpu == cpu:
+                local_cpu += cpu
+        self._host_others(row, local_cpu)
         for i in range(self._gpu_count):
             for key, value in self.nvml.sample(i).items():
                 row[vocab.gpu_key(i, key)] = as_float(value)
@@ -208,6 +219,21 @@ class Sampler:
         if self._gpu_count and guests:
             self._per_guest_gpu(row, guest_pids)
         return row
+
+    def _host_others(self, row: dict[str, Any], run_cpu: float) -> None:
+        """The CPU of processes that are not the run's (the host's busy time less the guests' and the runner's),
+        and steal time: a busy host is said, not hidden (gpu_probe/hostload.py)."""
+        if self._cpu_clock is None:
+            self._cpu_clock = CpuClock()
+            return
+        busy, steal = self._cpu_clock.read()
+        now, reading = time.monotonic(), self._own.read()
+        own = 0.0
+        if reading is not None and self._own_last and now > self._own_last[0]:
+            own = 100.0 * (reading[0] - self._own_last[1]) / (now - self._own_last[0])
+        self._own_last = (now, reading[0]) if reading is not None else None
+        row[vocab.HOST_OTHER_CPU.key] = max(0.0, busy - run_cpu - own) if busy == busy else NAN
+        row[vocab.HOST_STEAL.key] = steal
 
     def _per_guest_gpu(self, row: dict[str, Any], guest_pids: dict[str, set[int]]) -> None:
         """GPU memory and SM % of each guest: NVML's per-process figures summed over its tree."""

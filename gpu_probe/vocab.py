@@ -41,6 +41,9 @@ PIXELS_OK = Metric("pixels_ok", "bool", "1 when every checked frame matched its 
 
 # --- sampler columns --------------------------------------------------------
 HOST_CPU = Metric("host_cpu_pct", "%", "whole-host CPU load, 100 = all cores busy")
+HOST_OTHER_CPU = Metric("host_other_cpu_pct", "%", "CPU of processes that are not the run's (host busy less the "
+                        "runner and its guests), 100 = one core")
+HOST_STEAL = Metric("host_steal_pct", "%", "CPU the hypervisor stole from this VM, 100 = one core")
 HOST_MEM_USED = Metric("host_mem_used_MiB", "MiB", "host memory in use")
 GUEST_CPU = Metric("cpu_pct", "%", "guest process tree CPU, 100 = one core busy")
 GUEST_RSS = Metric("rss_MiB", "MiB", "guest process tree resident memory")

@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 from rich.console import Console
 from rich.panel import Panel
 
+from gpu_probe.hostload import other_load
 from suites.backends.corelock import CoresHeld
 from suites.backends.placement import NOT_ENFORCED, first_reason
 from suites.config.compose import Composition, RunConfig, scenario_title
@@ -28,7 +29,7 @@ from suites.record.store import flatten
 from suites.render import plots, report, tables
 from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute
-from suites.run.outcome import ScenarioOutcome
+from suites.run.outcome import ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
 from suites.run.shield import Shield
 from suites.run.study import StudyRun
@@ -57,6 +58,8 @@ def best_effort(out: Console, what: str, draw: Callable[[], Any]) -> Any:
 def run_command(comp: Composition, run_dir: Path, base_dir: Path, launcher: str) -> int:
     """The whole command; its exit code (a run that reached no store counts as a failure)."""
     out = console()
+    if comp.cfg.strict:
+        refuse_busy_host(comp.cfg.host_busy_pct)
     if comp.compares:
         phases, cores = plan_and_lease(lambda: plan_comparison(comp, base_dir, out), lambda c: c.plans, run_dir,
                                        comp.cfg.wait_for_cores_s, say(out))
@@ -71,6 +74,16 @@ def run_command(comp: Composition, run_dir: Path, base_dir: Path, launcher: str)
         recorder = Recorder(comp.cfg, base_dir, say(out))
         outcome, run_id = run_scenario(planned, run_dir, recorder, out, launcher)
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)
+
+
+def refuse_busy_host(threshold_pct: float) -> None:
+    """strict=true: a host that other processes keep busy is refused before anything starts."""
+    if not busy_check_on(threshold_pct):
+        return
+    load = other_load(0.5)
+    if load.other_pct > threshold_pct:
+        raise BenchError(f"host busy: {load.text()} > host_busy_pct={threshold_pct:g}; strict=true refuses to "
+                         "measure beside them (stop them, or run without strict=true: figures are then marked)")
 
 
 def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console, launcher: str,

@@ -133,6 +133,10 @@ class BenchConfig:
     # A run that does not fit beside other benchmark runs' cores waits this long for them, then is refused
     # (0: refused at once). Default $BENCH_WAIT_FOR_CORES_S, else 0 (configs/config.yaml).
     wait_for_cores_s: float = 0.0
+    # The host is busy when processes that are not the run's use more than this much CPU (% of one core) before or
+    # during it: every figure is marked so and its verdicts are inconclusive (strict=true refuses). Default
+    # $BENCH_HOST_BUSY_PCT, else 25 (configs/config.yaml); at or above 100 x the host's cores the check is off.
+    host_busy_pct: float = 25.0
 
     def check(self) -> None:
         for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray, self.vm):
@@ -145,6 +149,8 @@ class BenchConfig:
         require(self.seed >= 0, "seed", f"must be >= 0, got {self.seed}")
         require(1 <= self.repeats <= 100, "repeats", f"must be 1..100, got {self.repeats}")
         require(self.wait_for_cores_s >= 0, "wait_for_cores_s", f"must be >= 0, got {self.wait_for_cores_s}")
+        require(self.host_busy_pct >= 0 and math.isfinite(self.host_busy_pct), "host_busy_pct",
+                f"must be a CPU share >= 0 (% of one core), got {self.host_busy_pct}")
         require(self.sharing is Sharing.timeslice or self.backend is BackendKind.local, "sharing",
                 "sharing=mps starts an MPS daemon on this host: it needs backend=local")
 

@@ -91,7 +91,8 @@ def viewset_tags(info: dict[str, Any]) -> dict[str, str]:
 def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dict[str, str]:
     return {"bench.role": "scenario", "bench.status": outcome.status, **(extra or {}),
             "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status,
-            "bench.validity": outcome.validity, "bench.validity_reason": outcome.validity_reason}
+            "bench.validity": outcome.validity, "bench.validity_reason": outcome.validity_reason,
+            "bench.host_busy": outcome.host_busy or "no"}
 
 
 def short_params(outcome: ScenarioOutcome, config_params: dict[str, Any]) -> dict[str, Any]:

@@ -94,7 +94,7 @@ def describe(client: Any, comparison: Any, rep: StudyReport) -> None:
     rep.validity.update({k[len("bench.validity."):]: v for k, v in tags.items() if k.startswith("bench.validity.")})
     rep.validity_reason = tags.get("bench.validity_reason") or rep.validity_reason
     rep.references.update({k[len("reference."):]: v for k, v in params.items() if k.startswith("reference.")})
-    for key in ("qos_cad_slowdown_pct", "qos_ml_slowdown_pct", "qos_p95_frame_ms"):
+    for key in ("qos_cad_slowdown_pct", "qos_ml_slowdown_pct", "qos_p95_frame_ms", "host_busy_pct"):
         if key in params:
             rep.qos[key] = float(params[key])
     phases = client.search_runs([comparison.info.experiment_id],

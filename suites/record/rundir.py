@@ -25,6 +25,7 @@ def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
     results = {
         "status": outcome.status,
         "validity": outcome.validity,
+        "host_busy": outcome.host_busy,  # "" on a quiet host
         "makespan_s": outcome.makespan_s,
         "started_at": outcome.started_at,  # epoch s: the run's guests being started ...
         "ended_at": outcome.ended_at,  # ... and all stopped (MLflow's start and end of the run)

@@ -56,7 +56,7 @@ def verdicts(rep: StudyReport) -> dict[str, tuple[str, str]]:
     cad, ml = rep.qos.get("qos_cad_slowdown_pct", 5.0), rep.qos.get("qos_ml_slowdown_pct", 15.0)
     out = {}
     for p, d in rep.mixed.items():
-        said, sentence = mixed_verdict(p, d, cad, ml)
+        said, sentence = mixed_verdict(p, d, cad, ml, rep.qos.get("host_busy_pct", math.inf))
         if profile_validity(rep, p) == NOT_ENFORCED:
             sentence += (f" — NOT a GPU measurement (profile not enforced: {rep.validity_reason})"
                          if rep.validity_reason else " — NOT a GPU measurement (profile not enforced: CPU stand-in)")

@@ -35,6 +35,8 @@ RESULTS_CAPTION = ("train s: first to last training step (warm-up included); ima
 
 
 def results_table(outcome: ScenarioOutcome, title: str) -> Table:
+    if outcome.host_busy:  # every figure below is marked: the title is over all of them
+        title = f"{title} — [red]{outcome.host_busy.upper()}[/red]"
     table = Table(title=title, title_justify="left", caption=RESULTS_CAPTION, caption_justify="left")
     for header in ("guest", "profile", "workload", "GPU", "validity", "host cores", "status"):
         table.add_column(header)
@@ -154,6 +156,9 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
         f"sampler: {s.achieved_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
         f"cost {s.cpu_pct:.2f}% of one core",
     ]
+    if outcome.host_busy:
+        lines.append(f"note: {outcome.host_busy}: every figure above carries that load, and no verdict is drawn "
+                     "from it; stop what else runs (or raise host_busy_pct), and run again")
     lines += [f"note: sampler: {n}" for n in s.notes]
     for gpu, reasons in s.clock_events.items():
         if reasons:
@@ -222,7 +227,8 @@ def comparison_table(rows: list[PhaseRow], title: str, normalised: bool = True) 
         throughput = (ratio_cell(r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high),
                       r.throughput_verdict) if normalised else ()
         time = (ratio_cell(r.time_x, r.time_x_ci_low, r.time_x_ci_high), r.time_verdict) if normalised else ()
-        t.add_row(r.label, r.profile, str(r.guests), validity_cell(r.validity), str(r.n), r.status,
+        t.add_row(r.label, r.profile, str(r.guests), validity_cell(r.validity) + (" [red](host busy)[/red]" if
+                  r.host_busy else ""), str(r.n), r.status,
                   fmt(r.images_per_sec, "{:,.0f}"), *throughput, fmt(r.train_time_s, "{:.1f}"), *time,
                   fmt(r.guest_cpu_pct, "{:.0f}"), fmt(r.host_cpu_pct, "{:.0f}"),
                   *((fmt(r.gpu_util_pct, "{:.0f}"),) if gpu else ()), *((r.reference or "-",) if reference else ()))

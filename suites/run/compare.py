@@ -46,6 +46,7 @@ class PhaseRow:
     n: int = 1  # repeats measured
     gpus: int = 0  # GPUs the phase's guests ask for together (their profiles'), the x of a scaling curve
     reference: str = ""  # the reference study's figure for this phase (scenario.phases[].reference)
+    host_busy: str = ""  # a repeat's "host busy (...)": its ratios carry no verdict
     images_per_sec_runs: list[float] = field(default_factory=list)  # per repeat, in run order
     train_time_runs: list[float] = field(default_factory=list)
     time_x: float = math.nan  # train time / baseline's: median of the per-repeat ratios
@@ -85,6 +86,7 @@ def phase_row(label: str, outcomes: list[ScenarioOutcome]) -> PhaseRow:
         validity=weakest([o.validity for o in outcomes]),
         validity_reason=first_reason(o.validity_reason for o in outcomes),
         n=len(outcomes),
+        host_busy=next((o.host_busy for o in outcomes if o.host_busy), ""),
         gpus=sum(g.spec.profile_gpus for g in first.guests),
         images_per_sec_runs=rates,
         train_time_runs=times,
@@ -115,11 +117,14 @@ def normalise(rows: list[PhaseRow], baseline: str | None, level: float = 0.95) -
                                base.images_per_sec_runs or [base.images_per_sec])
         iv = ratio_interval(ratios, level)
         r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high = iv.median, iv.low, iv.high
+        busy = r.host_busy or base.host_busy
         r.throughput_verdict = verdict(iv, higher_is_better=True) if r is not base else "baseline"
         ratios = paired_ratios(r.train_time_runs or [r.train_time_s], base.train_time_runs or [base.train_time_s])
         iv = ratio_interval(ratios, level)
         r.time_x, r.time_x_ci_low, r.time_x_ci_high = iv.median, iv.low, iv.high
         r.time_verdict = verdict(iv, higher_is_better=False) if r is not base else "baseline"
+        if busy and r is not base:  # the host's other load is in the ratios: no verdict either way
+            r.throughput_verdict = r.time_verdict = f"inconclusive ({busy})"
     return rows
 
 

@@ -7,18 +7,21 @@ is plain data; the caller writes, prints and records it.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import traceback
 from pathlib import Path
 
+from gpu_probe import vocab
+from gpu_probe.hostload import HostLoad, other_load
 from gpu_probe.sampler import Sampler
 from suites.backends.base import Timing
 from suites.backends.handle import GuestHandle, GuestPipe
 from suites.backends.mps import MpsDaemon
 from suites.config.schema import Sharing
 from suites.errors import first_line
-from suites.run.outcome import GuestOutcome, ScenarioOutcome, measured_validity, missed_target
+from suites.run.outcome import GuestOutcome, ScenarioOutcome, busy_check_on, busy_text, measured_validity, missed_target
 from suites.run.plan import Plan
 from suites.run.progress import ProgressView
 from suites.run.shield import Shield, interrupt_reason
@@ -28,6 +31,7 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
     """The whole scenario; each guest's log goes to ``log_dir/<guest>.log``. With ``sharing=mps`` the run's own
     MPS daemon is started first (MpsError, one line, before any guest) and quit after the guests, on every path."""
     log_dir.mkdir(parents=True, exist_ok=True)
+    before = look_at_host(plan.cfg.host_busy_pct)
     sampler = Sampler(plan.cfg.sampler.rate_hz)
     timing = Timing(t_start=time.time())
     daemon = start_sharing(plan, log_dir)
@@ -39,6 +43,11 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
             with Shield(warn, "stopping the run's MPS daemon", give_up=None):
                 daemon.stop()
     outcome = outcome_of(plan, guests, sampler, timing, interrupted)
+    outcome.host_busy = busy_text(before, outcome.host_metrics.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan),
+                                  plan.cfg.host_busy_pct)
+    if outcome.host_busy and plan.cfg.strict and outcome.status == "ok":  # measured and kept, not a success
+        outcome.status = "failed"
+        outcome.reasons.append(f"{outcome.host_busy} during the run (strict=true)")
     if daemon is not None and daemon.stop_note:
         outcome.reasons.append(daemon.stop_note)
     left = still_running(guests)
@@ -48,6 +57,17 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
         for g in left:
             g.terminate()
     return outcome
+
+
+def look_at_host(threshold_pct: float) -> HostLoad | None:
+    """Half a second of the host before the guests start: a host that other processes keep busy is said now."""
+    if not busy_check_on(threshold_pct):
+        return None
+    load = other_load(0.5)
+    if load.other_pct > threshold_pct:
+        warn(f"note: host busy before the run ({load.text()} > host_busy_pct={threshold_pct:g}): every figure is "
+             "marked host busy and its verdicts inconclusive; strict=true refuses such a host")
+    return load
 
 
 def start_sharing(plan: Plan, log_dir: Path) -> MpsDaemon | None:

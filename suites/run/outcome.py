@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpu_probe.hostload import HostLoad
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
 from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, first_reason, labelled, weakest
@@ -42,6 +44,7 @@ class ScenarioOutcome:
     host_metrics: dict[str, float] = field(default_factory=dict)  # host/GPU aggregates, sampler rate, energy
     started_at: float = 0.0  # epoch seconds: guests being started ...
     ended_at: float = 0.0  # ... and all of them stopped
+    host_busy: str = ""  # "host busy (other processes: X % of a core)" where the host was, else ""
 
     @property
     def exit_code(self) -> int:
@@ -64,6 +67,22 @@ class ScenarioOutcome:
     @property
     def validity_label(self) -> str:
         return labelled(self.validity, self.validity_reason)
+
+
+def busy_text(before: HostLoad | None, during_pct: float, threshold_pct: float) -> str:
+    """``host busy (other processes: X % of a core)`` where other processes used more than ``threshold_pct`` of a
+    core before the run (``before``) or on average during it, else ''."""
+    worst = max(before.other_pct if before else 0.0, during_pct if during_pct == during_pct else 0.0)
+    if worst <= threshold_pct:
+        return ""
+    steal = before.steal_pct if before else 0.0
+    return f"host busy (other processes: {worst:.0f} % of a core" + (
+        f", steal {steal:.0f} %" if steal >= 1 else "") + f"; > host_busy_pct={threshold_pct:g})"
+
+
+def busy_check_on(threshold_pct: float) -> bool:
+    """host_busy_pct at or above 100 x the host's cores can never be exceeded: no look before the run."""
+    return threshold_pct < 100.0 * (os.cpu_count() or 1)
 
 
 def percent(fraction: float) -> str:

@@ -56,6 +56,7 @@ class PhaseNumbers:
     ml_train_time_s: float = math.nan  # the slowest ML guest
     ml_images: float = 0.0
     failed: int = 0
+    host_other_cpu_pct: float = math.nan  # other processes' CPU over the phase, % of one core (a busy host)
 
     @classmethod
     def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]]) -> "PhaseNumbers":
@@ -74,6 +75,7 @@ class PhaseNumbers:
             ml_train_time_s=max((m.get(vocab.TRAIN_TIME.key, math.nan) for m in ml), default=math.nan),
             ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),
             failed=sum(1 for _, ok, _ in guests if not ok),
+            host_other_cpu_pct=phase.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan),
         )
 
 
@@ -100,6 +102,8 @@ def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
         out[f"{name}.energy_J"] = p.energy_J
         out[f"{name}.images_per_J"] = p.ml_images / p.energy_J if p.energy_J > 0 else math.nan
         out[f"{name}.frames_per_J"] = p.cad_frames / p.energy_J if p.energy_J > 0 else math.nan
+    out[vocab.HOST_OTHER_CPU.key] = max((p.host_other_cpu_pct for p in (cad, mixed, ml)
+                                         if p.host_other_cpu_pct == p.host_other_cpu_pct), default=math.nan)
     return out
 
 
@@ -162,6 +166,7 @@ class StudyRun:
         out = {"kind": self.kind, "profiles": ",".join(study_profiles(self.cfg)), "cad_workload": s.cad.workload,
                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
                "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "qos_cad_slowdown_pct": s.qos_cad_slowdown_pct,
+               "host_busy_pct": self.cfg.host_busy_pct,
                "capacity_note": self.capacity_note or "-"}
         out.update({f"reference.{p}": s.reference[p] for p in study_profiles(self.cfg) if p in s.reference})
         if self.kind == "consolidation":
@@ -192,19 +197,24 @@ def placement_limit(message: str) -> str:
 CONSOLIDATE, DOES_NOT_MEET = "consolidate", "does not meet"
 
 
-def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pct: float) -> tuple[str, str]:
+def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pct: float,
+                  busy_pct: float = math.inf) -> tuple[str, str]:
     """(verdict, one sentence) per profile: the slowdowns and the concurrent/sequential ratio with their intervals,
     judged against the reference's rule (CAD <= cad_pct, ML <= ml_pct, concurrent beats sequential).
 
     ``consolidate`` where every interval lies within its limit, ``does not meet`` where one lies wholly beyond it,
     ``inconclusive (...)`` where one straddles its limit or there is no interval (n < 2): a verdict the interval
-    cannot carry is not given."""
+    cannot carry is not given; nor one from a host that other processes kept busy (over ``busy_pct`` % of a core).
+    """
     n = int(figures.get("ml_train_time_increase_pct.n", 1) or 1)
     parts = (("CAD", "cad_run_time_increase_pct", 1 + cad_pct / 100), ("ML", "ml_train_time_increase_pct",
              1 + ml_pct / 100), ("concurrent/sequential", "concurrent_vs_sequential", 1.0))
     judged = [(name, judge_limit(figure_interval(figures, key, n), limit), figure_interval(figures, key, n))
               for name, key, limit in parts]
-    if any(j == "misses" for _, j, _ in judged):
+    other = figures.get(vocab.HOST_OTHER_CPU.key, math.nan)
+    if other > busy_pct:
+        said = f"inconclusive (host busy: other processes {other:.0f} % of a core > host_busy_pct={busy_pct:g})"
+    elif any(j == "misses" for _, j, _ in judged):
         said = DOES_NOT_MEET
     elif all(j == "meets" for _, j, _ in judged):
         said = CONSOLIDATE
@@ -250,7 +260,9 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
             values = [d[key] for d in per_repeat]
             finite = [v for v in values if v == v]
             out[f"{p}.{key}"] = statistics.median(finite) if finite else math.nan
-            if key in WITH_SPREAD:
+            if key == vocab.HOST_OTHER_CPU.key:  # the busiest phase of any repeat says whether the host was busy
+                out[f"{p}.{key}"] = max(finite, default=math.nan)
+            elif key in WITH_SPREAD:
                 pct = key.endswith("_pct")
                 iv = ratio_interval(1 + v / 100 if pct else v for v in values)
                 back = (lambda r: (r - 1) * 100) if pct else (lambda r: r)  # noqa: E731
