@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         table.add_row(str(r["monitor"]), f"{r['requested_hz']:g}", f"{r['achieved_hz']:.2f}", str(r["samples"]),
                       f"{r['cpu_pct']:.2f}", f"{r['ms_per_sample']:.2f}", f"{r['self_reported_cpu_pct']:.2f}")
-    Console(width=160).print(table)
+    Console(width=120).print(table)
     ten = next(r for r in rows if r["monitor"] == "gpu_probe.Sampler" and r["requested_hz"] == 10.0)
     verdict = "meets" if ten["cpu_pct"] <= 1.0 else "MISSES"
     print(f"goal at 10 Hz: <= 1% of one core -> {ten['cpu_pct']:.2f}% ({verdict})")

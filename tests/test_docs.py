@@ -3,6 +3,7 @@ smoke size, into this test's own store and folders, and exits 0: the pages canno
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -70,3 +71,65 @@ def test_documented_command_runs(tmp_path: Path, page: str, command: str):
     if argv[:2] == ["make", "bench-ml"]:  # what the issue asked of it: spread and a verdict, like every comparison
         assert "[95% CI]" in proc.stdout and "verdict" in proc.stdout and ("within noise" in proc.stdout
                                                                              or "overhead" in proc.stdout)
+
+
+# --- the README's output block is what its command prints -------------------------------------------------------
+README_COMMAND = "make bench profile=m60-8q"
+
+
+def readme_output() -> str:
+    """The ```text block that follows the README's first runnable command."""
+    text = (REPO / "README.md").read_text()
+    after = text[text.index(f"```bash runnable\n{README_COMMAND}\n"):]
+    start = after.index("```text\n") + len("```text\n")
+    return after[start:after.index("```", start)]
+
+
+def guest_row(output: str) -> dict[str, str]:
+    """The results table's g0 row, by header."""
+    lines = output.splitlines()
+    header = next(ln for ln in lines if ln.startswith("┃ guest"))
+    row = next(ln for ln in lines if ln.startswith("│ g0 "))
+    names = [c.strip() for c in header.strip("┃").split("┃")]
+    return dict(zip(names, (c.strip() for c in row.strip("│").split("│")), strict=True))
+
+
+def number(cell: str) -> float:
+    return float(cell.split()[0].rstrip("%").replace(",", ""))
+
+
+def line_kinds(output: str) -> list[str]:
+    """What the lines under the table say, without their figures: 'status', 'host', 'note: guests hold', ..."""
+    keep = [ln for ln in output.splitlines() if re.match(r"^(status|host|sampler|note|mlflow):", ln)]
+    return [" ".join(ln.split(":", 1)[0:1] + ln.split(":", 1)[1].split()[:2]) if ln.startswith("note") else
+            ln.split(":", 1)[0] for ln in keep]
+
+
+@pytest.mark.alone
+def test_the_readme_output_block_is_what_a_fresh_run_prints(tmp_path: Path):
+    """The README's first command, run as a user runs it (full size, not smoke) on this kind of host: it reaches its
+    target on the synthetic stand-in, its rate reconciles with its train time, and the README's block shows the
+    same table, notes and figures within noise (a factor of 2 in images/s: another 2-core host, another load)."""
+    store = [f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'artifacts'}",
+             f"data.cache_dir={tmp_path / 'data'}", f"hydra.run.dir={tmp_path / 'run'}", "data.download=false"]
+    proc = subprocess.run([sys.executable, "-m", "suites.app.bench", *README_COMMAND.split()[2:], *store],
+                          cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    m = results["guests"][0]["result"]["metrics"]
+    assert m["test_accuracy"] >= m["target_accuracy"] == 0.99 and m["target_met"] == 1.0  # the stated target, met
+    assert m["timed_steps"] >= 20 and m["images_per_sec"] > 0  # a rate from a window that carries it
+    warm = m["train_time_s"] - m["timed_s"]
+    assert m["images_per_sec"] * m["timed_s"] + 10 * 512 == pytest.approx(m["images"], rel=1e-6)  # 10 warm-up steps
+    assert 0 <= warm < m["train_time_s"]  # train s = warm-up + timed window: images / train s is below the rate
+    fresh, shown = guest_row(proc.stdout), guest_row(readme_output())
+    assert list(fresh) == list(shown)  # the same columns
+    for row in (fresh, shown):
+        assert "<" not in row["test acc"] and number(row["test acc"]) >= 99.0 and row["status"] == "ok"
+    assert 0.5 <= number(shown["images/s"]) / number(fresh["images/s"]) <= 2.0, (shown, fresh)
+    assert 0.5 <= number(shown["train s"]) / number(fresh["train s"]) <= 2.0, (shown, fresh)
+    # the README's own figures reconcile: images / train s within the warm-up's share of its images/s
+    images = 24000 // 512 * 512
+    assert images / number(shown["train s"]) <= number(shown["images/s"]) * 1.05
+    assert line_kinds(proc.stdout) == line_kinds(readme_output())

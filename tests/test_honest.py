@@ -24,7 +24,7 @@ def test_comparison_repeats_interleave_and_every_ratio_carries_its_spread(tmp: P
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     out = run.proc.stdout
     assert "NOT A GPU MEASUREMENT: phase(s) 1-gpu ran with the profile not enforced" in out  # the banner
-    assert "x baseline [95% CI]" in out and "verdict" in out and "(3 repeat(s) each, interleaved)" in out
+    assert "x base [95% CI]" in out and "the verdict under it" in out and "(3 repeat(s) each, interleaved)" in out
     # both arms ran on the CPU: said, and the reference's GPU figures are not shown beside them
     assert "note: both arms on the CPU: not a GPU-vs-CPU comparison" in out
     assert "reference study (M60)" not in out and "10.06x" not in out
@@ -64,7 +64,9 @@ def test_scaling_smoke_trains_at_four_ranks(tmp: Path):
     run = run_bench(tmp, *SMOKE, "scenario=scaling")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]  # 4 steps per rank used to divide by zero
     assert "NOT A GPU MEASUREMENT: every phase" in run.proc.stdout and "no spread" in run.proc.stdout
-    assert "images/s 3.74x" in run.proc.stdout  # the study's figure beside this host's
+    # every phase on the CPU: the study's GPU figures are not shown beside this host's CPU ratios
+    assert "images/s 3.74x" not in run.proc.stdout
+    assert "note: all 3 phases on the CPU: not a multi-GPU scaling comparison" in run.proc.stdout
     import json
 
     four = json.loads((run.run_dir / "4-gpu" / "results.json").read_text())["guests"][0]

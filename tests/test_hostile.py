@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -202,7 +203,7 @@ def test_case_1_core_locks_name_their_holder_and_are_held_by_one_run_at_a_time(t
     held = corelock.held_by_others([0, 1, 2], tmp_path)  # another descriptor is another holder, even in-process
     assert held == {0: corelock.Holder(str(os.getpid()), "outputs/runs/first"),
                     1: corelock.Holder(str(os.getpid()), "outputs/runs/first")}
-    with pytest.raises(PlacementError, match=rf"core 1 \(pid {os.getpid()}, outputs/runs/first\)"):
+    with pytest.raises(PlacementError, match=rf"core 1 \(pid {os.getpid()} `.*`, run dir outputs/runs/first\)"):
         corelock.CoreLease("outputs/runs/second", tmp_path).acquire([1, 2])
     assert corelock.held_by_others([2], tmp_path) == {}  # the refused lease kept nothing
     lease.release()
@@ -224,7 +225,8 @@ def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first
         assert second.returncode == 0, second.stderr[-2000:]
         guest = json.loads((tmp_path / "second" / "run" / "results.json").read_text())["guests"][0]
         assert "another benchmark run holds core" in guest["placement"]["note"]  # said, and recorded
-        assert f"pid {first.pid}, {first_dir}" in guest["placement"]["note"]
+        assert f"pid {first.pid} `" in guest["placement"]["note"] and f"`, run dir {first_dir}" in \
+            guest["placement"]["note"]
         n = len(os.sched_getaffinity(0))
         third = bench(tmp_path / "third", "workload=idle", *SMOKE, f"profile.vcpus={n}", "wait_for_cores_s=0")
         line = one_error_line(third)
@@ -449,8 +451,21 @@ def test_case_1_a_run_too_big_for_this_host_alone_is_refused_for_that_not_queued
             raise PlacementError(f"needs {len(host)} cores")
         return []
 
-    with pytest.raises(corelock.CoresHeld, match="pid 4242, other"):  # fits alone: worth waiting for
+    with pytest.raises(corelock.CoresHeld, match="pid 4242, run dir other"):  # fits alone: worth waiting for
         local.on_free_cores(needs_every_core)
+
+
+def placed_beside_core_0(lock_dir: Path) -> Callable[[], str]:
+    """A placement that needs core 0 and is refused (CoresHeld, naming the holder) while another run holds it."""
+    from suites.backends import corelock
+
+    def make() -> str:
+        held = corelock.held_by_others([0], lock_dir)
+        if held:
+            raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}")
+        return "placed"
+
+    return make
 
 
 def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_path: Path):
@@ -461,12 +476,7 @@ def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_p
     from suites.run.plan import plan_and_lease
 
     lease = corelock.CoreLease("outputs/runs/first", tmp_path).acquire([0])
-
-    def make() -> str:
-        held = corelock.held_by_others([0], tmp_path)
-        if held:
-            raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}")
-        return "placed"
+    make = placed_beside_core_0(tmp_path)
 
     said: list[str] = []
     with pytest.raises(corelock.CoresHeld):
@@ -486,15 +496,9 @@ def test_case_7_a_run_waiting_for_cores_says_so_at_least_every_10_s(tmp_path: Pa
 
     monkeypatch.setattr(plan_mod, "WAIT_REPORT_S", 0.5)
     lease = corelock.CoreLease("outputs/runs/first", tmp_path).acquire([0])
-
-    def make() -> str:
-        held = corelock.held_by_others([0], tmp_path)
-        if held:
-            raise corelock.CoresHeld(f"held: {corelock.describe(held)}")
-        return "placed"
-
     said: list[str] = []
     with pytest.raises(corelock.CoresHeld):
-        plan_mod.plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=2.2, on_wait=said.append)
+        plan_mod.plan_and_lease(placed_beside_core_0(tmp_path), lambda made: [], tmp_path / "run", wait_s=2.2,
+                                on_wait=said.append)
     lease.release()
     assert 3 <= len(said) <= 6 and all("s of 2.2 s waited" in line and "outputs/runs/first" in line for line in said)

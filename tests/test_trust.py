@@ -3,6 +3,7 @@ from a window that carries them, a missed target said. Recorded figures and step
 
 from __future__ import annotations
 
+import io
 import math
 
 import pytest
@@ -116,3 +117,44 @@ def test_a_missed_target_is_said_in_the_cell_and_a_note():
     notes = result_notes(SimpleNamespace(guests=[guest]))
     assert notes == ["note: g0: missed its target: test accuracy 28.90% < target 99% (strict=true makes this a "
                      "failure)"]
+
+
+# --- every console table fits 120 columns -------------------------------------------------------------------------
+def test_every_console_table_fits_120_columns():
+    from rich.console import Console
+
+    from suites.app.gpu_check import table as gpu_table
+    from suites.app.gpu_checks import CHECKS, Row
+    from suites.render import report, tables
+
+    from .test_plots import LONG, outcome, phases, study
+
+    rows = phases()
+    for r in rows:
+        r.reference, r.throughput_verdict = "train time 10.06x; CPU 43 % vs 8 %", "inconclusive (CI ±48.6 %, n=3; " \
+            "~211 repeats would settle it)"
+    no_gpu = "skipped: no GPU: NVML unavailable (NVML Shared Library Not Found)"
+    rendered = [tables.results_table(outcome(), "single: 6 x m60-8q running cifar10-torch " + LONG),
+                tables.comparison_table(rows, "scaling: cifar10-torch, normalised to 1-gpu " + LONG),
+                *report.console_tables(study()), gpu_table([Row(c, no_gpu) for c in CHECKS], "gpu-check " + LONG)]
+    for t in rendered:
+        out = Console(width=tables.console_width(), record=True, file=io.StringIO())
+        out.print(t)
+        lines = out.export_text().splitlines()
+        assert max(len(line) for line in lines) <= 120, "\n".join(lines)
+    # the gpu-check table on a host without a GPU: one short row per check, the reason once under it
+    out = Console(width=120, record=True, file=io.StringIO())
+    out.print(rendered[-1])
+    text = out.export_text()
+    assert text.count("NVML unavailable") == 1 and len(text.splitlines()) <= len(CHECKS) + 8
+
+
+def test_the_console_is_never_wider_than_120_columns(monkeypatch):
+    from suites.render import tables
+
+    monkeypatch.setenv("COLUMNS", "245")  # cfed7fc printed 245-column tables whatever COLUMNS said
+    assert tables.console_width() == 120  # off a terminal (pytest captures stdout): a log's width
+    monkeypatch.setattr(tables.sys.stdout, "isatty", lambda: True)
+    assert tables.console_width() == 120
+    monkeypatch.setenv("COLUMNS", "100")
+    assert tables.console_width() == 100  # a narrower terminal is followed

@@ -39,6 +39,7 @@ from gpu_probe.stats import (
 )
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import apply_resources, environment, make_workload
+from suites.render import tables
 from suites.workloads.base import StepMeter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --rounds and --vcpus must be >= 1", file=sys.stderr)
         return 2
     cores = host_cores()
-    vcpus, out = guest_vcpus(args.vcpus, cores), Console(width=160)
+    vcpus, out = guest_vcpus(args.vcpus, cores), Console(width=tables.console_width())
     table = Table(title=f"in-guest vs bare-process training throughput ({args.rounds} interleaved round(s) each)",
                   title_justify="left", caption="ratio: guest images/s / bare images/s, per round; median and 95 % "
                   "CI of the rounds' ratios; verdict: overhead if the CI lies below 1; goal: met if the CI lies above "

@@ -44,6 +44,7 @@ from gpu_probe.stats import (
     verdict,
 )
 from suites.data import cifar
+from suites.render import tables
 from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
 from suites.workloads.fast_recipe import cast_weights, dtype_of, record_net
@@ -285,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
 def compare(airbench: Any, args: argparse.Namespace, device: Any) -> int:
     import torch
 
-    out = Console(width=160)
+    out = Console(width=tables.console_width())
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} threads"
     table = Table(title=f"parameters and FLOPs per image (forward + backward, torch.utils.flop_counter; {where})",
                   title_justify="left")

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from gpu_probe.stats import Interval, confidence_interval, ratio_interval, verdict
 from suites.app.bench_ml import VERDICTS, bench_run, host_cores
+from suites.render import tables
 
 SMOKE = ["+preset=smoke", "profile.vcpus=1", "profile.memory_MiB=2048"]  # 4 VMs fit a 24 GiB host
 
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1 or any(n < 1 for n in args.vms):
         print("error: --rounds and --vms must be >= 1", file=sys.stderr)
         return 2
-    out = Console(width=160)
+    out = Console(width=tables.console_width())
     with tempfile.TemporaryDirectory() as tmp:
         starts, note = start_costs(args.vms, args.rounds, args.accel, Path(tmp), out)
         out.print(starts)

@@ -35,6 +35,7 @@ from suites.config.schema import EXPERIMENT, run_stamp
 from suites.errors import ConfigError, redact
 from suites.record.export import export_tree
 from suites.record.rundir import write_atomic
+from suites.render import tables
 
 KEYS = ("data.root", "budget_s", "only", "out_dir", "strict")
 TARBALL_MAX = 16 * 2**20
@@ -74,12 +75,17 @@ def plan(ctx: Context, root: Path) -> list[tuple[str, Any]]:
 
 
 def table(rows: list[Row], title: str) -> Table:
-    t = Table(title=title, title_justify="left")
-    for col in ("check", "result", "figure", "expected"):
+    """One row per check; a result several rows share (every check skipped on a host without a GPU) is said once,
+    under the table. Where nothing ran (no GPU), no figure or expectation either: those are in summary.md."""
+    cells, shared = tables.fold_shared([r.result for r in rows])
+    t = Table(title=title, title_justify="left", caption="\n".join(shared) or None, caption_justify="left")
+    ran = [r for r in rows if not r.result.startswith(judges.SKIPPED)]
+    cols = ("check", "result", *(("figure", "expected") if ran else ()))
+    for col in cols:
         t.add_column(col, overflow="fold")
-    for r in rows:
+    for r, cell in zip(rows, cells, strict=True):
         color = "green" if r.result == judges.OK else ("yellow" if r.result.startswith(judges.SKIPPED) else "red")
-        t.add_row(f"{r.check} {r.title}", f"[{color}]{r.result}[/{color}]", r.figure, r.expected)
+        t.add_row(f"{r.check} {r.title}", f"[{color}]{cell}[/{color}]", *((r.figure, r.expected) if ran else ()))
     return t
 
 

@@ -7,7 +7,6 @@ that cannot be drawn is a warning, never the end of the run.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +35,9 @@ from suites.run.study import StudyRun
 
 
 def console() -> Console:
-    # Off a terminal rich assumes 80 columns; a comparison table (ratios with their CI, the study's figures) is
-    # worth 240 in a log.
-    return Console(width=None if sys.stdout.isatty() else 240)
+    """Tables fold to 120 columns at most (fewer where COLUMNS or the terminal says so); off a terminal rich would
+    assume 80. Plain lines (:func:`say`) are never wrapped."""
+    return Console(width=tables.console_width())
 
 
 def say(out: Console) -> Callable[[str], None]:
@@ -151,6 +150,8 @@ class PlannedComparison:
 
 def plan_comparison(comp: Composition, base_dir: Path, out: Console) -> PlannedComparison:
     study = StudyRun(comp.cfg) if comp.cfg.scenario.kind != "plain" else None
+    if study is not None and study.sizing_note:
+        say(out)(f"note: {study.sizing_note}")
     plans = plan_phases(comp.runs, base_dir, study, out)
     if comp.cfg.strict:
         require_enforced(plans)
@@ -225,8 +226,13 @@ def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorde
                     study.interrupted = True
                 return outcomes, worst
             if study is not None and not study.keep_going(label, outcome):
-                say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): sweep ends here")
+                say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): sweep ends here, "
+                         f"{study.steps_past_miss()} step(s) past the first miss ({study.first_miss})")
                 return outcomes, worst
+            if study is not None and not study.verdicts.get(label, (True, ""))[0]:
+                say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): the sweep goes on "
+                         f"{study.study.steps_past_miss - study.steps_past_miss()} more step(s), to show how QoS "
+                         "breaks")
     return outcomes, worst
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import psutil
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -138,11 +139,29 @@ def study_phases(cfg: BenchConfig) -> list[PhaseConfig]:
         return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix) for p in study_profiles(cfg)
                 for kind, mix in ((CAD_ALONE, [cad]), (MIXED, [cad, ml]), (ML_ALONE, [ml]))]
     p = study_profiles(cfg)[0]
-    steps = [PhaseConfig(f"{p}/{ML_ALONE}", [f"profile={p}"], [ml])] if study.with_ml else []
+    sized, _ = consolidation_memory(cfg)
+    base = [f"profile={p}", *([f"profile.memory_MiB={sized}"] if sized else [])]
+    steps = [PhaseConfig(f"{p}/{ML_ALONE}", list(base), [ml])] if study.with_ml else []
     for n in range(1, study.max_guests + 1):
         group = GuestGroup(cad.workload, n, list(cad.overrides))
-        steps.append(PhaseConfig(f"{p}/n{n}", [f"profile={p}"], [group, ml] if study.with_ml else [group]))
+        steps.append(PhaseConfig(f"{p}/n{n}", list(base), [group, ml] if study.with_ml else [group]))
     return steps
+
+
+def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
+    """A consolidation's guests' memory, sized from the host where the profile's own does not fit its largest step
+    (max_guests CAD guests + the ML guest): 90 % of the host's memory shared among them, in whole 256 MiB. (the
+    size or None, and the note that says so before the sweep starts)."""
+    study = cfg.scenario.study
+    largest = study.max_guests + (study.ml.guests if study.with_ml else 0)
+    host_MiB = psutil.virtual_memory().total / 2**20
+    want = cfg.profile.memory_MiB
+    if cfg.scenario.kind != "consolidation" or largest * want <= host_MiB:
+        return None, ""
+    each = max(256, int(0.9 * host_MiB / largest) // 256 * 256)
+    return each, (f"consolidation: {largest} guests x {want} MiB (profile {cfg.profile.name}) > {host_MiB:.0f} MiB "
+                  f"host memory: each guest gets {each} MiB (90 % of the host's memory over its largest step), so "
+                  f"all {study.max_guests} steps fit")
 
 
 def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:

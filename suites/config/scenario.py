@@ -49,6 +49,8 @@ class StudyConfig:
     qos_p95_frame_ms: float = 100.0  # consolidation QoS: every CAD guest's p95 frame time at most this
     qos_ml_slowdown_pct: float = 15.0  # and the ML guest at most this much slower than alone
     qos_cad_slowdown_pct: float = 5.0  # mixed verdict: CAD run time at most this much longer beside ML
+    # consolidation: steps run past the first that misses QoS, so the curve shows where QoS breaks and by how much
+    steps_past_miss: int = 2
     # The reference study's finding per profile, shown beside this host's figures (configs/scenario/mixed.yaml).
     reference: dict[str, str] = field(default_factory=dict)
 
@@ -57,6 +59,8 @@ class StudyConfig:
         require(self.qos_p95_frame_ms > 0, "scenario.study.qos_p95_frame_ms", "must be > 0")
         require(self.qos_ml_slowdown_pct >= 0, "scenario.study.qos_ml_slowdown_pct", "must be >= 0")
         require(self.qos_cad_slowdown_pct >= 0, "scenario.study.qos_cad_slowdown_pct", "must be >= 0")
+        require(0 <= self.steps_past_miss <= 64, "scenario.study.steps_past_miss",
+                f"must be 0..64, got {self.steps_past_miss}")
 
 
 @dataclass

@@ -95,6 +95,14 @@ def consolidation_rows(rep: StudyReport) -> list[list[str]]:
     return rows
 
 
+def consolidation_headline(rep: StudyReport) -> str:
+    """'N CAD guest(s) per GPU at QoS (n=1: no spread)': 'per GPU' only where the guests had one."""
+    count = rep.consolidation.get("guests_at_qos", math.nan)
+    on_gpu = bool(rep.validity) and all(v != NOT_ENFORCED for v in rep.validity.values())
+    where = "per GPU" if on_gpu else "beside the ML guest (no GPU: not a per-GPU figure)"
+    return f"{count:.0f} CAD guest(s) {where} at QoS (n=1: no spread)"
+
+
 def console_tables(rep: StudyReport) -> list[Table]:
     tables = []
     if rep.mixed:  # the answer first, the details below it
@@ -121,8 +129,8 @@ def console_tables(rep: StudyReport) -> list[Table]:
             t.add_row(row[0], *row[3:len(MIXED_COLUMNS) + 1])
         tables.append(t)
     if rep.consolidation:
-        t = Table(title=f"consolidation on {rep.consolidation_profile}: {rep.consolidation['guests_at_qos']:.0f} "
-                        f"CAD guest(s) per GPU at QoS; stopped: {rep.stop_reason or '?'}", title_justify="left")
+        t = Table(title=f"consolidation on {rep.consolidation_profile}: {consolidation_headline(rep)}; stopped: "
+                        f"{rep.stop_reason or '?'}", title_justify="left")
         for h in ("CAD guests", "worst p95 ms", "ML slowdown %", "host CPU %", "meets QoS"):
             t.add_column(h, justify="right")
         for row in consolidation_rows(rep):
@@ -146,8 +154,7 @@ def markdown(rep: StudyReport, figures: list[str]) -> str:
                   "## Per profile (phase 1 CAD alone, phase 2 mixed, phase 3 ML alone)", "",
                   *table(["profile", *(h for h, _, _ in MIXED_COLUMNS), *SPREAD_HEADERS], mixed_rows(rep)), ""]
     if rep.consolidation:
-        lines += [f"## Consolidation on {rep.consolidation_profile}: "
-                  f"{rep.consolidation['guests_at_qos']:.0f} CAD guest(s) per GPU at QoS", "",
+        lines += [f"## Consolidation on {rep.consolidation_profile}: {consolidation_headline(rep)}", "",
                   f"Stopped: {rep.stop_reason or '?'}", "",
                   *table(["CAD guests", "worst p95 ms", "ML slowdown %", "host CPU %", "meets QoS"],
                          consolidation_rows(rep)), ""]

@@ -104,7 +104,7 @@ def episode_2_rows(study: ReferenceStudy) -> list[Row]:
                 row.validity = report.profile_validity(rep, ref.phase)
                 row.verdict = said[ref.phase][0]
             elif part.name == "consolidation" and rep.consolidation:
-                row.figure = f"{rep.consolidation.get('guests_at_qos', math.nan):.0f} CAD guest(s) per GPU at QoS"
+                row.figure = report.consolidation_headline(rep)
                 row.n, row.validity = "1", ", ".join(sorted(set(rep.validity.values()))) or "?"
                 row.verdict = f"stopped: {rep.stop_reason or '?'}"
             else:

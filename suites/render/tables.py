@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import shutil
+import sys
 from typing import Any
 
 from rich.table import Table
@@ -13,6 +16,28 @@ from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome, missed_target, percent
+
+TABLE_WIDTH = 120  # every console table fits this many columns: a log, a terminal, a pasted issue
+
+
+def console_width() -> int:
+    """On a terminal, its width (COLUMNS where set), at most TABLE_WIDTH; off one (a log, a pipe, CI, where a test
+    runner's COLUMNS=80 describes no screen), TABLE_WIDTH."""
+    if not sys.stdout.isatty():
+        return TABLE_WIDTH
+    cols = os.environ.get("COLUMNS", "")
+    width = int(cols) if cols.isdigit() else shutil.get_terminal_size((TABLE_WIDTH, 24)).columns
+    return max(40, min(width, TABLE_WIDTH))
+
+
+def fold_shared(texts: list[str], min_len: int = 24) -> tuple[list[str], list[str]]:
+    """Cells whose long text several rows share, shortened to the text's head (before its first ':') and a mark,
+    with the full text once under the table: (cells, caption lines)."""
+    shared = [t for t in dict.fromkeys(texts) if len(t) >= min_len and texts.count(t) > 1]
+    marks = {t: "*" * (i + 1) for i, t in enumerate(shared)}
+    cells = [f"{t.split(':', 1)[0]} {marks[t]}" if t in marks else t for t in texts]
+    return cells, [f"{marks[t]} {t}" for t in shared]
+
 
 COLUMNS = (  # (header, metric key, format); what each header measures: RESULTS_CAPTION
     ("train s", vocab.TRAIN_TIME.key, "{:.1f}"),
@@ -35,23 +60,25 @@ RESULTS_CAPTION = ("train s: first to last training step (warm-up included); ima
 
 
 def results_table(outcome: ScenarioOutcome, title: str) -> Table:
+    """One row per guest. Folded to fit TABLE_WIDTH: a figure column no guest has a value in (fps beside ML-only
+    guests) is left out, GPU and validity share a column, long cells wrap."""
     if outcome.host_busy:  # every figure below is marked: the title is over all of them
         title = f"{title} — [red]{outcome.host_busy.upper()}[/red]"
     table = Table(title=title, title_justify="left", caption=RESULTS_CAPTION, caption_justify="left")
-    for header in ("guest", "profile", "workload", "GPU", "validity", "host cores", "status"):
-        table.add_column(header)
-    for header, _, _ in COLUMNS:
-        table.add_column(header, justify="right")
-    table.add_column("CPU % mean", justify="right")
+    shown = [c for c in COLUMNS if any(c[1] in o.result.metrics for o in outcome.guests)] or list(COLUMNS[-1:])
+    for header, justify in (("guest", "left"), ("profile", "left"), ("workload", "left"), ("GPU: validity", "left"),
+                            ("cores", "left"), ("status", "left"), *((h, "right") for h, _, _ in shown),
+                            ("CPU %", "right")):
+        table.add_column(header, justify=justify, no_wrap=header in ("guest", "profile", "workload", "status"))
     for o in outcome.guests:
         m = o.result.metrics
         status = "ok" if o.result.ok else f"[red]{o.result.status}[/red]"
         cells = [fmt(m.get(key), pattern) + target_mark(key, m) + synthetic_mark(o.spec.data, key, m)
-                 for _, key, pattern in COLUMNS]
+                 for _, key, pattern in shown]
         cpu = fmt(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean"), "{:.0f}")
-        table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload, o.placement.gpu_label,
-                      validity_cell(o.validity, o.validity_reason), ",".join(map(str, o.placement.vcpus)), status,
-                      *cells, cpu)
+        table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload,
+                      f"{o.placement.gpu_label}: {validity_cell(o.validity, o.validity_reason)}",
+                      ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
     return table
 
 
@@ -212,25 +239,29 @@ def rate_gap(m: dict[str, float]) -> str:
 
 
 def comparison_table(rows: list[PhaseRow], title: str, normalised: bool = True) -> Table:
-    """Per phase: medians over its repeats; normalised: each ratio to the baseline with its 95 % CI and verdict."""
-    t = Table(title=title, title_justify="left", caption="medians over n repeats; [95 % CI] of the per-repeat ratios"
-              if normalised else "medians over n repeats")
-    ratio = ("x baseline [95% CI]", "verdict") if normalised else ()
+    """Per phase: medians over its repeats; normalised: each ratio to the baseline with its 95 % CI and, under it, the
+    verdict. Folded to fit TABLE_WIDTH: a ratio and its verdict share a cell, guest and host CPU share one."""
+    t = Table(title=title, title_justify="left", caption_justify="left", caption=(
+        "images/s: all guests together; train s: the slowest guest; medians over n repeats; x base: median of the "
+        "per-repeat ratios to the baseline, [95 % CI] on the log scale, and the verdict under it; CPU %: the guests' "
+        "mean (100 = one core) / the host's (100 = all cores)") if normalised else "medians over n repeats")
     reference = ("reference study (M60)",) if any(r.reference for r in rows) else ()
     gpu = ("GPU util %",) if any(r.gpu_util_pct == r.gpu_util_pct for r in rows) else ()  # none without NVML
-    for col in ("phase", "profile", "guests", "validity", "n", "status", "images/s", *ratio, "train s", *ratio,
-                "guest CPU %", "host CPU %", *gpu, *reference):
-        t.add_column(col, justify="left" if col in ("phase", "profile", "validity", "status", "verdict",
-                                                   "reference study (M60)") else "right",
-                     no_wrap=col in ("phase", "validity", "verdict", "x baseline [95% CI]", "reference study (M60)"))
+    ratio = ("x base [95% CI]",) if normalised else ()
+    for col in ("phase", "profile", "validity", "n", "images/s", *ratio, "train s", *ratio, "CPU %", *gpu,
+                *reference):
+        t.add_column(col, justify="left" if col in ("phase", "profile", "validity", *reference) else "right",
+                     overflow="fold")
     for r in rows:
-        throughput = (ratio_cell(r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high),
-                      r.throughput_verdict) if normalised else ()
-        time = (ratio_cell(r.time_x, r.time_x_ci_low, r.time_x_ci_high), r.time_verdict) if normalised else ()
-        t.add_row(r.label, r.profile, str(r.guests), validity_cell(r.validity) + (" [red](host busy)[/red]" if
-                  r.host_busy else ""), str(r.n), r.status,
+        throughput = (ratio_cell(r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high) + "\n" +
+                      r.throughput_verdict,) if normalised else ()
+        time = (ratio_cell(r.time_x, r.time_x_ci_low, r.time_x_ci_high) + "\n" + r.time_verdict,) if normalised else ()
+        status = "" if r.status == "ok" else f" [red]({r.status})[/red]"
+        busy = " [red](host busy)[/red]" if r.host_busy else ""
+        t.add_row(r.label + status, r.profile + (f" x {r.guests}" if r.guests > 1 else ""),
+                  validity_cell(r.validity) + busy, str(r.n),
                   fmt(r.images_per_sec, "{:,.0f}"), *throughput, fmt(r.train_time_s, "{:.1f}"), *time,
-                  fmt(r.guest_cpu_pct, "{:.0f}"), fmt(r.host_cpu_pct, "{:.0f}"),
+                  f"{fmt(r.guest_cpu_pct, '{:.0f}')} / {fmt(r.host_cpu_pct, '{:.0f}')}",
                   *((fmt(r.gpu_util_pct, "{:.0f}"),) if gpu else ()), *((r.reference or "-",) if reference else ()))
     return t
 

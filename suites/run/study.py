@@ -26,7 +26,7 @@ from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.stats import Interval, inconclusive, judge_limit, ratio_interval, summarize
-from suites.config.compose import study_profiles
+from suites.config.compose import consolidation_memory, study_profiles
 from suites.config.scenario import CAD_ALONE as CAD
 from suites.config.scenario import MIXED, PhaseConfig
 from suites.config.scenario import ML_ALONE as ML
@@ -137,6 +137,8 @@ class StudyRun:
         self.verdicts: dict[str, tuple[bool, str]] = {}
         self.capacity_note = ""
         self.interrupted = False
+        self.first_miss: str | None = None  # consolidation: the first step that missed QoS
+        self.sizing_note = consolidation_memory(cfg)[1]  # said before the sweep starts
 
     def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
         """Consolidation: a step past the profile's capacity ends the sweep there (True: drop it and the rest)."""
@@ -152,7 +154,16 @@ class StudyRun:
         latest = {k: v[-1] for k, v in self.numbers.items()}
         alone = next((v for k, v in latest.items() if k.endswith(f"/{ML}")), None)
         self.verdicts[label] = qos(latest[label], alone, self.study.qos_p95_frame_ms, self.study.qos_ml_slowdown_pct)
-        return self.verdicts[label][0]
+        if not self.verdicts[label][0] and self.first_miss is None:
+            self.first_miss = label
+        return self.steps_past_miss() < self.study.steps_past_miss or self.first_miss is None
+
+    def steps_past_miss(self) -> int:
+        """Consolidation steps measured after the first that missed QoS."""
+        if self.first_miss is None:
+            return 0
+        labels = [label for label in self.verdicts]
+        return len(labels) - 1 - labels.index(self.first_miss)
 
     def results(self) -> dict[str, float]:
         """The comparison run's derived metrics (what the report recomputes from the phase runs)."""
@@ -179,7 +190,9 @@ class StudyRun:
             return "interrupted"
         missed = [(label, why) for label, (ok, why) in self.verdicts.items() if not ok]
         if missed:
-            return f"QoS missed at {missed[0][0].split('/')[-1]}: {missed[0][1]}"
+            past = self.steps_past_miss()
+            return f"QoS missed at {missed[0][0].split('/')[-1]}: {missed[0][1]}" + (
+                f"; {past} step(s) measured past it" if past else "")
         if self.capacity_note:
             return f"{placement_limit(self.capacity_note)}: {self.capacity_note}"
         return f"max_guests reached ({self.study.max_guests}), every step met QoS"

@@ -1,0 +1,64 @@
+"""A busy host is said, not hidden: a CPU burner beside a run marks every figure, and strict=true refuses it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from suites.run.compare import PhaseRow, normalise
+
+from .conftest import REPO, SMOKE, bench_args, run_bench
+from .test_bad_input import one_error_line
+
+BURN = "import time\nwhile True:\n    time.perf_counter()\n"
+
+
+@pytest.fixture
+def burner() -> Iterator[subprocess.Popen]:
+    """A process that is not the run's, keeping one core busy (its own process group: stopped by the test)."""
+    proc = subprocess.Popen([sys.executable, "-c", BURN], start_new_session=True)
+    try:
+        yield proc
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def test_a_run_beside_a_cpu_burner_is_marked_host_busy(tmp: Path, burner: subprocess.Popen):
+    run = run_bench(tmp, *SMOKE, "workload=idle", "workload.seconds=2", "host_busy_pct=25")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    assert "note: host busy before the run (other processes: " in run.proc.stderr
+    results = run.results
+    assert results["host_busy"].startswith("host busy (other processes: ") and "host_busy_pct=25" in \
+        results["host_busy"]
+    assert results["host_metrics"]["host_other_cpu_pct.mean"] > 25  # the sampler saw it during the run too
+    assert "HOST BUSY (OTHER PROCESSES: " in run.proc.stdout and "no verdict is drawn from it" in run.proc.stdout
+
+
+def test_strict_refuses_a_busy_host_before_anything_starts(tmp: Path, burner: subprocess.Popen):
+    args, run_dir, _ = bench_args(tmp, *SMOKE, "host_busy_pct=25", "strict=true", "profile=cpu")
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300)
+    line = one_error_line(proc)
+    assert line.startswith("error: host busy: other processes: ") and "strict=true refuses" in line
+    assert not (run_dir / "results.json").exists()
+
+
+def test_a_busy_repeat_makes_a_comparison_inconclusive():
+    def row(label: str, rates: list[float], busy: str = "") -> PhaseRow:
+        return PhaseRow(label, "cpu", 1, "ok", rates[0], 1.0, 100, 50, float("nan"), n=3, host_busy=busy,
+                        images_per_sec_runs=rates, train_time_runs=[1000 / r for r in rates])
+
+    quiet = normalise([row("a", [100, 101, 99]), row("b", [150, 151, 149])], "a")
+    assert quiet[1].throughput_verdict == "faster"
+    busy = normalise([row("a", [100, 101, 99]), row("b", [150, 151, 149], "host busy (other processes: 98 % of "
+                                                                          "a core; > host_busy_pct=25)")], "a")
+    assert busy[1].throughput_verdict.startswith("inconclusive (host busy (other processes: 98 %")
+    assert busy[1].time_verdict == busy[1].throughput_verdict
+    assert json.dumps(busy[1].csv())  # the verdict reaches comparison.csv as it is
