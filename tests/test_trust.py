@@ -158,3 +158,53 @@ def test_the_console_is_never_wider_than_120_columns(monkeypatch):
     assert tables.console_width() == 120
     monkeypatch.setenv("COLUMNS", "100")
     assert tables.console_width() == 100  # a narrower terminal is followed
+
+
+# --- a consolidation curve is a curve -----------------------------------------------------------------------------
+def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatch):
+    from suites.run import study as study_mod
+
+    from .test_config_errors import compose_config
+
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
+    run = study_mod.StudyRun(cfg)
+    slowdowns = {"m60-2q/ml": 10.0, "m60-2q/n1": 10.5, "m60-2q/n2": 20.0, "m60-2q/n3": 40.0, "m60-2q/n4": 60.0}
+    monkeypatch.setattr(study_mod, "numbers", lambda label: study_mod.PhaseNumbers(
+        cad_p95_frame_ms=[20.0] if label != "m60-2q/ml" else [], ml_train_time_s=slowdowns[label]))
+    going = [run.keep_going(label, label) for label in slowdowns]  # the label stands in for its outcome
+    # n1 meets QoS (+5 %), n2 misses it (+100 %): the sweep goes on through n3 and n4, then ends (cfed7fc: at n2)
+    assert going == [True, True, True, True, False]
+    assert run.first_miss == "m60-2q/n2" and run.steps_past_miss() == 2
+    assert run.stop_reason().startswith("QoS missed at n2: ML slowdown 100.0 % > 15 %; 2 step(s) measured past it")
+    curve = study_mod.consolidation_metrics({k: v[-1] for k, v in run.numbers.items()}, 100.0, 15.0)
+    assert curve["guests_at_qos"] == 1 and [curve[f"n{n}.meets_qos"] for n in (1, 2, 3, 4)] == [1, 0, 0, 0]
+
+
+def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_not_fit(monkeypatch):
+    from types import SimpleNamespace
+
+    from suites.config import compose
+
+    from .test_config_errors import compose_config
+
+    monkeypatch.setattr(compose.psutil, "virtual_memory", lambda: SimpleNamespace(total=24105 * 2**20))
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
+    size, note = compose.consolidation_memory(cfg)
+    assert size == 2304 and "9 guests x 8192 MiB (profile m60-2q) > 24105 MiB host memory" in note
+    phases = compose.study_phases(cfg)
+    assert len(phases) == 9 and all("profile.memory_MiB=2304" in p.overrides for p in phases)
+    assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q"))[0] == 4096
+    assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q",
+                                                       "profile.memory_MiB=2048"))[0] is None  # fits as it is
+
+
+def test_a_qos_count_says_it_is_one_run_and_per_gpu_only_with_a_gpu():
+    from suites.backends.placement import ENFORCED, NOT_ENFORCED
+    from suites.record.reader import StudyReport
+    from suites.render.report import consolidation_headline
+
+    rep = StudyReport(consolidation={"guests_at_qos": 1.0}, validity={"m60-2q/n1": NOT_ENFORCED})
+    assert consolidation_headline(rep) == ("1 CAD guest(s) beside the ML guest (no GPU: not a per-GPU figure) at QoS "
+                                           "(n=1: no spread)")
+    rep.validity = {"m60-2q/n1": ENFORCED}
+    assert consolidation_headline(rep) == "1 CAD guest(s) per GPU at QoS (n=1: no spread)"

@@ -1,4 +1,5 @@
-"""A busy host is said, not hidden: a CPU burner beside a run marks every figure, and strict=true refuses it."""
+"""What a first run owes its user, end to end: a busy host is said, not hidden (a CPU burner beside a run marks every
+figure, and strict=true refuses it); a missed target under strict=true is a failure, its figures kept."""
 
 from __future__ import annotations
 
@@ -62,3 +63,13 @@ def test_a_busy_repeat_makes_a_comparison_inconclusive():
     assert busy[1].throughput_verdict.startswith("inconclusive (host busy (other processes: 98 %")
     assert busy[1].time_verdict == busy[1].throughput_verdict
     assert json.dumps(busy[1].csv())  # the verdict reaches comparison.csv as it is
+
+
+def test_strict_makes_a_missed_target_a_failure_and_keeps_its_figures(tmp: Path):
+    run = run_bench(tmp, *SMOKE, "profile=cpu", "strict=true", "workload.target_accuracy=0.999")
+    assert run.proc.returncode == 1, run.proc.stderr[-2000:]
+    guest = run.results["guests"][0]["result"]
+    assert guest["status"] == "failed" and guest["error"].startswith("test accuracy ") and \
+        guest["error"].endswith("< target 99.90% (strict=true)")
+    assert guest["metrics"]["target_met"] == 0.0 and guest["metrics"]["test_accuracy"] < 0.999  # measured, kept
+    assert "failure: g0: test accuracy " in run.proc.stdout
