@@ -230,7 +230,7 @@ def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first
         n = len(os.sched_getaffinity(0))
         third = bench(tmp_path / "third", "workload=idle", *SMOKE, f"profile.vcpus={n}", "wait_for_cores_s=0")
         line = one_error_line(third)
-        assert f"pid {first.pid}, {first_dir}" in line and "run again when it ends" in line
+        assert f"pid {first.pid} `" in line and f"run dir {first_dir}" in line and "run again when it ends" in line
         assert not (tmp_path / "third" / "run").exists()
     finally:
         first.send_signal(signal.SIGINT)

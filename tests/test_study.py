@@ -88,7 +88,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
 
     out = run.proc.stdout
     assert "NOT A GPU MEASUREMENT: every phase" in out and "x baseline" not in out  # no ratio of unlike things
-    assert "[95% CI]" in out and "verdict" in out and "reference study (2 x M60)" in out
+    assert "[95% CI]" in out and "verdict" in out and "reference study" in out and "(2 x M60)" in out
     cad_alone, cad_mixed = guest("m60-8q/cad", "graphics-replay"), guest("m60-8q/mixed", "graphics-replay")
     ml_alone, ml_mixed = guest("m60-8q/ml", "mnist-torch"), guest("m60-8q/mixed", "mnist-torch")
     assert cad_mixed["metrics.frames"] > 0 and ml_mixed["metrics.images"] > 0  # real rendering, real training
@@ -145,19 +145,23 @@ def _notebook_shows(uri: str, tmp: Path, text: str) -> None:
     assert (tmp / "nb" / "report.html").exists()
 
 
-def test_consolidation_stops_at_the_first_step_that_misses_qos(tmp: Path):
+def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp: Path):
     run = run_bench(tmp, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=3",
                     "scenario.study.qos_p95_frame_ms=0.001", timeout=600)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     assert "phase m60-2q/n1 missed QoS (CAD p95 frame time" in run.proc.stdout
+    assert "the sweep goes on 2 more step(s), to show how QoS breaks" in run.proc.stdout
     df = _runs(run.tracking_uri)
     comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]
-    assert sorted(df[df["tags.bench.phase"].notna()]["tags.bench.phase"]) == ["m60-2q/ml", "m60-2q/n1"]
+    assert sorted(df[df["tags.bench.phase"].notna()]["tags.bench.phase"]) == ["m60-2q/ml", "m60-2q/n1", "m60-2q/n2",
+                                                                              "m60-2q/n3"]
     assert comparison["metrics.guests_at_qos"] == 0 and comparison["metrics.n1.meets_qos"] == 0
+    assert comparison["metrics.n3.meets_qos"] == 0  # the curve past the miss: read, not guessed
     rep = reader.build(run.tracking_uri)
     assert rep.consolidation["guests_at_qos"] == 0 and rep.consolidation_profile == "m60-2q"
     assert rep.stop_reason == comparison["params.stop_reason"]
     assert rep.stop_reason.startswith("QoS missed at n1: CAD p95 frame time")
+    assert rep.stop_reason.endswith("; 2 step(s) measured past it")
     out = tmp / "report"
     assert report_cli.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
     assert f"Stopped: {rep.stop_reason}" in (out / "report.md").read_text()

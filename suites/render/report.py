@@ -103,31 +103,48 @@ def consolidation_headline(rep: StudyReport) -> str:
     return f"{count:.0f} CAD guest(s) {where} at QoS (n=1: no spread)"
 
 
+def with_interval(d: dict[str, float], key: str, pattern: str) -> str:
+    """'+5.0 [+1.0, +9.0]': a median and its 95 % CI in one cell."""
+    lo, hi = d.get(f"{key}.ci_low", math.nan), d.get(f"{key}.ci_high", math.nan)
+    spread = f" [{pattern.format(lo)}, {pattern.format(hi)}]" if lo == lo and hi == hi else " (no spread)"
+    return fmt(d.get(key), pattern) + spread
+
+
+def mixed_console_tables(rep: StudyReport) -> list[Table]:
+    """The verdict per profile, then the details; each header names its statistic, each folded to fit 120 columns."""
+    said = verdicts(rep)
+    t = Table(title="mixed CAD + ML, per profile: the verdict (from the MLflow store; medians over the repeats)",
+              title_justify="left", caption_justify="left", caption=(
+                  "CAD run time +%: the CAD guests' run time, mixed vs alone; ML train time +%: the ML guest's, mixed "
+                  "vs alone; concurrent/sequential: the mixed makespan over the cad + ml makespans, the median of the "
+                  "per-repeat ratios; [95% CI] on the log scale of each ratio"))
+    for h in ("profile", "CAD run time +% [95% CI]", "ML train time +% [95% CI]", "concurrent/ sequential [95% CI]",
+              "n", "validity", "verdict", "reference study (2 x M60)"):
+        t.add_column(h, justify="left" if h in ("profile", "validity", "verdict", "reference study (2 x M60)")
+                     else "right", overflow="fold")
+    for p, d in rep.mixed.items():
+        c = spread_cells(rep, p, said[p][0])
+        t.add_row(p, with_interval(d, "cad_run_time_increase_pct", "{:+.1f}"),
+                  with_interval(d, "ml_train_time_increase_pct", "{:+.1f}"),
+                  with_interval(d, "concurrent_vs_sequential", "{:.2f}"), c["n"], c["validity"], c["verdict"],
+                  c["reference study (2 x M60)"])
+    details = Table(title="mixed CAD + ML, per profile: the details (medians over the repeats)", title_justify="left")
+    cols = (("CAD p95 frame ms alone", "cad_p95_frame_ms_alone", "{:.1f}"),
+            ("CAD p95 frame ms mixed", "cad_p95_frame_ms_mixed", "{:.1f}"),
+            ("sequential s", "sequential_s", "{:.1f}"), ("concurrent s", "concurrent_s", "{:.1f}"),
+            ("GPU % mixed", "mixed.gpu_util_pct", "{:.0f}"), ("energy J mixed", "mixed.energy_J", "{:.0f}"))
+    for h in ("profile", *(h for h, _, _ in cols), "host CPU % cad / mixed / ml"):
+        details.add_column(h, justify="left" if h == "profile" else "right", overflow="fold")
+    for p, d in rep.mixed.items():
+        cpu = " / ".join(fmt(d.get(f"{k}.host_cpu_pct"), "{:.0f}") for k in ("cad", "mixed", "ml"))
+        details.add_row(p, *(fmt(d.get(k), f) for _, k, f in cols), cpu)
+    return [t, details]
+
+
 def console_tables(rep: StudyReport) -> list[Table]:
     tables = []
     if rep.mixed:  # the answer first, the details below it
-        said = verdicts(rep)
-        t = Table(title="mixed CAD + ML, per profile: the verdict (from the MLflow store; medians over the repeats)",
-                  title_justify="left", caption_justify="left", caption=(
-                      "CAD +%: CAD guests' run time, mixed vs alone; ML +%: ML train time, mixed vs alone; conc/seq: "
-                      "concurrent makespan over the cad + ml makespans (median of per-repeat ratios); [95% CI] on "
-                      "the log scale of each ratio"))
-        for h in ("profile", "CAD run time +%", "[95% CI]", "ML train time +%", "[95% CI]", "conc/seq", "n",
-                  "validity", "verdict", "reference study (2 x M60)"):
-            t.add_column(h, justify="right" if h.endswith(("%", "]", "seq", "n")) else "left")
-        for p, d in rep.mixed.items():
-            c = spread_cells(rep, p, said[p][0])
-            t.add_row(p, fmt(d.get("cad_run_time_increase_pct"), "{:+.1f}"), c["CAD +% [95% CI]"],
-                      fmt(d.get("ml_train_time_increase_pct"), "{:+.1f}"), c["ML +% [95% CI]"],
-                      fmt(d.get("concurrent_vs_sequential"), "{:.2f}"), c["n"], c["validity"], c["verdict"],
-                      c["reference study (2 x M60)"])
-        tables.append(t)
-        t = Table(title="mixed CAD + ML, per profile: the details", title_justify="left")
-        for h in ("profile", *(h for h, _, _ in MIXED_COLUMNS[2:])):
-            t.add_column(h, justify="left" if h == "profile" else "right")
-        for row in mixed_rows(rep):
-            t.add_row(row[0], *row[3:len(MIXED_COLUMNS) + 1])
-        tables.append(t)
+        tables.extend(mixed_console_tables(rep))
     if rep.consolidation:
         t = Table(title=f"consolidation on {rep.consolidation_profile}: {consolidation_headline(rep)}; stopped: "
                         f"{rep.stop_reason or '?'}", title_justify="left")
