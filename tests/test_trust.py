@@ -208,3 +208,17 @@ def test_a_qos_count_says_it_is_one_run_and_per_gpu_only_with_a_gpu():
                                            "(n=1: no spread)")
     rep.validity = {"m60-2q/n1": ENFORCED}
     assert consolidation_headline(rep) == "1 CAD guest(s) per GPU at QoS (n=1: no spread)"
+
+
+def test_a_phases_images_per_second_sums_the_guests_that_train():
+    from types import SimpleNamespace
+
+    from suites.run.compare import total_images_per_sec
+
+    def guest(metrics: dict[str, float]) -> SimpleNamespace:
+        return SimpleNamespace(result=SimpleNamespace(metrics=metrics))
+
+    # a consolidation step: a CAD guest (no image rate) beside the ML guest; its row read '-' on 6e20b60
+    step = SimpleNamespace(ok_guests=[guest({"images_per_sec": math.nan}), guest({"images_per_sec": 599.6})])
+    assert total_images_per_sec(step) == 599.6
+    assert math.isnan(total_images_per_sec(SimpleNamespace(ok_guests=[guest({"images_per_sec": math.nan})])))

@@ -94,8 +94,10 @@ def phase_row(label: str, outcomes: list[ScenarioOutcome]) -> PhaseRow:
 
 
 def total_images_per_sec(outcome: ScenarioOutcome) -> float:
-    ok = outcome.ok_guests
-    return sum(o.result.metrics.get(vocab.IMAGES_PER_SEC.key, 0.0) for o in ok) if ok else math.nan
+    """The guests' images/s together: those that train (a CAD guest beside them has no image rate, NaN)."""
+    rates = [o.result.metrics.get(vocab.IMAGES_PER_SEC.key, math.nan) for o in outcome.ok_guests]
+    finite = [r for r in rates if math.isfinite(r)]
+    return sum(finite) if finite else math.nan
 
 
 def slowest_train_time(outcome: ScenarioOutcome) -> float:
