@@ -137,9 +137,10 @@ test-fast: setup lint
 lint: setup
 	$(VENV)/bin/ruff check .
 
+# MLflow's UI on the default store; URI=sqlite:///... opens another (a run that fell back names its store).
 ui: setup
 	@mkdir -p outputs
-	$(VENV)/bin/mlflow ui --backend-store-uri "$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')" \
+	$(VENV)/bin/mlflow ui --backend-store-uri "$(if $(URI),$(URI),$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)'))" \
 	  --host 127.0.0.1 --port $(PORT)
 
 clean:

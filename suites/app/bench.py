@@ -10,103 +10,24 @@ flags (``-m``, ``--cfg``, ``--config-dir``) is composed by Hydra, per job.
 from __future__ import annotations
 
 import itertools
-import logging
-import shutil
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
 import hydra
-from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
-from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from suites.app.outdirs import RunDirClaim, claim_run_dir, require_makeable, require_outside_source
-from suites.app.pipeline import run_command
+from suites.app.hydra_dirs import HydraDirs, run_dirs, sweep_dirs
+from suites.app.jobs import SweepState, fail, task
+from suites.app.outdirs import RunDirClaim, claim_run_dir, half_written_beside, require_makeable, require_outside_source
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import CONFIG_DIR, BenchConfig, one_line, register_configs
-from suites.errors import BenchError, ConfigError, redact
+from suites.errors import BenchError, ConfigError
 from suites.record.store import sqlite_path
-from suites.run.outcome import EXIT_INTERRUPTED
-from suites.run.shield import interrupt_reason, stop_on_signals
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(code)
-
-
-def task(composed: Composition | None) -> Callable[[DictConfig], None]:
-    """Hydra's task function: what was composed before Hydra started, else this job's own composition."""
-    def main(dcfg: DictConfig) -> None:
-        hc = HydraConfig.get()
-        # Here, not in cli(): a job launched by submitit (Slurm) never ran cli(), and submitit ignores SIGTERM,
-        # which is what scancel sends; so every job, however launched, stops its guests and records itself.
-        stop_on_signals()
-        redact_logs()
-        redact_files(Path(hc.runtime.output_dir) / str(hc.output_subdir or ".hydra"))
-        try:
-            comp = composed or compose_run(list(hc.overrides.task), dcfg)
-            code = run_command(comp, Path(hc.runtime.output_dir), Path(hydra.utils.get_original_cwd()),
-                               launcher=str(hc.runtime.choices.get("hydra/launcher", "basic")))
-        except BenchError as exc:
-            discard_unused(Path(hc.runtime.output_dir))
-            fail(str(exc), exc.exit_code)
-        except KeyboardInterrupt as exc:  # before the guests started, or a recording given up on (run/shield.py)
-            out_dir = Path(hc.runtime.output_dir)
-            discard_unused(out_dir)
-            kept = f"what was measured is in {out_dir}" if out_dir.exists() else "nothing had started"
-            print(f"{interrupt_reason(exc)}: {kept}", file=sys.stderr)
-            sys.exit(EXIT_INTERRUPTED)
-        if code:
-            sys.exit(code)
-
-    return main
-
-
-class Redacting(logging.Filter):
-    """Log lines without credentials (urllib3 logs the URL it retries, Hydra's launchers every job's overrides)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), ()
-        return True
-
-
-def redact_logs() -> None:
-    """Every handler Hydra configured (console, the run's log file) redacts what it writes."""
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, Redacting) for f in handler.filters):
-            handler.addFilter(Redacting())
-
-
-def redact_files(folder: Path, pattern: str = "*.yaml") -> None:
-    """Hydra's own copies of the config and the overrides: no credentials (a tracking_uri may carry them)."""
-    for path in folder.glob(pattern) if folder.is_dir() else []:
-        text = path.read_text()
-        clean = redact(text)
-        if clean != text:
-            path.write_text(clean)
-
-
-def discard_unused(run_dir: Path) -> None:
-    """A run that ended before anything started leaves no run directory: Hydra makes one (its .hydra/ and an
-    empty log) before the task can tell; anything else in it means something ran, and it stays."""
-    hydra_files = {run_dir / ".hydra", run_dir / f"{HydraConfig.get().job.name}.log"}
-    content = list(run_dir.iterdir()) if run_dir.is_dir() else []
-    if all(p in hydra_files and (p.is_dir() or p.stat().st_size == 0) for p in content):
-        shutil.rmtree(run_dir, ignore_errors=True)
-
-
-def run_dir_of(args: list[str]) -> tuple[Path, bool]:
-    """Where Hydra will make the run directory, up to its first interpolation (the run stamp), and whether that is
-    the whole of it (a directory the user named, which two runs could be given)."""
-    given = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.run.dir=")), "outputs/runs/${run_stamp:}")
-    fixed = given.split("${", 1)[0]
-    return Path(fixed or "."), "${" not in given
+from suites.record.sweep import collect
+from suites.run.outcome import EXIT_INTERRUPTED, EXIT_PARTIAL
 
 
 def sweep_points(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
@@ -119,14 +40,38 @@ def sweep_points(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
     return [(list(point), [p for p, s in zip(point, swept, strict=True) if s]) for point in itertools.product(*choices)]
 
 
-def precheck_sweep(overrides: list[str]) -> None:
-    """Each sweep point composed as its job will be, before any job starts: a bad value is one line naming it (it
-    used to reach Hydra's launcher as a multi-line error after the first jobs had run)."""
-    for point, named in sweep_points(overrides):
+def require_parseable(overrides: list[str]) -> None:
+    """Every override as Hydra's grammar reads it, else one line naming the key and the fix (a non-ASCII or
+    otherwise unquoted value used to be Hydra's bare ``LexerNoViableAltException``, or its 3-line message)."""
+    parser = OverridesParser.create()
+    for given in overrides:
         try:
-            compose_run(point)
+            parser.parse_override(given)
+        except HydraException as exc:
+            raise ConfigError(unparseable(given, exc)) from None
+
+
+def unparseable(given: str, exc: Exception) -> str:
+    key, eq, value = given.partition("=")
+    if not eq:
+        return f"{given!r}: not an override (key=value): {one_line(exc)}"
+    shown = value if value.isprintable() else repr(value)  # one line, whatever the value holds
+    if not value.isprintable() or value[:1] in ("'", '"'):
+        return f"{key}: the value {shown} cannot be parsed ({one_line(exc)}); check its quotes and characters"
+    quote = '"' if "'" in value else "'"
+    return f"{key}: the value {value} cannot be parsed as written; quote the value: {key}={quote}{value}{quote}"
+
+
+def precheck_sweep(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
+    """Each sweep point composed as its job will be, before any job starts: a bad value is one line naming it (it
+    used to reach Hydra's launcher as a multi-line error after the first jobs had run). The points, in order."""
+    points = sweep_points(overrides)
+    for point, named in points:
+        try:
+            check_out_dirs(compose_run(point).cfg)
         except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
             raise ConfigError(f"sweep point {' '.join(named) or '(all)'}: {one_line(exc)}") from exc
+    return points
 
 
 @dataclass
@@ -139,18 +84,27 @@ class CommandLine:
     informational: bool = False  # --cfg, --help, --info, ...: Hydra prints something, nothing runs
 
 
+# Hydra's flags that take the next word as their value (--info's is optional: one of its topics).
+VALUE_FLAGS = ("--cfg", "-c", "--package", "-p", "--config-name", "-cn", "--config-path", "-cp")
+INFO_TOPICS = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
+
+
 def parse_command(args: list[str]) -> CommandLine:
     line = CommandLine([])
-    it = iter(args)
-    for a in it:
+    i = 0
+    while i < len(args):
+        a, following = args[i], args[i + 1] if i + 1 < len(args) else ""
+        i += 1
         if a in ("-m", "--multirun"):
             line.multirun = True
         elif a in ("--config-dir", "-cd"):
-            line.config_dir = next(it, "")
+            line.config_dir, i = following, i + 1
         elif a.startswith("--config-dir="):
             line.config_dir = a.split("=", 1)[1]
         elif a.startswith("-"):
             line.informational = True
+            if a in VALUE_FLAGS or (a in ("--info", "-i") and following in INFO_TOPICS):
+                i += 1  # the flag's value, not an override
         else:
             line.overrides.append(a)
     return line
@@ -173,24 +127,39 @@ def with_search_path(line: CommandLine) -> list[str]:
     return [o for o in line.overrides if o not in given] + [entry]
 
 
-def precheck(line: CommandLine) -> tuple[Composition | None, RunDirClaim | None]:
+@dataclass
+class Checked:
+    """What the precheck settled: the composition that runs, the folder this command holds, and the overrides that
+    pin Hydra on the folders checked."""
+
+    composed: Composition | None = None
+    claim: RunDirClaim | None = None
+    dirs: HydraDirs = field(default_factory=HydraDirs)
+    named: list[list[str]] = field(default_factory=list)  # a sweep's points, by their swept values
+
+
+def precheck(line: CommandLine) -> Checked:
     """Everything the command will run, composed before Hydra starts (a single run's composition is the one that
-    runs), and the folders it writes checked (a run directory the user named is made and held for this command);
-    raises the first problem. Hydra's informational flags run nothing and are Hydra's to check."""
+    runs), and the folders it writes checked as Hydra resolves them (the run's or the sweep's folder is made and
+    held for this command); raises the first problem. Hydra's informational flags run nothing."""
+    require_parseable(line.overrides)
     if line.informational:
-        return None, None
+        return Checked()
     overrides = with_search_path(line)
     if line.multirun:
-        precheck_sweep(overrides)
-        return None, None
+        points = precheck_sweep(overrides)
+        dirs = sweep_dirs(points)
+        assert dirs.sweep_dir is not None
+        return Checked(None, claim_run_dir(dirs.sweep_dir, "hydra.sweep.dir"), dirs, [n for _, n in points])
     composed = compose_run(overrides)
     check_out_dirs(composed.cfg)
-    run_dir, named = run_dir_of(overrides)
-    if not named:
-        require_outside_source(run_dir, "hydra.run.dir")
-        require_makeable(run_dir, "hydra.run.dir")
-        return composed, None
-    return composed, claim_run_dir(run_dir)
+    dirs = run_dirs(overrides)
+    assert dirs.run_dir is not None
+    claim = claim_run_dir(dirs.run_dir)
+    killed = half_written_beside(dirs.run_dir)
+    if killed is not None:
+        print(f"note: {killed}: no results.json: a run that was killed? (its config and logs are there)")
+    return Checked(composed, claim, dirs)
 
 
 def check_out_dirs(cfg: BenchConfig) -> None:
@@ -208,13 +177,30 @@ def check_out_dirs(cfg: BenchConfig) -> None:
 
 def cli() -> None:
     register_configs()
+    line = parse_command(sys.argv[1:])
     try:
-        composed, claim = precheck(parse_command(sys.argv[1:]))
+        checked = precheck(line)
     except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
         fail(one_line(exc))
-    hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(composed))()
-    if claim is not None:
-        claim.release()  # held to here: the run directory is this command's while it runs
+    sys.argv = [*sys.argv, *checked.dirs.pins]  # Hydra writes where the precheck looked
+    sweep = SweepState(checked.named) if line.multirun else None
+    try:
+        hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(checked.composed,
+                                                                                               sweep))()
+    finally:
+        if checked.claim is not None:  # held to here: the folder is this command's while it runs
+            checked.claim.release()
+            checked.claim.tidy()
+    if sweep is not None and checked.dirs.sweep_dir is not None:
+        sys.exit(sweep_exit_code(checked.dirs.sweep_dir, sweep))
+
+
+def sweep_exit_code(sweep_dir: Path, sweep: SweepState) -> int:
+    """0 when every point finished ok; 130 after an interrupt; else 1 (each point's reason is in the summary)."""
+    if sweep.interrupted_at is not None:
+        return EXIT_INTERRUPTED
+    rows = collect(sweep_dir)
+    return 0 if len(rows) == len(sweep.named) and all(r.status == "ok" for r in rows) else EXIT_PARTIAL
 
 
 if __name__ == "__main__":

@@ -22,11 +22,11 @@ WRITABLE_IN_REPO = ("outputs", "multirun", "data", "mlruns")
 MIN_FREE_BYTES = 16 * 2**20  # a full disk is refused up front: results.json, samples.csv and plots need room
 
 
-def require_makeable(path: Path, key: str, keep: bool = False) -> None:
+def require_makeable(path: Path, key: str, keep: bool = False) -> list[Path]:
     """``path`` is (or can be made as) a directory this process can write in: tried for real (a pseudo file system
     such as /proc admits a write permission it then refuses), and the folders the try made are removed again unless
     ``keep`` and it succeeded (a caller that makes ``path`` next: another run making its own folder beside it in the
-    same new parent must not see that parent vanish)."""
+    same new parent must not see that parent vanish). The folders it made and kept, deepest last."""
     missing: list[Path] = []
     made: list[Path] = []
     probe = path
@@ -52,6 +52,7 @@ def require_makeable(path: Path, key: str, keep: bool = False) -> None:
             raise ConfigError(f"{key}: {path} has {free / 2**20:.1f} MiB free on its disk; a run needs at least "
                               f"{MIN_FREE_BYTES // 2**20} MiB (its records would be cut short)")
         ok = True
+        return made if keep else []
     except OSError as exc:
         raise ConfigError(f"{key}: {path} cannot be created ({exc.strerror or exc})") from None
     finally:
@@ -78,20 +79,31 @@ class RunDirClaim:
     ``flock`` on the directory itself (the kernel drops it however the process ends), so a second command given
     the same directory is refused while the first runs, and one after it finds the first's files."""
 
-    def __init__(self, path: Path, fd: int) -> None:
-        self.path, self.fd = path, fd
+    def __init__(self, path: Path, fd: int, made: list[Path] | None = None) -> None:
+        self.path, self.fd, self.made = path, fd, list(made or [])
 
     def release(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
 
+    def tidy(self) -> None:
+        """The folders the claim made that are still empty (a run refused before anything started) go again:
+        ``hydra.run.dir=/tmp/a/b/c`` refused used to leave ``/tmp/a/b``."""
+        for folder in reversed(self.made):
+            try:
+                folder.rmdir()
+            except FileNotFoundError:
+                continue  # the run's own folder, already discarded (discard_unused)
+            except OSError:
+                return  # not empty: something ran and wrote there (or another run uses it)
+
 
 def claim_run_dir(path: Path, key: str = "hydra.run.dir") -> RunDirClaim:
     """Make ``path`` (one ConfigError where it cannot be), hold it for this command, and refuse it if another
     command holds it or it already holds files."""
     require_outside_source(path, key)
-    require_makeable(path, key, keep=True)
+    made = require_makeable(path, key, keep=True)
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -108,7 +120,44 @@ def claim_run_dir(path: Path, key: str = "hydra.run.dir") -> RunDirClaim:
     held = sorted(p.name for p in path.iterdir())
     if held:
         os.close(fd)
+        RunDirClaim(path, -1, made).tidy()
         shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
         raise ConfigError(f"{key}: {path} already holds files ({shown}): a run directory must be new or empty, so "
                           "no run's results replace another's")
-    return RunDirClaim(path, fd)  # made and empty: a run that ends before anything starts removes it (discard_unused)
+    # made and empty: a run that ends before anything starts removes it (discard_unused, then tidy)
+    return RunDirClaim(path, fd, made)
+
+
+RESULT_FILES = ("results.json", "comparison.csv")  # what a finished run (or comparison) leaves at its top
+
+
+def half_written_beside(run_dir: Path) -> Path | None:
+    """The newest other run folder beside ``run_dir`` (Hydra's ``.hydra/`` in it), if it holds no results and no
+    live run holds it: a runner killed (SIGKILL, power) before it could record anything. Only the newest, so the
+    run after it says so once and later runs do not repeat it."""
+    parent = run_dir.parent
+    try:
+        others = [d for d in parent.iterdir() if d != run_dir and (d / ".hydra").is_dir()]
+    except OSError:
+        return None
+    if not others:
+        return None
+    newest = max(others, key=lambda d: (d / ".hydra").stat().st_mtime)
+    if any((newest / f).exists() for f in RESULT_FILES) or held(newest):
+        return None
+    return newest
+
+
+def held(folder: Path) -> bool:
+    """Whether a live run holds ``folder`` (its :class:`RunDirClaim`)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)

@@ -102,7 +102,7 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
         run_id = recorder.scenario(outcome, params, run_dir, run_name(cfg, run_dir), parent,
                                    {"bench.launcher": launcher, **(tags or {})})
     if run_id:
-        say(out)(f"mlflow: run {run_id} (make ui to browse); results: {run_dir}")
+        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {run_dir}")
     return outcome, run_id
 
 

@@ -7,21 +7,51 @@ import argparse
 import sys
 from pathlib import Path
 
-from suites.config.schema import EXPERIMENT, TRACKING_URI
+from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
+from suites.errors import first_line, redact
 from suites.record import reader
+from suites.record.store import cap_retries, resolve_tracking_uri, sqlite_path
 from suites.render import report, study_report
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every way it can fail is one ``error:`` line and exit 2: a run id that is not there or not of its kind,
+    a store that cannot be read (within MLflow's capped retries: seconds, not minutes)."""
     ap = argparse.ArgumentParser(prog="python -m suites.app.report", description=__doc__)
     ap.add_argument("--tracking-uri", default=TRACKING_URI)
-    ap.add_argument("--experiment", default=EXPERIMENT)
+    ap.add_argument("--experiment", default=EXPERIMENT, type=experiment_name)
     ap.add_argument("--out", default="outputs/report")
     ap.add_argument("--mixed-run", help="comparison run id (default: the latest mixed run)")
     ap.add_argument("--consolidation-run", help="comparison run id (default: the latest consolidation run)")
     ap.add_argument("--study", nargs="?", const="latest", metavar="RUN_ID",
                     help="the make study report instead (default: the latest study run), into --out")
     args = ap.parse_args(argv)
+    cap_retries(args.tracking_uri)
+    db = sqlite_path(args.tracking_uri)
+    if db is not None and not db.is_file():  # MLflow would make an empty store there and report nothing
+        print(f"error: --tracking-uri {args.tracking_uri}: no store at {db} (make bench records into "
+              f"{TRACKING_URI})", file=sys.stderr)
+        return 2
+    try:
+        return write(args)
+    except LookupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except Exception as exc:  # the store: unreachable server, unreadable file, refused credentials
+        print(f"error: --tracking-uri {redact(args.tracking_uri)}: store not readable ({first_line(exc)})"
+              f"{fallback_hint(args.tracking_uri)}", file=sys.stderr)
+    return 2
+
+
+def fallback_hint(uri: str) -> str:
+    """Where bench's runs went while that store was down, if there are any (its fallback store)."""
+    fallback = resolve_tracking_uri(FALLBACK_TRACKING_URI, Path.cwd())
+    db = sqlite_path(fallback)
+    if fallback == uri or db is None or not db.is_file():
+        return ""
+    return f"; runs recorded while a store was down are in the fallback store: --tracking-uri {fallback}"
+
+
+def write(args: argparse.Namespace) -> int:
     if args.study:
         return study(args.tracking_uri, args.experiment, args.study, Path(args.out))
     rep = reader.build(args.tracking_uri, args.experiment, args.mixed_run, args.consolidation_run)

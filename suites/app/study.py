@@ -30,7 +30,8 @@ from rich.console import Console
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
-from suites.app.bench import check_out_dirs, fail
+from suites.app.bench import check_out_dirs, require_parseable
+from suites.app.jobs import fail
 from suites.app.outdirs import require_makeable, require_outside_source
 from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
 from suites.backends.corelock import CoresHeld, describe, held_by_others
@@ -185,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     mine, overrides = split_args([a for a in argv if a != "--plan"])
     base_dir, out = Path.cwd(), console()
     try:
+        require_parseable(overrides)
         settings = load_settings(mine)
         inv = inventory.collect()
         gpus, gpu_status = gpus_to_plan_with(inv, overrides, base_dir)

@@ -13,7 +13,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from suites.app.bench import redact_files, redact_logs
+from suites.app.jobs import redact_files, redact_logs
 from suites.app.pipeline import best_effort, console, say
 from suites.backends.placement import NOT_ENFORCED
 from suites.errors import first_line
@@ -21,7 +21,7 @@ from suites.record import rundir
 from suites.record.store import Tracker, resolve_tracking_uri, store_lock
 from suites.record.sweep import collect
 from suites.render import plots
-from suites.render.tables import sweep_csv_rows, sweep_table
+from suites.render.tables import sweep_csv_rows, sweep_notes, sweep_table
 
 
 class SweepSummary(Callback):
@@ -35,7 +35,11 @@ class SweepSummary(Callback):
         rows = collect(sweep_dir)
         if not rows:
             return
-        out.print(sweep_table(rows, f"sweep summary ({sweep_dir}): {len(rows)} job(s)"))
+        not_ok = sweep_notes(rows)
+        out.print(sweep_table(rows, f"sweep summary ({sweep_dir}): {len(rows)} job(s)" +
+                              (f", {len(not_ok)} not ok" if not_ok else "")))
+        for line in not_ok:
+            say(out)(f"note: {line}")
         weak = [r.job for r in rows if r.validity == NOT_ENFORCED]
         if weak:
             say(out)(f"note: {len(weak)} of {len(rows)} job(s) ran with the profile not enforced (no GPU): their "

@@ -7,9 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI
+from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import first_line, redact
-from suites.record.store import resolve_tracking_uri
+from suites.record.store import check_server, resolve_tracking_uri
 from suites.record.sync import import_export, import_runs
 
 
@@ -19,18 +19,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--to", dest="dst", default=TRACKING_URI, help="the tracking server (or store) to import into")
     ap.add_argument("--run-dir", type=Path, help="import the runs exported in this directory (a study directory "
                     "brought back from a GPU host: it holds mlflow-export/) instead of a fallback store")
-    ap.add_argument("--experiment", default=EXPERIMENT)
+    ap.add_argument("--experiment", default=EXPERIMENT, type=experiment_name)
     ap.add_argument("--all", dest="every_store", action="store_true",
                     help="also import runs recorded while another store was down (default: only --to's)")
     args = ap.parse_args(argv)
     dst = resolve_tracking_uri(args.dst, Path.cwd())  # as the runner wrote it: relative paths resolved
+    try:  # an unreachable target is one line within seconds, even with nothing to import
+        check_server(dst)
+    except Exception as exc:
+        print(f"error: --to {redact(args.dst)}: tracking server unreachable ({first_line(exc)})", file=sys.stderr)
+        return 2
     if args.run_dir is not None:
         return import_directory(args.run_dir, dst, args.experiment)
     try:
         result = import_runs(resolve_tracking_uri(args.src, Path.cwd()), dst, args.experiment, args.every_store)
     except Exception as exc:
         print(f"error: import into {redact(args.dst)} failed: {first_line(exc)}", file=sys.stderr)
-        return 1
+        return 2
     for old, new in result.done:
         print(f"imported {old} -> {new}")
     print(f"{len(result.done)} run(s) imported from {redact(args.src)} into {redact(args.dst)}")
@@ -50,7 +55,7 @@ def import_directory(folder: Path, dst: str, experiment: str) -> int:
         return 2
     except Exception as exc:
         print(f"error: import into {redact(dst)} failed: {first_line(exc)}", file=sys.stderr)
-        return 1
+        return 2
     if result.left:
         print(f"{folder}: already imported into {redact(dst)}; nothing copied")
     for old, new in result.done:

@@ -69,14 +69,19 @@ def compose(overrides: list[str], mix: list[Any] | None = None) -> tuple[BenchCo
     if retired:  # the config group became `preset` so that experiment=NAME can name the MLflow experiment
         raise ConfigError(f"{retired}: presets are +preset=NAME now (configs/preset/); experiment=NAME names the "
                           "MLflow experiment")
-    if GlobalHydra.instance().is_initialized():  # inside the Hydra app
-        dcfg = hydra_compose("config", overrides=overrides)
-    else:
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            dcfg = hydra_compose("config", overrides=overrides)
+    dcfg = compose_raw(overrides)
     if mix:
         dcfg.scenario.mix = list(mix)  # typed node: OmegaConf validates the GuestGroup dataclasses
     return load(dcfg), dcfg
+
+
+def compose_raw(overrides: list[str], with_hydra: bool = False) -> DictConfig:
+    """Hydra's composition of configs/config.yaml with these overrides, inside or outside the running Hydra app;
+    ``with_hydra``: with Hydra's own node (its run and sweep directories as the command line set them)."""
+    if GlobalHydra.instance().is_initialized():  # inside the Hydra app
+        return hydra_compose("config", overrides=overrides, return_hydra_config=with_hydra)
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return hydra_compose("config", overrides=overrides, return_hydra_config=with_hydra)
 
 
 def compose_run(overrides: list[str], dcfg: DictConfig | None = None) -> Composition:

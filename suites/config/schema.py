@@ -8,6 +8,7 @@ only set values. :func:`load` turns a composed DictConfig into a validated
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 import os
@@ -144,6 +145,8 @@ class BenchConfig:
         require(self.workload.name in registry(), "workload.name",
                 f"unknown workload {self.workload.name!r} (known: {', '.join(registry())})")
         require(bool(self.experiment.strip()), "experiment", "must not be empty")
+        require(self.experiment.isprintable(), "experiment", f"{self.experiment!r}: no newline or control "
+                "character (MLflow's UI and the run lists show it on one line)")
         for key in ("tracking_uri", "fallback_tracking_uri"):
             check_store_uri(key, getattr(self, key))
         require(self.seed >= 0, "seed", f"must be >= 0, got {self.seed}")
@@ -228,6 +231,14 @@ def check_numbers(node: Any, prefix: str = "") -> None:
             require(value >= SENTINELS.get(key, 0), key,
                     f"must be >= 0{' (or ' + str(SENTINELS[key]) + ')' if key in SENTINELS else ''}, got {value}")
             require(not isinstance(value, int) or value <= INT_MAX, key, f"must be <= {INT_MAX}, got {value}")
+
+
+def experiment_name(value: str) -> str:
+    """An MLflow experiment name as a command-line value (``--experiment``): not empty, one printable line."""
+    if not value.strip() or not value.isprintable():
+        raise argparse.ArgumentTypeError(f"{value!r}: must be a non-empty printable name (no newline or control "
+                                         "character)")
+    return value
 
 
 def one_line(exc: BaseException) -> str:

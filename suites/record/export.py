@@ -110,10 +110,15 @@ def read_export(path: Path) -> dict[str, Any]:
     runs = doc.get("runs")
     if not isinstance(runs, list) or not runs:
         raise ValueError(f"{path}: runs: must be a non-empty list")
+    first: dict[str, int] = {}
     for i, run in enumerate(runs):
         problem = run_problem(run)
         if problem:
             raise ValueError(f"{path}: runs[{i}].{problem}")
+        if run["run_id"] in first:  # an export lists each run once: a second entry is an edit, not a run
+            raise ValueError(f"{path}: runs[{i}].run_id: {run['run_id']} is listed twice (runs[{first[run['run_id']]}] "
+                             "too): edited or merged by hand?")
+        first[run["run_id"]] = i
     if doc.get("root") not in {r["run_id"] for r in runs}:
         raise ValueError(f"{path}: root: {str(doc.get('root'))[:80]!r} is not one of its runs")
     return doc

@@ -48,6 +48,25 @@ def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[study.Phase
     return out
 
 
+def run_of_kind(client: Any, run_id: str, kind: str, flag: str) -> Any:
+    """The run ``run_id`` (given as ``flag``), which must be a ``kind`` comparison; else one LookupError that says
+    what the run is (a ``--mixed-run`` given a plain single run used to make a report of question marks)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        run = client.get_run(run_id)
+    except MlflowException as exc:
+        if getattr(exc, "error_code", "") != "RESOURCE_DOES_NOT_EXIST":
+            raise
+        raise LookupError(f"{flag} {run_id}: no such run in this store") from None
+    tags = run.data.tags
+    if tags.get("bench.kind") != kind:
+        what = tags.get("bench.kind") or tags.get("bench.role") or "not a gpu-mixed-bench"
+        raise LookupError(f"{flag} {run_id}: run {run.info.run_name!r} is a {what} run, not a {kind} "
+                          f"comparison; leave {flag} out for the latest {kind} run")
+    return run
+
+
 def latest(client: Any, experiment: str, kind: str) -> Any:
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
@@ -66,8 +85,9 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
     client = MlflowClient(tracking_uri)
     rep = StudyReport()
     find = (lambda kind: latest(client, experiment, kind)) if latest_runs else (lambda kind: None)
-    mixed = client.get_run(mixed_run) if mixed_run else find("mixed")
-    cons = client.get_run(consolidation_run) if consolidation_run else find("consolidation")
+    mixed = run_of_kind(client, mixed_run, "mixed", "--mixed-run") if mixed_run else find("mixed")
+    cons = (run_of_kind(client, consolidation_run, "consolidation", "--consolidation-run") if consolidation_run
+            else find("consolidation"))
     for run in (mixed, cons):
         if run is not None:
             describe(client, run, rep)
@@ -148,7 +168,7 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri)
-    run = client.get_run(study_id)
+    run = run_of_kind(client, study_id, STUDY_KIND, "--study")
     try:
         skips = [(str(what), str(why)) for what, why in json.loads(run.data.tags.get("bench.skips", "[]"))]
     except ValueError:  # a tag is capped in length: a very long list may not parse

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gpu_probe.inventory import Inventory
-from suites.config.schema import BenchConfig
+from suites.config.schema import TRACKING_URI, BenchConfig
 from suites.errors import first_line, redact
 from suites.record import mlflow_runs, rundir
 from suites.record.store import Tracker, resolve_tracking_uri
@@ -41,6 +41,7 @@ class RunRef:
 class Recorder:
     def __init__(self, cfg: BenchConfig, base_dir: Path, say: Say) -> None:
         self.say = say
+        self.default_uri = resolve_tracking_uri(TRACKING_URI, base_dir)  # the store `make ui` opens by itself
         self.uri = resolve_tracking_uri(cfg.tracking_uri, base_dir)
         self.fallback_uri = resolve_tracking_uri(cfg.fallback_tracking_uri, base_dir)
         self.experiment, self.artifact_root = cfg.experiment, base_dir / cfg.artifact_dir
@@ -49,6 +50,14 @@ class Recorder:
             self.tracker = Tracker(self.uri, self.experiment, self.artifact_root)
         except Exception as exc:
             self._fall_back(exc)
+
+    def browse(self) -> str:
+        """How to look at what was recorded, in the store it went to (the fallback store after a fall back: `make
+        ui` alone opens the default store, where these runs are not)."""
+        uri = self.tracker.uri if self.tracker is not None else self.uri
+        if uri.startswith(("http:", "https:")):
+            return f"browse {redact(uri)}"
+        return "make ui to browse" if uri == self.default_uri else f"make ui URI={uri} to browse"
 
     # --- the run directory ------------------------------------------------------------------------
     @staticmethod

@@ -79,17 +79,32 @@ def finite(metrics: dict[str, Any]) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
 
 
+def cap_retries(uri: str) -> None:
+    """MLflow retries a dead server with exponential backoff for minutes by default (``report`` against a stopped
+    server said nothing for 249 s); every command here gives up within seconds (bench then falls back to its
+    local store; report and sync say so in one line). Explicit user settings win (setdefault)."""
+    if uri.startswith(("http:", "https:")):
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+
+
+def check_server(uri: str) -> None:
+    """A tracking server answers (one request, within :func:`cap_retries`' limits); raises what MLflow raises. A
+    local store is not touched: reading it would create it."""
+    if uri.startswith(("http:", "https:")):
+        from mlflow.tracking import MlflowClient
+
+        cap_retries(uri)
+        MlflowClient(uri).search_experiments(max_results=1)
+
+
 class Tracker:
     """A thin layer over MlflowClient (no fluent globals, so tests can use many stores)."""
 
     def __init__(self, uri: str, experiment: str, artifact_root: Path, fallback_for: str | None = None) -> None:
         from mlflow.tracking import MlflowClient
 
-        if uri.startswith(("http:", "https:")):
-            # MLflow retries a dead server with exponential backoff for minutes by default; a benchmark should
-            # fall back to its local store within seconds. Explicit user settings win (setdefault).
-            os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
-            os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+        cap_retries(uri)
         self.uri, self.experiment, self.fallback_for = uri, experiment, fallback_for
         with store_lock(uri):  # the first touch creates the store
             self.client = MlflowClient(tracking_uri=uri)

@@ -1,4 +1,8 @@
-"""A sweep read back from its job directories: one row per job (a multirun's ``<sweep dir>/<job>/``)."""
+"""A sweep read back from its job directories: one row per job (a multirun's ``<sweep dir>/<job>/``).
+
+Each job leaves ``point.json`` (which point it was, by its swept values; and, where it did not run to its own
+results, why: refused, failed, interrupted, not run) beside the results.json of a run that started.
+"""
 
 from __future__ import annotations
 
@@ -22,22 +26,47 @@ class SweepRow:
     fps: float  # graphics composite score, summed over CAD guests
     run_dir: str
     started_at: float = 0.0  # epoch s (results.json)
+    point: str = ""  # the swept values that name it (profile=m60-1q scenario.guests=2)
+    reason: str = ""  # why it has no results: refused, failed, interrupted or not run
+
+
+POINT = "point.json"
+
+
+def write_point(job_dir: Path, point: str, overrides: list[str], status: str = "", reason: str = "",
+                what: tuple[str, str] = ("?", "?")) -> None:
+    """A job's own record of which point it was; ``status`` and ``reason`` where it has no results of its own;
+    ``what``: its profile and workload, as composed."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    doc = {"point": point, "overrides": overrides, "status": status, "reason": reason, "profile": what[0],
+           "workload": what[1]}
+    (job_dir / POINT).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
 
 
 def collect(sweep_dir: Path) -> list[SweepRow]:
-    """Every job under ``sweep_dir`` that left a results.json (a comparison's phases count as one job each)."""
-    rows = []
-    for results in sorted(sweep_dir.glob("*/results.json"), key=lambda p: (len(p.parent.name), p.parent.name)):
-        doc = json.loads(results.read_text())
-        guests = doc.get("guests", [])
-        spec = guests[0]["spec"] if guests else {}
-        rows.append(SweepRow(job=results.parent.name, profile=spec.get("profile", "?"),
-                             workload=", ".join(sorted({g["spec"]["workload"] for g in guests})) or "?",
-                             status=doc.get("status", "?"),
-                             validity=doc.get("validity", "?"),  # written by this suite since it has one
-                             images_per_sec=total_rate(guests), fps=total_fps(guests), run_dir=str(results.parent),
-                             started_at=float(doc.get("started_at") or 0.0)))
-    return rows
+    """Every job under ``sweep_dir``, in job order: its results (a comparison's phases count as one job), else
+    what its point.json says happened to it."""
+    jobs = {p.parent for pattern in ("*/results.json", f"*/{POINT}") for p in sweep_dir.glob(pattern)}
+    return [job_row(job) for job in sorted(jobs, key=lambda p: (len(p.name), p.name))]
+
+
+def job_row(job: Path) -> SweepRow:
+    point = json.loads((job / POINT).read_text()) if (job / POINT).is_file() else {}
+    results = job / "results.json"
+    if not results.is_file():
+        return SweepRow(job=job.name, profile=point.get("profile", "?"), workload=point.get("workload", "?"),
+                        status=point.get("status") or "?", validity="-",
+                        images_per_sec=confidence_interval([]), fps=math.nan, run_dir=str(job),
+                        point=point.get("point", ""), reason=point.get("reason", "") or "no results.json")
+    doc = json.loads(results.read_text())
+    guests = doc.get("guests", [])
+    spec = guests[0]["spec"] if guests else {}
+    return SweepRow(job=job.name, profile=spec.get("profile", "?"),
+                    workload=", ".join(sorted({g["spec"]["workload"] for g in guests})) or "?",
+                    status=doc.get("status", "?"), validity=doc.get("validity", "?"),
+                    images_per_sec=total_rate(guests), fps=total_fps(guests), run_dir=str(job),
+                    started_at=float(doc.get("started_at") or 0.0), point=point.get("point", ""),
+                    reason="; ".join(doc.get("reasons") or []) or point.get("reason", ""))
 
 
 def total_rate(guests: list[dict]) -> Interval:

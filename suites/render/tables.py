@@ -269,18 +269,25 @@ def comparison_table(rows: list[PhaseRow], title: str, normalised: bool = True) 
 def sweep_table(rows: list[SweepRow], title: str) -> Table:
     t = Table(title=title, title_justify="left", caption="images/s: all guests together, median [95 % CI] over "
               "the guests' repeats (repeats=N)")
-    for col in ("job", "profile", "workload", "status", "validity", "n", "images/s", "[95% CI]", "fps"):
+    for col in ("job", "point", "profile", "workload", "status", "validity", "n", "images/s", "[95% CI]", "fps"):
         t.add_column(col, justify="right" if col in ("n", "images/s", "[95% CI]", "fps") else "left")
     for r in rows:
         iv = r.images_per_sec
         spread = f"[{iv.low:,.0f}, {iv.high:,.0f}]" if iv.spread else ("no spread" if iv.n else "-")
-        t.add_row(r.job, r.profile, r.workload, r.status, validity_cell(r.validity), str(iv.n),
+        t.add_row(r.job, r.point or "-", r.profile, r.workload, r.status, validity_cell(r.validity), str(iv.n),
                   fmt(iv.median, "{:,.0f}"), spread, fmt(r.fps, "{:,.1f}"))
     return t
 
 
 def sweep_csv_rows(rows: list[SweepRow]) -> list[dict[str, object]]:
-    return [{"job": r.job, "profile": r.profile, "workload": r.workload, "status": r.status, "validity": r.validity,
+    return [{"job": r.job, "point": r.point, "profile": r.profile, "workload": r.workload, "status": r.status,
+             "validity": r.validity,
              "n": r.images_per_sec.n, "images_per_sec": r.images_per_sec.median,
              "images_per_sec_ci_low": r.images_per_sec.low, "images_per_sec_ci_high": r.images_per_sec.high,
-             "fps": r.fps, "run_dir": r.run_dir} for r in rows]
+             "fps": r.fps, "reason": r.reason, "run_dir": r.run_dir} for r in rows]
+
+
+def sweep_notes(rows: list[SweepRow]) -> list[str]:
+    """One line for each job that did not finish ok, named by its point, with its reason."""
+    return [f"job {r.job} ({r.point or 'no point recorded'}): {r.status}" + (f": {r.reason}" if r.reason else "")
+            for r in rows if r.status != "ok"]

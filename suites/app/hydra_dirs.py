@@ -1,0 +1,119 @@
+"""Where Hydra will write, read from Hydra's own composition of the command line, and pinned there.
+
+The run directory used to be read off the raw argument ``hydra.run.dir=...``, so ``++hydra.run.dir=configs``,
+a repeated key (Hydra takes the last), ``hydra.sweep.dir`` + ``hydra.sweep.subdir=.`` or a quoted value all
+reached a different folder than the one checked: a run overwrote ``configs/config.yaml`` or a finished run's
+``results.json``. Here Hydra itself composes its node from the command line, whatever the spelling; the folder it
+resolves (``${run_stamp:}`` included) is the one checked, and it is handed back to Hydra as the last override
+(:attr:`HydraDirs.pins`), so the folder checked is the folder written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import OmegaConfBaseException
+
+from suites.app.outdirs import require_outside_source
+from suites.config.compose import compose_raw
+from suites.config.schema import one_line
+from suites.errors import ConfigError
+
+
+@dataclass
+class HydraDirs:
+    """The folders a command's Hydra will make: a run's directory, or a sweep's and each of its jobs'."""
+
+    run_dir: Path | None = None
+    sweep_dir: Path | None = None
+    job_dirs: list[Path] = field(default_factory=list)
+
+    @property
+    def pins(self) -> list[str]:
+        """Overrides that fix Hydra on the folders resolved here (the run stamp resolved once, not twice)."""
+        if self.sweep_dir is not None:
+            return [f"hydra.sweep.dir={quoted(str(self.sweep_dir))}"]
+        return [f"hydra.run.dir={quoted(str(self.run_dir))}"] if self.run_dir is not None else []
+
+
+def quoted(value: str) -> str:
+    """``value`` as Hydra's override grammar reads it back verbatim: single-quoted, with its quotes, the
+    backslashes before them and any ``${`` escaped."""
+    out, backslashes = [], 0
+    for ch in value:
+        if ch == "\\":
+            backslashes += 1
+            continue
+        if ch == "'":
+            out.append("\\" * (2 * backslashes) + "\\'")
+        else:
+            out.append("\\" * backslashes + ch)
+        backslashes = 0
+    out.append("\\" * (2 * backslashes))  # trailing backslashes precede the closing quote
+    return "'" + "".join(out).replace("${", "\\${") + "'"
+
+
+def hydra_node(overrides: list[str], job_num: int = 0) -> DictConfig:
+    """Hydra's config for these overrides, with the job number a launcher fills in."""
+    hcfg = compose_raw(overrides, with_hydra=True)
+    with open_dict(hcfg):
+        hcfg.hydra.job.num = job_num
+    return hcfg
+
+
+def resolved(hcfg: DictConfig, key: str) -> str:
+    try:
+        value = OmegaConf.select(hcfg, key, throw_on_missing=True)
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        raise ConfigError(f"{key}: {one_line(exc)}") from exc
+    if value is None or not str(value).strip():
+        raise ConfigError(f"{key}: empty; give a folder (the default is outputs/runs/${{run_stamp:}})")
+    return str(value)
+
+
+def check_output_subdir(hcfg: DictConfig, folder: Path) -> None:
+    """Hydra's copy of the config (``hydra.output_subdir``) stays inside the run's folder: ``../../configs`` there
+    would replace the suite's own config.yaml."""
+    sub = OmegaConf.select(hcfg, "hydra.output_subdir")
+    if sub is None:
+        return
+    where = (folder / str(sub)).resolve()
+    if where != folder.resolve() and folder.resolve() not in where.parents:
+        raise ConfigError(f"hydra.output_subdir: {sub} is outside the run's folder ({folder}); Hydra's copy of the "
+                          "config must stay inside it")
+
+
+def run_dirs(overrides: list[str]) -> HydraDirs:
+    """A single run's directory, as Hydra will resolve it."""
+    hcfg = hydra_node(overrides)
+    run_dir = Path(resolved(hcfg, "hydra.run.dir"))
+    check_output_subdir(hcfg, run_dir)
+    return HydraDirs(run_dir=run_dir)
+
+
+def sweep_dirs(points: list[tuple[list[str], list[str]]]) -> HydraDirs:
+    """A sweep's directory and each point's job directory (``hydra.sweep.dir``/``hydra.sweep.subdir``, the
+    subdir resolved with the job's number): each its own folder directly under the sweep's, where the sweep
+    summary finds it."""
+    first = hydra_node(points[0][0])
+    sweep_dir = Path(resolved(first, "hydra.sweep.dir"))
+    require_outside_source(sweep_dir, "hydra.sweep.dir")
+    dirs = HydraDirs(sweep_dir=sweep_dir)
+    seen: dict[Path, str] = {}
+    for num, (point, named) in enumerate(points):
+        hcfg = first if num == 0 else hydra_node(point, num)
+        label = " ".join(named) or "(all)"
+        job_dir = sweep_dir / resolved(hcfg, "hydra.sweep.subdir")
+        if job_dir.resolve().parent != sweep_dir.resolve():
+            raise ConfigError(f"hydra.sweep.subdir: sweep point {label} would write to {job_dir}; each point needs "
+                              f"its own folder directly under hydra.sweep.dir ({sweep_dir})")
+        if job_dir.resolve() in seen:
+            raise ConfigError(f"hydra.sweep.subdir: sweep points {seen[job_dir.resolve()]} and {label} would share "
+                              f"{job_dir}; give each point its own folder (the default is ${{hydra.job.num}})")
+        seen[job_dir.resolve()] = label
+        check_output_subdir(hcfg, job_dir)
+        dirs.job_dirs.append(job_dir)
+    return dirs
