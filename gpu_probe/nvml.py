@@ -10,6 +10,7 @@ package; it is imported lazily so a machine without it still runs.
 from __future__ import annotations
 
 import ctypes
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -53,6 +54,10 @@ CLOCK_EVENT_REASONS = {
     0x80: "hw_power_brake_slowdown",
     0x100: "display_clock_setting",
 }
+
+
+MPS_PROCESSES = "nvmlDeviceGetMPSComputeRunningProcesses"
+PROCESS_LISTS = ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses", MPS_PROCESSES)
 
 
 def decode_clock_events(mask: Any) -> list[str]:
@@ -178,16 +183,23 @@ class Nvml:
         }
 
     def process_memory(self, index: int) -> dict[int, float]:
-        """pid -> GPU memory (MiB) of compute and graphics processes on a GPU."""
+        """pid -> GPU memory (MiB) of the compute, graphics and MPS client processes on a GPU; NaN for a process
+        NVML lists without a figure (``usedGpuMemory`` None: not available to this user, or under MIG), never a
+        silent 0. MPS clients are listed only by their own call (the compute list holds the MPS server)."""
         h = self.handle(index)
-        out: dict[int, float] = {}
-        for getter in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+        known: dict[int, float] = {}
+        listed: set[int] = set()
+        for getter in PROCESS_LISTS:
             procs = self.query(lambda nv, g=getter: getattr(nv, g)(h))
+            mps = getter == MPS_PROCESSES
             for p in [] if procs is NA else procs:
-                used = getattr(p, "usedGpuMemory", None)
-                out[int(p.pid)] = out.get(int(p.pid), 0.0) + (used or 0) / vocab.MiB
-        return out
-
+                pid, used = int(p.pid), getattr(p, "usedGpuMemory", None)
+                if mps and pid in listed:
+                    continue  # already counted from the compute list
+                listed.add(pid)
+                if used is not None:
+                    known[pid] = known.get(pid, 0.0) + used / vocab.MiB
+        return {pid: known.get(pid, math.nan) for pid in listed}
 
     def process_utilization(self, index: int) -> dict[int, float]:
         """pid -> SM utilisation % from NVML's timestamped per-process samples.

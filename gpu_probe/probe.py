@@ -12,7 +12,9 @@ skipped`` with the reason instead of failing.
 
 from __future__ import annotations
 
+import shutil
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
@@ -70,8 +72,29 @@ def unavailable() -> str | None:
         cuda.init()
         if cuda.Device.count() == 0:
             return "no GPU: CUDA sees no device"
+        major, minor = cuda.Device(0).compute_capability()
     except Exception as exc:
         return f"no GPU: {exc}"
+    return nvcc_problem(f"{major}{minor}")
+
+
+def nvcc_problem(arch: str) -> str | None:
+    """Why the probe's kernels cannot be compiled here for ``sm_<arch>`` (pycuda's SourceModule runs ``nvcc`` at
+    run time), or None. Asked before the first GPU second is spent: a host with pycuda but no toolkit, or one too
+    old for the GPU (sm_90 needs CUDA 11.8), used to end in a compile traceback."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return ("nvcc not found: the probe compiles its kernels at run time (install the CUDA toolkit, or put its "
+                "bin/ on PATH)")
+    try:
+        listed = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"nvcc at {nvcc} does not run ({exc})"
+    if listed.returncode != 0:
+        return f"nvcc at {nvcc} cannot list its GPU architectures (CUDA older than 11?): a newer toolkit is needed"
+    if f"compute_{arch}" not in listed.stdout.split():
+        return (f"nvcc at {nvcc} cannot compile for this GPU (sm_{arch} not among its architectures): a CUDA "
+                "toolkit that knows it is needed")
     return None
 
 

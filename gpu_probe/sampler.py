@@ -316,6 +316,15 @@ class SampleSet:
     def aggregate(self, prefix: str = "") -> dict[str, float]:
         return aggregate(self.rows, prefix)
 
+    def timed_gpu(self, windows: list[tuple[float, float]]) -> dict[str, float]:
+        """The GPUs' aggregates over the rows inside ``windows`` (epoch s; a guest's timed windows), as
+        ``timed.<gpu column>.<stat>``, with the number of rows they hold; {} without windows."""
+        if not windows:
+            return {}
+        rows = [r for r in self.rows if any(a <= self.t0 + r["t_s"] <= b for a, b in windows)]
+        out = {f"{vocab.TIMED}{k}": v for k, v in aggregate(rows).items() if k.startswith("gpu")}
+        return {**out, vocab.TIMED_SAMPLES: float(len(rows))} if out else out
+
     def host_metrics(self) -> dict[str, float]:
         """Host and GPU aggregates, the sampler's rate and cost, and GPU energy where power was readable."""
         out = {k: v for k, v in self.aggregate().items() if k.startswith(("host_", "gpu"))}

@@ -48,6 +48,8 @@ HOST_MEM_USED = Metric("host_mem_used_MiB", "MiB", "host memory in use")
 GUEST_CPU = Metric("cpu_pct", "%", "guest process tree CPU, 100 = one core busy")
 GUEST_RSS = Metric("rss_MiB", "MiB", "guest process tree resident memory")
 GUEST_GPU_MEM = Metric("gpu_mem_MiB", "MiB", "GPU memory held by the guest's processes")
+GUEST_GPU_MEM_SELF = Metric("gpu_mem_self_MiB", "MiB", "GPU memory by the guest's own count: its allocator's peak "
+                            "+ its measured CUDA context (self-reported; where NVML cannot attribute memory)")
 GUEST_GPU_UTIL = Metric("gpu_util_pct", "%", "SM utilisation of the guest's processes (NVML per-process samples)")
 GPU_UTIL = Metric("util_pct", "%", "GPU busy time over the driver's sample period")
 GPU_MEM_UTIL = Metric("mem_util_pct", "%", "memory controller busy time")
@@ -72,6 +74,12 @@ ENERGY = Metric("energy_J", "J", "GPU energy over the run: NVML's energy counter
 SAMPLER_CPU = Metric("sampler_cpu_pct", "%", "CPU time of the sampler thread, 100 = one core")
 
 NO_GPU = "no GPU"
+
+# A training guest's GPU figures over its timed windows only (each repeat's, after its warm-up steps), beside the
+# whole-run ones: ``timed.gpu0.util_pct.mean``. The whole run holds imports, data synthesis, compile and the
+# evaluations, which a figure about training must leave out.
+TIMED = "timed."
+TIMED_SAMPLES = "timed.samples"  # how many sampler rows fell in the windows
 
 
 def gpu_key(index: int, metric: Metric | str | None = None) -> str:

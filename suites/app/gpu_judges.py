@@ -87,10 +87,20 @@ def cifar(results: dict[str, Any]) -> Verdict:
         return Verdict(failed(why))
     g = guests(results)[0]
     rates = [r["images_per_sec"] for r in g["result"].get("repeats") or []] or [metric(g, "images_per_sec")]
+    blank = g["result"].get("info", {}).get("images_per_sec_blank")
+    if blank or not all(r == r for r in rates):  # a window too short for a rate carries no CoV either
+        return Verdict(failed(f"a repeat's timed window carries no rate ({blank or 'no images/s'}): too short "
+                              "for a 2 % CoV"), f"images/s per repeat: {rates}")
+    recompiled = g["result"].get("info", {}).get("recompiles_in_timed_repeats")
     s = summarize(rates)
     host = results.get("host_metrics", {})
-    util, energy = host.get("gpu0.util_pct.mean", math.nan), host.get(vocab.ENERGY.key, math.nan)
-    figure = f"{s.median:,.0f} images/s median of {s.n}, CoV {s.cov:.1%}; GPU util {util:.0f} %; {energy:,.0f} J"
+    whole, energy = host.get("gpu0.util_pct.mean", math.nan), host.get(vocab.ENERGY.key, math.nan)
+    # judged over the guest's timed windows: the whole run holds imports, data, compile and evaluations
+    util = g["sampled"].get(f"{vocab.TIMED}gpu0.util_pct.mean", math.nan)
+    where = (f"in its timed windows ({g['sampled'].get(vocab.TIMED_SAMPLES, 0):.0f} samples; whole run "
+             f"{whole:.0f} %)") if util == util else "(no sample inside a timed window)"
+    figure = (f"{s.median:,.0f} images/s median of {s.n}, CoV {s.cov:.1%}; GPU util {util:.0f} % {where}; "
+              f"{energy:,.0f} J" + (f"; {recompiled} recompile(s) inside timed repeats" if recompiled else ""))
     return Verdict(failed([f"CoV {s.cov:.1%} > {CIFAR_MAX_COV:.0%}" if not s.cov <= CIFAR_MAX_COV else "",
                            f"util {util:.0f} % < {CIFAR_MIN_UTIL_PCT:.0f} %" if not util >= CIFAR_MIN_UTIL_PCT else "",
                            "no energy counted" if not energy > 0 else ""]), figure,
@@ -104,14 +114,26 @@ def caps(results: dict[str, Any], framebuffer_MiB: float) -> Verdict:
     if why:
         return Verdict(failed(why))
     lo, hi = (f * framebuffer_MiB for f in CAP_FILL)
-    peaks = {g["result"]["guest_id"]: g["sampled"].get(f"{vocab.GUEST_GPU_MEM.key}.max", math.nan)
-             for g in guests(results)}
+    counted = {g["result"]["guest_id"]: guest_memory(g) for g in guests(results)}
+    peaks = {gid: peak for gid, (peak, _) in counted.items()}
     off = [f"{gid} {peak:.0f} MiB" + (" (unmeasured)" if math.isnan(peak) else
                                       " > its framebuffer" if peak > hi else " < 90 % of it")
            for gid, peak in peaks.items() if not lo <= peak <= hi]
-    figure = ", ".join(f"{gid} {p:.0f} MiB" for gid, p in peaks.items()) + f" of {framebuffer_MiB:.0f} MiB each"
+    sources = sorted({source for _, source in counted.values()})
+    figure = (", ".join(f"{gid} {p:.0f} MiB" for gid, p in peaks.items()) + f" of {framebuffer_MiB:.0f} MiB each "
+              f"({', '.join(sources)})")
     return Verdict(failed(f"outside [{lo:.0f}, {hi:.0f}] MiB: {', '.join(off)}" if off else []), figure,
-                   {"peaks_MiB": peaks})
+                   {"peaks_MiB": peaks, "source": sources})
+
+
+def guest_memory(g: dict[str, Any]) -> tuple[float, str]:
+    """A guest's GPU memory peak and where it comes from: NVML's per-process count, else (NVML could not attribute
+    it: a container's PID namespace, MPS, MIG) the guest's own report (allocator peak + measured context)."""
+    nvml = g["sampled"].get(f"{vocab.GUEST_GPU_MEM.key}.max", math.nan)
+    if not math.isnan(nvml):
+        return nvml, "NVML per-process"
+    own = g["result"].get("metrics", {}).get(vocab.GUEST_GPU_MEM_SELF.key, math.nan)
+    return own, ("self-reported" if not math.isnan(own) else "unmeasured")
 
 
 def over_cap(results: dict[str, Any]) -> Verdict:
@@ -126,7 +148,8 @@ def attribution(results: dict[str, Any]) -> Verdict:
     """d: every guest of c1 holds GPU memory of its own processes (or the PID namespace mismatch is said)."""
     notes = results.get("sampler", {}).get("notes", [])
     if notes:
-        return Verdict(f"{SKIPPED}: {notes[0]}")
+        own = [g for g in guests(results) if guest_memory(g)[1] == "self-reported"]
+        return Verdict(f"{SKIPPED}: {notes[0]}" + ("; c1 judged the guests' self-reported memory" if own else ""))
     seen = {g["result"]["guest_id"]: (g["sampled"].get(f"{vocab.GUEST_GPU_MEM.key}.max", 0.0),
                                       g["sampled"].get(f"{vocab.GUEST_GPU_UTIL.key}.mean", math.nan))
             for g in guests(results)}

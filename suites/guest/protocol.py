@@ -35,6 +35,9 @@ class GuestSpec:
     repeats: int = 1  # train this many times (fresh weights each), report the olympic mean
     profile_gpus: int = 0  # GPUs the profile asks for (CPU ranks stand in for them on a host without GPUs)
     env: dict[str, str] = field(default_factory=dict)  # extra environment, e.g. CUDA MPS limits
+    # The longest a data-parallel rank may wait on its peers (NCCL/gloo's collective timeout): past the run's own
+    # limits (start barrier + run), so a peer waiting while another guest compiles is never killed by the watchdog.
+    peer_timeout_s: float = 3960.0
     protocol: int = PROTOCOL_VERSION
 
     def to_line(self) -> str:
@@ -60,6 +63,7 @@ class GuestResult:
     pid: int | None = None
     affinity: list[int] = field(default_factory=list)
     repeats: list[dict[str, float]] = field(default_factory=list)  # each repeat's own metrics
+    windows: list[tuple[float, float]] = field(default_factory=list)  # each repeat's timed window, epoch s
 
     @property
     def ok(self) -> bool:

@@ -31,7 +31,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def init(rank: int, world: int, port: int, use_cuda: bool) -> None:
+def init(rank: int, world: int, port: int, use_cuda: bool, timeout_s: float) -> None:
     from datetime import timedelta
 
     import torch
@@ -39,9 +39,10 @@ def init(rank: int, world: int, port: int, use_cuda: bool) -> None:
 
     if use_cuda:
         torch.cuda.set_device(rank)
-    # A rank that dies leaves the others in a collective: fail after minutes, not the default half hour.
+    # The run's own limits bound every wait (GuestSpec.peer_timeout_s): a rank that dies leaves the others in a
+    # collective until the runner's timeout ends the guest, never NCCL's watchdog first.
     dist.init_process_group("nccl" if use_cuda else "gloo", init_method=f"tcp://127.0.0.1:{port}",
-                            rank=rank, world_size=world, timeout=timedelta(minutes=5))
+                            rank=rank, world_size=world, timeout=timedelta(seconds=timeout_s))
 
 
 def barrier() -> None:
@@ -79,7 +80,7 @@ def peer_main(spec_line: str, rank: int, world: int, port: int) -> None:
     die_with_parent()
     spec = GuestSpec.from_line(spec_line)
     workload, cfg = make_workload(spec, rank, world)
-    init(rank, world, port, bool(spec.gpus))
+    init(rank, world, port, bool(spec.gpus), spec.peer_timeout_s)
     try:
         workload.prepare()
         barrier()  # prepared

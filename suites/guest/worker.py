@@ -30,7 +30,7 @@ def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
         if world > 1:
             port = ranks.free_port()
             peers = ranks.spawn_peers(spec, world, port)
-            ranks.init(0, world, port, bool(spec.gpus))
+            ranks.init(0, world, port, bool(spec.gpus), spec.peer_timeout_s)
             workload.ctx.info["ranks"] = world
         return train_and_report(spec, workload, cfg, send, t_proc_start)
     finally:
@@ -55,7 +55,8 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
     ranks.barrier()  # releases the other ranks
     log(spec, "training started")
     total = workload.total_steps() * spec.repeats
-    runs = []
+    runs: list[dict[str, float]] = []
+    windows: list[tuple[float, float]] = []  # each repeat's timed window (epoch s): where its GPU figures come from
     t_train_start = time.time()
     for r in range(spec.repeats):
         if r:
@@ -64,21 +65,28 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
         meter = StepMeter(cfg.warmup_steps, total,
                           lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)),
                           min_steps=cfg.min_timed_steps, min_s=cfg.min_timed_s)
+        compiled = workload.compiled_frames()
         meter.start()
         workload.train(meter)
         metrics = meter.finish()
+        recompiled = workload.compiled_frames() - compiled
+        if recompiled and r:  # the first repeat's come from its warm-up steps' shapes; later ones should not
+            ctx.info["recompiles_in_timed_repeats"] = ctx.info.get("recompiles_in_timed_repeats", 0) + recompiled
+        if meter.window is not None:
+            windows.append(meter.window)
         if meter.blank_reason:  # the table's '-' says why (workload.min_timed_steps / min_timed_s)
             ctx.info["images_per_sec_blank"] = meter.blank_reason
         ranks.barrier()  # all ranks done with this repeat
         log(spec, f"repeat {r + 1}/{spec.repeats}: {metrics['steps']:.0f} steps in {metrics['train_time_s']:.2f} s")
         metrics.update(workload.evaluate())
+        metrics.update(workload.device_memory())
         runs.append(metrics)
     t_train_end = time.time()
     metrics = aggregate_repeats(runs)
     metrics["setup_time_s"] = setup
     metrics["wall_time_s"] = time.time() - t_proc_start
     return GuestResult(spec.guest_id, "ok", metrics=metrics, info=ctx.info, t_train_start=t_train_start,
-                       t_train_end=t_train_end, repeats=runs if spec.repeats > 1 else [])
+                       t_train_end=t_train_end, repeats=runs if spec.repeats > 1 else [], windows=windows)
 
 
 class DeviceFallback(RuntimeError):

@@ -142,7 +142,8 @@ def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: 
     outcomes = []
     for g, p in zip(guests, plan.placements, strict=True):
         result = g.final_result()
-        sampled = {**samples.aggregate(f"{g.id}."), **samples.node_metrics(g.id)}  # a remote guest's node sampler
+        sampled = {**samples.aggregate(f"{g.id}."), **samples.node_metrics(g.id),  # a remote guest's node sampler
+                   **samples.timed_gpu(result.windows)}  # the GPUs over its timed windows, beside the whole run
         if plan.cfg.strict and result.ok and missed_target(result.metrics):  # measured and kept, but no success
             result.status, result.error = "failed", f"{missed_target(result.metrics)} (strict=true)"
         outcomes.append(GuestOutcome(g.spec, p, result, g.log_path, sampled, measured_validity(p, result)))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken
 from suites.backends.placement import NOT_ENFORCED, Placement
 from suites.backends.select import backend_for
 from suites.config.compose import RunConfig
-from suites.config.schema import BenchConfig, Sharing
+from suites.config.schema import BackendKind, BenchConfig, Sharing
 from suites.errors import ConfigError
 from suites.guest.protocol import GuestSpec
 from suites.workloads import workload_class
@@ -77,12 +79,40 @@ def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
 def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Placement], data: dict[str, Any],
                 first: int = 0) -> list[GuestSpec]:
     workload_cfg: Any = OmegaConf.to_container(OmegaConf.structured(workload), enum_to_str=True)
-    return [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
+    specs = [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
                       workload_config=with_ranks(workload_cfg, p, cfg.profile.gpus), data=data, vcpus=p.vcpus,
                       gpus=p.gpus,
                       framebuffer_MiB=cfg.profile.framebuffer_MiB, memory_MiB=cfg.profile.memory_MiB,
-                      seed=cfg.seed + first + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus, env=p.env)
-            for i, p in enumerate(placements)]
+                      seed=cfg.seed + first + i, repeats=cfg.repeats, profile_gpus=cfg.profile.gpus, env=p.env,
+                      peer_timeout_s=peer_timeout_s(cfg.scenario.start_timeout_s, cfg.scenario.timeout_s))
+             for i, p in enumerate(placements)]
+    ranks = max([int(s.workload_config.get("ranks") or 1) for s in specs if s.gpus], default=1)
+    if cfg.backend is BackendKind.local and ranks > 1:  # ranks on this host share its /dev/shm
+        problem = shm_problem(ranks, shutil.disk_usage("/dev/shm").total if os.path.isdir("/dev/shm") else 0)
+        if problem:
+            raise ConfigError(problem)
+    return specs
+
+
+SHM_PER_RANK = 256 * 2**20  # NCCL's shared-memory transport: its buffers per peer and channel (NVIDIA: --shm-size=1g)
+
+
+def shm_problem(ranks: int, shm_bytes: int) -> str | None:
+    """Why NCCL's ranks cannot share this host's /dev/shm, or None: a container's default 64 MB ends NCCL with
+    'unhandled system error' after the guests started; said here, before the first GPU second."""
+    need = min(4 * SHM_PER_RANK, ranks * SHM_PER_RANK)
+    if shm_bytes >= need:
+        return None
+    return (f"workload.ranks={ranks}: /dev/shm holds {shm_bytes / 2**20:.0f} MiB, NCCL's shared-memory transport "
+            f"needs about {need / 2**20:.0f} MiB (a container: --ipc=host or --shm-size=1g; or NCCL_SHM_DISABLE=1, "
+            "slower)")
+
+
+def peer_timeout_s(start_timeout_s: float, timeout_s: float) -> float:
+    """The collective timeout of a guest's ranks: longer than any wait a peer can see (every guest reaching the
+    start barrier, then the whole run), so only the runner's own limits end a run. A fixed 5 minutes equalled the
+    start timeout: peers waiting at the barrier while another guest compiled could be killed by NCCL's watchdog."""
+    return start_timeout_s + timeout_s + 60.0
 
 
 def with_ranks(workload_cfg: dict[str, Any], placement: Placement, profile_gpus: int) -> dict[str, Any]:

@@ -135,6 +135,8 @@ class StepMeter:
         self._t_progress = 0.0
         self._paused_at: float | None = None
         self._steady: list[tuple[float, int]] = []  # (time, images) after each post-warm-up step
+        self.wall_warm = 0.0  # epoch s where the timed window opened (the sampler's clock)
+        self.window: tuple[float, float] | None = None  # the timed window in epoch s, once finished
 
     def clock(self) -> float:
         """Seconds on the training clock: wall time less the untimed spans (stopped inside one)."""
@@ -142,6 +144,7 @@ class StepMeter:
 
     def start(self) -> None:
         self.t_start = self.t_warm = self.t_last = self._t_progress = self.clock()
+        self.wall_warm = time.time()
 
     @contextlib.contextmanager
     def untimed(self) -> Iterator[None]:
@@ -161,7 +164,7 @@ class StepMeter:
         if self.steps <= self.warmup_steps:
             if self.steps == self.warmup_steps:
                 self.sync()  # queued device work belongs to warm-up
-                self.t_warm = self.clock()
+                self.t_warm, self.wall_warm = self.clock(), time.time()
         else:
             self.images_after_warmup += images
         self.t_last = self.clock()
@@ -207,6 +210,7 @@ class StepMeter:
         train = self.t_last - self.t_start
         timed_steps = len(self._steady)
         timed_s = self.t_last - self.t_warm if timed_steps else 0.0
+        self.window = (self.wall_warm, time.time()) if timed_steps else None
         rate = float("nan")  # also for a workload that processes no images (a probe)
         self.blank_reason = window_shortfall(timed_steps, timed_s, self.min_steps, self.min_s) if self.images else ""
         if self.images and not self.blank_reason:
@@ -288,6 +292,15 @@ class Workload:
 
     def build(self) -> None:
         """Fresh state for another repeat (model, optimizer); data stays loaded."""
+
+    def compiled_frames(self) -> int:
+        """Graphs compiled so far in this process (a compiling workload says; 0 otherwise)."""
+        return 0
+
+    def device_memory(self) -> dict[str, float]:
+        """The guest's own count of its GPU memory (:data:`vocab.GUEST_GPU_MEM_SELF`), where it can tell: what
+        stands in for NVML's per-process figure where NVML cannot attribute one. {} without a GPU."""
+        return {}
 
     def train(self, meter: StepMeter) -> None:
         raise NotImplementedError

@@ -15,13 +15,30 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from suites.errors import require
+from suites.errors import BenchError, require
 from suites.workloads import fast_recipe as recipe
 from suites.workloads.base import RECORD_SMOKE, Classifier, StepMeter
 from suites.workloads.keras_net import KerasLookahead, TriangleSchedule, record_net, start_as_identity, whitening_kernel
 from suites.workloads.record_common import RecipeConfig
 
 PRECISIONS = ("auto", "float32", "mixed_float16", "mixed_bfloat16")
+
+
+# The CUDA context and library handles TF holds outside its logical device (about 0.5 GB on current GPUs with
+# lazy loading); TF pre-allocates its whole memory_limit on top of it, so a limit of the whole framebuffer went
+# past a vGPU's (and MPS's pinned) limit at start. Kept out of the framebuffer, as torch's cap keeps its measured
+# context out (torch_common.cap_framebuffer).
+TF_CONTEXT_MiB = 640
+
+
+def tf_memory_limit(framebuffer_MiB: int) -> int:
+    """TF's logical-device memory_limit under a framebuffer: the framebuffer less the context allowance; one
+    BenchError line where nothing would be left."""
+    left = framebuffer_MiB - TF_CONTEXT_MiB
+    if left <= 0:
+        raise BenchError(f"{framebuffer_MiB} MiB framebuffer < the {TF_CONTEXT_MiB} MiB kept for TF's CUDA context: "
+                         "nothing left for the guest's tensors (a profile with a larger framebuffer)")
+    return left
 
 
 @dataclass
@@ -110,9 +127,11 @@ class KerasClassifier(Classifier):
             return "not applied (no GPU)"
         if fb is None:
             return "whole GPU"
+        limit = tf_memory_limit(fb)
         for gpu in gpus:  # must happen before the runtime initialises the devices
-            tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=fb)])
-        return f"{fb} MiB"
+            tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=limit)])
+        return (f"{fb} MiB: TF device {limit} MiB + {TF_CONTEXT_MiB} MiB kept for the CUDA context (an allowance, "
+                "not measured: TF fixes its devices before its runtime, and so its context, exists)")
 
     def build(self) -> None:
         """The record's network and step at the torch workloads' rates: SGD-Nesterov at the per-1024-images rate

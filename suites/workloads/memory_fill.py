@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from suites.errors import require
 from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
-from suites.workloads.torch_common import cap_framebuffer
+from suites.workloads.torch_common import cap_framebuffer, self_reported
 
 
 @dataclass
@@ -70,4 +70,5 @@ class MemoryFill(Workload):
         torch.cuda.empty_cache()
 
     def evaluate(self) -> dict[str, float]:
-        return {"filled_MiB": self.filled_MiB, "reserved_MiB": self.reserved_MiB}
+        return {"filled_MiB": self.filled_MiB, "reserved_MiB": self.reserved_MiB,
+                **self_reported(self.reserved_MiB, self.ctx.info.get("cuda_context_MiB"))}

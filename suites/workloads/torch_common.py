@@ -9,11 +9,13 @@ check (evaluations off the clock). The record's recipe (suites/workloads/record_
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
 from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, Classifier, StepMeter, TrainConfig
@@ -68,7 +70,7 @@ class TorchClassifier(Classifier):
         torch.set_num_threads(max(1, len(ctx.vcpus) // ctx.world_size))
         self.device = rank_device(torch, bool(ctx.gpus), ctx.rank)
         ctx.info["device"] = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else "cpu"
-        ctx.info.update(cap_framebuffer(torch, self.device, ctx.framebuffer_MiB))
+        ctx.info.update(cap_framebuffer(torch, self.device, ctx.framebuffer_MiB, world=ctx.world_size))
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
             torch.backends.cudnn.benchmark = True  # autotuned kernels, chosen in the warm-up below
@@ -116,13 +118,20 @@ class TorchClassifier(Classifier):
         return time.perf_counter() - t0
 
     def build(self) -> None:
-        """Fresh weights and optimizer: called once per repeat."""
+        """Fresh weights and optimizer: called once per repeat. Later repeats copy fresh weights into the modules
+        built first, so torch.compile's graphs (and CUDA graphs, which hold the tensors' addresses) made in the
+        warm-up serve every repeat: a new model per repeat recompiled inside the timed repeats."""
         import torch
 
         torch.manual_seed(self.ctx.seed)
         model = self.build_model().to(self.device)
         if self.cfg.channels_last:
             model = model.to(memory_format=torch.channels_last)
+        if getattr(self, "net", None) is not None:
+            self.net.load_state_dict(model.state_dict())  # in place: the same tensors, fresh values
+            self.opt, self.sched = self.make_optimizer(self.model, self.total_steps())
+            self.weights_changed()
+            return
         self.net = model  # evaluated directly: a DDP forward would wait for the other ranks
         if self.ctx.world_size > 1:
             from torch.nn.parallel import DistributedDataParallel
@@ -132,6 +141,25 @@ class TorchClassifier(Classifier):
         self.model = torch.compile(model, mode=self.cfg.compile_mode) if self.cfg.compile else model
         self.opt, self.sched = self.make_optimizer(self.model, self.total_steps())
         self.weights_changed()
+
+    def device_memory(self) -> dict[str, float]:
+        if self.device.type != "cuda":
+            return {}
+        return self_reported(self.torch_cuda_peak_MiB(), self.ctx.info.get("cuda_context_MiB"))
+
+    def torch_cuda_peak_MiB(self) -> float:
+        import torch
+
+        return float(torch.cuda.max_memory_reserved(self.device)) / 2**20
+
+    def compiled_frames(self) -> int:
+        """Frames torch.compile has compiled in this process so far (0 without it): a count that grows during a
+        timed repeat is a recompile inside the clock."""
+        if not self.cfg.compile:
+            return 0
+        from torch._dynamo.utils import counters
+
+        return int(counters["frames"]["ok"])
 
     def precision(self) -> str:
         if self.cfg.precision != "auto":
@@ -243,11 +271,12 @@ def rank_device(torch: Any, has_gpu: bool, rank: int) -> Any:
 
 
 def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None,
-                    context: Callable[[Any, Any], tuple[float, str]] | None = None) -> dict[str, Any]:
+                    context: Callable[[Any, Any], tuple[float, str]] | None = None, world: int = 1) -> dict[str, Any]:
     """Bound this process's whole device footprint on ``device`` to the profile framebuffer, as a vGPU's does: the
     CUDA context (and the handles outside torch's allocator) is measured after start-up (``context``: how; default
     :func:`measure_context`) and the allocator gets the rest. The guest's info entries: the cap, the context, the
-    allocator's share. sharing=mps adds a limit the driver enforces over the whole footprint."""
+    allocator's share. sharing=mps adds a limit the driver enforces over the whole footprint. With ``world`` > 1
+    ranks, NCCL's communicator (made at the first collective, after this) is outside the cap: said."""
     if device.type != "cuda":
         return {"framebuffer_cap": "not applied (no GPU)"}
     if framebuffer_MiB is None:
@@ -258,8 +287,10 @@ def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None,
     torch.cuda.set_per_process_memory_fraction(fraction, device.index)
     mps = " (sharing=mps: the driver's pinned limit counts the context too)" if os.environ.get(
         "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") else ""
+    nccl = (f"; not counted: NCCL's communicator buffers of the {world} ranks, made after this (outside torch's "
+            "allocator)") if world > 1 else ""
     return {"framebuffer_cap": f"{framebuffer_MiB} MiB: allocator {fraction * total_MiB:.0f} MiB + CUDA context "
-                               f"{ctx_MiB:.0f} MiB ({how}){mps}",
+                               f"{ctx_MiB:.0f} MiB ({how}){mps}{nccl}",
             "cuda_context_MiB": round(ctx_MiB, 1), "allocator_cap_MiB": round(fraction * total_MiB, 1)}
 
 
@@ -275,26 +306,77 @@ def allocator_fraction(framebuffer_MiB: float, context_MiB: float, total_MiB: fl
 
 def measure_context(torch: Any, device: Any) -> tuple[float, str]:
     """This process's device memory right after CUDA start-up, outside torch's allocator (MiB), and how it was
-    read: NVML's per-process figure for this GPU, else the device-wide fall in free memory (which counts any other
-    process starting on the GPU at the same moment: said)."""
-    free0, _ = torch.cuda.mem_get_info(device.index)  # starts the context
-    torch.zeros(1, device=device)  # and the allocator's first block, then left out below
-    torch.cuda.synchronize(device)
-    reserved = torch.cuda.memory_reserved(device.index) / 2**20
-    own = nvml_process_MiB(str(torch.cuda.get_device_properties(device.index).uuid))
-    if own is not None:
-        return max(0.0, own - reserved), "NVML per-process"
-    free1, total = torch.cuda.mem_get_info(device.index)
-    return max(0.0, (total - free1) / 2**20 - reserved), "device-wide (no NVML per-process figure)"
+    read: NVML's per-process figure for this GPU; where NVML cannot attribute one (a container's own PID
+    namespace, MPS, MIG without privilege), NVML's device-wide use before and after, taken while no other guest on
+    the GPU starts its context (they take turns here), so the rise is this process's own; else CUDA's device-wide
+    figure, said."""
+    uuid = str(torch.cuda.get_device_properties(device.index).uuid)
+    with context_turn(uuid):
+        before = nvml_device_used_MiB(uuid)
+        torch.cuda.mem_get_info(device.index)  # starts the context
+        warm_handles(torch, device)  # cuBLAS and cuDNN handles: outside the allocator, counted with the context
+        torch.cuda.synchronize(device)
+        reserved = torch.cuda.memory_reserved(device.index) / 2**20
+        own = nvml_process_MiB(uuid)
+        if own is not None:
+            return max(0.0, own - reserved), "NVML per-process"
+        after = nvml_device_used_MiB(uuid)
+        if before is not None and after is not None:
+            return max(0.0, after - before - reserved), "NVML device-wide rise, measured alone on the GPU"
+        free1, total = torch.cuda.mem_get_info(device.index)
+    return max(0.0, (total - free1) / 2**20 - reserved), "device-wide (no NVML figure: other processes counted)"
+
+
+@contextlib.contextmanager
+def context_turn(uuid: str) -> Iterator[None]:
+    """Guests on one GPU start and measure their CUDA contexts one at a time (a host-wide lock per GPU, held about
+    a second): four guests starting at once each counted the others' contexts as their own."""
+    import fcntl
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"gpu-mixed-bench-context-{uuid.removeprefix('GPU-')}.lock")
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def self_reported(allocator_peak_MiB: float, context_MiB: Any) -> dict[str, float]:
+    """:data:`vocab.GUEST_GPU_MEM_SELF`: the allocator's peak and the measured context, {} without a context
+    figure (the whole-GPU case: none was measured)."""
+    if not isinstance(context_MiB, (int, float)):
+        return {}
+    return {vocab.GUEST_GPU_MEM_SELF.key: round(allocator_peak_MiB + float(context_MiB), 1)}
+
+
+def warm_handles(torch: Any, device: Any) -> None:
+    """The library handles a training step makes on first use (cuBLAS for a matmul, cuDNN for a convolution), made
+    now: their memory sits outside torch's allocator, so a context measured before them undercounted the cap."""
+    x = torch.ones(1, 1, 4, 4, device=device)
+    torch.nn.functional.conv2d(x, torch.ones(1, 1, 3, 3, device=device))
+    torch.ones(8, 8, device=device) @ torch.ones(8, 8, device=device)
 
 
 def nvml_process_MiB(uuid: str) -> float | None:
     """NVML's device memory of this process on the GPU with this UUID, None where NVML cannot say."""
+    own = on_gpu(uuid, lambda nv, i: nv.process_memory(i).get(os.getpid()))
+    return None if own is None or math.isnan(own) else float(own)  # listed without a figure: cannot say
+
+
+def nvml_device_used_MiB(uuid: str) -> float | None:
+    """NVML's device memory in use on the GPU with this UUID (every process's), None where NVML cannot say."""
+    used = on_gpu(uuid, lambda nv, i: nv.sample(i).get(vocab.GPU_MEM_USED.key))
+    return float(used) if isinstance(used, (int, float)) and not math.isnan(used) else None
+
+
+def on_gpu(uuid: str, read: Callable[[Nvml, int], Any]) -> Any:
+    """``read(nvml, index)`` for the GPU with this UUID; None without NVML or that GPU."""
     with Nvml() as nv:
         if not nv.available:
             return None
         for i in range(nv.device_count()):
             if str(nv.device_info(i).get("uuid", "")).removeprefix("GPU-") == uuid.removeprefix("GPU-"):
-                return nv.process_memory(i).get(os.getpid())
+                return read(nv, i)
     return None
-

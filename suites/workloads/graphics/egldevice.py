@@ -12,13 +12,51 @@ is exact. :func:`choose` is pure (tested with fake device lists);
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 EGL_EXTENSIONS = 0x3055
 EGL_DRM_DEVICE_FILE_EXT = 0x3233
 EGL_DEVICE_UUID_EXT = 0x335C
 MAX_DEVICES = 32
+
+
+# Where libglvnd looks for EGL vendor files when __EGL_VENDOR_LIBRARY_FILENAMES / _DIRS do not say.
+GLVND_DIRS = ("/etc/glvnd/egl_vendor.d", "/usr/share/glvnd/egl_vendor.d", "/usr/local/share/glvnd/egl_vendor.d")
+EGL_FIX = ("in a container: NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics (or all); on a host: the driver's "
+           "EGL library (libnvidia-egl / libEGL_nvidia) and its 10_nvidia.json, or __EGL_VENDOR_LIBRARY_FILENAMES "
+           "pointing at it")
+
+
+def vendor_files(env: dict[str, str] | os._Environ[str] = os.environ) -> list[Path]:
+    """The EGL vendor files libglvnd will read, in its order."""
+    if env.get("__EGL_VENDOR_LIBRARY_FILENAMES"):
+        return [Path(f) for f in env["__EGL_VENDOR_LIBRARY_FILENAMES"].split(":") if f]
+    dirs = env["__EGL_VENDOR_LIBRARY_DIRS"].split(":") if env.get("__EGL_VENDOR_LIBRARY_DIRS") else GLVND_DIRS
+    return sorted((f for d in dirs if Path(d).is_dir() for f in Path(d).glob("*.json")), key=lambda f: f.name)
+
+
+def nvidia_egl_problem(env: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
+    """Why NVIDIA's EGL will not be among the devices (only Mesa's llvmpipe would render, and a GPU guest would be
+    timed on the CPU), or None. Asked before a CAD guest spends GPU time."""
+    files = vendor_files(env)
+    libs = []
+    for f in files:
+        try:
+            lib = str(json.loads(f.read_text()).get("ICD", {}).get("library_path", ""))
+        except (OSError, ValueError, AttributeError):
+            continue
+        libs.append(lib)
+        if "nvidia" in lib.lower():
+            try:
+                ctypes.CDLL(lib)
+                return None
+            except OSError as exc:
+                return f"NVIDIA's EGL vendor file {f} names {lib}, which does not load ({exc}); {EGL_FIX}"
+    listed = ", ".join(Path(lib).name for lib in libs if lib) or "none"
+    return f"no NVIDIA EGL vendor library (EGL vendors found: {listed}); {EGL_FIX}"
 
 
 class EglDeviceError(RuntimeError):

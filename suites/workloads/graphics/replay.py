@@ -128,7 +128,8 @@ class GraphicsReplay(Workload):
         try:
             devices = egldevice.list_devices(cfg.libegl)
             if not any(d.uuid or d.pci for d in devices):  # no device says which GPU it is: Mesa only, most likely
-                ctx.info["egl_device"] = "EGL device 0: no EGL device names its GPU (NVIDIA's EGL vendor file missing?)"
+                ctx.info["egl_device"] = ("EGL device 0: no EGL device names its GPU: "
+                                          f"{egldevice.nvidia_egl_problem() or 'NVIDIA EGL lists no UUID or PCI'}")
                 return 0  # a software renderer there labels the guest 'not enforced' (renderer_note)
             index, ctx.info["egl_device"] = egldevice.choose(devices, ctx.gpus[0], pci)
         except egldevice.EglDeviceError as exc:  # another GPU's device would render, labelled as this one's
@@ -144,7 +145,8 @@ class GraphicsReplay(Workload):
         self.use_timer = cfg.gpu_timer == "on" or (cfg.gpu_timer == "auto" and not software)
         ctx.info.update(renderer=self.renderer_name, gpu_timer=self.use_timer, size=cfg.size, viewsets=cfg.viewsets)
         if ctx.gpus and software:
-            ctx.info["renderer_note"] = "guest has a GPU but EGL gave a software renderer (NVIDIA EGL missing?)"
+            ctx.info["renderer_note"] = ("guest has a GPU but EGL gave a software renderer: "
+                                         f"{egldevice.nvidia_egl_problem() or 'NVIDIA EGL did not take it'}")
         self.traces = {vs: frametrace.load(path) for vs, path in ctx.data["traces"].items()}
         tris, res, tex = cfg.geometry()
         self.scenes: dict[str, tuple[list[scene.Part], list[scene.Mesh]]] = {}
