@@ -130,9 +130,10 @@ test: setup setup-system setup-cluster lint
 	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
 	$(PY) -m pytest
 
-# The edit loop: the tests that start no CLI, cluster or VM (tests/conftest.py marks them e2e / cluster / vm).
+# The edit loop: the unit tier, the tests that start no CLI, guest, cluster or VM (the others carry an e2e / cluster
+# / vm marker in their file).
 test-fast: setup lint
-	$(PY) -m pytest -m "not e2e and not cluster and not vm" --durations=10
+	$(PY) -m pytest -m "not e2e and not cluster and not vm" -n 2 --durations=10
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import inspect
 import json
 import os
 import shutil
@@ -235,36 +234,16 @@ def stop_group(proc: subprocess.Popen, term_wait: float = 10) -> None:
         pass
 
 
-# --- tiers: `make test-fast` runs what needs no CLI, cluster or VM (the edit loop); CI runs everything ---------------
-# A test is marked from what its code (and its module's helpers and fixtures, followed through) does: it starts the
-# CLI or another process (e2e), uses a Ray/Slurm cluster fixture (cluster), or runs a VM (vm). A new test is tiered
-# by what it does, not by a list to keep up to date.
-STARTS_PROCESSES = ("run_bench(", "bench_args(", "subprocess.", "Popen(", "start_server(", "suites.app.", "os.fork(")
-CLUSTER_WORDS = ("cluster", "slurm", "ray_")
-
-
-def _source(obj: object) -> str:
-    try:
-        return inspect.getsource(getattr(obj, "__wrapped__", obj))
-    except (OSError, TypeError):
-        return ""
-
-
-def _starters(module: object) -> set[str]:
-    """Names of the module's functions whose code, followed through the module's other functions, starts one."""
-    srcs = {n: _source(f) for n, f in vars(module).items() if callable(f) and getattr(f, "__module__", "") ==
-            getattr(module, "__name__", None)}
-    found = {n for n, s in srcs.items() if any(sign in s for sign in STARTS_PROCESSES)}
-    while True:
-        more = {n for n, s in srcs.items() if n not in found and any(f"{m}(" in s for m in found)}
-        if not more:
-            return found
-        found |= more
+# --- tiers: `make test-fast` runs the unit tier (no CLI, guest process, server, cluster or VM); CI runs everything ---
+# Each test says its tier with a marker (``pytestmark`` for a whole module, else on the test): ``e2e`` when it starts
+# the CLI, a guest or any other process (the pipeline run in-process starts guests too), ``cluster`` for a Ray or
+# Slurm cluster, ``vm`` for a QEMU guest. Markers written in the test are there when pytest reads ``-m``; the tiers
+# used to be guessed from the source text here, after ``-m`` had been applied, so `make test-fast` ran everything.
+# A new test that starts a process and is not marked lands in the fast tier: mark it.
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-randomly has shuffled them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    tier(items)
     slow_first(items)
 
 
@@ -274,19 +253,3 @@ def slow_first(items: list[pytest.Item]) -> None:
     for two minutes at the end while the others had nothing left to do."""
     slow = {item.module.__name__ for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.module.__name__ not in slow)  # stable: every other order stays
-
-
-def tier(items: list[pytest.Item]) -> None:
-    starters: dict[str, set[str]] = {}
-    for item in items:
-        module = item.module
-        names = starters.setdefault(module.__name__, _starters(module))
-        fixtures = item._fixtureinfo.name2fixturedefs  # the fixtures this test uses, with their code
-        code = _source(item.function) + "".join(_source(d[-1].func) for d in fixtures.values())
-        e2e = any(sign in code for sign in STARTS_PROCESSES) or any(f"{n}(" in code for n in names)
-        if any(w in name for name in fixtures for w in CLUSTER_WORDS):
-            item.add_marker("cluster")
-        if module.__name__.endswith("test_vm") and e2e:
-            item.add_marker("vm")
-        if e2e:
-            item.add_marker("e2e")

@@ -27,6 +27,7 @@ def test_recorded_trace_has_one_frame_per_replayed_frame(self_trace: Path):
     assert doc["FramesCount"] == 8 and "EGL" in doc["API"]
 
 
+@pytest.mark.e2e
 def test_eglretrace_replays_it_and_the_bench_reports_frames(tmp: Path, self_trace: Path):
     run = run_bench(tmp, "workload=apitrace-replay", f"workload.trace={self_trace}", "workload.loops=2",
                     "progress=quiet", timeout=300)
@@ -56,6 +57,7 @@ BROKEN = {  # scenario: (how the file is made from a good trace, what the one li
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_broken_trace_is_one_line_before_any_guest(tmp: Path, self_trace: Path, name: str):
     make, expected = BROKEN[name]

@@ -29,6 +29,7 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("key,value", [("hydra.run.dir", "/proc/x/run"), ("artifact_dir", "/proc/x/artifacts"),
                                        ("data.cache_dir", "/proc/x/data"),
                                        ("tracking_uri", "sqlite:////proc/x/mlflow.db")])
@@ -44,6 +45,7 @@ def git_status() -> str:
                           text=True, check=True).stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("run_dir", ["configs", "suites/runs", "."])
 def test_a_run_directory_in_the_source_tree_is_refused_and_nothing_is_written(tmp: Path, run_dir: str):
     """``hydra.run.dir=configs`` used to overwrite configs/config.yaml, and every later run failed."""
@@ -53,6 +55,7 @@ def test_a_run_directory_in_the_source_tree_is_refused_and_nothing_is_written(tm
     assert git_status() == before
 
 
+@pytest.mark.e2e
 def test_a_run_directory_that_holds_files_is_refused(tmp: Path):
     """A run after another in the same folder used to replace its files silently."""
     (tmp / "run").mkdir()
@@ -62,6 +65,7 @@ def test_a_run_directory_that_holds_files_is_refused(tmp: Path):
     assert (tmp / "run" / "results.json").read_text() == '{"status": "ok"}'
 
 
+@pytest.mark.e2e
 def test_a_run_directory_another_run_holds_is_refused(tmp: Path):
     """Two runs given one folder at once both used to exit 0, one's results lost: the first holds it."""
     claim = claim_run_dir(tmp / "run")
@@ -98,6 +102,7 @@ def study_cmd(tmp: Path, *args: str) -> list[str]:
             f"data.cache_dir={tmp / 'data'}", "progress=quiet", "study.budget_s=60", *args]
 
 
+@pytest.mark.e2e
 def test_a_study_beside_another_run_is_refused_naming_it(tmp: Path):
     """A study compares runs: beside a bench (or another study) holding a core it is refused, or waits with
     wait_for_cores_s, instead of mixing the other run's load into its comparisons. The other run is a lease in this
@@ -110,6 +115,7 @@ def test_a_study_beside_another_run_is_refused_naming_it(tmp: Path):
     assert not (tmp / "mlflow.db").exists()
 
 
+@pytest.mark.e2e
 def test_a_bench_beside_a_study_queues_for_its_cores(tmp: Path):
     """The study holds every core for its whole length: a bench started meanwhile waits (or is refused)."""
     study = subprocess.Popen(study_cmd(tmp / "s"), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -136,6 +142,7 @@ def test_a_bench_beside_a_study_queues_for_its_cores(tmp: Path):
     assert study.returncode == 130
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("arg,says", [("out_dir=/proc/x", "out_dir: /proc/x/"), ("budget_s=nan", "got nan"),
                                       ("budget_s=-5", "got -5.0"), ("out_dir=configs", "source tree")])
 def test_gpu_check_refuses_where_it_cannot_write_before_any_check(tmp_path: Path, arg: str, says: str):
@@ -171,6 +178,7 @@ def edited(doc: dict, how: str) -> str:
     return json.dumps(doc)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("how,says", [("truncated", "runs.json: not JSON"),
                                       ("wrong-type", "runs.json: runs[1].metrics.elapsed_s: must be a number"),
                                       ("five-mb-field", "runs.json: runs[1].params.notes: must be text of at most"),
@@ -184,6 +192,7 @@ def test_an_export_edited_by_hand_is_one_line_and_nothing_is_imported(tmp_path: 
     assert not (tmp_path / "team.db").exists()  # nothing imported, not even the first run
 
 
+@pytest.mark.e2e
 def test_an_export_whose_artifact_links_out_of_it_is_refused(tmp_path: Path):
     folder = tmp_path / "study" / "mlflow-export"
     (folder / "artifacts" / ("b" * 32)).mkdir(parents=True)

@@ -54,6 +54,7 @@ def finished_run(tmp: Path) -> Path:
 
 # --- 1. the run directory Hydra resolves, whatever the spelling ---------------------------------------------------
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("spelling", [["++hydra.run.dir=configs"],
                                       ["hydra.run.dir=outputs/x", "hydra.run.dir=configs"],
                                       ["hydra.run.dir=outputs/../configs"], ["hydra.run.dir='configs'"]])
@@ -65,6 +66,7 @@ def test_plusplus_or_repeated_run_dir_in_the_source_tree_is_refused_and_git_stay
     assert git_status() == before
 
 
+@pytest.mark.e2e
 def test_a_sweep_dir_in_the_source_tree_with_subdir_dot_is_refused_and_git_stays_clean(tmp: Path):
     before = git_status()
     proc = bench(tmp, "-m", *SMOKE, "scenario.guests=1", "hydra.sweep.dir=configs", "hydra.sweep.subdir=.")
@@ -72,6 +74,7 @@ def test_a_sweep_dir_in_the_source_tree_with_subdir_dot_is_refused_and_git_stays
     assert git_status() == before
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("subdir,says", [(".", "each point needs its own folder directly under hydra.sweep.dir"),
                                          ("../elsewhere", "each point needs its own folder directly under"),
                                          ("same", "sweep points profile=m60-1q and profile=m60-8q would share")])
@@ -82,6 +85,7 @@ def test_sweep_subdirs_that_leave_the_sweep_or_share_a_folder_are_refused(tmp: P
     assert not (tmp / "sweep").exists() and not (tmp / "elsewhere").exists()
 
 
+@pytest.mark.e2e
 def test_plusplus_run_dir_of_a_finished_run_is_refused_and_its_files_are_byte_identical(tmp: Path,
                                                                                         finished_run: Path):
     before = digest(finished_run)
@@ -90,6 +94,7 @@ def test_plusplus_run_dir_of_a_finished_run_is_refused_and_its_files_are_byte_id
     assert digest(finished_run) == before
 
 
+@pytest.mark.e2e
 def test_a_sweep_into_a_finished_sweeps_folder_is_refused_and_its_files_are_byte_identical(tmp: Path,
                                                                                            finished_run: Path):
     before = digest(finished_run)
@@ -98,6 +103,7 @@ def test_a_sweep_into_a_finished_sweeps_folder_is_refused_and_its_files_are_byte
     assert digest(finished_run) == before
 
 
+@pytest.mark.e2e
 def test_hydra_output_subdir_outside_the_run_folder_is_refused(tmp: Path):
     before = git_status()
     proc = bench(tmp, *SMOKE, f"hydra.run.dir={tmp / 'run'}", "hydra.output_subdir=../../../../../../../configs")
@@ -105,6 +111,7 @@ def test_hydra_output_subdir_outside_the_run_folder_is_refused(tmp: Path):
     assert git_status() == before and not (tmp / "run").exists()
 
 
+@pytest.mark.e2e
 def test_a_quoted_run_dir_outside_the_tree_is_accepted_and_written_as_hydra_reads_it(tmp: Path):
     """``'hydra.run.dir="/tmp/zz/a b"'`` used to be refused as inside the source tree."""
     where = tmp / "zz" / "a b"
@@ -128,6 +135,7 @@ def report(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.e2e
 def test_report_against_an_unreachable_server_is_one_line_within_30_s(tmp: Path):
     started = time.monotonic()
     proc = report("--tracking-uri", f"http://127.0.0.1:{free_port()}", "--out", str(tmp / "report"))
@@ -135,6 +143,7 @@ def test_report_against_an_unreachable_server_is_one_line_within_30_s(tmp: Path)
     assert "store not readable" in one_error_line(proc)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("flag", ["--mixed-run", "--consolidation-run", "--study"])
 def test_report_of_an_unknown_run_id_is_one_line(tmp: Path, flag: str):
     uri = store_at(tmp / "mlflow.db")
@@ -142,6 +151,7 @@ def test_report_of_an_unknown_run_id_is_one_line(tmp: Path, flag: str):
     assert one_error_line(proc) == f"error: {flag} deadbeef: no such run in this store"
 
 
+@pytest.mark.e2e
 def test_report_mixed_run_of_a_plain_single_run_says_what_the_run_is(tmp: Path):
     from suites.record.store import Tracker
 
@@ -155,6 +165,7 @@ def test_report_mixed_run_of_a_plain_single_run_says_what_the_run_is(tmp: Path):
     assert not (tmp / "report").exists()
 
 
+@pytest.mark.e2e
 def test_sync_to_an_unreachable_server_exits_2_in_one_line(tmp: Path):
     fallback = store_at(tmp / "fallback.db")
     proc = subprocess.run([sys.executable, "-m", "suites.app.sync", "--from", fallback, "--to",
@@ -162,6 +173,7 @@ def test_sync_to_an_unreachable_server_exits_2_in_one_line(tmp: Path):
     assert "tracking server unreachable" in one_error_line(proc)
 
 
+@pytest.mark.e2e
 def test_sync_run_dir_with_a_duplicated_run_entry_is_refused(tmp: Path):
     doc = export_doc()
     doc["runs"].append(dict(doc["runs"][1]))
@@ -174,6 +186,7 @@ def test_sync_run_dir_with_a_duplicated_run_entry_is_refused(tmp: Path):
     assert not (tmp / "team.db").exists()
 
 
+@pytest.mark.e2e
 def test_a_newline_in_experiment_is_refused(tmp: Path):
     proc = bench(tmp, *SMOKE, f"hydra.run.dir={tmp / 'run'}", "experiment='a\nb'")
     assert "experiment: 'a\\nb': no newline or control character" in one_error_line(proc)
@@ -188,6 +201,7 @@ def summary(sweep: Path) -> list[dict[str, str]]:
     return list(csv.DictReader((sweep / "sweep_summary.csv").open()))
 
 
+@pytest.mark.e2e
 def test_a_sweep_runs_every_point_past_a_refused_one_and_says_which(tmp: Path):
     """``scenario.guests=1,12,1``: point 1 used to end the sweep (exit 2, unnamed), point 2 never ran, no summary."""
     sweep = tmp / "sweep"
@@ -202,6 +216,7 @@ def test_a_sweep_runs_every_point_past_a_refused_one_and_says_which(tmp: Path):
     assert "sweep summary: " in proc.stdout and "(MLflow run " in proc.stdout, proc.stdout[-2000:]
 
 
+@pytest.mark.e2e
 def test_a_sweep_interrupted_during_its_last_point_writes_the_summary_of_the_points_that_finished(tmp: Path):
     sweep = tmp / "sweep"
     command = bench_args(tmp, *SMOKE, "workload=idle", "workload.seconds=1,120",
@@ -229,6 +244,7 @@ def test_a_sweep_interrupted_during_its_last_point_writes_the_summary_of_the_poi
 
 # --- 4. an override Hydra cannot parse ---------------------------------------------------------------------------
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("given,hint", [("experiment=é", "experiment='é'"), ("data.root=/tmp/é", "data.root='/tmp/é'"),
                                         ("hydra.run.dir=/tmp/zz/é", "hydra.run.dir='/tmp/zz/é'"),
                                         ("++hydra.run.dir=/tmp/é", "++hydra.run.dir='/tmp/é'")])
@@ -257,6 +273,7 @@ def test_hydra_flags_with_a_value_are_not_taken_for_overrides():
 
 # --- 5. the smaller ones ---------------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_a_refused_run_leaves_no_folder_it_made(tmp: Path):
     """``strict=true hydra.run.dir=/tmp/zq/x/y`` on a host without a GPU used to leave /tmp/zq/x."""
     proc = bench(tmp, *SMOKE, "strict=true", f"hydra.run.dir={tmp / 'zq' / 'x' / 'y'}")
@@ -264,6 +281,7 @@ def test_a_refused_run_leaves_no_folder_it_made(tmp: Path):
     assert not (tmp / "zq").exists()
 
 
+@pytest.mark.e2e
 def test_a_half_written_run_is_named_by_the_next_run_once(tmp: Path):
     killed = tmp / "runs" / "2026-01-01_00-00-00.000-1"
     (killed / ".hydra").mkdir(parents=True)
@@ -276,6 +294,7 @@ def test_a_half_written_run_is_named_by_the_next_run_once(tmp: Path):
     assert later.returncode == 2 and "no results.json" not in later.stdout + later.stderr
 
 
+@pytest.mark.e2e
 def test_after_a_fall_back_the_browse_hint_names_the_fallback_store(tmp: Path):
     from suites.config.compose import compose
     from suites.record.recorder import Recorder
@@ -290,12 +309,14 @@ def test_after_a_fall_back_the_browse_hint_names_the_fallback_store(tmp: Path):
     assert recorder.browse() == f"make ui URI={fallback} to browse"  # `make ui` alone opens outputs/mlflow.db
 
 
+@pytest.mark.e2e
 def test_make_ui_opens_the_store_named_by_uri():
     dry = subprocess.run(["make", "-n", "ui", "URI=sqlite:////tmp/x.db"], cwd=REPO, capture_output=True, text=True,
                          timeout=60).stdout
     assert '--backend-store-uri "sqlite:////tmp/x.db"' in dry, dry
 
 
+@pytest.mark.e2e
 def test_make_study_gives_the_same_quote_hint(tmp: Path):
     proc = subprocess.run([sys.executable, "-m", "suites.app.study", "--plan", "experiment=é"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
@@ -303,6 +324,7 @@ def test_make_study_gives_the_same_quote_hint(tmp: Path):
                                    "experiment='é'"
 
 
+@pytest.mark.e2e
 def test_report_of_a_store_that_is_not_there_is_one_line_and_makes_none(tmp: Path):
     proc = report("--tracking-uri", f"sqlite:///{tmp / 'none.db'}", "--out", str(tmp / "report"))
     assert one_error_line(proc).startswith(f"error: --tracking-uri sqlite:///{tmp / 'none.db'}: no store at ")

@@ -16,6 +16,8 @@ import pytest
 
 from .conftest import REPO
 
+pytestmark = [pytest.mark.e2e]
+
 LEFT_OUT = ("tensorflow", "tf_keras", "keras", "moderngl", "_moderngl", "glcontext", "tensorboard", "ray")
 
 

@@ -16,6 +16,8 @@ from mlflow.tracking import MlflowClient
 
 from .conftest import HAVE_MNIST, MNIST_ROOT, REPO, SMOKE, bench_args, run_bench, with_fault
 
+pytestmark = [pytest.mark.e2e]
+
 
 def runs_of(uri: str):
     mlflow.set_tracking_uri(uri)

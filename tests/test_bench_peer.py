@@ -28,6 +28,7 @@ def test_the_redirection_lasts_only_for_the_peers_run():
     assert torch.nn.Linear(2, 2).half().weight.dtype == torch.float16
 
 
+@pytest.mark.e2e
 def test_both_sides_run_interleaved_and_the_ratio_is_reported(capsys: pytest.CaptureFixture[str]):
     assert bench_peer.main(["--batch", "32", "--warmup", "1", "--steps", "2", "--rounds", "2", "--threads", "1",
                             "--data-root", ""]) == 0

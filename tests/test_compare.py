@@ -42,6 +42,7 @@ def test_normalise_to_the_named_baseline():
     assert (rows[0].throughput_x, rows[0].time_x) == (0.4, 2.5) and rows[1].throughput_x == 1.0
 
 
+@pytest.mark.e2e
 def test_two_cpu_ranks_scale_and_the_comparison_is_recorded(tmp: Path):
     run = run_bench(tmp, *SMOKE, "scenario=scaling", "profile.vcpus=2", TWO_RANKS, "scenario.baseline=1-rank",
                     "workload.max_steps=null", "workload.epochs=4")
@@ -67,6 +68,7 @@ def test_two_cpu_ranks_scale_and_the_comparison_is_recorded(tmp: Path):
     assert set(guests["tags.mlflow.parentRunId"]) == set(phases["run_id"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("overrides,expected", [
     (["scenario=gpu-vs-cpu", "scenario.baseline=nope"], "scenario.baseline: 'nope' is not a phase label"),
     (["scenario=gpu-vs-cpu", 'scenario.phases=[{label:x,overrides:["profile=m60-3q"]}]', "scenario.baseline=x"],

@@ -57,6 +57,7 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_bad_override_is_one_line_and_starts_nothing(tmp: Path, name: str):
     overrides, expected = BAD[name]

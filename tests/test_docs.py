@@ -62,6 +62,7 @@ def test_the_docs_have_runnable_commands():
     assert "README.md" in pages and len(CASES) >= 5, CASES
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("page,command", CASES, ids=[f"{p}:{c}" for p, c in CASES])
 def test_documented_command_runs(tmp_path: Path, page: str, command: str):
     argv = sized(shlex.split(command), tmp_path)
@@ -106,6 +107,7 @@ def line_kinds(output: str) -> list[str]:
             ln.split(":", 1)[0] for ln in keep]
 
 
+@pytest.mark.e2e
 @pytest.mark.alone
 def test_the_readme_output_block_is_what_a_fresh_run_prints(tmp_path: Path):
     """The README's first command, run as a user runs it (full size, not smoke) on this kind of host: it reaches its

@@ -187,6 +187,7 @@ def test_download_mode_is_checked(bad: str):
         DataConfig(download=bad).check()
 
 
+@pytest.mark.e2e
 def test_bench_with_download_true_and_no_mirror_is_one_error_line(tmp_path: Path):
 
     url = f"http://127.0.0.1:{free_port()}/"

@@ -17,6 +17,8 @@ from suites.record.sync import import_runs
 
 from .conftest import REPO, SMOKE, bench_args, free_port, start_server, stop, store_at
 
+pytestmark = [pytest.mark.e2e]
+
 STEPS_PER_EPOCH = 2048 // 128  # the smoke experiment's 2048 images at mnist-torch's batch size
 EPOCHS = 6  # seconds of training: the server is killed once it starts, and the run records only after it
 

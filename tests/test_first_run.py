@@ -32,6 +32,7 @@ def burner() -> Iterator[subprocess.Popen]:
         proc.wait(timeout=10)
 
 
+@pytest.mark.e2e
 def test_a_run_beside_a_cpu_burner_is_marked_host_busy(tmp: Path, burner: subprocess.Popen):
     run = run_bench(tmp, *SMOKE, "workload=idle", "workload.seconds=2", "host_busy_pct=25")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
@@ -43,6 +44,7 @@ def test_a_run_beside_a_cpu_burner_is_marked_host_busy(tmp: Path, burner: subpro
     assert "HOST BUSY (OTHER PROCESSES: " in run.proc.stdout and "no verdict is drawn from it" in run.proc.stdout
 
 
+@pytest.mark.e2e
 def test_strict_refuses_a_busy_host_before_anything_starts(tmp: Path, burner: subprocess.Popen):
     args, run_dir, _ = bench_args(tmp, *SMOKE, "host_busy_pct=25", "strict=true", "profile=cpu")
     proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300)
@@ -65,6 +67,7 @@ def test_a_busy_repeat_makes_a_comparison_inconclusive():
     assert json.dumps(busy[1].csv())  # the verdict reaches comparison.csv as it is
 
 
+@pytest.mark.e2e
 def test_strict_makes_a_missed_target_a_failure_and_keeps_its_figures(tmp: Path):
     run = run_bench(tmp, *SMOKE, "profile=cpu", "strict=true", "workload.target_accuracy=0.999")
     assert run.proc.returncode == 1, run.proc.stderr[-2000:]

@@ -98,6 +98,7 @@ def test_malformed_trace_is_rejected_with_its_place(tmp_path: Path, name: str):
     assert expected in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.e2e
 def test_truncated_trace_stops_the_bench_before_any_guest(tmp: Path):
     traces = tmp / "traces"
     shutil.copytree(frametrace.TRACE_DIR, traces)
@@ -199,6 +200,7 @@ def test_memory_need_counts_buffers_textures_and_targets():
     assert need.targets_MiB == pytest.approx(1024 * 1024 * (4 * 8 + 4) / 2**20)
 
 
+@pytest.mark.e2e
 def test_viewset_over_the_profile_framebuffer_fails_with_the_numbers(tmp: Path):
     run = run_bench(tmp, *FAST, "profile=m60-1q", "workload.resolution=[8192,8192]", "workload.samples=8",
                     "workload.viewsets=[product]", timeout=300)
@@ -209,6 +211,7 @@ def test_viewset_over_the_profile_framebuffer_fails_with_the_numbers(tmp: Path):
     assert "exceeds profile framebuffer 1024 MiB" in guest["result"]["error"]
 
 
+@pytest.mark.e2e
 def test_no_egl_is_a_failed_result_with_one_line(tmp: Path):
     run = run_bench(tmp, *FAST, "workload.libegl=libEGL_absent.so.1", timeout=300)
     assert run.proc.returncode == 1
@@ -216,6 +219,7 @@ def test_no_egl_is_a_failed_result_with_one_line(tmp: Path):
     assert "no EGL OpenGL context (libEGL_absent.so.1 not loaded)" in error and "\n" not in error
 
 
+@pytest.mark.e2e
 def test_bench_prints_viewsets_and_records_them(tmp: Path):
     import mlflow
 

@@ -38,18 +38,21 @@ def talk(stdin: str) -> tuple[int, list[dict]]:
     return proc.returncode, [e for e in map(parse_event, proc.stdout.splitlines()) if e]
 
 
+@pytest.mark.e2e
 def test_garbage_spec_gives_one_error_event():
     code, events = talk("this is not json\n")
     assert code == 2 and len(events) == 1 and events[0]["event"] == "error"
     assert events[0]["error"].startswith("bad guest spec")
 
 
+@pytest.mark.e2e
 def test_guest_reports_a_workload_failure_instead_of_hanging(tmp_path):
     s = spec(data={"root": str(tmp_path), "dataset": "mnist"})  # no MNIST files there
     code, events = talk(s.to_line())
     assert code == 1 and events[-1]["event"] == "error" and "MNIST" in events[-1]["error"]
 
 
+@pytest.mark.e2e
 def test_abort_at_the_barrier(tmp_path):
     from suites.data.mnist import synthesize_mnist
 
@@ -69,6 +72,7 @@ def fallback_spec(tmp_path, **workload) -> GuestSpec:
                 data={"root": str(tmp_path)}, workload_config={"width": 4, "train_limit": 64, **workload})
 
 
+@pytest.mark.e2e
 def test_a_guest_given_a_gpu_that_trains_on_the_cpu_is_a_failure_naming_the_device(tmp_path):
     code, events = talk(fallback_spec(tmp_path).to_line() + "go\n")
     assert code == 1 and events[-1]["event"] == "error", events
@@ -77,6 +81,7 @@ def test_a_guest_given_a_gpu_that_trains_on_the_cpu_is_a_failure_naming_the_devi
     assert "ready" not in [e["event"] for e in events]  # refused before the barrier: nothing was timed
 
 
+@pytest.mark.e2e
 def test_allow_cpu_fallback_records_the_run_as_not_enforced(tmp_path):
     from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement
     from suites.guest.protocol import GuestResult

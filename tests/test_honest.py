@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from mlflow.tracking import MlflowClient
 from PIL import Image
 
 from .conftest import SMOKE, run_bench
+
+pytestmark = [pytest.mark.e2e]
 
 
 def runs(uri: str) -> list:

@@ -34,6 +34,7 @@ def bench(tmp: Path, *overrides: str, timeout: float = 120, fresh_store: bool = 
                           text=True, timeout=timeout, env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("key, where, says", [
     ("hydra.run.dir", "file/run", "hydra.run.dir: {tmp}/file/run cannot be created ({tmp}/file is not a directory)"),
     ("hydra.run.dir", "file/runs/${run_stamp:}", "hydra.run.dir: {tmp}/file/runs/<stamp> cannot be created ({tmp}/file "
@@ -49,6 +50,7 @@ def test_case_13_an_unusable_run_or_cache_directory_is_one_line(tmp_path: Path, 
     assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "run").exists()
 
 
+@pytest.mark.e2e
 def test_case_1_two_runs_started_in_the_same_second_get_their_own_directories(tmp_path: Path):
     """The default run directory is ${run_stamp:} (time, milliseconds, pid): two runs at once, two directories,
     each with its own results and guest log."""
@@ -71,6 +73,7 @@ def test_case_1_two_runs_started_in_the_same_second_get_their_own_directories(tm
         assert (d / "results.json").exists() and (d / "g0.log").exists()
 
 
+@pytest.mark.e2e
 def test_case_11_a_pixel_mismatch_is_status_mismatch_in_results_table_and_mlflow(tmp_path: Path):
     """strict=false still reports the run, but a wrong picture is never an `ok` viewset."""
     import json
@@ -138,6 +141,7 @@ def test_case_10_cifar_batches_that_are_not_cifar_are_refused_before_start(tmp_p
         cifar.resolve(DataConfig(root=str(root)), tmp_path)
 
 
+@pytest.mark.e2e
 def test_case_10_a_garbage_manifest_or_a_directory_batch_is_one_line(tmp_path: Path):
     from suites.data import cifar
 
@@ -153,6 +157,7 @@ def test_case_10_a_garbage_manifest_or_a_directory_batch_is_one_line(tmp_path: P
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.e2e
 def test_case_17_a_guest_over_its_memory_during_set_up_is_stopped_before_the_barrier(tmp_path: Path):
     import json
 
@@ -163,6 +168,7 @@ def test_case_17_a_guest_over_its_memory_during_set_up_is_stopped_before_the_bar
     assert result["t_train_start"] is None  # stopped before it was released, not after
 
 
+@pytest.mark.e2e
 def test_case_3_a_store_that_fails_half_way_keeps_no_running_half_run(tmp_path: Path):
     """The store takes the run, then fails on its artifacts (here: an artifact root that became a file once the run
     had started, as a full disk would fail it): the half-run is FAILED and says where the whole record is, not left
@@ -183,6 +189,7 @@ def test_case_3_a_store_that_fails_half_way_keeps_no_running_half_run(tmp_path: 
         assert "recording failed here" in scenario.iloc[0]["tags.bench.incomplete"]
 
 
+@pytest.mark.e2e
 def test_case_14_every_sweep_point_is_prechecked_before_any_job(tmp_path: Path):
     proc = bench(tmp_path, "-m", "profile=cpu,nosuch", *SMOKE, f"hydra.sweep.dir={tmp_path / 'sweep'}",
                  fresh_store=True)
@@ -211,6 +218,7 @@ def test_case_1_core_locks_name_their_holder_and_are_held_by_one_run_at_a_time(t
     assert corelock.held_by_others([0, 1, 2], tmp_path) == {}
 
 
+@pytest.mark.e2e
 @pytest.mark.alone  # the other runs on this host must be its own
 def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first(tmp_path: Path):
     """Two runs at once used to pin both guests to core 0 and measure 2,795 vs 4,597 images/s unseen."""
@@ -241,6 +249,7 @@ def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first
 
 
 # --- case 5: a second Ctrl-C while the run is being recorded ---------------------------------------------------------
+@pytest.mark.e2e
 def test_case_5_ctrl_c_while_recording_keeps_the_record(tmp_path: Path):
     """The first Ctrl-C stops the guests; two more, pressed once the table is out (the store is being written),
     are noted and the record completes."""
@@ -341,6 +350,7 @@ def user_profiles(tmp: Path) -> Path:
     return folder.parent
 
 
+@pytest.mark.e2e
 def test_case_14_config_dir_and_searchpath_are_prechecked_like_hydra_reads_them(tmp_path: Path):
     import json
 
@@ -360,6 +370,7 @@ def test_case_14_config_dir_and_searchpath_are_prechecked_like_hydra_reads_them(
 
 
 # --- case 15: experiment=NAME is the MLflow experiment -------------------------------------------------------------
+@pytest.mark.e2e
 def test_case_15_experiment_names_the_mlflow_experiment(tmp_path: Path):
     import mlflow
 
@@ -373,6 +384,7 @@ def test_case_15_experiment_names_the_mlflow_experiment(tmp_path: Path):
 
 
 # --- case 18: each mechanism that stops guests, seen on its own ------------------------------------------------------
+@pytest.mark.e2e
 def test_case_18_a_runner_fault_mid_run_is_recorded_and_its_guests_stopped(tmp_path: Path):
     """A guest that cannot start (its log path taken by a folder) while the other already runs: before, a
     traceback and no record; now both guests fail with the runner's reason, the running one is stopped by the
@@ -396,6 +408,7 @@ def test_case_18_a_runner_fault_mid_run_is_recorded_and_its_guests_stopped(tmp_p
     assert parents.iloc[0]["status"] == "FAILED" and len(children) == 2
 
 
+@pytest.mark.e2e
 def test_case_18_a_killed_runner_takes_its_silent_guests_with_it(tmp_path: Path):
     """SIGKILL leaves the runner no say: only PR_SET_PDEATHSIG ends guests that never write to their pipe."""
     import signal
@@ -420,6 +433,7 @@ def test_case_18_a_killed_runner_takes_its_silent_guests_with_it(tmp_path: Path)
                 pass
 
 
+@pytest.mark.e2e
 def test_case_18_a_guest_past_the_time_limit_is_killed_with_that_reason(tmp_path: Path):
     """The time limit, seen on a silent guest (nothing else would end it for 600 s)."""
     import json

@@ -13,6 +13,8 @@ import pytest
 
 from .conftest import REPO, SMOKE, free_port, start_server, stop
 
+pytestmark = [pytest.mark.e2e]
+
 CHROMIUM = shutil.which("chromium")
 SCREENSHOT = REPO / "outputs" / "test-artifacts" / "mlflow-compare.png"  # kept for a person to look at
 RUNS_SCREENSHOT = REPO / "outputs" / "test-artifacts" / "mlflow-runs.png"

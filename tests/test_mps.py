@@ -106,6 +106,7 @@ def short_dir() -> Path:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.e2e
 def test_normal_run_starts_the_daemon_gives_each_guest_its_share_and_quits_it(short_dir: Path, standin: Path):
     out = short_dir / "run"
     result = finish(start_run(out, 0.5), out)
@@ -118,6 +119,7 @@ def test_normal_run_starts_the_daemon_gives_each_guest_its_share_and_quits_it(sh
     assert not (out / "mps" / "pipe" / "control").exists()
 
 
+@pytest.mark.e2e
 def test_ctrl_c_still_quits_the_daemon(short_dir: Path, standin: Path):
     out = short_dir / "run"
     proc = start_run(out, 120)
@@ -129,6 +131,7 @@ def test_ctrl_c_still_quits_the_daemon(short_dir: Path, standin: Path):
     assert_started_then_quit(standin, out)
 
 
+@pytest.mark.e2e
 def test_a_guest_crash_still_quits_the_daemon(short_dir: Path, standin: Path):
     out = short_dir / "run"
     proc = start_run(out, 4)
@@ -149,6 +152,7 @@ os.kill(os.getpid(), signal.SIGKILL)  # a runner killed mid-run: no quit
 """
 
 
+@pytest.mark.e2e
 def test_a_daemon_left_by_a_killed_run_is_quit_by_the_next(short_dir: Path, standin: Path, tmp_path: Path):
     """The daemon daemonises itself, so it outlives a runner killed with SIGKILL; the next sharing=mps run quits it."""
     ledger = Ledger("ledger", tmp_path)
@@ -166,6 +170,7 @@ def test_a_daemon_left_by_a_killed_run_is_quit_by_the_next(short_dir: Path, stan
     assert list(ledger.folder.iterdir()) == []
 
 
+@pytest.mark.e2e
 def test_a_run_after_a_killed_one_quits_its_daemon_and_says_so(short_dir: Path, standin: Path):
     from suites.backends import mps
 
@@ -195,6 +200,7 @@ def test_no_control_program_is_one_config_error_before_anything(tmp_path: Path, 
     assert not (tmp_path / "mps").exists()
 
 
+@pytest.mark.e2e
 def test_sharing_mps_on_a_host_without_gpu_is_one_error_line(tmp_path: Path):
     from .conftest import run_bench
 

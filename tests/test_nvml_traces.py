@@ -129,6 +129,7 @@ MALFORMED = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_malformed_trace_is_one_clear_line(tmp_path: Path, name: str):
     text, expected = MALFORMED[name]
@@ -142,6 +143,7 @@ def test_malformed_trace_is_one_clear_line(tmp_path: Path, name: str):
     assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0]
 
 
+@pytest.mark.e2e
 def test_cli_inventory_replays_a_vgpu_host():
     proc = subprocess.run([sys.executable, "-m", "gpu_probe", "inventory", "--trace",
                            str(TRACES / "m60-vgpu-host.json")], cwd=REPO, capture_output=True, text=True, timeout=60)
@@ -149,6 +151,7 @@ def test_cli_inventory_replays_a_vgpu_host():
     assert json.loads(proc.stdout)["gpus"][0]["vgpus"][1]["type_name"] == "GRID M60-2Q"
 
 
+@pytest.mark.e2e
 def test_per_guest_gpu_memory_and_utilisation_follow_the_process_tree():
     """NVML reports per pid; the sampler sums a guest's whole tree (here: a child of the guest)."""
     guest = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run([sys.executable, '-c', "

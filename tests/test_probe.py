@@ -23,6 +23,7 @@ def test_probe_skips_with_the_reason_when_it_cannot_run():
     assert "pycuda" in reason or "no GPU" in reason
 
 
+@pytest.mark.e2e
 def test_probe_cli_says_skipped_and_exits_zero():
     proc = subprocess.run([sys.executable, "-m", "gpu_probe", "probe"], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
@@ -32,6 +33,7 @@ def test_probe_cli_says_skipped_and_exits_zero():
         assert out["reason"]
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) not installed")
 @pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
 def test_probe_kernels_compile_and_keep_their_arithmetic(tmp_path: Path, arch: str):
@@ -55,6 +57,7 @@ def test_probe_on_a_real_gpu():
     assert m["fp16_TFLOPS"] > m["fp32_TFLOPS"] and 0 < m["launch_us"] < m["launch_sync_us"] * 10
 
 
+@pytest.mark.e2e
 def test_cuda_probe_guest_without_gpu_is_a_recorded_failure(tmp: Path):
     if probe.unavailable() is None:
         pytest.skip("a GPU is here")

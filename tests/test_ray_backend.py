@@ -77,6 +77,7 @@ def guest_processes(cluster: Cluster) -> list[psutil.Process]:
     return out
 
 
+@pytest.mark.cluster
 def test_ray_cluster_listens_on_loopback_only(ray_cluster):
     pgid = ray_cluster.pgid
     members = [p for p in psutil.process_iter() if _pgid(p.pid) == pgid]
@@ -99,6 +100,8 @@ def _conns(p: psutil.Process) -> list:
         return []
 
 
+@pytest.mark.cluster
+@pytest.mark.e2e
 def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster):
     address = ray_cluster.address
     mix = ("scenario.mix=[{workload:graphics-replay,guests:1,overrides:['workload.frames_per_test=10']},"
@@ -130,6 +133,8 @@ def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp: Path, ray_cluster
     assert not guest_processes(ray_cluster)
 
 
+@pytest.mark.cluster
+@pytest.mark.e2e
 def test_every_phase_of_a_comparison_runs_on_the_given_cluster(tmp: Path, ray_cluster):
     """Each phase leaves Ray when it ends; the next must join ray.address again, not a private local Ray."""
     address = ray_cluster.address
@@ -144,6 +149,8 @@ def test_every_phase_of_a_comparison_runs_on_the_given_cluster(tmp: Path, ray_cl
     assert gpu["placement"]["gpus"] == ["0"] and "1 of GPU 0" in gpu["placement"]["note"]
 
 
+@pytest.mark.cluster
+@pytest.mark.e2e
 def test_more_guests_than_the_cluster_holds_is_one_line_before_any_start(tmp: Path, ray_cluster):
     address = ray_cluster.address
     run = run_bench(tmp, *SMOKE, "scenario=concurrent", "profile=m60-8q", "profile.memory_MiB=2048", "backend=ray",
@@ -154,6 +161,7 @@ def test_more_guests_than_the_cluster_holds_is_one_line_before_any_start(tmp: Pa
     assert not (run.run_dir / "results.json").exists()
 
 
+@pytest.mark.e2e
 def test_no_cluster_at_the_address_is_one_line_within_seconds(tmp: Path):
     t0 = time.monotonic()
     run = run_bench(tmp, *SMOKE, "backend=ray", f"ray.address=127.0.0.1:{free_port()}")
@@ -191,6 +199,8 @@ def wait_until_no_guest(cluster: Cluster, timeout_s: float = 60) -> None:
     assert not guest_processes(cluster)
 
 
+@pytest.mark.cluster
+@pytest.mark.e2e
 def test_sigterm_stops_ray_guests_and_records_the_interruption(tmp: Path, ray_cluster):
     runner, run_dir = start_long_run(tmp, ray_cluster)
     runner.send_signal(signal.SIGTERM)  # ray.init must not have replaced the runner's handler
@@ -202,6 +212,8 @@ def test_sigterm_stops_ray_guests_and_records_the_interruption(tmp: Path, ray_cl
     wait_until_no_guest(ray_cluster)
 
 
+@pytest.mark.cluster
+@pytest.mark.e2e
 def test_killing_the_runner_leaves_no_guest_behind(tmp: Path, ray_cluster):
     runner, _ = start_long_run(tmp, ray_cluster)
     # Ray's workers started them, not the runner
@@ -211,6 +223,7 @@ def test_killing_the_runner_leaves_no_guest_behind(tmp: Path, ray_cluster):
     wait_until_no_guest(ray_cluster)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize(("kind", "gpus", "per_gpu", "cluster_gpus", "want_gpu", "note"), [
     ("vgpu", 1, 8, 4, 0.125, ""),
     ("vgpu", 1, 3, 1, 0.3333, ""),  # rounded down, so three fit on one GPU
@@ -244,6 +257,7 @@ def test_node_running_other_code_is_named_in_the_placement():
     assert p.note == "Ray node node7 (10.0.0.7) node 5e1f5e1f: 0.5 of GPU 3; suite 0123abc there, 4567def here"
 
 
+@pytest.mark.e2e
 def test_a_guest_log_folder_a_killed_runner_left_is_removed_by_the_next_agent():
     """An agent whose runner was SIGKILLed (or whose node died) never runs finish(): its folder stays in the node's
     benchmark state until the next agent there removes it; a live agent's is kept."""
@@ -279,6 +293,8 @@ ray.cancel(nap, force=True)
 """
 
 
+@pytest.mark.cluster
+@pytest.mark.e2e
 def test_a_sigterm_that_lands_in_ray_wait_is_still_named_sigterm(ray_cluster):
     """Ray's wait loop catches the Interrupted the runner's handler raises and raises a bare KeyboardInterrupt of its
     own: the guests of a Ray run stopped by SIGTERM were sometimes recorded as stopped by Ctrl-C."""

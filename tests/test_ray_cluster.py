@@ -26,6 +26,8 @@ import pytest
 from .conftest import REPO, SMOKE, BenchRun, bench_args
 from .raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns, pgid, stop_node
 
+pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
+
 M60_4Q = ["profile=m60-4q", "profile.memory_MiB=1024", "profile.vcpus=1"]
 CPU_FALLBACK = "workload.allow_cpu_fallback=true"  # the nodes' GPUs are logical: the guests train on the CPU
 

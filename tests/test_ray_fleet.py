@@ -29,6 +29,8 @@ from .raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns
 from .record_keys import GOLDEN, assert_keeps, keys_of
 from .test_fallback_store import mlflow_runs
 
+pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
+
 TRACES = Path(__file__).parent / "traces"
 SHIFT_S = 30.0
 SHIFTED_CLOCK = f"""import time

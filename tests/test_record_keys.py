@@ -15,6 +15,7 @@ import pytest
 from .record_keys import GOLDEN, SCENARIOS, assert_keeps, capture
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_no_recorded_key_is_dropped(tmp: Path, name: str):
     golden = json.loads(GOLDEN.read_text())[name]

@@ -15,6 +15,8 @@ from suites.run.study_plan import EPISODE_1, plan_study
 
 from .conftest import REPO
 
+pytestmark = [pytest.mark.e2e]
+
 NO_TF = {"tensorflow": "TensorFlow not installed"}
 
 

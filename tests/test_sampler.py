@@ -15,6 +15,7 @@ BURN = "import time\nt = time.time()\nwhile time.time() - t < {s}: pass\n"
 TREE = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {BURN.format(s=1.5)!r}])\n"
 
 
+@pytest.mark.e2e
 @pytest.mark.alone  # a CPU share another test's load would take from it
 def test_guest_cpu_is_counted_over_the_process_tree():
     busy = subprocess.Popen([sys.executable, "-c", TREE])
@@ -32,6 +33,7 @@ def test_guest_cpu_is_counted_over_the_process_tree():
     assert sampler.achieved_rate_hz > 5  # loose: rate targets live in benchmarks
 
 
+@pytest.mark.e2e
 def test_exited_guest_gives_missing_values_not_errors():
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
@@ -65,6 +67,7 @@ def test_rate_must_be_positive():
         Sampler(rate_hz=0)
 
 
+@pytest.mark.e2e
 def test_procfs_reads_match_psutil():
     import os
 
@@ -87,6 +90,7 @@ def test_procfs_reads_match_psutil():
     assert stat.read() is None  # exited: gone, not an error
 
 
+@pytest.mark.e2e
 def test_new_children_are_picked_up_by_the_tree_refresh():
     """The parent sleeps, then spawns a busy child: the CPU seconds the samples saw are most of what the tree used
     (the kernel's own count, which includes the child the parent waited for). A CPU share such as "p95 > 60 %"
@@ -106,6 +110,7 @@ def test_new_children_are_picked_up_by_the_tree_refresh():
     assert 0.6 * used < seen < 1.4 * used, (seen, used)
 
 
+@pytest.mark.e2e
 def test_sampler_benchmark_prints_its_table():
     from .conftest import REPO
 

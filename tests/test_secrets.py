@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from suites.errors import redact
@@ -18,6 +19,7 @@ def test_redact_removes_user_info_and_token_values():
     assert redact("sqlite:////tmp/a.db") == "sqlite:////tmp/a.db"
 
 
+@pytest.mark.e2e
 def test_credentials_in_tracking_uri_are_never_recorded_or_printed(tmp: Path):
     import os
     import subprocess

@@ -26,6 +26,8 @@ from suites.backends.leftovers import STATE_ENV
 from .conftest import REPO, SMOKE, store_at
 from .slurmcluster import PARTITION, SlurmCluster, missing_tools
 
+pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
+
 
 @pytest.fixture(scope="module")
 def slurm():

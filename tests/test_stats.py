@@ -115,6 +115,7 @@ def test_normalised_rows_carry_n_ci_and_verdict():
     assert base.throughput_verdict == "baseline" and base.throughput_x == 1.0
 
 
+@pytest.mark.e2e
 def test_bench_ml_judges_the_harness_by_the_ci_of_its_per_round_ratios():
     from suites.app.bench_ml import goal, judge
 

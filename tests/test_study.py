@@ -71,6 +71,7 @@ def _runs(uri: str):
     return mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
 
 
+@pytest.mark.e2e
 def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
     run = run_bench(tmp, "scenario=mixed", "profile=m60-8q", *SMALL, timeout=600)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
@@ -145,6 +146,7 @@ def _notebook_shows(uri: str, tmp: Path, text: str) -> None:
     assert (tmp / "nb" / "report.html").exists()
 
 
+@pytest.mark.e2e
 def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp: Path):
     run = run_bench(tmp, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=3",
                     "scenario.study.qos_p95_frame_ms=0.001", timeout=600)
@@ -170,6 +172,7 @@ def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp: P
     assert Image.open(out / "consolidation.png").text["Description"] == "validity: not enforced"
 
 
+@pytest.mark.e2e
 def test_consolidation_counts_guests_that_meet_qos(tmp: Path):
     run = run_bench(tmp, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=2",
                     "scenario.study.qos_p95_frame_ms=100000", "scenario.study.qos_ml_slowdown_pct=100000",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from hydra import compose, initialize_config_dir
 
 from suites.config.schema import CONFIG_DIR, register_configs
@@ -12,6 +13,7 @@ from suites.config.schema import CONFIG_DIR, register_configs
 from .conftest import REPO, SMOKE
 
 
+@pytest.mark.e2e
 def test_sweep_through_submitit_local_executor_records_every_job(tmp: Path):
     import mlflow
 

@@ -6,7 +6,11 @@ import csv
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .conftest import REPO, SMOKE
+
+pytestmark = [pytest.mark.e2e]
 
 
 def test_make_bench_sweep_lands_every_run_in_one_experiment(tmp: Path):

@@ -120,6 +120,7 @@ def test_a_missed_target_is_said_in_the_cell_and_a_note():
 
 
 # --- every console table fits 120 columns -------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_every_console_table_fits_120_columns():
     from rich.console import Console
 

@@ -100,6 +100,8 @@ def test_mdev_type_names(profile_name: str, type_name: str, match: bool):
     assert devices.type_matches(profile_name, type_name) is match
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 def test_an_mdev_instance_is_made_for_the_run_and_removed_after_it(tmp_path: Path):
     ledger = Ledger("ledger", tmp_path)
     mdev_type(tmp_path, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
@@ -127,6 +129,8 @@ def stale_mdev(sysfs: Path, uuid: str, ledger: Ledger | None = None) -> Path:
     return dev
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 def test_an_mdev_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
     """A runner killed with SIGKILL cannot remove its instances; the ledger lets the next run do it."""
     ledger, sysfs = Ledger("ledger", tmp_path), tmp_path / "sys"
@@ -193,6 +197,8 @@ def assert_gone(pids: list[int]) -> None:
         assert not alive, f"left running: {pid} {psutil.Process(pid).cmdline()[:2]}"
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_two_vms_run_concurrently_labelled_tcg_with_the_local_backends_keys(tmp_path: Path):
     vm = run_bench(tmp_path / "vm", *SMOKE, *VM, "scenario=concurrent")
@@ -244,6 +250,8 @@ def start(tmp_path: Path):
                 proc.communicate()
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_a_vm_killed_mid_run_is_that_guests_recorded_failure(start):
     proc, run_dir = start("scenario=concurrent", "workload.seconds=6")
@@ -259,6 +267,8 @@ def test_a_vm_killed_mid_run_is_that_guests_recorded_failure(start):
     assert_gone(pids)
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_ctrl_c_leaves_no_qemu(start):
     proc, run_dir = start("scenario=concurrent", "workload.seconds=600")
@@ -272,6 +282,8 @@ def test_ctrl_c_leaves_no_qemu(start):
     assert_gone(pids)
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_vcpus_are_pinned_one_per_core_and_a_sigkilled_runner_takes_its_vms(start):
     proc, run_dir = start("workload.seconds=600", "profile.vcpus=2")
@@ -296,6 +308,8 @@ def test_vcpus_are_pinned_one_per_core_and_a_sigkilled_runner_takes_its_vms(star
     mine.rmdir()
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_a_vm_that_does_not_boot_in_time_fails_with_its_console(tmp_path: Path):
     run = run_bench(tmp_path, *SMOKE, *VM, "vm.boot_timeout_s=0.5")
@@ -335,6 +349,8 @@ def test_a_kvm_test_boot_that_hangs_is_given_up_at_its_bound(tmp_path: Path, mon
         qemu.choose_accel("kvm", img, str(hang), 1.5)
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 def test_bad_vm_set_up_is_one_error_line_before_anything_starts(tmp_path: Path):
     run = run_bench(tmp_path, *SMOKE, *VM, f"vm.image_dir={tmp_path / 'nowhere'}")
     assert run.proc.returncode == 2
@@ -354,6 +370,8 @@ def fake_image(where: Path, kernel: bytes, manifest: str | None = None) -> Path:
     return where
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 def test_a_kernel_of_random_bytes_or_a_garbage_manifest_is_one_error_line_naming_it(tmp_path: Path):
     """QEMU given random bytes as a kernel says only "linux kernel too old to load a ram disk", and the console
     stays empty: the image is checked before any VM starts."""
@@ -384,6 +402,8 @@ def test_a_vm_that_ends_before_its_guest_reports_says_qemus_own_words(tmp_path: 
                                "QEMU: qemu: linux kernel too old to load a ram disk")
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_tcg_vms_are_placed_counting_their_translation_cache(tmp_path: Path):
     """Guest memory that fits in the host's, but not with each TCG VM's translation cache beside it: refused."""
@@ -395,6 +415,8 @@ def test_tcg_vms_are_placed_counting_their_translation_cache(tmp_path: Path):
     assert not run.run_dir.exists()
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_a_host_whose_gpus_are_not_bound_to_vfio_is_refused_naming_them(tmp_path: Path):
     sysfs = tmp_path / "sys"
@@ -461,11 +483,15 @@ def assert_mdevs_removed(run: BenchRun, made: list[str], left: Path, stale: str)
     assert (left / "remove").read_text() == "1"
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
     assert_mdevs_removed(*vgpu_run(tmp_path))
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_a_vgpu_run_that_waits_for_cores_still_records_the_mdev_it_removed(tmp_path: Path):
     """Placement only computes: a run placed while another held a core (refused, probed 'would it fit alone?',
@@ -477,6 +503,8 @@ def test_a_vgpu_run_that_waits_for_cores_still_records_the_mdev_it_removed(tmp_p
     assert_mdevs_removed(run, made, left, stale)
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 def test_vgpu_placement_changes_nothing_on_the_host_and_counts_what_start_will_free(tmp_path: Path):
     """An instance of a killed run holds the type's only slot: placement counts it free and removes nothing."""
     sysfs = tmp_path / "sys"
@@ -492,6 +520,8 @@ def test_vgpu_placement_changes_nothing_on_the_host_and_counts_what_start_will_f
         devices.vgpu_types_for(p, 1, sysfs)
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @needs_vm
 def test_data_a_vm_would_not_see_is_refused_before_it_starts(tmp_path: Path):
     shm = Path("/dev/shm") / f"gmb-test-{os.getpid()}"
@@ -535,6 +565,8 @@ def test_a_vms_view_of_the_host_shares_links_and_folders_once_and_never_the_root
     assert not any(p in (Path("/root"), Path("/home"), Path("/etc"), Path("/tmp")) for p in wanted)
 
 
+@pytest.mark.vm
+@pytest.mark.e2e
 @pytest.mark.skipif(os.geteuid() != 0, reason="a mount namespace and bind mounts need root, as virtiofsd does")
 def test_a_vm_sees_what_its_guest_needs_of_the_host_read_only_and_nothing_else(tmp_path: Path):
     """The view virtiofsd exports, built for real (mount namespace, tmpfs, read-only binds), looked at by a shell

@@ -28,6 +28,7 @@ def test_discovery_finds_every_plugin_once():
     assert workload_class("graphics-replay").kind == CAD and workload_class("mnist-tf").kind == ML
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", list_workloads())
 def test_smoke_experiment_runs_every_workload(tmp: Path, name: str):
     plugin = workload_class(name)

@@ -7,8 +7,8 @@ import pytest
 
 from .conftest import HAVE_MNIST, MNIST_ROOT, run_bench
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
-                                reason="TensorFlow not installed (extra 'tf')")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
+                                                 reason="TensorFlow not installed (extra 'tf')")]
 TINY = ["progress=quiet", "data.synthetic_train=1000", "data.synthetic_test=300", "workload.width=8"]
 
 
