@@ -133,7 +133,7 @@ test: setup setup-system setup-cluster lint
 # The edit loop: the unit tier, the tests that start no CLI, guest, cluster or VM (the others carry an e2e / cluster
 # / vm marker in their file).
 test-fast: setup lint
-	$(PY) -m pytest -m "not e2e and not cluster and not vm" -n 2 --durations=10
+	$(PY) -m pytest -m "not e2e and not cluster and not vm" -n 2 --dist load --durations=10
 
 lint: setup
 	$(VENV)/bin/ruff check .

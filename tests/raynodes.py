@@ -17,7 +17,7 @@ import pytest
 
 from suites.backends.leftovers import STATE_ENV
 
-from .conftest import free_port, stop_group
+from .helpers import free_port, stop_group
 
 RAY = Path(sys.executable).with_name("ray")
 # Ray otherwise rewrites 127.0.0.1 to the host's LAN address; with this it stays a loopback-only cluster.

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import REPO, SMOKE, BenchRun, run_bench
+from .helpers import REPO, SMOKE, BenchRun, run_bench
 
 GOLDEN = REPO / "tests" / "golden" / "record_keys.json"
 # Seconds-long versions of the three things a user records: one scenario, a comparison, the mixed study.

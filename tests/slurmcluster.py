@@ -21,7 +21,9 @@ from pathlib import Path
 
 import psutil
 
-from .conftest import stop_group
+from suites.poll import wait_until
+
+from .helpers import free_port, stop_group
 
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct",
            "sacctmgr", "scontrol")
@@ -32,11 +34,6 @@ CLUSTER = "gmb"
 def missing_tools() -> list[str]:
     return [d for d in DAEMONS if shutil.which(d) is None]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class SlurmCluster:
@@ -161,9 +158,7 @@ class SlurmCluster:
     def stop(self) -> None:
         if self.procs:  # jobs first, while slurmd can still end their steps (their tasks outlive a killed slurmd)
             self.run("scancel", f"--partition={PARTITION}")
-            deadline = time.monotonic() + 60
-            while self.run("squeue", "-h") and time.monotonic() < deadline:
-                time.sleep(0.5)
+            wait_until(lambda: not self.run("squeue", "-h"), 60, 0.5)
         for proc in reversed(self.procs):  # slurmd first, munged last
             stop_group(proc, term_wait=15)
         for p in self.leftovers():  # a job step's slurmstepd runs in a session of its own

@@ -10,7 +10,7 @@ import pytest
 from suites.workloads.graphics import apitrace
 from suites.workloads.graphics.frametrace import TraceFormatError
 
-from .conftest import run_bench
+from .helpers import run_bench
 
 pytestmark = pytest.mark.skipif(shutil.which("eglretrace") is None,
                                 reason="Debian's apitrace is not installed (make setup-system installs it)")

@@ -19,14 +19,7 @@ from suites.backends import corelock
 from suites.errors import ConfigError
 from suites.record.rundir import write_atomic
 
-from .conftest import REPO, SMOKE, bench_args, run_bench
-
-
-def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-3000:]
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return lines[0]
+from .helpers import REPO, SMOKE, bench_args, one_error_line, run_bench
 
 
 @pytest.mark.e2e

@@ -22,8 +22,8 @@ from suites.app.bench import CommandLine, parse_command, precheck
 from suites.app.hydra_dirs import quoted
 from suites.config.schema import register_configs
 
-from .conftest import REPO, SMOKE, bench_args, free_port, store_at
-from .test_bad_input import export_doc, git_status, one_error_line
+from .helpers import REPO, SMOKE, bench_args, free_port, one_error_line, store_at, wait_while_running
+from .test_bad_input import export_doc, git_status
 
 IDLE = (*SMOKE, "workload=idle")  # a whole run in seconds: what these cases need is a run, not a measurement
 
@@ -225,10 +225,7 @@ def test_a_sweep_interrupted_during_its_last_point_writes_the_summary_of_the_poi
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
     try:
-        deadline = time.monotonic() + 300
-        while not (sweep / "1" / "g0.log").exists():  # the last point's guest is running
-            assert time.monotonic() < deadline and proc.poll() is None, "the last point never started"
-            time.sleep(0.2)
+        wait_while_running(proc, (sweep / "1" / "g0.log").exists, 300, "the last point never started")
         time.sleep(2)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=300)

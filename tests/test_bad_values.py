@@ -26,7 +26,7 @@ from suites.config.schema import INT_MAX, SENTINELS, BenchConfig, one_line, regi
 from suites.errors import BenchError
 from suites.workloads import registry
 
-from .conftest import REPO
+from .helpers import REPO
 
 REFUSED = (BenchError, HydraException, OmegaConfBaseException, ValueError)  # what the CLI turns into one line
 TRACE = REPO / "tests" / "test_bad_values.py"  # apitrace-replay needs an existing file to compose at all

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .helpers import REPO
 
 pytestmark = [pytest.mark.e2e]
 

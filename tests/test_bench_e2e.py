@@ -6,25 +6,27 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
-import mlflow
-import psutil
 import pytest
 from mlflow.tracking import MlflowClient
 
-from .conftest import HAVE_MNIST, MNIST_ROOT, REPO, SMOKE, bench_args, run_bench, with_fault
+from .helpers import (
+    HAVE_MNIST,
+    MNIST_ROOT,
+    REPO,
+    SMOKE,
+    assert_gone,
+    bench_args,
+    run_bench,
+    runs_of,
+    training,
+    wait_for,
+    with_fault,
+)
 
 pytestmark = [pytest.mark.e2e]
 
-
-def runs_of(uri: str):
-    mlflow.set_tracking_uri(uri)
-    df = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
-    parents = df[df["tags.bench.role"] == "scenario"]
-    children = df[df["tags.bench.role"] == "guest"]
-    return parents, children
 
 
 def test_two_guests_run_concurrently_on_disjoint_cpus(tmp: Path):
@@ -70,12 +72,6 @@ def test_real_mnist_reaches_its_99_percent_target_and_is_recorded(tmp: Path):
     assert parents.iloc[0]["tags.bench.status"] == "ok" and parents.iloc[0]["status"] == "FINISHED"
 
 
-def wait_for(predicate, timeout: float = 120.0) -> None:
-    deadline = time.time() + timeout
-    while not predicate():
-        assert time.time() < deadline, "timed out waiting"
-        time.sleep(0.05)
-
 
 def start_long_pair(tmp: Path, epochs: int) -> tuple[subprocess.Popen, Path, str]:
     args, run_dir, uri = bench_args(tmp, *SMOKE, "scenario=concurrent", f"workload.epochs={epochs}",
@@ -84,22 +80,6 @@ def start_long_pair(tmp: Path, epochs: int) -> tuple[subprocess.Popen, Path, str
                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
     return proc, run_dir, uri
 
-
-def training(run_dir: Path, gid: str) -> int | None:
-    """The guest's pid once its log says training started."""
-    log = run_dir / f"{gid}.log"
-    if not log.exists():
-        return None
-    for line in log.read_text().splitlines():
-        if "training started" in line:
-            return int(line.split("pid ")[1].split("]")[0])
-    return None
-
-
-def assert_gone(pids: list[int]) -> None:
-    for pid in pids:
-        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        assert not alive, f"orphaned guest process {pid}"
 
 
 def test_sigkill_one_guest_other_finishes_and_run_is_partial(tmp: Path):

@@ -10,9 +10,7 @@ from suites.config.compose import compose_phase
 from suites.config.scenario import PhaseConfig
 from suites.run.compare import PhaseRow, normalise
 
-from .conftest import SMOKE, run_bench
-from .test_bench_e2e import runs_of
-from .test_config_errors import compose_config
+from .helpers import SMOKE, compose_config, run_bench, runs_of
 
 TWO_RANKS = ('scenario.phases=[{label:1-rank,overrides:["profile=passthrough-1gpu","workload.ranks=0"]},'
              '{label:2-ranks,overrides:["profile=passthrough-2gpu","workload.ranks=0"]}]')
@@ -86,6 +84,7 @@ def test_bad_phases_fail_before_anything_runs(tmp: Path, overrides: list, expect
     assert PhaseConfig("x").overrides == []
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_one_guest_with_four_gpus_trains_one_rank_per_gpu(tmp: Path):
     from gpu_probe.inventory import Inventory
     from suites.config.compose import compose_run

@@ -3,12 +3,11 @@
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from suites.config.profiles import ProfileKind
-from suites.config.schema import BenchConfig, load, register_configs
+from suites.config.schema import BenchConfig
 
-from .conftest import REPO, run_bench
+from .helpers import compose_config, run_bench
 
 BAD = {  # scenario name: (overrides, text the one line must contain)
     "unknown-profile": (["profile=m60-9q"], "Could not find 'profile/m60-9q' (choose from: a100-40-10c"),
@@ -71,11 +70,6 @@ def test_bad_override_is_one_line_and_starts_nothing(tmp: Path, name: str):
     assert not (tmp / "mlflow.db").exists()
     assert not run.run_dir.exists(), "a run that never started left a run directory"
 
-
-def compose_config(*overrides: str) -> BenchConfig:
-    register_configs()
-    with initialize_config_dir(config_dir=str(REPO / "configs"), version_base="1.3"):
-        return load(compose("config", overrides=list(overrides)))
 
 
 def test_profile_override_composes_into_dataclasses():

@@ -11,7 +11,7 @@ from suites.data.mnist import check_idx, resolve_mnist, synthesize_mnist, write_
 from suites.errors import DataError
 from suites.render.tables import synthetic_mark
 
-from .conftest import HAVE_MNIST, MNIST_ROOT
+from .helpers import HAVE_MNIST, MNIST_ROOT
 
 
 def test_synthetic_files_are_real_idx_read_by_torchvision(tmp: Path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, store_at
+from .helpers import REPO, store_at
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```bash runnable\n(.*?)^```", re.S | re.M)

@@ -22,7 +22,7 @@ from suites.data import cifar, mnist
 from suites.data.config import DataConfig
 from suites.errors import DataError
 
-from .conftest import HAVE_MNIST, MNIST_ROOT, SMOKE, free_port, run_bench
+from .helpers import HAVE_MNIST, MNIST_ROOT, SMOKE, free_port, run_bench
 
 
 class Mirror:
@@ -93,6 +93,7 @@ def nothing_cached(tmp: Path, cache: str = "cache") -> bool:
 
 
 @pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_real_mnist_is_fetched_verified_cached_and_reused_offline(tmp_path: Path, mirror_dir: Path, serve):
     gz_mnist(MNIST_ROOT / "MNIST" / "raw", mirror_dir)
     m = serve()
@@ -143,6 +144,7 @@ def test_unreachable_mirror_falls_back_to_synthetic_or_fails_when_asked(tmp_path
     assert nothing_cached(tmp_path)
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_a_stalled_mirror_is_given_up_within_the_timeout(tmp_path: Path, mirror_dir: Path, serve):
     (mirror_dir / "train-images-idx3-ubyte.gz").write_bytes(b"")
     m = serve(stall_s=20)

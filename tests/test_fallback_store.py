@@ -15,7 +15,7 @@ import pytest
 from suites.app import sync
 from suites.record.sync import import_runs
 
-from .conftest import REPO, SMOKE, bench_args, free_port, start_server, stop, store_at
+from .helpers import REPO, SMOKE, bench_args, free_port, start_server, stop, store_at, training, wait_while_running
 
 pytestmark = [pytest.mark.e2e]
 
@@ -36,11 +36,8 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
     bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
     try:
-        deadline = time.monotonic() + 300
-        log = run_dir / "g0.log"
-        while not (log.exists() and "training started" in log.read_text()):  # the store was reachable at start
-            assert time.monotonic() < deadline and bench.poll() is None, "guest never started training"
-            time.sleep(0.2)
+        # the store was reachable at start
+        wait_while_running(bench, lambda: training(run_dir, "g0"), 300, "guest never started training")
         stop(server)  # mid-run: the guest is training, nothing recorded yet
         out, err = bench.communicate(timeout=600)
     finally:
@@ -84,11 +81,9 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
     bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
     try:
-        deadline = time.monotonic() + 300
-        log = run_dir / "1-gpu" / "g0.log"
-        while not (log.exists() and "ready after" in log.read_text()):  # the comparison run exists on the server
-            assert time.monotonic() < deadline and bench.poll() is None, "first phase never started"
-            time.sleep(0.2)
+        log = run_dir / "1-gpu" / "g0.log"  # ready: the comparison run exists on the server
+        wait_while_running(bench, lambda: log.exists() and "ready after" in log.read_text(), 300,
+                           "first phase never started")
         stop(server)
         out, err = bench.communicate(timeout=600)
     finally:

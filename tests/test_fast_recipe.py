@@ -37,6 +37,7 @@ def trained(wl: Cifar10Torch) -> dict:
     return {**meter.finish(), **wl.evaluate()}
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_the_record_recipe_reaches_its_target_on_a_learnable_cifar_shaped_set(look_alike: Path):
     wl = prepared(look_alike, epochs=5)
     m = trained(wl)
@@ -46,16 +47,19 @@ def test_the_record_recipe_reaches_its_target_on_a_learnable_cifar_shaped_set(lo
     assert wl.ctx.info["precision"] == "fp32" and wl.ctx.info["framebuffer_cap"] == "not applied (no GPU)"
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_a_diverged_run_fails_with_its_reason_not_ok_at_chance(look_alike: Path):
     with pytest.raises(RuntimeError, match=r"^training diverged: loss nan after 10 steps \(workload.lr=1e\+30\)$"):
         trained(prepared(look_alike, lr=1e30))  # checked at the end of the first epoch
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_a_missed_target_is_said_and_has_no_time_to_accuracy(look_alike: Path):
     m = trained(prepared(look_alike, epochs=0.1, target_accuracy=0.999))  # one step: nowhere near it
     assert m["steps"] == 1 and m["target_met"] == 0.0 and "time_to_accuracy_s" not in m
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_time_to_accuracy_leaves_out_a_slow_evaluation(look_alike: Path, monkeypatch: pytest.MonkeyPatch):
     wl = prepared(look_alike, eval_each_epoch=True, target_accuracy=0.9)
     figures = iter([0.5, 0.6, 0.95])  # met after the third (last) epoch

@@ -15,8 +15,7 @@ import pytest
 
 from suites.run.compare import PhaseRow, normalise
 
-from .conftest import REPO, SMOKE, bench_args, run_bench
-from .test_bad_input import one_error_line
+from .helpers import REPO, SMOKE, bench_args, one_error_line, run_bench
 
 BURN = "import time\nwhile True:\n    time.perf_counter()\n"
 

@@ -19,7 +19,7 @@ from suites.backends.ray_agent import RemotePipe, node_columns
 from suites.config.profiles import type_matches
 from suites.errors import PlacementError
 
-from .test_config_errors import compose_config
+from .helpers import compose_config
 
 TRACES = Path(__file__).parent / "traces"
 

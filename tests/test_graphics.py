@@ -16,7 +16,7 @@ from suites.workloads.graphics import checks, frametrace, renderer, scene, views
 from suites.workloads.graphics.__main__ import replay_here
 from suites.workloads.graphics.replay import composite, frame_stats
 
-from .conftest import run_bench
+from .helpers import run_bench
 
 FAST = ["workload=graphics-replay", "workload.frames_per_test=9", "progress=quiet"]
 
@@ -111,6 +111,7 @@ def test_truncated_trace_stops_the_bench_before_any_guest(tmp: Path):
 
 
 # --- rendering and pixel checks -------------------------------------------------------------
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_real_frames_render_and_match_their_references():
     w, m = replay()
     assert "llvmpipe" in w.renderer_name or not renderer.is_software(w.gl)

@@ -8,7 +8,7 @@ import pytest
 
 from suites.guest.protocol import GuestSpec, parse_event
 
-from .conftest import REPO
+from .helpers import REPO
 
 
 def spec(**kw) -> GuestSpec:

@@ -9,7 +9,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from PIL import Image
 
-from .conftest import SMOKE, run_bench
+from .helpers import SMOKE, run_bench
 
 pytestmark = [pytest.mark.e2e]
 

@@ -14,13 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, SMOKE, bench_args, with_fault
-
-
-def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-2000:]
-    return lines[0]
+from .helpers import REPO, SMOKE, bench_args, one_error_line, with_fault
 
 
 def command(tmp: Path, *overrides: str, fresh_store: bool = False) -> list[str]:
@@ -483,6 +477,7 @@ def placed_beside_core_0(lock_dir: Path) -> Callable[[], str]:
     return make
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_path: Path):
     """wait_for_cores_s: the run queues for cores another run holds (saying so once), or is refused at its end."""
     import threading
@@ -504,6 +499,7 @@ def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_p
     mine.release()
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_case_7_a_run_waiting_for_cores_says_so_at_least_every_10_s(tmp_path: Path, monkeypatch):
     """A long wait is not silence: a line when it starts and one at least every WAIT_REPORT_S after."""
     from suites.backends import corelock

@@ -4,6 +4,7 @@ Layers, lowest first; a module may import its own layer and the ones below:
 
     gpu_probe        NVML wrapper, inventory, sampler, statistics, vocabulary (imports nothing of suites)
     suites.errors    the one-line errors
+    suites.poll      the one deadline loop
     suites.data      datasets
     suites.workloads workload plugins (found by discovery)
     suites.guest     the guest-side worker and the protocol (nothing of the runner)
@@ -26,9 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .helpers import REPO
 
-LAYERS = ("gpu_probe", "suites.errors", "suites.data", "suites.workloads", "suites.guest", "suites.config",
+LAYERS = ("gpu_probe", "suites.errors", "suites.poll", "suites.data", "suites.workloads", "suites.guest",
+          "suites.config",
           "suites.backends", "suites.run", "suites.record", "suites.render", "suites.app",
           "suites.bench", "suites.study", "suites.sync", "suites.gpu_check")
 PROJECT = ("suites", "gpu_probe")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, SMOKE, free_port, start_server, stop
+from .helpers import REPO, SMOKE, free_port, start_server, stop
 
 pytestmark = [pytest.mark.e2e]
 

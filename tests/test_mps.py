@@ -23,7 +23,7 @@ from suites.backends.leftovers import Ledger
 from suites.backends.mps import MpsDaemon, MpsError, daemon_running
 from suites.errors import ConfigError
 
-from .conftest import REPO
+from .helpers import REPO
 
 STANDIN = """#!/usr/bin/env python3
 import json, os, pathlib, sys

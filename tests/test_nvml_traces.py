@@ -19,7 +19,7 @@ from gpu_probe.nvml import CLOCK_EVENT_REASONS, Nvml, decode_clock_events
 from gpu_probe.sampler import Sampler
 from gpu_probe.trace import RecordingNvml, ReplayNvml, TraceError
 
-from .conftest import REPO
+from .helpers import REPO
 
 TRACES = Path(__file__).parent / "traces"
 

@@ -10,8 +10,7 @@ from suites.errors import PlacementError
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import apply_resources
 
-from .conftest import REPO
-from .test_config_errors import compose_config
+from .helpers import REPO, compose_config
 
 
 def host(gpus: int = 0, gpu_mem_MiB: float = 8192.0) -> Inventory:

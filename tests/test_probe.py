@@ -11,7 +11,7 @@ import pytest
 
 from gpu_probe import probe
 
-from .conftest import REPO, run_bench
+from .helpers import REPO, run_bench
 
 
 def test_probe_skips_with_the_reason_when_it_cannot_run():

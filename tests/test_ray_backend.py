@@ -29,8 +29,9 @@ from suites.backends.placement import Placement
 from suites.backends.ray_agent import GuestAgent
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.guest.protocol import GuestSpec
+from suites.poll import wait_until
 
-from .conftest import REPO, SMOKE, bench_args, free_port, run_bench
+from .helpers import REPO, SMOKE, bench_args, free_port, run_bench, wait_while_running
 from .raynodes import LOOPBACK_ENV, NO_AUTH, start_node, stop_node
 
 M60_4Q = ["profile=m60-4q", "profile.memory_MiB=2048"]
@@ -177,10 +178,9 @@ def start_long_run(tmp: Path, cluster: Cluster) -> tuple[subprocess.Popen, Path]
                                   "workload.allow_cpu_fallback=true")  # the cluster's GPU is logical
     runner = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
-    deadline = time.monotonic() + 180
-    while not (len(guests := guest_processes(cluster)) == 2 and all("training started" in node_log(p) for p in guests)):
-        assert time.monotonic() < deadline and runner.poll() is None, "both guests should train under Ray actors"
-        time.sleep(0.5)
+    wait_while_running(runner, lambda: (len(guests := guest_processes(cluster)) == 2
+                                        and all("training started" in node_log(p) for p in guests)),
+                       180, "both guests should train under Ray actors")
     return runner, run_dir
 
 
@@ -193,10 +193,7 @@ def node_log(p: psutil.Process) -> str:
 
 
 def wait_until_no_guest(cluster: Cluster, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while guest_processes(cluster) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not guest_processes(cluster)
+    assert wait_until(lambda: not guest_processes(cluster), timeout_s, 0.5), guest_processes(cluster)
 
 
 @pytest.mark.cluster

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .conftest import REPO, SMOKE, BenchRun, bench_args
+from .helpers import REPO, SMOKE, BenchRun, bench_args, wait_while_running
 from .raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns, pgid, stop_node
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
@@ -110,12 +110,11 @@ def test_a_node_killed_mid_run_fails_its_guest_and_the_other_finishes(tmp: Path,
     runner = subprocess.Popen(in_ns(two_nodes["ns"], *args), cwd=REPO, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True,
                               env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
-    deadline = time.monotonic() + 180
     worker = two_nodes["worker"]
-    while not [p for p in psutil.process_iter(["cmdline"]) if "suites.guest" in (p.info["cmdline"] or [])
-               and pgid(p.pid) != worker.pid and _on_node(p, worker.pid)]:
-        assert time.monotonic() < deadline and runner.poll() is None, "a guest should run on the worker node"
-        time.sleep(0.5)
+    wait_while_running(runner, lambda: [p for p in psutil.process_iter(["cmdline"])
+                                        if "suites.guest" in (p.info["cmdline"] or [])
+                                        and pgid(p.pid) != worker.pid and _on_node(p, worker.pid)],
+                       180, "a guest should run on the worker node")
     time.sleep(2)  # past the barrier: both idle
     os.killpg(worker.pid, signal.SIGKILL)  # the whole worker node: raylet, its workers, their guests
     out, _ = runner.communicate(timeout=180)

@@ -24,7 +24,7 @@ import pytest
 
 from gpu_probe.trace import TRACE_ENV
 
-from .conftest import REPO, SMOKE, BenchRun, bench_args
+from .helpers import REPO, SMOKE, BenchRun, bench_args
 from .raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns
 from .record_keys import GOLDEN, assert_keeps, keys_of
 from .test_fallback_store import mlflow_runs

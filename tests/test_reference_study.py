@@ -13,7 +13,7 @@ import pytest
 from suites.config.study import StudySettings
 from suites.run.study_plan import EPISODE_1, plan_study
 
-from .conftest import REPO
+from .helpers import REPO
 
 pytestmark = [pytest.mark.e2e]
 

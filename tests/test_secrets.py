@@ -9,7 +9,7 @@ from mlflow.tracking import MlflowClient
 
 from suites.errors import redact
 
-from .conftest import SMOKE, bench_args, free_port
+from .helpers import SMOKE, bench_args, free_port
 
 SECRETS = ("S3cretPW", "tok3n-abc")
 

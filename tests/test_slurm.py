@@ -22,8 +22,9 @@ import psutil
 import pytest
 
 from suites.backends.leftovers import STATE_ENV
+from suites.poll import wait_until
 
-from .conftest import REPO, SMOKE, store_at
+from .helpers import REPO, SMOKE, store_at, training, wait_while_running
 from .slurmcluster import PARTITION, SlurmCluster, missing_tools
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
@@ -69,10 +70,8 @@ def test_a_sweep_runs_as_slurm_jobs_and_reaches_the_store(tmp: Path, slurm: Slur
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     ids = job_ids(tmp)
     assert len(ids) == 2, ids
-    deadline = time.monotonic() + 60  # the accounting record follows the job's end by a moment
-    while set(slurm.sacct(ids).values()) != {"COMPLETED"}:
-        assert time.monotonic() < deadline, slurm.sacct(ids)
-        time.sleep(1)
+    # the accounting record follows the job's end by a moment
+    assert wait_until(lambda: set(slurm.sacct(ids).values()) == {"COMPLETED"}, 60, 1), slurm.sacct(ids)
     mlflow.set_tracking_uri(f"sqlite:///{tmp / 'mlflow.db'}")
     runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
     scenarios = runs[runs["tags.bench.role"] == "scenario"]
@@ -94,10 +93,7 @@ def test_a_job_cancelled_with_scancel_is_recorded_as_interrupted(tmp: Path, slur
 
 def cancelled(tmp: Path, slurm: SlurmCluster, launcher: subprocess.Popen, state: Path) -> None:
     log = tmp / "sweep" / "0" / "g0.log"
-    deadline = time.monotonic() + 300
-    while not (log.exists() and "training started" in log.read_text()):
-        assert time.monotonic() < deadline and launcher.poll() is None, "the job's guest should be running"
-        time.sleep(0.5)
+    wait_while_running(launcher, lambda: training(log.parent, "g0"), 300, "the job's guest should be running")
     [job] = job_ids(tmp)
     assert guests_of(state), "the job's guest runs with this test's BENCH_STATE_DIR"
     slurm.run("scancel", job)

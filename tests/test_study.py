@@ -12,8 +12,7 @@ from suites.config.compose import study_phases
 from suites.record import reader
 from suites.run.study import PhaseNumbers, consolidation_metrics, derive, mixed_verdict, qos
 
-from .conftest import REPO, run_bench
-from .test_config_errors import compose_config
+from .helpers import REPO, compose_config, run_bench
 
 SMALL = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
          "scenario.study.ml.overrides=['workload.train_limit=2048','workload.width=8']", "profile.memory_MiB=2048",

@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 
 from suites.config.schema import CONFIG_DIR, register_configs
 
-from .conftest import REPO, SMOKE
+from .helpers import REPO, SMOKE
 
 
 @pytest.mark.e2e

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, SMOKE
+from .helpers import REPO, SMOKE
 
 pytestmark = [pytest.mark.e2e]
 

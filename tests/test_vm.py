@@ -26,7 +26,7 @@ from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import ConfigError, PlacementError
 from suites.guest.protocol import GuestSpec
 
-from .conftest import REPO, SMOKE, BenchRun, bench_args, run_bench
+from .helpers import REPO, SMOKE, BenchRun, assert_gone, bench_args, run_bench, training, wait_for
 from .record_keys import json_paths, mlflow_keys
 
 try:
@@ -179,23 +179,6 @@ def vm_pids(run_dir: Path, gid: str) -> list[int]:
     return [meta["qemu_pid"], meta["group"]]
 
 
-def training(run_dir: Path, gid: str) -> bool:
-    log = run_dir / f"{gid}.log"
-    return log.exists() and "training started" in log.read_text(errors="replace")
-
-
-def wait_for(predicate, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.1)
-
-
-def assert_gone(pids: list[int]) -> None:
-    for pid in pids:
-        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        assert not alive, f"left running: {pid} {psutil.Process(pid).cmdline()[:2]}"
-
 
 @pytest.mark.vm
 @pytest.mark.e2e
@@ -330,6 +313,7 @@ def test_auto_accel_tries_kvm_and_falls_back_to_tcg_on_this_host():
     assert qemu.choose_accel("tcg", IMAGE, "unused", 5) == qemu.Accel("tcg", "vm.accel=tcg")
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_a_kvm_test_boot_that_hangs_is_given_up_at_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A hypervisor that never finishes booting (nested KVM here hangs after 'Probing EDD' with some CPU models):
     a stand-in QEMU that prints that and sleeps."""

@@ -16,7 +16,7 @@ import pytest
 from suites.workloads import list_workloads, workload_class
 from suites.workloads.base import CAD, ML
 
-from .conftest import SMOKE, run_bench
+from .helpers import SMOKE, run_bench
 
 HAVE_TF = importlib.util.find_spec("tensorflow") is not None
 

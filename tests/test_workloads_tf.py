@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import HAVE_MNIST, MNIST_ROOT, run_bench
+from .helpers import HAVE_MNIST, MNIST_ROOT, run_bench
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
                                                  reason="TensorFlow not installed (extra 'tf')")]

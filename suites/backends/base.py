@@ -50,11 +50,15 @@ class Backend(ABC):
     def supervise(self, guests: list[GuestHandle], tick: Tick, start_timeout_s: float, timeout_s: float,
                   timing: Timing) -> None:
         """Wait at the start barrier, release every guest at once, supervise them to the end."""
-        wait_at_barrier(guests, tick, start_timeout_s)
+        # set-up (imports, data, model) counts against the guest's memory too
+        pump_until(guests, tick, lambda g: g.state != "starting", start_timeout_s,
+                   f"did not reach the start barrier within {start_timeout_s:.0f} s", " during set-up")
         timing.t_release = time.time()
         for g in guests:
             g.release()
-        run_to_end(guests, tick, timeout_s)
+        pump_until(guests, tick, lambda g: g.finished, timeout_s,
+                   f"timed out after scenario.timeout_s={timeout_s:.0f} s")
+        tick(guests)
         timing.t_end = time.time()
 
     def check_data(self, data: dict[str, Any]) -> None:  # noqa: B027 (only a multi-node backend overrides it)
@@ -64,21 +68,24 @@ class Backend(ABC):
         """Release what the backend holds (a cluster connection); guests are already stopped."""
 
 
-def wait_at_barrier(guests: list[GuestHandle], tick: Tick, timeout_s: float) -> None:
+def pump_until(guests: list[GuestHandle], tick: Tick, settled: Callable[[GuestHandle], bool], timeout_s: float,
+               overdue: str, when: str = "") -> None:
+    """Until every guest is ``settled``: its events, progress, the time limit (a guest not settled by then is
+    stopped with ``overdue``), the memory limit (``when`` says in which phase)."""
     deadline = time.monotonic() + timeout_s
     next_mem_check = 0.0
-    while any(g.state == "starting" for g in guests):
+    while not all(settled(g) for g in guests):
         for g in guests:
             g.pump()
         tick(guests)
         now = time.monotonic()
         if now > deadline:
             for g in guests:
-                if g.state == "starting":
-                    g.kill(f"did not reach the start barrier within {timeout_s:.0f} s")
-        if now > next_mem_check:  # set-up (imports, data, model) counts against the guest's memory too
+                if not settled(g):
+                    g.kill(overdue)
+        if now > next_mem_check:
             next_mem_check = now + MEM_CHECK_S
-            check_memory(guests, " during set-up")
+            check_memory(guests, when)
         time.sleep(POLL_S)
 
 
@@ -88,23 +95,3 @@ def check_memory(guests: list[GuestHandle], when: str = "") -> None:
         rss = g.rss_MiB() if not g.finished else 0.0
         if rss > g.spec.memory_MiB:
             g.kill(f"guest memory exceeded{when}: RSS {rss:.0f} MiB > profile {g.spec.memory_MiB} MiB")
-
-
-def run_to_end(guests: list[GuestHandle], tick: Tick, timeout_s: float) -> None:
-    """Until every guest is finished: events, progress, time limit, memory limit."""
-    deadline = time.monotonic() + timeout_s
-    next_mem_check = 0.0
-    while not all(g.finished for g in guests):
-        for g in guests:
-            g.pump()
-        tick(guests)
-        now = time.monotonic()
-        if now > deadline:
-            for g in guests:
-                if not g.finished:
-                    g.kill(f"timed out after scenario.timeout_s={timeout_s:.0f} s")
-        if now > next_mem_check:
-            next_mem_check = now + MEM_CHECK_S
-            check_memory(guests)
-        time.sleep(POLL_S)
-    tick(guests)

@@ -23,13 +23,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 from suites.backends.leftovers import Ledger
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import BenchError, ConfigError
+from suites.poll import wait_until
 
 CONTROL = "nvidia-cuda-mps-control"
 # The daemon makes Unix sockets in its pipe folder (at most 108 bytes with their names): a deeper run directory
@@ -74,10 +74,7 @@ def daemon_running(pipe_dir: Path) -> bool:
 
 def gone(pipe_dir: Path) -> bool:
     """Whether the daemon told to quit has removed its control pipe, within STOP_TIMEOUT_S."""
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while daemon_running(pipe_dir) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not daemon_running(pipe_dir)
+    return wait_until(lambda: not daemon_running(pipe_dir), STOP_TIMEOUT_S, 0.05)
 
 
 class MpsDaemon:
@@ -116,10 +113,7 @@ class MpsDaemon:
         except (OSError, subprocess.SubprocessError) as exc:
             self._cleanup()
             raise MpsError(f"sharing=mps: {CONTROL} -d failed: {exc}") from exc
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while done.returncode == 0 and not daemon_running(self.pipe_dir) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if done.returncode != 0 or not daemon_running(self.pipe_dir):
+        if done.returncode != 0 or not wait_until(lambda: daemon_running(self.pipe_dir), START_TIMEOUT_S, 0.05):
             why = (done.stderr or done.stdout).strip().splitlines()[-1:] or self._log_tail()
             self._cleanup()
             raise MpsError(f"sharing=mps: the MPS control daemon did not start ({CONTROL} -d exited "

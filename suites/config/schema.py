@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -178,8 +179,10 @@ def run_stamp() -> str:
     return f"{now:%Y-%m-%d_%H-%M-%S}.{now.microsecond // 1000:03d}-{os.getpid()}"
 
 
+@functools.cache
 def register_configs() -> None:
-    """Make every schema known to Hydra's ConfigStore (idempotent): call before composing.
+    """Make every schema known to Hydra's ConfigStore, once per process (the store is the process's; a second call
+    found the same plugins and stored the same nodes again, 0.17 s a composition): call before composing.
 
     Per workload plugin: its schema ``workload/base_<name>`` (what its YAML
     extends), ``workload/<name>`` itself when it ships no YAML, and its smoke

@@ -46,6 +46,7 @@ from suites.config.schema import VmConfig
 from suites.errors import DataError
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import environment
+from suites.poll import wait_until
 
 SOCKET_ROOT_MAX = 64  # + /gmb-vm-<pid>-<8>/g0.qmp stays under a socket path's 107 bytes
 CONSOLE_TAIL = 5  # console lines quoted in a boot failure
@@ -294,11 +295,8 @@ def boot_script(spec: GuestSpec) -> str:
 
 
 def wait_for(path: Path, timeout_s: float, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise OSError(f"virtiofsd did not open {path} (exit {proc.poll()}; see the .qemu.log)")
-        time.sleep(0.01)
+    if not wait_until(lambda: path.exists() or proc.poll() is not None, timeout_s, 0.01) or not path.exists():
+        raise OSError(f"virtiofsd did not open {path} (exit {proc.poll()}; see the .qemu.log)")
 
 
 def guest_exit(console: Path) -> int | None:
