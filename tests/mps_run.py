@@ -27,7 +27,7 @@ def main(out: Path, seconds: float) -> None:
     inv = Inventory("h", "Linux", "3.11", "cpu", 2, 2, 2, 8192.0, gpus=[H100], gpu_status="1 GPU(s)")
     # as the bench command does: the cores are leased, and a test beside it that holds them is waited for
     # (BENCH_WAIT_FOR_CORES_S, tests/conftest.py), not a refusal (seen in CI: "another benchmark run holds cores 0,1")
-    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], Path.cwd(), inv), lambda p: [p], out,
+    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], inv), lambda p: [p], out,
                                     comp.cfg.wait_for_cores_s)
     with cores:
         outcome = execute(planned, out)

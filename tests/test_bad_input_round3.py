@@ -301,7 +301,7 @@ def test_after_a_fall_back_the_browse_hint_names_the_fallback_store(tmp: Path):
     cfg, _ = compose([f"tracking_uri=http://127.0.0.1:{free_port()}", f"fallback_tracking_uri={fallback}",
                       f"artifact_dir={tmp / 'art'}"])
     said: list[str] = []
-    recorder = Recorder(cfg, tmp, said.append)
+    recorder = Recorder(cfg, said.append)
     assert any("recording to the fallback store" in s for s in said), said
     assert recorder.browse() == f"make ui URI={fallback} to browse"  # `make ui` alone opens outputs/mlflow.db
 

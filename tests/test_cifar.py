@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from suites.config.paths import absolute_paths
 from suites.data import cifar
 from suites.data.config import DataConfig
 from suites.errors import DataError
@@ -27,18 +28,19 @@ def test_synthetic_files_have_the_published_layout(tiny: Path):
 
 
 def test_resolve_reports_synthetic_and_real_sources(tiny: Path, tmp_path: Path):
-    assert cifar.resolve(DataConfig(root=str(tiny)), tmp_path)["source"] == "synthetic"
-    spec = cifar.resolve(DataConfig(root="absent", cache_dir="c", synthetic_train=50, synthetic_test=20), tmp_path)
+    assert cifar.resolve(absolute_paths(DataConfig(root=str(tiny)), tmp_path))["source"] == "synthetic"
+    given = DataConfig(root="absent", cache_dir="c", synthetic_train=50, synthetic_test=20)
+    spec = cifar.resolve(absolute_paths(given, tmp_path))
     assert spec["source"] == "synthetic" and (Path(spec["root"]) / cifar.FOLDER / cifar.MANIFEST).exists()
     with pytest.raises(DataError, match="CIFAR-10 not found"):
-        cifar.resolve(DataConfig(root="absent", synthetic=False), tmp_path)
+        cifar.resolve(absolute_paths(DataConfig(root="absent", synthetic=False), tmp_path))
 
 
 def test_files_claiming_to_be_real_must_match_the_published_md5(tmp_path: Path):
     folder = cifar.synthesize(tmp_path, 50, 20) / cifar.FOLDER
     (folder / cifar.MANIFEST).unlink()  # now they pose as the real dataset
     with pytest.raises(DataError, match="does not match the published CIFAR-10"):
-        cifar.resolve(DataConfig(root=str(tmp_path)), tmp_path)
+        cifar.resolve(absolute_paths(DataConfig(root=str(tmp_path)), tmp_path))
     with pytest.raises(DataError, match="refusing to unpickle"):
         cifar.load_split(str(tmp_path), train=False)
 

@@ -97,7 +97,7 @@ def test_one_guest_with_four_gpus_trains_one_rank_per_gpu(tmp: Path):
     four = Inventory("h", "Linux", "3.11", "cpu", 8, 8, 8, 65536.0,
                      gpus=[{"index": i, "name": "Tesla M60", "uuid": f"GPU-{i}", "mem_total_MiB": 8192.0}
                            for i in range(4)])
-    one_by_four, four_by_one = (plan(run, tmp, four) for run in comp.runs[:2])
+    one_by_four, four_by_one = (plan(run, four) for run in comp.runs[:2])
     assert one_by_four.specs[0].gpus == ["GPU-0", "GPU-1", "GPU-2", "GPU-3"]
     assert one_by_four.specs[0].workload_config["ranks"] == 4  # the profile's GPUs, not 1 of 4
     assert [s.workload_config["ranks"] for s in four_by_one.specs] == [1, 1, 1, 1]

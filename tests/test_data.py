@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpu_probe import vocab
+from suites.config.paths import absolute_paths
 from suites.data.config import DataConfig
 from suites.data.mnist import check_idx, resolve_mnist, synthesize_mnist, write_idx
 from suites.errors import DataError
@@ -54,7 +55,7 @@ def test_resolve_prefers_files_under_the_root_and_says_they_are_not_the_publishe
     """MNIST-shaped files whose MD5s are not the published ones are a look-alike, said with the accuracy (a
     2048-image stand-in under data.root used to report 98 % as an MNIST accuracy)."""
     synthesize_mnist(tmp / "real", 20, 20)
-    spec = resolve_mnist(DataConfig(root="real"), tmp)
+    spec = resolve_mnist(absolute_paths(DataConfig(root="real"), tmp))
     assert spec["source"] == "look-alike" and spec["root"] == str((tmp / "real").resolve())
     assert "not the published ones (MD5s differ)" in spec["note"]
     assert synthetic_mark(spec, vocab.TEST_ACCURACY.key, {vocab.TEST_ACCURACY.key: 0.98}) == " (look-alike)"
@@ -62,32 +63,33 @@ def test_resolve_prefers_files_under_the_root_and_says_they_are_not_the_publishe
 
 @pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")
 def test_the_published_mnist_is_real(tmp: Path):
-    assert resolve_mnist(DataConfig(root=str(MNIST_ROOT)), tmp)["source"] == "real"
+    assert resolve_mnist(absolute_paths(DataConfig(root=str(MNIST_ROOT)), tmp))["source"] == "real"
 
 
 def test_a_corrupt_synthetic_cache_is_made_again(tmp: Path):
     """A cache cut short (a disk that filled, a killed run) used to fail every later run inside its guests."""
     cfg = DataConfig(root="absent", cache_dir="cache", synthetic_train=40, synthetic_test=20)
-    spec = resolve_mnist(cfg, tmp)
+    spec = resolve_mnist(absolute_paths(cfg, tmp))
     images = Path(spec["root"]) / "MNIST/raw/train-images-idx3-ubyte"
     whole = images.read_bytes()
     images.write_bytes(whole[:100])
-    assert resolve_mnist(cfg, tmp) == spec and images.read_bytes() == whole
+    assert resolve_mnist(absolute_paths(cfg, tmp)) == spec and images.read_bytes() == whole
 
 
 def test_resolve_falls_back_to_synthetic_and_says_so(tmp: Path):
-    spec = resolve_mnist(DataConfig(root="absent", cache_dir="cache", synthetic_train=40, synthetic_test=20), tmp)
+    given = DataConfig(root="absent", cache_dir="cache", synthetic_train=40, synthetic_test=20)
+    spec = resolve_mnist(absolute_paths(given, tmp))
     assert spec["source"] == "synthetic" and "cache" in spec["root"]
     assert (Path(spec["root"]) / "MNIST/raw/t10k-images-idx3-ubyte").exists()
 
 
 def test_resolve_missing_and_incomplete_data_are_clear_errors(tmp: Path):
     with pytest.raises(DataError, match="MNIST not found"):
-        resolve_mnist(DataConfig(root="absent", synthetic=False), tmp)
+        resolve_mnist(absolute_paths(DataConfig(root="absent", synthetic=False), tmp))
     synthesize_mnist(tmp / "partial", 20, 20)
     (tmp / "partial/MNIST/raw/t10k-labels-idx1-ubyte").unlink()
     with pytest.raises(DataError, match="incomplete: missing t10k-labels-idx1-ubyte"):
-        resolve_mnist(DataConfig(root="partial"), tmp)
+        resolve_mnist(absolute_paths(DataConfig(root="partial"), tmp))
 
 
 @pytest.mark.parametrize("case,expected", [
@@ -108,7 +110,7 @@ def test_mnist_whose_images_and_labels_disagree_is_refused_before_any_guest(tmp:
     else:
         write_idx(raw / "t10k-images-idx3-ubyte", np.zeros((500, 14, 28), dtype=np.uint8))
     with pytest.raises(DataError, match=expected.replace("(", r"\(").replace(")", r"\)")):
-        resolve_mnist(DataConfig(root=str(tmp)), tmp)
+        resolve_mnist(absolute_paths(DataConfig(root=str(tmp)), tmp))
 
 
 @pytest.mark.timeout(30)  # reading a FIFO used to block the runner forever
@@ -121,7 +123,7 @@ def test_data_file_that_is_not_a_regular_file_is_refused_at_once(tmp: Path, kind
     target.unlink()
     os.mkfifo(target) if kind == "a FIFO" else target.mkdir()
     with pytest.raises(DataError, match=f"MNIST file {target} is {kind}, not a regular file"):
-        resolve_mnist(DataConfig(root=str(tmp)), tmp)
+        resolve_mnist(absolute_paths(DataConfig(root=str(tmp)), tmp))
 
 
 @pytest.mark.parametrize("path,kind", [("/dev/zero", "a character device"), ("/tmp", "a directory")])

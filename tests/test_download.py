@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from suites.config.paths import absolute_paths
 from suites.data import cifar, mnist
 from suites.data.config import DataConfig
 from suites.errors import DataError
@@ -97,7 +98,7 @@ def nothing_cached(tmp: Path, cache: str = "cache") -> bool:
 def test_real_mnist_is_fetched_verified_cached_and_reused_offline(tmp_path: Path, mirror_dir: Path, serve):
     gz_mnist(MNIST_ROOT / "MNIST" / "raw", mirror_dir)
     m = serve()
-    spec = mnist.resolve_mnist(cfg_for(tmp_path, m.url), tmp_path)
+    spec = mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, m.url), tmp_path))
     assert spec["source"] == "real" and "downloaded" in spec["note"]
     raw = Path(spec["root"]) / "MNIST" / "raw"
     assert raw == tmp_path / "cache" / "downloaded" / "MNIST" / "raw"
@@ -106,7 +107,7 @@ def test_real_mnist_is_fetched_verified_cached_and_reused_offline(tmp_path: Path
     x, y = mnist.load_numpy(str(raw.parent.parent), train=True)
     assert x.shape == (60000, 28, 28) and len(y) == 60000
     m.close()  # the mirror is gone: the cached copy is used, no network touched
-    again = mnist.resolve_mnist(cfg_for(tmp_path, "http://127.0.0.1:9/", mode="true"), tmp_path)
+    again = mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, "http://127.0.0.1:9/", mode="true"), tmp_path))
     assert again["source"] == "real" and again["root"] == spec["root"]
 
 
@@ -114,12 +115,12 @@ def test_a_corrupted_mnist_download_is_refused_and_nothing_cached(tmp_path: Path
     source = mnist.synthesize_mnist(tmp_path / "lookalike", 50, 10) / "MNIST" / "raw"  # not the published files
     gz_mnist(source, mirror_dir)
     m = serve()
-    spec = mnist.resolve_mnist(cfg_for(tmp_path, m.url), tmp_path)  # auto: synthetic, saying why
+    spec = mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, m.url), tmp_path))  # auto: synthetic, saying why
     assert spec["source"] == "synthetic"
     assert "download failed" in spec["note"] and "not the published" in spec["note"], spec["note"]
     assert nothing_cached(tmp_path)
     with pytest.raises(DataError) as err:  # true: one line, nothing cached
-        mnist.resolve_mnist(cfg_for(tmp_path, m.url, mode="true"), tmp_path)
+        mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, m.url, mode="true"), tmp_path))
     assert "data.download=true" in str(err.value) and "MD5" in str(err.value) and "\n" not in str(err.value)
     assert nothing_cached(tmp_path)
 
@@ -129,17 +130,17 @@ def test_a_damaged_gzip_stream_is_refused(tmp_path: Path, mirror_dir: Path, serv
         (mirror_dir / f"{name}.gz").write_bytes(gzip.compress(b"x" * 1000, mtime=0)[:-12])  # truncated
     m = serve()
     with pytest.raises(DataError, match="not a gzip file"):
-        mnist.resolve_mnist(cfg_for(tmp_path, m.url, mode="true"), tmp_path)
+        mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, m.url, mode="true"), tmp_path))
     assert nothing_cached(tmp_path)
 
 
 def test_unreachable_mirror_falls_back_to_synthetic_or_fails_when_asked(tmp_path: Path):
     url = f"http://127.0.0.1:{free_port()}/"  # nothing listens there
-    spec = mnist.resolve_mnist(cfg_for(tmp_path, url), tmp_path)
+    spec = mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, url), tmp_path))
     assert spec["source"] == "synthetic" and "download failed" in spec["note"] and url in spec["note"]
     with pytest.raises(DataError, match="data.download=true"):
-        mnist.resolve_mnist(cfg_for(tmp_path, url, mode="true"), tmp_path)
-    off = mnist.resolve_mnist(cfg_for(tmp_path, "http://never.invalid/", mode="false"), tmp_path)
+        mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, url, mode="true"), tmp_path))
+    off = mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, "http://never.invalid/", mode="false"), tmp_path))
     assert off["source"] == "synthetic" and "data.download=false" in off["note"]
     assert nothing_cached(tmp_path)
 
@@ -149,7 +150,7 @@ def test_a_stalled_mirror_is_given_up_within_the_timeout(tmp_path: Path, mirror_
     (mirror_dir / "train-images-idx3-ubyte.gz").write_bytes(b"")
     m = serve(stall_s=20)
     t0 = time.monotonic()
-    spec = mnist.resolve_mnist(cfg_for(tmp_path, m.url, timeout_s=1.0), tmp_path)
+    spec = mnist.resolve_mnist(absolute_paths(cfg_for(tmp_path, m.url, timeout_s=1.0), tmp_path))
     assert time.monotonic() - t0 < 10
     assert spec["source"] == "synthetic" and "download failed" in spec["note"]
     assert nothing_cached(tmp_path)
@@ -174,12 +175,12 @@ def test_cifar_download_with_wrong_batches_or_junk_is_refused(tmp_path: Path, mi
     archive.write_bytes(cifar_archive({p.name: p.read_bytes() for p in synthetic.iterdir()
                                        if p.name in cifar.PUBLISHED_MD5}))
     m = serve()
-    spec = cifar.resolve(cfg_for(tmp_path, m.url), tmp_path)
+    spec = cifar.resolve(absolute_paths(cfg_for(tmp_path, m.url), tmp_path))
     assert spec["source"] == "synthetic" and "not the published" in spec["note"], spec["note"]
     assert nothing_cached(tmp_path) and not (tmp_path.parent / "escaped").exists()
     archive.write_bytes(pickle.dumps({"not": "a tar"}))
     with pytest.raises(DataError, match="not a readable tar archive"):
-        cifar.resolve(cfg_for(tmp_path, m.url, mode="true"), tmp_path)
+        cifar.resolve(absolute_paths(cfg_for(tmp_path, m.url, mode="true"), tmp_path))
     assert nothing_cached(tmp_path)
 
 

@@ -132,7 +132,7 @@ def test_case_10_cifar_batches_that_are_not_cifar_are_refused_before_start(tmp_p
     payload, says = CIFAR_CASES[case]
     root = cifar_with(tmp_path / "data", "test_batch", payload())
     with pytest.raises(DataError, match=re.escape(says)):
-        cifar.resolve(DataConfig(root=str(root)), tmp_path)
+        cifar.resolve(DataConfig(root=str(root), cache_dir=str(tmp_path)))
 
 
 @pytest.mark.e2e

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
@@ -68,8 +67,8 @@ def task(composed: Composition | None, sweep: SweepState | None = None) -> Calla
 def launch(comp: Composition | None, dcfg: DictConfig) -> int:
     hc = HydraConfig.get()
     comp = comp or compose_run(list(hc.overrides.task), dcfg)
-    return run_command(comp, Path(hc.runtime.output_dir), Path(hydra.utils.get_original_cwd()),
-                       launcher=str(hc.runtime.choices.get("hydra/launcher", "basic")))
+    launcher = str(hc.runtime.choices.get("hydra/launcher", "basic"))
+    return run_command(comp, Path(hc.runtime.output_dir), launcher=launcher)
 
 
 def run_single(composed: Composition | None, dcfg: DictConfig) -> None:

@@ -54,23 +54,23 @@ def best_effort(out: Console, what: str, draw: Callable[[], Any]) -> Any:
         return None
 
 
-def run_command(comp: Composition, run_dir: Path, base_dir: Path, launcher: str) -> int:
+def run_command(comp: Composition, run_dir: Path, launcher: str) -> int:
     """The whole command; its exit code (a run that reached no store counts as a failure)."""
     out = console()
     if comp.cfg.strict:
         refuse_busy_host(comp.cfg.host_busy_pct)
     if comp.compares:
-        phases, cores = plan_and_lease(lambda: plan_comparison(comp, base_dir, out), lambda c: c.plans, run_dir,
+        phases, cores = plan_and_lease(lambda: plan_comparison(comp, out), lambda c: c.plans, run_dir,
                                        comp.cfg.wait_for_cores_s, say(out))
         with cores:
-            return run_comparison(comp, run_dir, base_dir, out, launcher, phases)
+            return run_comparison(comp, run_dir, out, launcher, phases)
     # placement and data problems end here, before any store is touched
-    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], base_dir), lambda p: [p], run_dir,
+    planned, cores = plan_and_lease(lambda: plan(comp.runs[0]), lambda p: [p], run_dir,
                                     comp.cfg.wait_for_cores_s, say(out))
     if comp.cfg.strict:
         require_enforced([planned])
     with cores:
-        recorder = Recorder(comp.cfg, base_dir, say(out))
+        recorder = Recorder(comp.cfg, say(out))
         outcome, run_id = run_scenario(planned, run_dir, recorder, out, launcher)
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)
 
@@ -122,12 +122,12 @@ def run_name(cfg: BenchConfig, run_dir: Path) -> str:
     return run_dir.name
 
 
-def plan_phases(runs: list[RunConfig], base_dir: Path, study: StudyRun | None, out: Console) -> list[Plan]:
+def plan_phases(runs: list[RunConfig], study: StudyRun | None, out: Console) -> list[Plan]:
     """Every phase placed and given its data before any starts; a consolidation stops at its capacity."""
     plans = []
     for run in runs:
         try:
-            plans.append(plan(run, base_dir))
+            plans.append(plan(run))
         except PlacementError as exc:
             held = isinstance(exc, CoresHeld)  # other runs' cores: not this profile's capacity
             if held or study is None or run.phase is None or not study.placement_failed(run.phase, exc):
@@ -148,25 +148,25 @@ class PlannedComparison:
     study: StudyRun | None
 
 
-def plan_comparison(comp: Composition, base_dir: Path, out: Console) -> PlannedComparison:
+def plan_comparison(comp: Composition, out: Console) -> PlannedComparison:
     study = StudyRun(comp.cfg) if comp.cfg.scenario.kind != "plain" else None
     if study is not None and study.sizing_note:
         say(out)(f"note: {study.sizing_note}")
-    plans = plan_phases(comp.runs, base_dir, study, out)
+    plans = plan_phases(comp.runs, study, out)
     if comp.cfg.strict:
         require_enforced(plans)
     return PlannedComparison(comp, plans, study)
 
 
-def run_comparison(comp: Composition, run_dir: Path, base_dir: Path, out: Console, launcher: str,
+def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str,
                    planned: PlannedComparison | None = None, recorder: Recorder | None = None,
                    parent: RunRef | None = None, tags: dict[str, str] | None = None) -> int:
     """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
     plot, and the comparison run (nested under ``parent``, as a study's parts are)."""
     cfg, name = comp.cfg, comp.cfg.scenario.name
-    planned = planned or plan_comparison(comp, base_dir, out)
+    planned = planned or plan_comparison(comp, out)
     plans, study = planned.plans, planned.study
-    recorder = recorder or Recorder(cfg, base_dir, say(out))
+    recorder = recorder or Recorder(cfg, say(out))
     ref = recorder.start_comparison(f"{name}-{run_dir.name}",
                                     mlflow_runs.comparison_tags(name, cfg.scenario.kind, tags), parent)
     outcomes, worst = run_phases(plans, cfg.scenario.phase_repeats, run_dir, recorder, ref, study, out, launcher)

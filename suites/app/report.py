@@ -7,10 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import first_line, redact
 from suites.record import reader
-from suites.record.store import cap_retries, resolve_tracking_uri, sqlite_path
+from suites.record.store import cap_retries, sqlite_path
 from suites.render import report, study_report
 
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def fallback_hint(uri: str) -> str:
     """Where bench's runs went while that store was down, if there are any (its fallback store)."""
-    fallback = resolve_tracking_uri(FALLBACK_TRACKING_URI, Path.cwd())
+    fallback = absolute_uri(FALLBACK_TRACKING_URI, Path.cwd())
     db = sqlite_path(fallback)
     if fallback == uri or db is None or not db.is_file():
         return ""

@@ -92,7 +92,7 @@ def host_to_itself() -> list[int]:
     return cores
 
 
-def prepare(sp: StudyPlan, comps: dict[str, Composition], base_dir: Path, out: Console) -> tuple[Ready, list[Skip]]:
+def prepare(sp: StudyPlan, comps: dict[str, Composition], out: Console) -> tuple[Ready, list[Skip]]:
     """Every part placed and given its data before the first starts, on a host the study has to itself; a part
     this host cannot place is skipped (one that only waits for cores another benchmark run holds is not:
     CoresHeld, which the caller waits out)."""
@@ -100,7 +100,7 @@ def prepare(sp: StudyPlan, comps: dict[str, Composition], base_dir: Path, out: C
     ready, skips = [], []
     for part in sp.parts:
         try:
-            ready.append((part, plan_comparison(comps[part.name], base_dir, out)))
+            ready.append((part, plan_comparison(comps[part.name], out)))
         except CoresHeld:
             raise
         except PlacementError as exc:
@@ -117,12 +117,12 @@ def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
         line(f"  skip {s}")
 
 
-def gpus_to_plan_with(inv: Inventory, overrides: list[str], base_dir: Path) -> tuple[int, str]:
+def gpus_to_plan_with(inv: Inventory, overrides: list[str]) -> tuple[int, str]:
     """This host's GPUs, or with ``backend=ray`` the cluster's (a fleet of VMs: each part then placed by its nodes'
     own GPUs, and skipped with the cluster's offer where they are not there)."""
     cfg = compose_run(overrides).cfg
     if cfg.backend is BackendKind.ray:
-        return cluster_gpus(cfg.ray, base_dir)
+        return cluster_gpus(cfg.ray)
     return len(inv.gpus), inv.gpu_status
 
 
@@ -133,7 +133,7 @@ def study_dir(root: Path) -> Path:
     return path
 
 
-def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_dir: Path, base_dir: Path,
+def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_dir: Path,
               recorder: Recorder, ref: RunRef | None, out: Console) -> int:
     """Each part in turn, nested under the study run; stops at an interrupt (the rest is listed as skipped)."""
     worst, t0 = 0, time.monotonic()
@@ -142,7 +142,7 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
                  f"({time.monotonic() - t0:.0f} s elapsed, {sp.estimate_s:.0f} s planned) ==")
         why = ""
         try:
-            code = run_comparison(planned.comp, run_dir / part.name, base_dir, out, "study",
+            code = run_comparison(planned.comp, run_dir / part.name, out, "study",
                                   planned, recorder, ref, {"bench.study_part": part.name,
                                                            "bench.episode": str(part.episode)})
         except KeyboardInterrupt as exc:
@@ -184,25 +184,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     register_configs()
     mine, overrides = split_args([a for a in argv if a != "--plan"])
-    base_dir, out = Path.cwd(), console()
+    out = console()
     try:
         require_parseable(overrides)
         settings = load_settings(mine)
         inv = inventory.collect()
-        gpus, gpu_status = gpus_to_plan_with(inv, overrides, base_dir)
+        gpus, gpu_status = gpus_to_plan_with(inv, overrides)
         sp = plan_study(gpus, missing_components(), settings, load_timings(settings.timings))
         comps = compose_parts(sp, overrides)
-        require_outside_source(base_dir / settings.out_dir, "study.out_dir")
-        require_makeable(base_dir / settings.out_dir, "study.out_dir")
+        require_outside_source(Path(settings.out_dir), "study.out_dir")
+        require_makeable(Path(settings.out_dir), "study.out_dir")
         for comp in comps.values():  # each part's store, cache and artifact folders, before anything starts
             check_out_dirs(comp.cfg)
         show_plan(out, sp, gpu_status)
         if "--plan" in argv:
             return 0
         wait_s = next(iter(comps.values())).cfg.wait_for_cores_s if comps else 0.0
-        (ready, skips), cores = plan_and_lease(lambda: prepare(sp, comps, base_dir, out),
+        (ready, skips), cores = plan_and_lease(lambda: prepare(sp, comps, out),
                                                lambda made: [p for _, planned in made[0] for p in planned.plans],
-                                               base_dir / settings.out_dir, wait_s, say(out))
+                                               Path(settings.out_dir), wait_s, say(out))
         cores.acquire(sorted(os.sched_getaffinity(0)))  # and the rest of the host, for the whole study
         sp.skips += skips
         if not ready:
@@ -210,12 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
     stop_on_signals()
-    run_dir, t0 = study_dir(base_dir / settings.out_dir), time.time()
+    run_dir, t0 = study_dir(Path(settings.out_dir)), time.time()
     cfg = ready[0][1].comp.cfg
-    recorder = Recorder(cfg, base_dir, say(out))
+    recorder = Recorder(cfg, say(out))
     ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": reader.STUDY_KIND})
     with cores:  # held from planning to the last part's end
-        code = run_parts(ready, sp, run_dir, base_dir, recorder, ref, out)
+        code = run_parts(ready, sp, run_dir, recorder, ref, out)
     record_plan(recorder, ref, settings, sp, time.time() - t0, run_dir, inv)
     files = publish(ref, cfg.experiment, run_dir, out) if ref is not None else []
     recorder.finish(ref, files, "FINISHED" if code == 0 else ("KILLED" if code == EXIT_INTERRUPTED else "FAILED"))

@@ -16,9 +16,10 @@ from omegaconf import DictConfig
 from suites.app.jobs import redact_files, redact_logs
 from suites.app.pipeline import best_effort, console, say
 from suites.backends.placement import NOT_ENFORCED
+from suites.config.paths import absolute_uri, launch_dir
 from suites.errors import first_line
 from suites.record import rundir
-from suites.record.store import Tracker, resolve_tracking_uri, store_lock
+from suites.record.store import Tracker, local_store, store_lock
 from suites.record.sweep import collect
 from suites.render import plots
 from suites.render.tables import sweep_csv_rows, sweep_notes, sweep_table
@@ -61,8 +62,8 @@ class SweepSummary(Callback):
 def record(config: DictConfig, sweep_dir: Path, files: list[Path], jobs: int, started_at: float) -> str:
     """A ``sweep`` run holding the summary, beside the jobs' own runs in the same experiment (its Duration: from
     the first job's start to now)."""
-    base = Path.cwd()  # Hydra does not chdir: the launch directory
-    tracker = Tracker(resolve_tracking_uri(str(config.tracking_uri), base), str(config.experiment),
+    base = launch_dir()
+    tracker = Tracker(local_store(absolute_uri(str(config.tracking_uri), base)), str(config.experiment),
                       base / str(config.artifact_dir))
     with store_lock(tracker.uri):
         run_id = tracker.start(f"sweep-{sweep_dir.name}", {"bench.role": "sweep"}, start_time=started_at)

@@ -7,9 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import first_line, redact
-from suites.record.store import check_server, resolve_tracking_uri
+from suites.record.store import check_server, local_store
 from suites.record.sync import import_export, import_runs
 
 
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", dest="every_store", action="store_true",
                     help="also import runs recorded while another store was down (default: only --to's)")
     args = ap.parse_args(argv)
-    dst = resolve_tracking_uri(args.dst, Path.cwd())  # as the runner wrote it: relative paths resolved
+    dst = local_store(absolute_uri(args.dst, Path.cwd()))  # as the runner wrote it: relative paths resolved
     try:  # an unreachable target is one line within seconds, even with nothing to import
         check_server(dst)
     except Exception as exc:
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.run_dir is not None:
         return import_directory(args.run_dir, dst, args.experiment)
     try:
-        result = import_runs(resolve_tracking_uri(args.src, Path.cwd()), dst, args.experiment, args.every_store)
+        result = import_runs(local_store(absolute_uri(args.src, Path.cwd())), dst, args.experiment, args.every_store)
     except Exception as exc:
         print(f"error: import into {redact(args.dst)} failed: {first_line(exc)}", file=sys.stderr)
         return 2

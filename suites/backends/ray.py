@@ -38,7 +38,7 @@ from suites.errors import ConfigError, DataError, PlacementError, first_line
 from suites.guest.protocol import GuestSpec
 
 
-def connect(cfg: RayConfig, base_dir: Path) -> list[dict[str, Any]]:
+def connect(cfg: RayConfig) -> list[dict[str, Any]]:
     """Join the cluster (once per process); its live nodes, or one ConfigError line within seconds."""
     host, port = gcs_endpoint(cfg.address)
     if host in LOOPBACK:
@@ -54,7 +54,7 @@ def connect(cfg: RayConfig, base_dir: Path) -> list[dict[str, Any]]:
     probe(cfg.address, host, port)  # ray.init retries a dead address for minutes; fail fast instead
     runtime_env = None
     if cfg.working_dir:
-        runtime_env = {"working_dir": str((base_dir / cfg.working_dir).resolve()), "excludes": cfg.excludes}
+        runtime_env = {"working_dir": cfg.working_dir, "excludes": cfg.excludes}
     saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         ray.init(address=cfg.address, namespace=cfg.namespace, runtime_env=runtime_env, log_to_driver=False,
@@ -73,10 +73,10 @@ def connect(cfg: RayConfig, base_dir: Path) -> list[dict[str, Any]]:
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def cluster_gpus(cfg: RayConfig, base_dir: Path) -> tuple[int, str]:
+def cluster_gpus(cfg: RayConfig) -> tuple[int, str]:
     """The GPUs a Ray cluster offers (whole GPUs over its live nodes, as Ray counts them) and a line saying so: what a
     study on a fleet plans with instead of this host's."""
-    nodes = connect(cfg, base_dir)
+    nodes = connect(cfg)
     gpus = int(sum(nd.get("Resources", {}).get("GPU", 0.0) for nd in nodes))
     return gpus, f"Ray cluster at {cfg.address}: {gpus} GPU(s) on {len(nodes)} node(s), ray.placement={cfg.placement}"
 
@@ -309,9 +309,9 @@ class RayBackend(Backend):
 
     name = "ray"
 
-    def __init__(self, cfg: RayConfig, base_dir: Path, vcpus: int, cpu_overcommit: bool,
+    def __init__(self, cfg: RayConfig, vcpus: int, cpu_overcommit: bool,
                  start_timeout_s: float, sample_hz: float = 0.0) -> None:
-        self.cfg, self.base_dir, self.vcpus = cfg, base_dir, vcpus
+        self.cfg, self.vcpus = cfg, vcpus
         self.cpu_overcommit, self.start_timeout_s = cpu_overcommit, start_timeout_s
         self.sample_hz = sample_hz  # the run's sampler rate, also on each node (ray.placement=per-node)
         self.reports: list[dict[str, Any]] = []  # what each node said it is (per-node), asked once per run
@@ -319,7 +319,7 @@ class RayBackend(Backend):
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
         """Ray's view of the cluster decides; CPUs and GPUs are picked on the nodes at start. Per node: each guest
         a node whose GPU is the profile, by what the node itself reports."""
-        nodes = connect(self.cfg, self.base_dir)
+        nodes = connect(self.cfg)
         if self.cfg.placement != PER_NODE:
             return place_on_cluster(profile, n, nodes, self.cpu_overcommit, self.cfg.address)
         live = {nd["NodeID"] for nd in nodes}
@@ -337,7 +337,7 @@ class RayBackend(Backend):
         root = data.get("root")
         if not root:
             return
-        missing = missing_on_nodes(str(root), connect(self.cfg, self.base_dir))
+        missing = missing_on_nodes(str(root), connect(self.cfg))
         if missing:
             raise DataError(f"data root {root} is missing on Ray node(s) {', '.join(missing)}: put it at the same "
                             "path on every node (a shared filesystem), or point data.root/data.cache_dir there")
@@ -346,7 +346,7 @@ class RayBackend(Backend):
               started: list[GuestHandle]) -> None:
         # Joined at plan time, but a comparison's earlier phase has left again; without this Ray would
         # silently start a private local instance for the next phase instead of using ray.address.
-        connect(self.cfg, self.base_dir)
+        connect(self.cfg)
         started += make_guests(specs, placements, log_dir, self.sample_hz)
         start_actors(started, placements, self.vcpus, self.cpu_overcommit, self.start_timeout_s)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 from suites.backends.base import Backend
 from suites.backends.local import LocalBackend
@@ -13,12 +12,12 @@ from suites.config.schema import BackendKind, BenchConfig, Sharing
 from suites.errors import ConfigError
 
 
-def backend_for(cfg: BenchConfig, base_dir: Path) -> Backend:
+def backend_for(cfg: BenchConfig) -> Backend:
     if cfg.backend is BackendKind.ray:
         if importlib.util.find_spec("ray") is None:  # a bare GPU image has no Ray: one line, not a traceback
             raise ConfigError("backend=ray: ray is not installed in this Python (extra ray: pip install -e '.[ray]')")
-        return RayBackend(cfg.ray, base_dir, cfg.profile.vcpus, cfg.scenario.cpu_overcommit,
+        return RayBackend(cfg.ray, cfg.profile.vcpus, cfg.scenario.cpu_overcommit,
                           cfg.scenario.start_timeout_s, cfg.sampler.rate_hz)
     if cfg.backend is BackendKind.vm:
-        return VmBackend(cfg.vm, base_dir, cfg.scenario.cpu_overcommit)
+        return VmBackend(cfg.vm, cfg.scenario.cpu_overcommit)
     return LocalBackend(cfg.scenario.cpu_overcommit, mps=cfg.sharing is Sharing.mps)

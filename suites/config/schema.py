@@ -24,6 +24,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from suites.config.paths import absolute_paths, launch_dir
 from suites.config.profiles import ProfileConfig
 from suites.config.scenario import ScenarioConfig
 from suites.data.config import DataConfig
@@ -77,7 +78,7 @@ class RayConfig:
     namespace: str = "gpu-mixed-bench"
     # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
     # every node already has this suite installed (a node whose git SHA differs says so in the placement note).
-    working_dir: Optional[str] = None
+    working_dir: Optional[str] = field(default=None, metadata={"path": True})
     excludes: list[str] = field(default_factory=lambda: [".git", ".venv", ".uv", ".whl", ".gl", ".vm", "outputs",
                                                          "multirun", "data"])
     # fractional: Ray packs guests by resources (a vGPU profile asks 1/max_per_gpu of a GPU: emulated).
@@ -103,10 +104,12 @@ class Accel(Enum):
 @dataclass
 class VmConfig:
     accel: Accel = Accel.auto
-    image_dir: str = ""  # what `make setup-vm` built; "" = .vm in the repository
+    # what `make setup-vm` built; "" = .vm in the repository
+    image_dir: str = field(default="", metadata={"path": True})
     boot_timeout_s: float = 120.0  # from QEMU's start to the guest's first protocol line (TCG boots in ~5 s)
     kvm_probe_s: float = 20.0  # accel=auto: how long the KVM test boot may take before TCG is used
-    sysfs: str = "/sys"  # where GPUs are looked up (VFIO, mdev types); tests point it at a fixture tree
+    # where GPUs are looked up (VFIO, mdev types); tests point it at a fixture tree
+    sysfs: str = field(default="/sys", metadata={"path": True})
 
     def check(self) -> None:
         require(self.boot_timeout_s > 0, "vm.boot_timeout_s", f"must be > 0, got {self.boot_timeout_s}")
@@ -124,10 +127,12 @@ class BenchConfig:
     sharing: Sharing = Sharing.timeslice
     ray: RayConfig = field(default_factory=RayConfig)
     vm: VmConfig = field(default_factory=VmConfig)
-    tracking_uri: str = TRACKING_URI
-    fallback_tracking_uri: str = FALLBACK_TRACKING_URI  # used when tracking_uri fails mid-run
+    tracking_uri: str = field(default=TRACKING_URI, metadata={"uri": True})
+    # used when tracking_uri fails mid-run
+    fallback_tracking_uri: str = field(default=FALLBACK_TRACKING_URI, metadata={"uri": True})
     experiment: str = EXPERIMENT
-    artifact_dir: str = ARTIFACT_DIR  # artifact root for a new experiment on a local store
+    # artifact root for a new experiment on a local store
+    artifact_dir: str = field(default=ARTIFACT_DIR, metadata={"path": True})
     progress: ProgressMode = ProgressMode.auto
     seed: int = 0
     repeats: int = 1  # each guest trains N times; results are olympic means with CoV
@@ -213,7 +218,7 @@ def load(cfg: DictConfig) -> BenchConfig:
         raise ConfigError("config root is not a BenchConfig (configs/config.yaml must use base_config)")
     obj.check()
     check_numbers(obj)
-    return obj
+    return absolute_paths(obj, launch_dir())  # from here on every path in it is absolute
 
 
 # Every number in the config is a count, a size, a time, a rate or a fraction: never negative (but these sentinels),

@@ -16,6 +16,7 @@ from typing import Optional
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from suites.config.paths import absolute_paths, launch_dir
 from suites.config.schema import one_line
 from suites.errors import ConfigError, require
 
@@ -37,10 +38,11 @@ class StudySettings:
     profiles: list[str] = field(default_factory=lambda: ["m60-8q", "m60-4q", "m60-2q", "m60-1q"])
     consolidation_profile: str = "m60-2q"
     max_guests: int = 4  # consolidation: CAD guests added one by one up to this (or QoS, or capacity)
-    out_dir: str = "outputs/study"  # <out_dir>/<time>/: run directories, report, the exported MLflow runs
+    # <out_dir>/<time>/: run directories, report, the exported MLflow runs
+    out_dir: str = field(default="outputs/study", metadata={"path": True})
     # A gpu-check summary.json whose measured GPU seconds ("timings": {"<workload>/<tier>": s}) the planner uses
     # instead of its guesses (suites/run/study_plan.py WORK_S).
-    timings: Optional[str] = None
+    timings: Optional[str] = field(default=None, metadata={"path": True})
 
     def check(self) -> None:
         require(self.budget_s > 0, "study.budget_s", f"must be > 0, got {self.budget_s}")
@@ -78,4 +80,4 @@ def load_settings(args: list[str]) -> StudySettings:
         raise ConfigError(f"study: {one_line(exc)}") from exc
     assert isinstance(settings, StudySettings)
     settings.check()
-    return settings
+    return absolute_paths(settings, launch_dir())

@@ -180,14 +180,14 @@ def check_real(folder: Path) -> str:
     return source
 
 
-def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
+def resolve(cfg: DataConfig, seed: int = 0) -> dict[str, Any]:
     """CIFAR-10 under data.root (verified), else a verified download in the cache (data.download), else a
     synthetic stand-in; the guest's data spec."""
-    root = (base_dir / cfg.root).resolve()
+    root = Path(cfg.root)
     folder = root / FOLDER
     if folder.is_dir():
         return {"dataset": "cifar10", "root": str(root), "source": check_real(folder)}
-    cached, why = cached_or_fetched(cfg, base_dir, REMOTE, cfg.cifar10_url)
+    cached, why = cached_or_fetched(cfg, REMOTE, cfg.cifar10_url)
     if cached is not None:
         check_real(cached / FOLDER)
         return {"dataset": "cifar10", "root": str(cached), "source": "real",
@@ -195,7 +195,7 @@ def resolve(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
     if not cfg.synthetic:
         raise DataError(f"CIFAR-10 not found under {folder} ({why}; set data.root=... or data.synthetic=true)")
     n_train = cfg.train_images(SYNTHETIC_TRAIN)
-    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-cifar10-{n_train}-{cfg.synthetic_test}-{seed}"
+    cache = Path(cfg.cache_dir) / f"synthetic-cifar10-{n_train}-{cfg.synthetic_test}-{seed}"
     synthesize(cache, n_train, cfg.synthetic_test, seed)
     return {"dataset": "cifar10", "root": str(cache), "source": "synthetic",
             "note": f"synthetic: no CIFAR-10 under {folder}; {why}"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import psutil
@@ -16,7 +16,8 @@ LARGEST_SYNTHETIC_TRAIN = 24000  # the largest of the datasets' own synthetic si
 
 @dataclass
 class DataConfig:
-    root: str = "data"  # holds MNIST/raw/ and cifar-10-batches-py/; relative to the launch directory
+    # holds MNIST/raw/ and cifar-10-batches-py/; relative to the launch directory
+    root: str = field(default="data", metadata={"path": True})
     # auto: fetch a dataset missing under root into cache_dir when the network allows (checksums verified), else
     # synthetic with a note; true: fetch or stop with an error; false: never touch the network
     download: str = "auto"
@@ -28,7 +29,8 @@ class DataConfig:
     # one epoch reaches its 99 % target on it, and its rate a timed window of 36 steps; CIFAR-10 6000)
     synthetic_train: Optional[int] = None
     synthetic_test: int = 1000
-    cache_dir: str = "outputs/data"  # synthetic files, and downloads under downloaded/
+    # synthetic files, and downloads under downloaded/
+    cache_dir: str = field(default="outputs/data", metadata={"path": True})
 
     def train_images(self, dataset_default: int) -> int:
         """How many training images a synthetic stand-in gets: the setting, else the dataset's own size."""

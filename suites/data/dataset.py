@@ -34,7 +34,7 @@ def require_regular_file(path: Path, what: str) -> None:
 class Dataset:
     name: str
     # Runner-side, before any guest starts: locate (or synthesise) the files; returns the guest's data spec.
-    resolve: Callable[[DataConfig, Path, int], dict[str, Any]]
+    resolve: Callable[[DataConfig, int], dict[str, Any]]  # (its absolute paths, seed)
     # Guest-side: (uint8 images N x H x W [x C], integer labels N) of one split under a resolved root.
     load_uint8: Callable[[str, bool], tuple[Any, Any]]
     mean: tuple[float, ...]  # per channel, of the training images in [0, 1], for normalising to ~N(0, 1)

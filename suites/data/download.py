@@ -157,10 +157,10 @@ def download(remote: Remote, root: Path, base_url: str, timeout_s: float,
         shutil.rmtree(work, ignore_errors=True)
 
 
-def cached_or_fetched(cfg: DataConfig, base_dir: Path, remote: Remote, base_url: str) -> tuple[Path | None, str]:
+def cached_or_fetched(cfg: DataConfig, remote: Remote, base_url: str) -> tuple[Path | None, str]:
     """The data root of a verified download of ``remote`` in the cache (fetched now if data.download allows), or
     None and why not. data.download=true: a failed fetch is a DataError."""
-    cache = (base_dir / cfg.cache_dir).resolve() / "downloaded"
+    cache = Path(cfg.cache_dir) / "downloaded"
     if remote.present(cache):
         return cache, ""
     if cfg.download_mode == "false":

@@ -144,10 +144,10 @@ def check_real(root: Path) -> str:
     return "real" if all(md5(raw / name) == REMOTE.md5[name] for name in MNIST_FILES) else LOOK_ALIKE
 
 
-def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, Any]:
+def resolve_mnist(cfg: DataConfig, seed: int = 0) -> dict[str, Any]:
     """MNIST under data.root, else a verified download in the cache (data.download), else a synthetic stand-in;
     returns the guest's data spec."""
-    root = (base_dir / cfg.root).resolve()
+    root = Path(cfg.root)
     raw = root / "MNIST" / "raw"
     present = [name for name in MNIST_FILES if (raw / name).exists()]
     if len(present) == len(MNIST_FILES):
@@ -158,7 +158,7 @@ def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, A
     if present:
         missing = sorted(set(MNIST_FILES) - set(present))
         raise DataError(f"MNIST under {raw} is incomplete: missing {', '.join(missing)}")
-    cached, why = cached_or_fetched(cfg, base_dir, REMOTE, cfg.mnist_url)
+    cached, why = cached_or_fetched(cfg, REMOTE, cfg.mnist_url)
     if cached is not None:
         check_real(cached)
         return {"dataset": "mnist", "root": str(cached), "source": "real",
@@ -166,7 +166,7 @@ def resolve_mnist(cfg: DataConfig, base_dir: Path, seed: int = 0) -> dict[str, A
     if not cfg.synthetic:
         raise DataError(f"MNIST not found under {raw} ({why}; set data.root=... or data.synthetic=true)")
     n_train = cfg.train_images(SYNTHETIC_TRAIN)
-    cache = (base_dir / cfg.cache_dir).resolve() / f"synthetic-mnist-{n_train}-{cfg.synthetic_test}-{seed}"
+    cache = Path(cfg.cache_dir) / f"synthetic-mnist-{n_train}-{cfg.synthetic_test}-{seed}"
     try:
         synthesize_mnist(cache, n_train, cfg.synthetic_test, seed)
         check_real(cache)

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gpu_probe.inventory import Inventory
+from suites.config.paths import absolute_uri, launch_dir
 from suites.config.schema import TRACKING_URI, BenchConfig
 from suites.errors import first_line, redact
 from suites.record import mlflow_runs, rundir
-from suites.record.store import Tracker, resolve_tracking_uri
+from suites.record.store import Tracker, local_store
 from suites.run.outcome import ScenarioOutcome
 
 T = TypeVar("T")
@@ -39,12 +40,12 @@ class RunRef:
 
 
 class Recorder:
-    def __init__(self, cfg: BenchConfig, base_dir: Path, say: Say) -> None:
+    def __init__(self, cfg: BenchConfig, say: Say) -> None:
         self.say = say
-        self.default_uri = resolve_tracking_uri(TRACKING_URI, base_dir)  # the store `make ui` opens by itself
-        self.uri = resolve_tracking_uri(cfg.tracking_uri, base_dir)
-        self.fallback_uri = resolve_tracking_uri(cfg.fallback_tracking_uri, base_dir)
-        self.experiment, self.artifact_root = cfg.experiment, base_dir / cfg.artifact_dir
+        self.default_uri = absolute_uri(TRACKING_URI, launch_dir())  # the store `make ui` opens by itself
+        self.uri = local_store(cfg.tracking_uri)
+        self.fallback_uri = local_store(cfg.fallback_tracking_uri)
+        self.experiment, self.artifact_root = cfg.experiment, Path(cfg.artifact_dir)
         self.tracker: Tracker | None = None
         try:
             self.tracker = Tracker(self.uri, self.experiment, self.artifact_root)

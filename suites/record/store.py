@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 MAX_PARAM_LEN = 6000  # MLflow's limit for a param value
 MAX_TAG_LEN = 5000
@@ -24,20 +23,16 @@ PARAMS_PER_BATCH, METRICS_PER_BATCH = 100, 1000  # MLflow's per-request limits
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 
 
-def resolve_tracking_uri(uri: str, base_dir: Path) -> str:
-    """Make sqlite / file paths absolute against the launch directory (Hydra does not chdir)."""
-    if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
-        path = (base_dir / uri[len("sqlite:///"):]).resolve()
+def local_store(uri: str) -> str:
+    """``uri`` (absolute: the config made it so), with a sqlite store's folder made, as MLflow does not."""
+    path = sqlite_path(uri)
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return f"sqlite:///{path}"
-    parsed = urlparse(uri)
-    if parsed.scheme in ("", "file"):
-        return (base_dir / (parsed.path if parsed.scheme else uri)).resolve().as_uri()
     return uri
 
 
 def sqlite_path(uri: str) -> Path | None:
-    """The file of a local sqlite store (relative to the launch directory where the URI's path is), else None."""
+    """The file of a local sqlite store, else None."""
     if not uri.startswith("sqlite:///"):
         return None
     return Path(uri[len("sqlite:///"):])

@@ -46,7 +46,7 @@ class Plan:
         return self.run.cfg
 
 
-def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
+def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
     """Place every guest and resolve every group's data; PlacementError / DataError / ConfigError otherwise.
     ``inv``: this host's inventory (collected here unless given)."""
     cfg = run.cfg
@@ -55,7 +55,7 @@ def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
         if not inv.has_gpu:
             raise ConfigError(f"sharing=mps needs an NVIDIA GPU; this host has none ({inv.gpu_status})")
         mps.control_binary()
-    backend = backend_for(cfg, base_dir)
+    backend = backend_for(cfg)
     placements = backend.place(cfg.profile, sum(g.guests for g in run.groups), inv)
     specs: list[GuestSpec] = []
     sources: list[dict[str, Any]] = []
@@ -64,7 +64,7 @@ def plan(run: RunConfig, base_dir: Path, inv: Inventory | None = None) -> Plan:
         if missing:
             raise ConfigError(f"workload {group.workload.name} needs {', '.join(missing)}, not installed in this "
                               "Python; pip install -e '.[<extra>]' (or bring its wheels to a GPU host)")
-        data = workload_class(group.workload.name).resolve_data(group.workload, cfg.data, base_dir, cfg.seed)
+        data = workload_class(group.workload.name).resolve_data(group.workload, cfg.data, cfg.seed)
         backend.check_data(data)
         specs += build_specs(cfg, group.workload, placements[len(specs): len(specs) + group.guests], data,
                              first=len(specs))

@@ -280,9 +280,9 @@ class Workload:
             raise BenchError(f"{self.name} needs a GPU and this guest has none (no GPU on the host?)")
 
     @classmethod
-    def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
+    def resolve_data(cls, cfg: Any, data: Any, seed: int) -> dict[str, Any]:
         """Runner-side, before any guest starts: locate (or synthesise) the data; ``cfg`` is the workload's."""
-        return cls.dataset.resolve(data, base_dir, seed) if cls.dataset else {}
+        return cls.dataset.resolve(data, seed) if cls.dataset else {}
 
     def total_steps(self) -> int:
         raise NotImplementedError

@@ -58,13 +58,12 @@ class VmBackend(Backend):
     name = "vm"
     holds_host_cores = True
 
-    def __init__(self, cfg: VmConfig, base_dir: Path, cpu_overcommit: bool = False) -> None:
+    def __init__(self, cfg: VmConfig, cpu_overcommit: bool = False) -> None:
         """Everything a VM needs is checked here, before any starts: the image, QEMU, virtiofsd, the accelerator."""
         self.cfg = cfg
         self.cpu_overcommit = cpu_overcommit
         self.sysfs = Path(cfg.sysfs)
-        self.image = find(Path(cfg.image_dir) if Path(cfg.image_dir).is_absolute() else
-                          (base_dir / cfg.image_dir if cfg.image_dir else DEFAULT_DIR))
+        self.image = find(Path(cfg.image_dir) if cfg.image_dir else DEFAULT_DIR)
         self.qemu, self.virtiofsd = qemu.tools()
         self.accel = accel_for(cfg.accel.value, self.image, self.qemu, cfg.kvm_probe_s)
         self.devices: dict[str, list[str]] = {}  # guest id -> vfio-pci args (passthrough) once placed

@@ -27,9 +27,9 @@ def replay_here(args: argparse.Namespace, verify: bool, golden_dir: str | None =
     """The graphics-replay workload, in this process, with a plain StepMeter."""
     cfg = GraphicsReplayConfig(viewsets=args.viewsets, size=args.size, frames_per_test=args.frames,
                                verify=verify, frame_markers=getattr(args, "frame_markers", False),
-                               golden_dir=golden_dir)
+                               golden_dir=str(Path(golden_dir).resolve()) if golden_dir else None)
     cfg.check()
-    data = GraphicsReplay.resolve_data(cfg, None, ".", 0)
+    data = GraphicsReplay.resolve_data(cfg, None, 0)
     w = GraphicsReplay(cfg, GuestContext("local", [], [], None, data, 0))
     w.prepare()
     meter = StepMeter(0, w.total_steps())

@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,8 @@ class ApitraceReplayConfig(WorkloadConfig):
     name: str = "apitrace-replay"
     framework: str = "opengl"
     warmup_steps: int = 0
-    trace: str = MISSING  # path to a .trace recorded with `apitrace trace --api egl`
+    # path to a .trace recorded with `apitrace trace --api egl`
+    trace: str = field(default=MISSING, metadata={"path": True})
     retrace: str = "eglretrace"
     waffle_platform: str = "surfaceless_egl"  # headless: no X, no window
     loops: int = 1  # timed replays of the whole trace
@@ -111,8 +112,8 @@ class ApitraceReplay(Workload):
     smoke = {"loops": 1, "profile_frames": False}
 
     @classmethod
-    def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
-        trace = (Path(base_dir) / cfg.trace).resolve()
+    def resolve_data(cls, cfg: Any, data: Any, seed: int) -> dict[str, Any]:
+        trace = Path(cfg.trace)
         if shutil.which(cfg.retrace) is None:
             raise ConfigError(f"workload.retrace: {cfg.retrace} not found on PATH: {INSTALL}")
         doc = info(trace)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional
 
 from gpu_probe import vocab
@@ -38,8 +37,10 @@ class GraphicsReplayConfig(WorkloadConfig):
     texture_size: Optional[int] = None  # default from the size
     frames_per_test: Optional[int] = None  # replay only the first N frames of each test
     warmup_frames: int = 2  # per test, replayed but not timed into fps/percentiles
-    trace_dir: Optional[str] = None  # default: the traces shipped with the suite
-    golden_dir: Optional[str] = None  # default: the references shipped with the suite
+    # default: the traces shipped with the suite
+    trace_dir: Optional[str] = field(default=None, metadata={"path": True})
+    # default: the references shipped with the suite
+    golden_dir: Optional[str] = field(default=None, metadata={"path": True})
     verify: bool = True  # checksum the trace's chosen frames
     strict: bool = False  # a pixel mismatch fails the guest (else it is reported)
     tolerance_pct: float = 1.0  # cross-renderer diff: share of pixels allowed to differ
@@ -84,10 +85,6 @@ class TestRun:
     all_s: float = 0.0  # warm-up frames included
 
 
-def _resolve(path: Optional[str], base_dir: Any) -> Optional[str]:
-    return None if path is None else str((Path(base_dir) / path).resolve())
-
-
 class GraphicsReplay(Workload):
     name = "graphics-replay"
     config_cls = GraphicsReplayConfig
@@ -96,9 +93,9 @@ class GraphicsReplay(Workload):
     requires = {"moderngl": "graphics"}
 
     @classmethod
-    def resolve_data(cls, cfg: Any, data: Any, base_dir: Any, seed: int) -> dict[str, Any]:
+    def resolve_data(cls, cfg: Any, data: Any, seed: int) -> dict[str, Any]:
         """Runner-side: find and validate every trace before a guest starts."""
-        trace_dir = _resolve(cfg.trace_dir, base_dir) or str(frametrace.TRACE_DIR)
+        trace_dir = cfg.trace_dir or str(frametrace.TRACE_DIR)
         known = frametrace.known_viewsets(trace_dir)
         traces = {}
         for vs in cfg.viewsets:
@@ -108,7 +105,7 @@ class GraphicsReplay(Workload):
             traces[vs] = str(frametrace.trace_path(vs, trace_dir))
             frametrace.load(traces[vs])  # malformed or truncated: one line, nothing started
         return {"source": "frame traces", "root": trace_dir, "traces": traces,
-                "golden_dir": _resolve(cfg.golden_dir, base_dir)}
+                "golden_dir": cfg.golden_dir}
 
     def egl_device(self) -> int:
         """``workload.egl_device`` when set; else the EGL device that is the guest's GPU, matched by UUID or PCI
