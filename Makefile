@@ -87,36 +87,36 @@ setup-vm: setup
 	$(PY) -m suites.backends.vm.image
 
 bench: setup setup-system $(if $(filter vm,$(backend)),setup-vm)
-	$(PY) -m suites.app.bench $(OVERRIDES)
+	$(PY) -m suites bench $(OVERRIDES)
 
 # The reference study in one command: every part this host can run, sized by study.budget_s, one report in
 # outputs/study/<time>/ (ARGS='study.budget_s=900 data.root=../shared/data'; --plan shows the plan only).
 study: setup setup-system
-	$(PY) -m suites.app.study $(ARGS)
+	$(PY) -m suites study $(ARGS)
 
 # Every GPU path of the suite in one command: table, outputs/gpu-check/<time>/ and one tarball (ARGS='data.root=...
 # strict=true only=a,b2'). BARE=1: the bare GPU image's python3 with PYTHONPATH set (../shared/device/prepare.sh), no
 # venv or Debian packages installed.
 gpu-check: $(if $(BARE),,setup setup-system)
-	$(if $(BARE),python3,$(PY)) -m suites.app.gpu_check $(ARGS)
+	$(if $(BARE),python3,$(PY)) -m suites gpu-check $(ARGS)
 
-# The mixed-workload study's report from the MLflow store (latest mixed and consolidation runs; the store and
+# The mixed / consolidation scenarios' report from the MLflow store (latest mixed and consolidation runs; the store and
 # experiment defaults are suites/config/schema.py's, like every CLI's).
 report: setup
-	$(PY) -m suites.app.report $(ARGS)
+	$(PY) -m suites report $(ARGS)
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
 bench-ml: setup
-	$(PY) -m suites.app.bench_ml $(ARGS)
+	$(PY) -m suites bench-ml $(ARGS)
 
 # What a guest VM costs next to a guest process: boot, start skew of 2 and 4 VMs, in-VM / process throughput.
 bench-vm: setup setup-vm
-	$(PY) -m suites.app.bench_vm $(ARGS)
+	$(PY) -m suites bench-vm $(ARGS)
 
 # cifar10-torch beside the published CIFAR-10 speed record (PyPI airbench's airbench94), interleaved in one process:
 # images/s of both with their CI, the ratio and its verdict (goal >= 0.95); ARGS='--flops' for parameters and FLOPs.
 bench-peer: setup
-	$(PY) -m suites.app.bench_peer $(ARGS)
+	$(PY) -m suites bench-peer $(ARGS)
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup

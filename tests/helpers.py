@@ -77,7 +77,8 @@ def bench_args(tmp: Path, *overrides: str, fresh_store: bool = False) -> tuple[l
     uri = f"sqlite:///{db}" if fresh_store or "tracking_uri" in given else store_at(db)
     own = [f"tracking_uri={uri}", f"artifact_dir={tmp / 'artifacts'}", f"data.cache_dir={tmp / 'data'}",
            f"hydra.run.dir={run_dir}"]
-    args = [sys.executable, "-m", "suites.app.bench", *overrides, *(a for a in own if a.split("=", 1)[0] not in given)]
+    args = [sys.executable, "-m", "suites.commands.bench", *overrides,
+            *(a for a in own if a.split("=", 1)[0] not in given)]
     return args, run_dir, uri
 
 
@@ -86,7 +87,7 @@ def bench_args(tmp: Path, *overrides: str, fresh_store: bool = False) -> tuple[l
 # clobbered path would leave it. The fault meets the run mid-way, as it would on a real host.
 FAULT_AFTER_CLAIM = """import json, sys
 from pathlib import Path
-from suites.app import bench
+from suites.commands import bench
 planted, claim = json.loads(sys.argv[1]), bench.claim_run_dir
 def claim_then_plant(*args, **kwargs):
     held = claim(*args, **kwargs)
@@ -103,7 +104,7 @@ bench.cli()
 
 def with_fault(args: list[str], dirs: tuple[Path, ...] = (), files: tuple[Path, ...] = ()) -> list[str]:
     """``args`` (from :func:`bench_args`) running the CLI with FAULT_AFTER_CLAIM's planted paths."""
-    assert args[1:3] == ["-m", "suites.app.bench"], args[:3]
+    assert args[1:3] == ["-m", "suites.commands.bench"], args[:3]
     planted = json.dumps({"dirs": [str(d) for d in dirs], "files": [str(f) for f in files]})
     return [args[0], "-c", FAULT_AFTER_CLAIM, planted, *args[3:]]
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from suites.app.outdirs import claim_run_dir
 from suites.backends import corelock
 from suites.errors import ConfigError
+from suites.record.outdirs import claim_run_dir
 from suites.record.rundir import write_atomic
 
 from .helpers import REPO, SMOKE, bench_args, one_error_line, run_bench
@@ -90,7 +90,7 @@ def test_a_disk_that_fills_while_results_are_written_leaves_the_last_whole_file(
 
 
 def study_cmd(tmp: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "suites.app.study", f"study.out_dir={tmp / 'study'}",
+    return [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp / 'study'}",
             f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
             f"data.cache_dir={tmp / 'data'}", "progress=quiet", "study.budget_s=60", *args]
 
@@ -139,7 +139,7 @@ def test_a_bench_beside_a_study_queues_for_its_cores(tmp: Path):
 @pytest.mark.parametrize("arg,says", [("out_dir=/proc/x", "out_dir: /proc/x/"), ("budget_s=nan", "got nan"),
                                       ("budget_s=-5", "got -5.0"), ("out_dir=configs", "source tree")])
 def test_gpu_check_refuses_where_it_cannot_write_before_any_check(tmp_path: Path, arg: str, says: str):
-    proc = subprocess.run([sys.executable, "-m", "suites.app.gpu_check", arg], cwd=REPO, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "suites.commands.gpu_check", arg], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
     assert says in one_error_line(proc)
 
@@ -155,7 +155,7 @@ def export_doc() -> dict:
 
 
 def sync(folder: Path, db: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "suites.app.sync", "--run-dir", str(folder), "--to",
+    return subprocess.run([sys.executable, "-m", "suites.commands.sync", "--run-dir", str(folder), "--to",
                            f"sqlite:///{db}"], cwd=REPO, capture_output=True, text=True, timeout=300)
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from suites.app.bench import CommandLine, parse_command, precheck
-from suites.app.hydra_dirs import quoted
+from suites.commands.bench import CommandLine, parse_command, precheck
 from suites.config.schema import register_configs
+from suites.pipeline.hydra_dirs import quoted
 
 from .helpers import REPO, SMOKE, bench_args, free_port, one_error_line, store_at, wait_while_running
 from .test_bad_input import export_doc, git_status
@@ -32,7 +32,7 @@ def bench(tmp: Path, *args: str, timeout: float = 300) -> subprocess.CompletedPr
     """The bench CLI as a user types it (flags and overrides in their order), into tmp's own store and cache."""
     own = [f"tracking_uri={store_at(tmp / 'mlflow.db')}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}"]
-    return subprocess.run([sys.executable, "-m", "suites.app.bench", *args, *own], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "suites.commands.bench", *args, *own], cwd=REPO, capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
 
 
@@ -131,7 +131,7 @@ def test_the_pinned_run_dir_reads_back_verbatim_through_hydras_grammar():
 # --- 2. report and sync: one line, exit 2 -----------------------------------------------------------------------
 
 def report(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "suites.app.report", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "suites.commands.report", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
 
 
@@ -168,7 +168,7 @@ def test_report_mixed_run_of_a_plain_single_run_says_what_the_run_is(tmp: Path):
 @pytest.mark.e2e
 def test_sync_to_an_unreachable_server_exits_2_in_one_line(tmp: Path):
     fallback = store_at(tmp / "fallback.db")
-    proc = subprocess.run([sys.executable, "-m", "suites.app.sync", "--from", fallback, "--to",
+    proc = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--from", fallback, "--to",
                            f"http://127.0.0.1:{free_port()}"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert "tracking server unreachable" in one_error_line(proc)
 
@@ -180,7 +180,7 @@ def test_sync_run_dir_with_a_duplicated_run_entry_is_refused(tmp: Path):
     folder = tmp / "study" / "mlflow-export"
     folder.mkdir(parents=True)
     (folder / "runs.json").write_text(json.dumps(doc))
-    proc = subprocess.run([sys.executable, "-m", "suites.app.sync", "--run-dir", str(tmp / "study"), "--to",
+    proc = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--run-dir", str(tmp / "study"), "--to",
                            f"sqlite:///{tmp / 'team.db'}"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert f"runs[2].run_id: {'b' * 32} is listed twice (runs[1] too)" in one_error_line(proc)
     assert not (tmp / "team.db").exists()
@@ -190,7 +190,7 @@ def test_sync_run_dir_with_a_duplicated_run_entry_is_refused(tmp: Path):
 def test_a_newline_in_experiment_is_refused(tmp: Path):
     proc = bench(tmp, *SMOKE, f"hydra.run.dir={tmp / 'run'}", "experiment='a\nb'")
     assert "experiment: 'a\\nb': no newline or control character" in one_error_line(proc)
-    sync = subprocess.run([sys.executable, "-m", "suites.app.sync", "--experiment", "a\nb"], cwd=REPO,
+    sync = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--experiment", "a\nb"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert sync.returncode == 2 and "no newline or control character" in sync.stderr
 
@@ -315,7 +315,7 @@ def test_make_ui_opens_the_store_named_by_uri():
 
 @pytest.mark.e2e
 def test_make_study_gives_the_same_quote_hint(tmp: Path):
-    proc = subprocess.run([sys.executable, "-m", "suites.app.study", "--plan", "experiment=é"], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "suites.study.command", "--plan", "experiment=é"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert one_error_line(proc) == "error: experiment: the value é cannot be parsed as written; quote the value: " \
                                    "experiment='é'"

@@ -3,7 +3,7 @@ and every group an unknown key: each is refused in one line naming the key, befo
 
 The cases are generated from the schema (the dataclasses Hydra composes against), so a key added to a group is
 covered without writing a case. They run in-process through the composition the CLI runs first
-(suites.app.bench.precheck → compose_run); tests/test_config_errors.py runs a sample through the real CLI.
+(suites.commands.bench.precheck → compose_run); tests/test_config_errors.py runs a sample through the real CLI.
 """
 
 from __future__ import annotations

@@ -86,9 +86,9 @@ def test_missing_tensorflow_moderngl_and_ray_are_one_line_each(bare: dict[str, s
 
 
 def test_gpu_check_runs_from_the_wheel_directory(bare: dict[str, str], tmp_path: Path):
-    """What a device call starts with: ``python3 -m suites.gpu_check`` on the bare image (here without a GPU: every
+    """What a device call starts with: ``python3 -m suites gpu-check`` on the bare image (here without a GPU: every
     check skipped, saying why, and the tarball to bring back)."""
-    done = run(bare, "-m", "suites.gpu_check", f"out_dir={tmp_path}")
+    done = run(bare, "-m", "suites", "gpu-check", f"out_dir={tmp_path}")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
     assert "skipped: no GPU" in done.stdout and "bring back" in done.stdout
     assert len(list(tmp_path.glob("*/gpu-check-*.tar.gz"))) == 1

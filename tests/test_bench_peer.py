@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from suites.app import bench_peer
+from suites.commands import bench_peer
 
 airbench = pytest.importorskip("airbench", reason="the peer comes with the dev extra (make setup)")
 

@@ -8,7 +8,7 @@ import pytest
 
 from suites.config.paths import absolute_paths
 from suites.data import cifar
-from suites.data.config import DataConfig
+from suites.data.options import DataConfig
 from suites.errors import DataError
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from gpu_probe import vocab
 from suites.config.paths import absolute_paths
-from suites.data.config import DataConfig
 from suites.data.mnist import check_idx, resolve_mnist, synthesize_mnist, write_idx
+from suites.data.options import DataConfig
 from suites.errors import DataError
 from suites.render.tables import synthetic_mark
 

@@ -48,7 +48,7 @@ def sized(argv: list[str], tmp: Path) -> list[str]:
         return ["make", target, *rest, f"ARGS={args}"]
     python = [sys.executable, *argv[1:]] if argv[0] in ("python", "python3", ".venv/bin/python") else argv
     module = python[2] if python[1:2] == ["-m"] else ""
-    if module in ("suites.app.bench", "suites.bench"):
+    if module in ("suites.commands.bench", "suites.bench"):
         return [*python, *bench]
     assert module in ("gpu_probe",), f"{' '.join(argv)}: give it a smoke size in tests/test_docs.py"
     return python
@@ -115,7 +115,7 @@ def test_the_readme_output_block_is_what_a_fresh_run_prints(tmp_path: Path):
     same table, notes and figures within noise (a factor of 3 in images/s: 2-core hosts of this kind differ so)."""
     store = [f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'artifacts'}",
              f"data.cache_dir={tmp_path / 'data'}", f"hydra.run.dir={tmp_path / 'run'}", "data.download=false"]
-    proc = subprocess.run([sys.executable, "-m", "suites.app.bench", *README_COMMAND.split()[2:], *store],
+    proc = subprocess.run([sys.executable, "-m", "suites.commands.bench", *README_COMMAND.split()[2:], *store],
                           cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -20,7 +20,7 @@ import pytest
 
 from suites.config.paths import absolute_paths
 from suites.data import cifar, mnist
-from suites.data.config import DataConfig
+from suites.data.options import DataConfig
 from suites.errors import DataError
 
 from .helpers import HAVE_MNIST, MNIST_ROOT, SMOKE, free_port, run_bench

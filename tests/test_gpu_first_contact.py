@@ -132,7 +132,7 @@ def test_item7_only_mesa_listed_is_said_with_the_fix_before_any_guest(tmp_path: 
 def test_item7_gpu_check_e_is_skipped_with_the_reason_on_a_gpu_host_without_nvidia_egl(tmp_path: Path,
                                                                                      monkeypatch: pytest.MonkeyPatch):
     from gpu_probe.inventory import Inventory
-    from suites.app import gpu_checks
+    from suites.gpucheck import checks as gpu_checks
 
     vendor(tmp_path, "50_mesa.json", "libEGL_mesa.so.0")
     monkeypatch.setenv("__EGL_VENDOR_LIBRARY_DIRS", str(tmp_path))
@@ -221,7 +221,7 @@ def test_pynvml_is_the_nvidia_ml_py_module():
 
 def test_item1_b2_b3_judge_gpu_util_in_the_guests_timed_windows_not_over_its_whole_life():
     from gpu_probe.sampler import SampleSet
-    from suites.app import gpu_judges as judge
+    from suites.gpucheck import judges as judge
 
     t0 = 1_700_000_000.0
     busy = [(1.0, 2.0), (3.0, 4.0)]  # two repeats' timed windows, seconds after t0
@@ -363,7 +363,7 @@ def test_item3_in_a_pid_namespace_the_context_is_this_processes_own_rise_not_the
 
 
 def test_item3_c1_judges_the_guests_self_reported_memory_where_nvml_cannot_attribute_it():
-    from suites.app import gpu_judges as judge
+    from suites.gpucheck import judges as judge
 
     def guest(gid: str, own: float) -> dict:
         return {"result": {"guest_id": gid, "status": "ok", "error": None, "info": {"device": "H100"},
@@ -379,8 +379,8 @@ def test_item3_c1_judges_the_guests_self_reported_memory_where_nvml_cannot_attri
 
 
 def test_item2_b2_b3_say_a_window_too_short_for_a_2_percent_cov():
-    from suites.app import gpu_checks
-    from suites.app import gpu_judges as judge
+    from suites.gpucheck import checks as gpu_checks
+    from suites.gpucheck import judges as judge
 
     short = {"status": "ok", "host_metrics": {}, "sampler": {},
              "guests": [{"result": {"guest_id": "g0", "status": "ok", "error": None,

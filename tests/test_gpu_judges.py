@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from gpu_probe.datasheet import datasheet
-from suites.app import gpu_checks
-from suites.app import gpu_judges as judge
+from suites.gpucheck import checks as gpu_checks
+from suites.gpucheck import judges as judge
 
 H100 = "NVIDIA H100 80GB HBM3"
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from suites.errors import BenchError
-from suites.workloads.graphics import checks, frametrace, renderer, scene, viewsets
+from suites.workloads.graphics import frame_checks as checks
+from suites.workloads.graphics import frametrace, renderer, scene, viewsets
 from suites.workloads.graphics.__main__ import replay_here
 from suites.workloads.graphics.replay import composite, frame_stats
 

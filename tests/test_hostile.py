@@ -126,7 +126,7 @@ CIFAR_CASES = {  # case 10: batches that pass the MD5 and unpickler gates but ar
 @pytest.mark.parametrize("case", sorted(CIFAR_CASES))
 def test_case_10_cifar_batches_that_are_not_cifar_are_refused_before_start(tmp_path: Path, case: str):
     from suites.data import cifar
-    from suites.data.config import DataConfig
+    from suites.data.options import DataConfig
     from suites.errors import DataError
 
     payload, says = CIFAR_CASES[case]

@@ -10,11 +10,14 @@ Layers, lowest first; a module may import its own layer and the ones below:
     suites.guest     the guest-side worker and the protocol (nothing of the runner)
     suites.config    schemas and composition
     suites.backends  placement and where guests run (local, Ray)
-    suites.run       plan, execute into a plain-data outcome, comparisons and the study
-    suites.record    run directory, MLflow store, reading it back, sync
-    suites.render    console tables, plots, the report
-    suites.app       command lines: they assemble
-    suites.bench, suites.study, suites.sync, suites.gpu_check   short names (python -m suites.bench)
+    suites.run       plan, execute into a plain-data outcome, comparisons, the mixed/consolidation scenarios
+    suites.record    run directory, output folders, MLflow store, reading it back, importing runs
+    suites.render    console tables, plots, the mixed/consolidation report
+    suites.pipeline  running what a command composed (joins run, record and render); Hydra's task and callback
+    suites.gpucheck  make gpu-check's checks and judges
+    suites.study     the reference study (make study): settings, planner, command, results, write-up
+    suites.commands  one module per command: they assemble
+    suites.__main__, suites.bench   python -m suites <command>; python -m suites.bench (bare GPU images)
 
 Imports of project modules sit at module level (lazy imports of heavy libraries such as torch,
 tensorflow, ray, mlflow, matplotlib, moderngl, pandas stay inside functions).
@@ -30,9 +33,8 @@ import pytest
 from .helpers import REPO
 
 LAYERS = ("gpu_probe", "suites.errors", "suites.poll", "suites.data", "suites.workloads", "suites.guest",
-          "suites.config",
-          "suites.backends", "suites.run", "suites.record", "suites.render", "suites.app",
-          "suites.bench", "suites.study", "suites.sync", "suites.gpu_check")
+          "suites.config", "suites.backends", "suites.run", "suites.record", "suites.render", "suites.pipeline",
+          "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__", "suites.bench")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
 

@@ -15,12 +15,14 @@ from gpu_probe.sampler import SampleSet
 from gpu_probe.stats import confidence_interval
 from suites.backends.placement import NOT_ENFORCED, Placement
 from suites.guest.protocol import GuestResult, GuestSpec
-from suites.record.reader import PartResult, ReferenceStudy, StudyReport
-from suites.record.sweep import SweepRow
-from suites.render import plots, study_plots, study_report
+from suites.record.reader import MixedReport
+from suites.record.sweep_points import SweepRow
+from suites.render import mixed_plots, plots
 from suites.run.compare import PhaseRow
 from suites.run.outcome import GuestOutcome, ScenarioOutcome
-from suites.run.study_plan import EPISODE_1
+from suites.study import writeup as study_report
+from suites.study.planner import EPISODE_1
+from suites.study.results import PartResult, ReferenceStudy
 
 LONG = ("QoS missed at n2: CAD p95 frame time 106.2 ms > 100 ms limit on guest g1 (viewset catia-02 at 1920x1080) "
         "and the ML guest 31.4 % slower than alone > 25 % limit, so the sweep stopped before n3")
@@ -71,7 +73,7 @@ def phases() -> list[PhaseRow]:
                      throughput_x_ci_low=i - 0.1, throughput_x_ci_high=i + 0.1, time_x=1.0 / i) for i in range(1, 6)]
 
 
-def study() -> StudyReport:
+def study() -> MixedReport:
     profiles = ["m60-8q", "m60-4q", "m60-2q", "m60-1q"]
     mixed = {p: {"cad_run_time_increase_pct": 5.0 * i, "ml_train_time_increase_pct": 12.0, "sequential_s": 20.0,
                  "concurrent_s": 14.0, "cad.host_cpu_pct": 40.0, "mixed.host_cpu_pct": 80.0, "ml.host_cpu_pct": 45.0}
@@ -80,7 +82,7 @@ def study() -> StudyReport:
     for n, (p95, slow) in enumerate([(60.0, 10.0), (106.2, 31.4)], start=1):  # both rise: used to coincide
         consolidation |= {f"n{n}.meets_qos": float(n == 1), f"n{n}.p95_frame_ms_worst": p95,
                           f"n{n}.ml_slowdown_pct": slow}
-    return StudyReport(mixed=mixed, consolidation=consolidation, consolidation_profile="m60-2q",
+    return MixedReport(mixed=mixed, consolidation=consolidation, consolidation_profile="m60-2q",
                        validity={"cad": NOT_ENFORCED, "mixed": NOT_ENFORCED, "ml": NOT_ENFORCED}, stop_reason=LONG)
 
 
@@ -94,7 +96,7 @@ def test_utilisation_and_comparison_fit_their_figures(tmp_path: Path, drawn: lis
 
 
 def test_study_figures_fit_and_consolidation_series_are_apart(tmp_path: Path, drawn: list):
-    files = study_plots.draw(study(), tmp_path)
+    files = mixed_plots.draw(study(), tmp_path)
     assert [f.name for f in files] == ["slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png",
                                        "consolidation.png"]
     for fig, path in zip(drawn, files, strict=True):

@@ -139,7 +139,7 @@ def training(run: BenchRun, rows: list[dict[str, str]]) -> list[dict[str, str]]:
 def test_the_study_on_the_fleet_plans_with_its_gpus_and_skips_parts_by_what_the_nodes_are(tmp: Path, fleet_cluster):
     """Two vGPU VMs (one 8Q, one 4Q): no node is a passthrough GPU or holds two guests of one profile, so every part
     is skipped, each with what the cluster offers, and nothing starts."""
-    cmd = [sys.executable, "-m", "suites.app.study", f"study.out_dir={tmp / 'study'}", "study.repeats=1",
+    cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp / 'study'}", "study.repeats=1",
            f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}", "progress=quiet", "backend=ray", "ray.placement=per-node",
            f"ray.address={fleet_cluster['address']}"]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from suites.config.study import StudySettings
-from suites.run.study_plan import EPISODE_1, plan_study
+from suites.study.planner import EPISODE_1, plan_study
+from suites.study.settings import StudySettings
 
 from .helpers import REPO
 
@@ -78,8 +78,8 @@ def test_missing_moderngl_skips_episode_2():
 
 
 def test_a_part_keeps_only_the_phases_the_planner_kept():
-    from suites.app.study import compose_parts
     from suites.config.schema import register_configs
+    from suites.study.command import compose_parts
 
     register_configs()
     plan = plan_study(2, NO_TF, StudySettings(budget_s=10_000))
@@ -90,7 +90,7 @@ def test_a_part_keeps_only_the_phases_the_planner_kept():
 
 
 def study(tmp: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "suites.app.study", f"study.out_dir={tmp / 'study'}",
+    cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp / 'study'}",
            f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}", "progress=quiet", *args]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
@@ -137,7 +137,7 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     assert ["gpu-vs-cpu", "1-gpu needs 1 GPU; host has no GPU"] in skips
 
     # the report rebuilt from the store alone says the same
-    rebuilt = subprocess.run([sys.executable, "-m", "suites.app.report", "--tracking-uri",
+    rebuilt = subprocess.run([sys.executable, "-m", "suites.commands.report", "--tracking-uri",
                               f"sqlite:///{tmp_path / 'mlflow.db'}", "--study", "--out", str(tmp_path / "again")],
                              cwd=REPO, capture_output=True, text=True, timeout=120)
     assert rebuilt.returncode == 0, rebuilt.stderr
@@ -145,7 +145,7 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
 
     # what a GPU host sends back: the study directory alone, imported into another store
     target = f"sqlite:///{tmp_path / 'home.db'}"
-    imp = subprocess.run([sys.executable, "-m", "suites.app.sync", "--run-dir", str(folder), "--to", target],
+    imp = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--run-dir", str(folder), "--to", target],
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert imp.returncode == 0 and "imported" in imp.stdout, imp.stderr
     mlflow.set_tracking_uri(target)
@@ -155,15 +155,15 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     assert phase["metrics.makespan_s"] > 0 and phase["status"] == "FINISHED"
     client = mlflow.tracking.MlflowClient(target)
     assert {"results.json", "config.yaml", "samples.csv"} <= {a.path for a in client.list_artifacts(phase.run_id)}
-    again = subprocess.run([sys.executable, "-m", "suites.app.sync", "--run-dir", str(folder), "--to", target],
+    again = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--run-dir", str(folder), "--to", target],
                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "already imported" in again.stdout and len(mlflow.search_runs(experiment_names=["gpu-mixed-bench"])) \
         == len(runs)
 
 
 def test_the_planner_uses_the_gpu_seconds_gpu_check_measured(tmp_path: Path):
-    from suites.config.study import load_timings
     from suites.errors import ConfigError
+    from suites.study.settings import load_timings
 
     summary = tmp_path / "summary.json"
     summary.write_text(json.dumps({"kind": "gpu-check", "timings": {
@@ -182,7 +182,7 @@ def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
     import time
 
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "suites.app.gpu_check", f"out_dir={tmp_path}"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "suites.commands.gpu_check", f"out_dir={tmp_path}"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - t0 < 60
@@ -193,7 +193,7 @@ def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
     md = (root / "summary.md").read_text()
     assert "| b2 CUDA training: CIFAR-10, the record's recipe in fp16, without torch.compile | skipped: no GPU" in md
     assert (root / f"gpu-check-{root.name}.tar.gz").stat().st_size > 0
-    strict = subprocess.run([sys.executable, "-m", "suites.app.gpu_check", f"out_dir={tmp_path / 's'}", "strict=true"],
+    strict = subprocess.run([sys.executable, "-m", "suites", "gpu-check", f"out_dir={tmp_path / 's'}", "strict=true"],
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert strict.returncode == 2 and strict.stderr.startswith("error: gpu-check strict=true: no GPU on this host")
     assert len(strict.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
@@ -203,7 +203,7 @@ def test_a_check_that_breaks_is_a_failed_row_with_its_traceback_not_the_end(tmp_
     import time
 
     from gpu_probe.inventory import Inventory
-    from suites.app.gpu_checks import Context, run_check
+    from suites.gpucheck.checks import Context, run_check
 
     ctx = Context(tmp_path, Inventory("h", "Linux", "3.11", "cpu", 2, 2, 2, 8192.0), None, time.monotonic() + 60,
                   lambda line: None)

@@ -117,7 +117,7 @@ def test_normalised_rows_carry_n_ci_and_verdict():
 
 @pytest.mark.e2e
 def test_bench_ml_judges_the_harness_by_the_ci_of_its_per_round_ratios():
-    from suites.app.bench_ml import goal, judge
+    from suites.commands.bench_ml import goal, judge
 
     iv, word = judge([90.0, 91.0, 89.0], [100.0, 100.5, 99.5])  # ~0.9 every round: the harness costs 10 %
     assert word == "overhead" and iv.n == 3 and iv.high < 1 and goal(iv) == "missed"

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from gpu_probe.stats import ratio_interval
-from suites.run.study import CONSOLIDATE, DOES_NOT_MEET, PhaseNumbers, by_profile, mixed_verdict
+from suites.run.mixed import CONSOLIDATE, DOES_NOT_MEET, PhaseNumbers, by_profile, mixed_verdict
 
 
 def figures(cad: tuple[float, float, float], ml: tuple[float, float, float],
@@ -124,9 +124,10 @@ def test_a_missed_target_is_said_in_the_cell_and_a_note():
 def test_every_console_table_fits_120_columns():
     from rich.console import Console
 
-    from suites.app.gpu_check import table as gpu_table
-    from suites.app.gpu_checks import CHECKS, Row
-    from suites.render import report, tables
+    from suites.commands.gpu_check import table as gpu_table
+    from suites.gpucheck.checks import CHECKS, Row
+    from suites.render import mixed_report as report
+    from suites.render import tables
 
     from .test_plots import LONG, outcome, phases, study
 
@@ -163,12 +164,12 @@ def test_the_console_is_never_wider_than_120_columns(monkeypatch):
 
 # --- a consolidation curve is a curve -----------------------------------------------------------------------------
 def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatch):
-    from suites.run import study as study_mod
+    from suites.run import mixed as study_mod
 
     from .test_config_errors import compose_config
 
     cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
-    run = study_mod.StudyRun(cfg)
+    run = study_mod.MixedRun(cfg)
     slowdowns = {"m60-2q/ml": 10.0, "m60-2q/n1": 10.5, "m60-2q/n2": 20.0, "m60-2q/n3": 40.0, "m60-2q/n4": 60.0}
     monkeypatch.setattr(study_mod, "numbers", lambda label: study_mod.PhaseNumbers(
         cad_p95_frame_ms=[20.0] if label != "m60-2q/ml" else [], ml_train_time_s=slowdowns[label]))
@@ -192,7 +193,7 @@ def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_n
     cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
     size, note = compose.consolidation_memory(cfg)
     assert size == 2304 and "9 guests x 8192 MiB (profile m60-2q) > 24105 MiB host memory" in note
-    phases = compose.study_phases(cfg)
+    phases = compose.mixed_phases(cfg)
     assert len(phases) == 9 and all("profile.memory_MiB=2304" in p.overrides for p in phases)
     assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q"))[0] == 4096
     assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q",
@@ -201,10 +202,10 @@ def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_n
 
 def test_a_qos_count_says_it_is_one_run_and_per_gpu_only_with_a_gpu():
     from suites.backends.placement import ENFORCED, NOT_ENFORCED
-    from suites.record.reader import StudyReport
-    from suites.render.report import consolidation_headline
+    from suites.record.reader import MixedReport
+    from suites.render.mixed_report import consolidation_headline
 
-    rep = StudyReport(consolidation={"guests_at_qos": 1.0}, validity={"m60-2q/n1": NOT_ENFORCED})
+    rep = MixedReport(consolidation={"guests_at_qos": 1.0}, validity={"m60-2q/n1": NOT_ENFORCED})
     assert consolidation_headline(rep) == ("1 CAD guest(s) beside the ML guest (no GPU: not a per-GPU figure) at QoS "
                                            "(n=1: no spread)")
     rep.validity = {"m60-2q/n1": ENFORCED}

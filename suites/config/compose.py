@@ -131,19 +131,19 @@ def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
     return groups
 
 
-def study_profiles(cfg: BenchConfig) -> list[str]:
+def mixed_profiles(cfg: BenchConfig) -> list[str]:
     return list(cfg.scenario.study.profiles) or [cfg.profile.name]
 
 
-def study_phases(cfg: BenchConfig) -> list[PhaseConfig]:
+def mixed_phases(cfg: BenchConfig) -> list[PhaseConfig]:
     """``mixed``: CAD alone, CAD + ML, ML alone per profile. ``consolidation``: ML alone, then 1, 2, ... CAD
     guests (beside the ML guest) up to ``max_guests``."""
     study = cfg.scenario.study
     cad, ml = GuestGroup(**asdict(study.cad)), GuestGroup(**asdict(study.ml))
     if cfg.scenario.kind == "mixed":
-        return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix) for p in study_profiles(cfg)
+        return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix) for p in mixed_profiles(cfg)
                 for kind, mix in ((CAD_ALONE, [cad]), (MIXED, [cad, ml]), (ML_ALONE, [ml]))]
-    p = study_profiles(cfg)[0]
+    p = mixed_profiles(cfg)[0]
     sized, _ = consolidation_memory(cfg)
     base = [f"profile={p}", *([f"profile.memory_MiB={sized}"] if sized else [])]
     steps = [PhaseConfig(f"{p}/{ML_ALONE}", list(base), [ml])] if study.with_ml else []
@@ -170,8 +170,8 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
 
 
 def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:
-    """What a comparison runs: the study's generated phases, else the scenario's declared ones."""
-    return study_phases(cfg) if cfg.scenario.kind != "plain" else list(cfg.scenario.phases)
+    """What a comparison runs: the mixed scenario's generated phases, else the scenario's declared ones."""
+    return mixed_phases(cfg) if cfg.scenario.kind != "plain" else list(cfg.scenario.phases)
 
 
 def scenario_title(cfg: BenchConfig) -> str:

@@ -16,7 +16,7 @@ from suites.errors import require
 
 KINDS = ("plain", "mixed", "consolidation")
 DEFAULT_REPEATS = 3  # a comparison's repeats per phase unless scenario.repeats says otherwise
-# The mixed study's phases per profile: CAD guests alone, CAD + ML at once, ML alone.
+# The mixed scenario's phases per profile: CAD guests alone, CAD + ML at once, ML alone.
 CAD_ALONE, MIXED, ML_ALONE = "cad", "mixed", "ml"
 
 
@@ -38,8 +38,9 @@ class PhaseConfig:
 
 
 @dataclass
-class StudyConfig:
-    """The mixed-workload study (``kind: mixed`` and ``kind: consolidation``)."""
+class MixedConfig:
+    """The mixed CAD + ML scenarios (``kind: mixed`` and ``kind: consolidation``), set under ``scenario.study`` (the
+    key keeps its name: command lines and recorded params use it)."""
 
     profiles: list[str] = field(default_factory=list)  # empty: the profile selected on the command line
     cad: GuestGroup = field(default_factory=lambda: GuestGroup(workload="graphics-replay"))
@@ -74,7 +75,7 @@ class ScenarioConfig:
     baseline: Optional[str] = None  # label of the phase the others are normalised to (default: the first)
     mix: list[GuestGroup] = field(default_factory=list)  # non-empty: these groups instead of guests x workload
     kind: str = "plain"  # plain | mixed (3 phases per profile) | consolidation (add CAD guests until QoS fails)
-    study: StudyConfig = field(default_factory=StudyConfig)
+    study: MixedConfig = field(default_factory=MixedConfig)
     # A comparison runs every phase this often, interleaved (A B C A B C), for spread and verdicts; unset: 3
     # (consolidation: 1, each step judged as it comes). The smoke experiment sets 1 (n=1, no spread).
     repeats: Optional[int] = None

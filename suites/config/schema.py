@@ -27,7 +27,7 @@ from omegaconf.errors import OmegaConfBaseException
 from suites.config.paths import absolute_paths, launch_dir
 from suites.config.profiles import ProfileConfig
 from suites.config.scenario import ScenarioConfig
-from suites.data.config import DataConfig
+from suites.data.options import DataConfig
 from suites.errors import ConfigError, first_line, redact, require
 from suites.workloads import registry
 from suites.workloads.base import WorkloadConfig

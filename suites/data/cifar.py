@@ -14,7 +14,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from suites.data.config import DataConfig
+from suites.data.options import DataConfig
 from suites.data.dataset import Dataset, require_regular_file
 from suites.data.download import Remote, cached_or_fetched, md5, untar_flat
 from suites.errors import DataError

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suites.data.config import DataConfig
+from suites.data.options import DataConfig
 from suites.errors import DataError
 
 # A data spec's source besides "real" and "synthetic": valid files of the dataset's shape that are not the published

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.data.config import DataConfig
+from suites.data.options import DataConfig
 from suites.errors import DataError
 
 CHUNK = 1 << 16

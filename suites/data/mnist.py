@@ -13,7 +13,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from suites.data.config import DataConfig
+from suites.data.options import DataConfig
 from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file
 from suites.data.download import Remote, cached_or_fetched, gunzip_into, md5
 from suites.errors import DataError

@@ -5,8 +5,8 @@ params, latest metric values, times, status, artifacts) to
 ``<dir>/mlflow-export/``: ``runs.json`` and ``artifacts/<run id>/``.
 ``make study`` writes one beside its report, so the study directory (a
 tarball of it) is all a GPU host needs to send back. :class:`ExportedStore`
-reads it with the few MlflowClient calls :mod:`suites.record.sync` copies
-runs with, so importing it (``python -m suites.app.sync --run-dir DIR``) is
+reads it with the few MlflowClient calls :mod:`suites.record.ingest` copies
+runs with, so importing it (``python -m suites sync --run-dir DIR``) is
 the same copy as a fallback store's import.
 """
 

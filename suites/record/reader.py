@@ -1,8 +1,9 @@
-"""Reading the store back: a study's phase numbers, from what MLflow holds (never from a runner's memory).
+"""Reading the store back: a mixed or consolidation comparison's phase numbers, from what MLflow holds (never
+from a runner's memory).
 
 Built from the phase runs and their guest runs through the same
-:mod:`suites.run.study` functions the runner used, so a report and the run it
-describes agree by construction. Rendering is :mod:`suites.render.report`'s.
+:mod:`suites.run.mixed` functions the runner used, so a report and the run it
+describes agree by construction. Rendering is :mod:`suites.render.mixed_report`'s.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from suites.config.schema import EXPERIMENT
-from suites.run import study
-
-STUDY_KIND = "study"  # bench.kind of a ``make study`` run
+from suites.run.mixed import PhaseNumbers, by_profile, consolidation_metrics
 
 
 @dataclass
-class StudyReport:
+class MixedReport:
     mixed: dict[str, dict[str, float]] = field(default_factory=dict)  # profile -> derived figures
     consolidation: dict[str, float] = field(default_factory=dict)
     consolidation_profile: str = ""
@@ -31,18 +30,18 @@ class StudyReport:
     header: dict[str, str] = field(default_factory=dict)  # host, GPU, date, git SHA of the runs read
 
 
-def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[study.PhaseNumbers]]:
+def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[PhaseNumbers]]:
     """Each phase run under the comparison (every repeat, in run order), reduced to PhaseNumbers from its own and
     its guests' metrics."""
     exp = client.get_run(comparison_id).info.experiment_id
     phases = client.search_runs([exp], f"tags.mlflow.parentRunId = '{comparison_id}'", max_results=1000)
-    out: dict[str, list[study.PhaseNumbers]] = {}
+    out: dict[str, list[PhaseNumbers]] = {}
     for run in sorted(phases, key=lambda r: r.info.start_time):
         label = run.data.tags.get("bench.phase")
         if not label:
             continue
         guests = client.search_runs([exp], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1000)
-        out.setdefault(label, []).append(study.PhaseNumbers.from_guests(
+        out.setdefault(label, []).append(PhaseNumbers.from_guests(
             run.data.metrics, [(g.data.params.get("workload", "?"), g.data.tags.get("bench.status") == "ok",
                                 g.data.metrics) for g in guests]))
     return out
@@ -77,13 +76,13 @@ def latest(client: Any, experiment: str, kind: str) -> Any:
 
 
 def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None = None,
-          consolidation_run: str | None = None, latest_runs: bool = True) -> StudyReport:
+          consolidation_run: str | None = None, latest_runs: bool = True) -> MixedReport:
     """The report's numbers from the store: the given comparison runs, else (``latest_runs``) the newest of each
     kind."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri)
-    rep = StudyReport()
+    rep = MixedReport()
     find = (lambda kind: latest(client, experiment, kind)) if latest_runs else (lambda kind: None)
     mixed = run_of_kind(client, mixed_run, "mixed", "--mixed-run") if mixed_run else find("mixed")
     cons = (run_of_kind(client, consolidation_run, "consolidation", "--consolidation-run") if consolidation_run
@@ -92,7 +91,7 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
         if run is not None:
             describe(client, run, rep)
     if mixed is not None:
-        flat = study.by_profile(phase_numbers(client, mixed.info.run_id))
+        flat = by_profile(phase_numbers(client, mixed.info.run_id))
         for key, value in flat.items():
             profile, name = key.split(".", 1)
             rep.mixed.setdefault(profile, {})[name] = value
@@ -100,7 +99,7 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
     if cons is not None:
         numbers = {label: runs[-1] for label, runs in phase_numbers(client, cons.info.run_id).items()}
         params = cons.data.params
-        rep.consolidation = study.consolidation_metrics(numbers, float(params.get("qos_p95_frame_ms", "nan")),
+        rep.consolidation = consolidation_metrics(numbers, float(params.get("qos_p95_frame_ms", "nan")),
                                                         float(params.get("qos_ml_slowdown_pct", "nan")))
         rep.consolidation_profile = next(iter(numbers), "?/").split("/")[0]
         rep.stop_reason = params.get("stop_reason", "")
@@ -108,7 +107,7 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
     return rep
 
 
-def describe(client: Any, comparison: Any, rep: StudyReport) -> None:
+def describe(client: Any, comparison: Any, rep: MixedReport) -> None:
     """What the report says about the runs besides their numbers: validity, references, limits, host."""
     tags, params = comparison.data.tags, comparison.data.params
     rep.validity.update({k[len("bench.validity."):]: v for k, v in tags.items() if k.startswith("bench.validity.")})
@@ -127,68 +126,7 @@ def describe(client: Any, comparison: Any, rep: StudyReport) -> None:
                   "git SHA": host.get("host.git_sha", "?")}
 
 
-def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: str) -> StudyReport:
+def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: str) -> MixedReport:
     """The report of one comparison run (a ``mixed`` or ``consolidation`` study) and nothing else."""
     return build(tracking_uri, experiment, mixed_run=comparison_id if kind == "mixed" else None,
                  consolidation_run=comparison_id if kind == "consolidation" else None, latest_runs=False)
-
-
-@dataclass
-class PartResult:
-    """One comparison of a study as the store holds it."""
-
-    run_id: str
-    metrics: dict[str, float]
-    tags: dict[str, str]
-
-
-@dataclass
-class ReferenceStudy:
-    """``make study`` read back: its parts' comparison runs, the mixed study's report, what was skipped."""
-
-    run_id: str
-    params: dict[str, str]
-    parts: dict[str, PartResult] = field(default_factory=dict)  # part name -> its comparison run
-    skips: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
-    episode_2: StudyReport = field(default_factory=StudyReport)
-    header: dict[str, str] = field(default_factory=dict)
-
-
-def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
-    from mlflow.tracking import MlflowClient
-
-    run = latest(MlflowClient(tracking_uri), experiment, STUDY_KIND)
-    return run.info.run_id if run is not None else None
-
-
-def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStudy:
-    """A ``make study`` run and the comparison runs nested under it, from the store alone."""
-    import json
-
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri)
-    run = run_of_kind(client, study_id, STUDY_KIND, "--study")
-    try:
-        skips = [(str(what), str(why)) for what, why in json.loads(run.data.tags.get("bench.skips", "[]"))]
-    except ValueError:  # a tag is capped in length: a very long list may not parse
-        skips = [("skip list", "not readable from the store (tag bench.skips truncated)")]
-    out = ReferenceStudy(study_id, dict(run.data.params), skips=skips)
-    children = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{study_id}'",
-                                  max_results=1000, order_by=["attributes.start_time ASC"])
-    mixed = cons = None
-    for child in children:
-        part = child.data.tags.get("bench.study_part")
-        if not part:
-            continue
-        out.parts[part] = PartResult(child.info.run_id, dict(child.data.metrics), dict(child.data.tags))
-        kind = child.data.tags.get("bench.kind")
-        mixed = child.info.run_id if kind == "mixed" else mixed
-        cons = child.info.run_id if kind == "consolidation" else cons
-        if not out.header:
-            holder = StudyReport()
-            describe(client, child, holder)
-            out.header = holder.header
-    if mixed or cons:
-        out.episode_2 = build(tracking_uri, experiment, mixed, cons, latest_runs=False)
-    return out

@@ -5,7 +5,7 @@ a record out to the run directory (always first, so a tracking failure never
 loses a measurement) and to a store. The fallback policy is written once,
 here: when the store given by ``tracking_uri`` cannot be opened or dies mid-run,
 this and every later record of the command go to ``fallback_tracking_uri``
-(tagged ``bench.fallback_for``, imported later by ``python -m suites.app.sync``);
+(tagged ``bench.fallback_for``, imported later by ``python -m suites sync``);
 when neither works, the run directory alone holds the results, and a warning
 says so.
 """
@@ -143,5 +143,5 @@ class Recorder:
                      "the run directory")
             return False
         self.say(f"warning: MLflow store {uri} unreachable ({first_line(exc)}); recording to the fallback store "
-                 f"{fallback}; import later: python -m suites.app.sync --from {fallback} --to {uri}")
+                 f"{fallback}; import later: python -m suites sync --from {fallback} --to {uri}")
         return True

@@ -119,7 +119,7 @@ class Tracker:
         """A new run; ``start_time`` (epoch s) when it is recorded after the fact, so MLflow's Duration is real."""
         if parent:
             tags = {**tags, "mlflow.parentRunId": parent}
-        elif self.fallback_for:  # a top-level run here is one `python -m suites.app.sync` imports (its subtree too)
+        elif self.fallback_for:  # a top-level run here is one `python -m suites sync` imports (its subtree too)
             tags = {**tags, "bench.fallback_for": self.fallback_for}
         start_ms = int(start_time * 1000) if start_time else None
         return self.client.create_run(self.experiment_id, start_time=start_ms, run_name=name, tags=tags).info.run_id

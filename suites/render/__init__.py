@@ -1,2 +1,2 @@
-"""What a person looks at: console tables, figures, the study's Markdown/HTML report. Nothing here writes to
+"""What a person looks at: console tables, figures, the Markdown/HTML reports. Nothing here writes to
 MLflow; the caller decides where the files go."""

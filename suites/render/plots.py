@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_probe import vocab
-from suites.record.sweep import SweepRow
+from suites.record.sweep_points import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from gpu_probe import vocab
 from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
 from suites.data.dataset import LOOK_ALIKE
-from suites.record.sweep import SweepRow
+from suites.record.sweep_points import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome, missed_target, percent
 

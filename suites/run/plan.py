@@ -18,8 +18,8 @@ from gpu_probe.inventory import Inventory
 from suites.backends import mps
 from suites.backends.base import Backend
 from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken
+from suites.backends.factory import backend_for
 from suites.backends.placement import NOT_ENFORCED, Placement
-from suites.backends.select import backend_for
 from suites.config.compose import RunConfig
 from suites.config.schema import BackendKind, BenchConfig, Sharing
 from suites.errors import ConfigError

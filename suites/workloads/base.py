@@ -28,7 +28,7 @@ from gpu_probe.stats import summarize
 from suites.data.dataset import Dataset
 from suites.errors import BenchError, require
 
-ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed study
+ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed scenario
 
 
 @dataclass

@@ -8,7 +8,7 @@ from typing import Optional
 
 from suites.data.cifar import CIFAR10
 from suites.workloads.base import RECORD_SMOKE
-from suites.workloads.record_common import RecordClassifier, RecordTrainConfig
+from suites.workloads.speed_record import RecordClassifier, RecordTrainConfig
 
 TARGET = 0.94  # the record's: airbench94's mean test accuracy over 1000 runs is 94.01 %
 

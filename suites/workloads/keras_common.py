@@ -19,7 +19,7 @@ from suites.errors import BenchError, require
 from suites.workloads import fast_recipe as recipe
 from suites.workloads.base import RECORD_SMOKE, Classifier, StepMeter
 from suites.workloads.keras_net import KerasLookahead, TriangleSchedule, record_net, start_as_identity, whitening_kernel
-from suites.workloads.record_common import RecipeConfig
+from suites.workloads.speed_record import RecipeConfig
 
 PRECISIONS = ("auto", "float32", "mixed_float16", "mixed_bfloat16")
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 from suites.data.mnist import MNIST
 from suites.workloads.base import RECORD_SMOKE
-from suites.workloads.record_common import RecordClassifier, RecordTrainConfig
+from suites.workloads.speed_record import RecordClassifier, RecordTrainConfig
 
 TARGET = 0.99  # test accuracy on real MNIST, checked at the end of the epoch
 

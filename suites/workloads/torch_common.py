@@ -3,7 +3,7 @@ precision, optional torch.compile warmed up outside the clock, a framebuffer cap
 
 A classifier plugin says how to load its data, build its model and optimizer, and (optionally) how an epoch's
 batches are made and a step is taken; this base runs the timed loop, the evaluation and the time-to-accuracy
-check (evaluations off the clock). The record's recipe (suites/workloads/record_common.py) is its main user.
+check (evaluations off the clock). The record's recipe (suites/workloads/speed_record.py) is its main user.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from typing import Any
 
 from suites.errors import BenchError
 from suites.workloads.base import GuestContext, StepMeter
-from suites.workloads.graphics import checks, renderer
+from suites.workloads.graphics import frame_checks as checks
+from suites.workloads.graphics import renderer
 from suites.workloads.graphics.apitrace import record_replayer
 from suites.workloads.graphics.replay import GraphicsReplay, GraphicsReplayConfig
 from suites.workloads.graphics.viewsets import VIEWSETS, write_all

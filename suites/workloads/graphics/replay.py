@@ -19,7 +19,8 @@ from gpu_probe.nvml import Nvml
 from gpu_probe.stats import percentile
 from suites.errors import BenchError, ConfigError, require
 from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
-from suites.workloads.graphics import checks, egldevice, frametrace, renderer, scene
+from suites.workloads.graphics import egldevice, frametrace, renderer, scene
+from suites.workloads.graphics import frame_checks as checks
 
 GPU_TIMER = ("auto", "on", "off")
 MAX_TARGET_SAMPLES = 8192 * 8192 * 8  # width x height x MSAA samples: 8192² at MSAA 8, 16384² at 2

@@ -1,4 +1,4 @@
-"""``python -m suites.app.sync --from FALLBACK --to SERVER``: import runs recorded while a store was down;
+"""``python -m suites sync --from FALLBACK --to SERVER``: import runs recorded while a store was down;
 ``--run-dir DIR``: import a run tree exported to files (a study directory brought back from a GPU host)."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import first_line, redact
+from suites.record.ingest import import_export, import_runs
 from suites.record.store import check_server, local_store
-from suites.record.sync import import_export, import_runs
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m suites.app.sync", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m suites sync", description=__doc__)
     ap.add_argument("--from", dest="src", default=FALLBACK_TRACKING_URI)
     ap.add_argument("--to", dest="dst", default=TRACKING_URI, help="the tracking server (or store) to import into")
     ap.add_argument("--run-dir", type=Path, help="import the runs exported in this directory (a study directory "

@@ -1,4 +1,4 @@
-"""The mixed-workload study: three phases per profile, and consolidation until QoS fails.
+"""The mixed CAD + ML scenarios: three phases per profile, and consolidation until QoS fails.
 
 ``mixed`` (episode 2 of the M60 study): for each profile, phase ``cad`` (CAD
 guests alone), ``mixed`` (CAD + ML at once), ``ml`` (ML alone). Derived per
@@ -14,7 +14,7 @@ largest count that met QoS.
 Every derived number comes from :class:`PhaseNumbers` through :func:`derive`
 and :func:`qos`, whether the numbers were just measured or read back from
 MLflow by the report, so the two cannot disagree. The phases themselves are
-composed by :func:`suites.config.compose.study_phases`.
+composed by :func:`suites.config.compose.mixed_phases`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.stats import Interval, inconclusive, judge_limit, ratio_interval, summarize
-from suites.config.compose import consolidation_memory, study_profiles
+from suites.config.compose import consolidation_memory, mixed_profiles
 from suites.config.scenario import CAD_ALONE as CAD
 from suites.config.scenario import MIXED, PhaseConfig
 from suites.config.scenario import ML_ALONE as ML
@@ -128,7 +128,7 @@ def numbers(outcome: ScenarioOutcome) -> PhaseNumbers:
 
 
 # --- the run: what a comparison asks of a study ----------------------------------------------------------------
-class StudyRun:
+class MixedRun:
     """A study's state over its phases: whether to go on after each, and what it adds at the end."""
 
     def __init__(self, cfg: BenchConfig) -> None:
@@ -174,12 +174,12 @@ class StudyRun:
 
     def params(self) -> dict[str, Any]:
         s = self.study
-        out = {"kind": self.kind, "profiles": ",".join(study_profiles(self.cfg)), "cad_workload": s.cad.workload,
+        out = {"kind": self.kind, "profiles": ",".join(mixed_profiles(self.cfg)), "cad_workload": s.cad.workload,
                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
                "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "qos_cad_slowdown_pct": s.qos_cad_slowdown_pct,
                "host_busy_pct": self.cfg.host_busy_pct,
                "capacity_note": self.capacity_note or "-"}
-        out.update({f"reference.{p}": s.reference[p] for p in study_profiles(self.cfg) if p in s.reference})
+        out.update({f"reference.{p}": s.reference[p] for p in mixed_profiles(self.cfg) if p in s.reference})
         if self.kind == "consolidation":
             out["stop_reason"] = self.stop_reason()
         return out

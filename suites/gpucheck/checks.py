@@ -1,5 +1,5 @@
 """The checks of ``make gpu-check``: every GPU-only path of the suite run once, each with its figure and what it
-should be. A check runs the suite's own commands (``python -m suites.app.bench``, ``suites.app.study``,
+should be. A check runs the suite's own commands (``python -m suites bench``, ``python -m suites study``,
 ``gpu_probe probe``) as subprocesses, each with its log, its run directory and a time limit, and reads what they
 wrote (``results.json``); a check that cannot run says why in its row, and one that breaks is a failed row with
 the reason (traceback in ``<check>.log``), never the end of the others.
@@ -20,11 +20,11 @@ from typing import Any
 
 from gpu_probe import probe, vocab
 from gpu_probe.inventory import Inventory
-from suites.app import gpu_judges as judge
-from suites.app.gpu_judges import FAILED, SKIPPED, Verdict, guests, metric
 from suites.backends.mps import CONTROL
 from suites.data import cifar
 from suites.errors import first_line
+from suites.gpucheck import judges as judge
+from suites.gpucheck.judges import FAILED, SKIPPED, Verdict, guests, metric
 from suites.workloads.cifar10_torch import Cifar10TorchConfig
 from suites.workloads.graphics import egldevice
 
@@ -124,9 +124,9 @@ def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subp
 
 
 def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -> dict[str, Any]:
-    """One ``suites.app.bench`` run into the check's own store; its results.json (CheckFailed without one)."""
+    """One ``python -m suites bench`` run into the check's own store; its results.json (CheckFailed without one)."""
     run_dir = ctx.root / "runs" / name
-    argv = [sys.executable, "-m", "suites.app.bench", *overrides, "progress=quiet", f"hydra.run.dir={run_dir}",
+    argv = [sys.executable, "-m", "suites", "bench", *overrides, "progress=quiet", f"hydra.run.dir={run_dir}",
             f"tracking_uri=sqlite:///{ctx.root / 'mlflow.db'}", f"artifact_dir={ctx.root / 'mlartifacts'}"]
     done = run_logged(ctx, name, argv, limit_s)
     results = run_dir / "results.json"
@@ -284,7 +284,7 @@ def study(ctx: Context) -> Row:
     if left < 60:
         raise CheckSkipped(f"out of time ({ctx.left_s:.0f} s left of the gpu-check budget)")
     timings = ctx.timings_file() if ctx.timings_file else ctx.root / "summary.json"
-    argv = [sys.executable, "-m", "suites.app.study", f"study.budget_s={left:.0f}", f"study.timings={timings}",
+    argv = [sys.executable, "-m", "suites", "study", f"study.budget_s={left:.0f}", f"study.timings={timings}",
             f"study.out_dir={ctx.root / 'study'}", f"tracking_uri=sqlite:///{ctx.root / 'mlflow.db'}",
             f"artifact_dir={ctx.root / 'mlartifacts'}", "progress=quiet",
             *([f"data.root={ctx.data_root}"] if ctx.data_root else [])]

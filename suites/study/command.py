@@ -1,4 +1,4 @@
-"""``make study`` (``python -m suites.app.study [study.key=value ...] [bench overrides ...]``): the reference
+"""``make study`` (``python -m suites study [study.key=value ...] [bench overrides ...]``): the reference
 study reproduced in one command.
 
 Episode 1 (GPU vs no GPU, scaling over 1..min(4, GPUs), passthrough vs vGPU,
@@ -9,7 +9,7 @@ then one report, ``outputs/study/<time>/report.{md,html}`` + PNGs, puts the
 study's figure for every row beside this host's and lists what was skipped and
 why. The study's runs are also exported to files beside the report
 (``mlflow-export/``), so a GPU host without network sends back one tarball:
-``python -m suites.app.sync --run-dir <study dir>`` imports it.
+``python -m suites sync --run-dir <study dir>`` imports it.
 
 ``--plan`` prints the plan (parts, sizes, repeats, estimate, skips) and
 starts nothing. Every other argument is a bench override given to every part
@@ -30,24 +30,25 @@ from rich.console import Console
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
-from suites.app.bench import check_out_dirs, require_parseable
-from suites.app.jobs import fail
-from suites.app.outdirs import require_makeable, require_outside_source
-from suites.app.pipeline import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
 from suites.backends.corelock import CoresHeld, describe, held_by_others
 from suites.backends.ray import cluster_gpus
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import BackendKind, one_line, register_configs, run_stamp
-from suites.config.study import StudySettings, load_settings, load_timings, split_args
 from suites.errors import BenchError, ConfigError, PlacementError
-from suites.record import mlflow_runs, reader
+from suites.pipeline.jobs import fail
+from suites.pipeline.orchestrate import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
+from suites.pipeline.prechecks import check_out_dirs, require_parseable
+from suites.record import mlflow_runs
 from suites.record.export import export_tree
+from suites.record.outdirs import require_makeable, require_outside_source
 from suites.record.recorder import Recorder, RunRef
-from suites.render import study_report
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
 from suites.run.shield import interrupt_reason, stop_on_signals
-from suites.run.study_plan import Part, Skip, StudyPlan, plan_study
+from suites.study import results
+from suites.study import writeup as study_report
+from suites.study.planner import Part, Skip, StudyPlan, plan_study
+from suites.study.settings import StudySettings, load_settings, load_timings, split_args
 from suites.workloads import workload_class
 
 
@@ -169,7 +170,7 @@ def record_plan(recorder: Recorder, ref: RunRef | None, settings: StudySettings,
 def publish(ref: RunRef, experiment: str, run_dir: Path, out: Console) -> list[Path]:
     """The report, read back from the store the study run is in."""
     def build() -> list[Path]:
-        study = reader.of_study(ref.tracker.uri, experiment, ref.run_id)
+        study = results.of_study(ref.tracker.uri, experiment, ref.run_id)
         files = study_report.write(study, run_dir)
         out.print(study_report.console_table(study))
         return files
@@ -213,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir, t0 = study_dir(Path(settings.out_dir)), time.time()
     cfg = ready[0][1].comp.cfg
     recorder = Recorder(cfg, say(out))
-    ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": reader.STUDY_KIND})
+    ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": results.STUDY_KIND})
     with cores:  # held from planning to the last part's end
         code = run_parts(ready, sp, run_dir, recorder, ref, out)
     record_plan(recorder, ref, settings, sp, time.time() - t0, run_dir, inv)
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     if ref is not None:
         best_effort(out, "run export", lambda: export_tree(ref.tracker.uri, ref.run_id, run_dir))
     say(out)(f"study: {run_dir / 'report.html'} ({time.time() - t0:.0f} s); elsewhere: "
-             f"python -m suites.app.sync --run-dir {run_dir}")
+             f"python -m suites sync --run-dir {run_dir}")
     return code
 
 

@@ -1,4 +1,4 @@
-"""``python -m suites.app.bench [overrides]`` (``make bench``): compose, validate, run, report, record.
+"""``python -m suites bench [overrides]`` (``make bench``): compose, validate, run, report, record.
 
 Every run the command line asks for (a comparison's phases and each guest
 group's workload included) is composed once, before Hydra takes over, so a
@@ -19,14 +19,18 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from suites.app.hydra_dirs import HydraDirs, run_dirs, sweep_dirs
-from suites.app.jobs import SweepState, fail, task
-from suites.app.outdirs import RunDirClaim, claim_run_dir, half_written_beside, require_makeable, require_outside_source
 from suites.config.compose import Composition, compose_run
-from suites.config.schema import CONFIG_DIR, BenchConfig, one_line, register_configs
+from suites.config.schema import CONFIG_DIR, one_line, register_configs
 from suites.errors import BenchError, ConfigError
-from suites.record.store import sqlite_path
-from suites.record.sweep import collect
+from suites.pipeline.hydra_dirs import HydraDirs, run_dirs, sweep_dirs
+from suites.pipeline.jobs import SweepState, fail, task
+from suites.pipeline.prechecks import check_out_dirs, require_parseable
+from suites.record.outdirs import (
+    RunDirClaim,
+    claim_run_dir,
+    half_written_beside,
+)
+from suites.record.sweep_points import collect
 from suites.run.outcome import EXIT_INTERRUPTED, EXIT_PARTIAL
 
 
@@ -38,28 +42,6 @@ def sweep_points(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
                else [o.input_line] for o in parsed]
     swept = [o.is_sweep_override() for o in parsed]
     return [(list(point), [p for p, s in zip(point, swept, strict=True) if s]) for point in itertools.product(*choices)]
-
-
-def require_parseable(overrides: list[str]) -> None:
-    """Every override as Hydra's grammar reads it, else one line naming the key and the fix (a non-ASCII or
-    otherwise unquoted value used to be Hydra's bare ``LexerNoViableAltException``, or its 3-line message)."""
-    parser = OverridesParser.create()
-    for given in overrides:
-        try:
-            parser.parse_override(given)
-        except HydraException as exc:
-            raise ConfigError(unparseable(given, exc)) from None
-
-
-def unparseable(given: str, exc: Exception) -> str:
-    key, eq, value = given.partition("=")
-    if not eq:
-        return f"{given!r}: not an override (key=value): {one_line(exc)}"
-    shown = value if value.isprintable() else repr(value)  # one line, whatever the value holds
-    if not value.isprintable() or value[:1] in ("'", '"'):
-        return f"{key}: the value {shown} cannot be parsed ({one_line(exc)}); check its quotes and characters"
-    quote = '"' if "'" in value else "'"
-    return f"{key}: the value {value} cannot be parsed as written; quote the value: {key}={quote}{value}{quote}"
 
 
 def precheck_sweep(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
@@ -162,17 +144,12 @@ def precheck(line: CommandLine) -> Checked:
     return Checked(composed, claim, dirs)
 
 
-def check_out_dirs(cfg: BenchConfig) -> None:
-    """The data cache, the artifact root and a local MLflow store's folder can be made, outside the source tree."""
-    folders = {"data.cache_dir": Path(cfg.data.cache_dir), "artifact_dir": Path(cfg.artifact_dir)}
-    db = sqlite_path(cfg.tracking_uri)
-    if db is not None:
-        folders["tracking_uri"] = db.parent
-        if db.exists() and not db.is_file():
-            raise ConfigError(f"tracking_uri: {db} is not a file (an MLflow sqlite store is one file)")
-    for key, folder in folders.items():
-        require_outside_source(folder, key)
-        require_makeable(folder, key)
+def main(argv: list[str] | None = None) -> int:
+    """The bench command on ``argv`` (Hydra reads sys.argv: it is set from ``argv`` when given)."""
+    if argv is not None:
+        sys.argv = [sys.argv[0], *argv]
+    cli()
+    return 0
 
 
 def cli() -> None:

@@ -25,13 +25,13 @@ from suites.errors import BenchError, PlacementError, first_line, redact
 from suites.record import mlflow_runs, reader, rundir
 from suites.record.recorder import Recorder, RunRef
 from suites.record.store import flatten
-from suites.render import plots, report, tables
+from suites.render import mixed_report, plots, tables
 from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute
+from suites.run.mixed import MixedRun
 from suites.run.outcome import ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
 from suites.run.shield import Shield
-from suites.run.study import StudyRun
 
 
 def console() -> Console:
@@ -122,7 +122,7 @@ def run_name(cfg: BenchConfig, run_dir: Path) -> str:
     return run_dir.name
 
 
-def plan_phases(runs: list[RunConfig], study: StudyRun | None, out: Console) -> list[Plan]:
+def plan_phases(runs: list[RunConfig], mixed: MixedRun | None, out: Console) -> list[Plan]:
     """Every phase placed and given its data before any starts; a consolidation stops at its capacity."""
     plans = []
     for run in runs:
@@ -130,9 +130,9 @@ def plan_phases(runs: list[RunConfig], study: StudyRun | None, out: Console) -> 
             plans.append(plan(run))
         except PlacementError as exc:
             held = isinstance(exc, CoresHeld)  # other runs' cores: not this profile's capacity
-            if held or study is None or run.phase is None or not study.placement_failed(run.phase, exc):
+            if held or mixed is None or run.phase is None or not mixed.placement_failed(run.phase, exc):
                 raise type(exc)(f"phase {run.label}: {exc}") from exc  # CoresHeld stays one: it may be waited for
-            say(out)(f"note: {study.capacity_note}")
+            say(out)(f"note: {mixed.capacity_note}")
             break
         except BenchError as exc:
             raise type(exc)(f"phase {run.label}: {exc}") from exc
@@ -141,35 +141,35 @@ def plan_phases(runs: list[RunConfig], study: StudyRun | None, out: Console) -> 
 
 @dataclass
 class PlannedComparison:
-    """A comparison's phases, placed and given their data, before any starts (and its study's state)."""
+    """A comparison's phases, placed and given their data, before any starts (and its mixed's state)."""
 
     comp: Composition
     plans: list[Plan]
-    study: StudyRun | None
+    mixed: MixedRun | None
 
 
 def plan_comparison(comp: Composition, out: Console) -> PlannedComparison:
-    study = StudyRun(comp.cfg) if comp.cfg.scenario.kind != "plain" else None
-    if study is not None and study.sizing_note:
-        say(out)(f"note: {study.sizing_note}")
-    plans = plan_phases(comp.runs, study, out)
+    mixed = MixedRun(comp.cfg) if comp.cfg.scenario.kind != "plain" else None
+    if mixed is not None and mixed.sizing_note:
+        say(out)(f"note: {mixed.sizing_note}")
+    plans = plan_phases(comp.runs, mixed, out)
     if comp.cfg.strict:
         require_enforced(plans)
-    return PlannedComparison(comp, plans, study)
+    return PlannedComparison(comp, plans, mixed)
 
 
 def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str,
                    planned: PlannedComparison | None = None, recorder: Recorder | None = None,
                    parent: RunRef | None = None, tags: dict[str, str] | None = None) -> int:
     """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
-    plot, and the comparison run (nested under ``parent``, as a study's parts are)."""
+    plot, and the comparison run (nested under ``parent``, as a mixed's parts are)."""
     cfg, name = comp.cfg, comp.cfg.scenario.name
     planned = planned or plan_comparison(comp, out)
-    plans, study = planned.plans, planned.study
+    plans, mixed = planned.plans, planned.study
     recorder = recorder or Recorder(cfg, say(out))
     ref = recorder.start_comparison(f"{name}-{run_dir.name}",
                                     mlflow_runs.comparison_tags(name, cfg.scenario.kind, tags), parent)
-    outcomes, worst = run_phases(plans, cfg.scenario.phase_repeats, run_dir, recorder, ref, study, out, launcher)
+    outcomes, worst = run_phases(plans, cfg.scenario.phase_repeats, run_dir, recorder, ref, mixed, out, launcher)
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
         references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
@@ -179,15 +179,15 @@ def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str
         on_cpu = all(r.validity == NOT_ENFORCED or r.gpus == 0 for r in rows)
         for r in rows:
             r.reference = "" if base_weak or r.validity == NOT_ENFORCED else references.get(r.label, "")
-        what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if study else cfg.workload.name
-        title = (f"{name}: {what}, phases" if study else f"{name}: {what}, normalised to {baseline}") + \
+        what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if mixed else cfg.workload.name
+        title = (f"{name}: {what}, phases" if mixed else f"{name}: {what}, normalised to {baseline}") + \
             f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
         banner = tables.validity_banner({r.label: r.validity for r in rows},
                                         first_reason(r.validity_reason for r in rows))
         if banner:
             out.print(Panel(banner, title="what these numbers are", border_style="red"))
-        out.print(tables.comparison_table(rows, title, normalised=study is None))
-        if on_cpu and study is None:
+        out.print(tables.comparison_table(rows, title, normalised=mixed is None))
+        if on_cpu and mixed is None:
             say(out)(tables.cpu_only_note(name, len(rows), bool(references)))
         rundir.write_csv([r.csv() for r in rows], run_dir / "comparison.csv")
         best_effort(out, "comparison plot", lambda: plots.comparison(rows, run_dir / "comparison.png", title))
@@ -195,17 +195,17 @@ def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str
         params = {"scenario": name, "workload": cfg.workload.name, "baseline": baseline,
                   "repeats": len(next(iter(outcomes.values()), [])), "phases": ",".join(r.label for r in rows),
                   **{f"reference.{label}": ref for label, ref in references.items()},
-                  **(study.params() if study else {})}
-        results = mlflow_runs.ComparisonResults(params, {**row_metrics(rows), **(study.results() if study else {})},
-                                                row_tags(rows), curves(rows) if study is None else {})
+                  **(mixed.params() if mixed else {})}
+        results = mlflow_runs.ComparisonResults(params, {**row_metrics(rows), **(mixed.results() if mixed else {})},
+                                                row_tags(rows), curves(rows) if mixed is None else {})
         ref = recorder.comparison_results(ref, results, run_dir)
-        files = publish_report(ref, cfg, run_dir, out) if study is not None and ref is not None else []
+        files = publish_report(ref, cfg, run_dir, out) if mixed is not None and ref is not None else []
         recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
     return worst
 
 
 def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorder, ref: RunRef | None,
-               study: StudyRun | None, out: Console, launcher: str) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+               mixed: MixedRun | None, out: Console, launcher: str) -> tuple[dict[str, list[ScenarioOutcome]], int]:
     """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. Stops at an
     interrupt, or where a consolidation step misses QoS. (outcomes per phase label, worst exit code)"""
     outcomes: dict[str, list[ScenarioOutcome]] = {}
@@ -222,26 +222,26 @@ def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorde
             outcomes.setdefault(label, []).append(outcome)
             worst = max(worst, outcome.exit_code)
             if outcome.status == "interrupted":
-                if study is not None:
-                    study.interrupted = True
+                if mixed is not None:
+                    mixed.interrupted = True
                 return outcomes, worst
-            if study is not None and not study.keep_going(label, outcome):
-                say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): sweep ends here, "
-                         f"{study.steps_past_miss()} step(s) past the first miss ({study.first_miss})")
+            if mixed is not None and not mixed.keep_going(label, outcome):
+                say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): sweep ends here, "
+                         f"{mixed.steps_past_miss()} step(s) past the first miss ({mixed.first_miss})")
                 return outcomes, worst
-            if study is not None and not study.verdicts.get(label, (True, ""))[0]:
-                say(out)(f"phase {label} missed QoS ({study.verdicts[label][1]}): the sweep goes on "
-                         f"{study.study.steps_past_miss - study.steps_past_miss()} more step(s), to show how QoS "
+            if mixed is not None and not mixed.verdicts.get(label, (True, ""))[0]:
+                say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): the sweep goes on "
+                         f"{mixed.study.steps_past_miss - mixed.steps_past_miss()} more step(s), to show how QoS "
                          "breaks")
     return outcomes, worst
 
 
 def publish_report(ref: RunRef, cfg: BenchConfig, run_dir: Path, out: Console) -> list[Path]:
-    """The study's report, read back from the store the comparison run is in; its files (none if it failed)."""
+    """The mixed's report, read back from the store the comparison run is in; its files (none if it failed)."""
     def build() -> list[Path]:
         rep = reader.of_comparison(ref.tracker.uri, cfg.experiment, ref.run_id, cfg.scenario.kind)
-        files = report.write(rep, run_dir / "report")
-        for t in report.console_tables(rep):
+        files = mixed_report.write(rep, run_dir / "report")
+        for t in mixed_report.console_tables(rep):
             out.print(t)
         return files
 

@@ -4,7 +4,7 @@ A single run's refusal or interrupt ends the command (one ``error:`` line, exit 
 not end the sweep: a point refused or failing is recorded as such in its job folder (``point.json``: its
 overrides, status and reason) and the sweep goes on to its next point; after an interrupt the points not yet run
 are recorded as not run. Either way Hydra reaches the end of the sweep, where the summary is written for the
-points that ran (suites/app/sweep.py), and the command's exit code says whether every point finished ok.
+points that ran (suites/pipeline/sweep_summary.py), and the command's exit code says whether every point finished ok.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from suites.app.pipeline import run_command
 from suites.config.compose import Composition, compose_run
 from suites.errors import BenchError, first_line, redact
-from suites.record.sweep import write_point
+from suites.pipeline.orchestrate import run_command
+from suites.record.sweep_points import write_point
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.shield import interrupt_reason, stop_on_signals
 

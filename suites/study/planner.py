@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from suites.config.study import StudySettings
+from suites.study.settings import StudySettings
 
 TIME_X, THROUGHPUT_X = "time_x", "throughput_x"
 DEFAULT_REPEATS = 3

@@ -1,11 +1,11 @@
-"""``make gpu-check`` (``python -m suites.app.gpu_check [key=value ...]``): every GPU path of the suite, checked in
+"""``make gpu-check`` (``python -m suites gpu-check [key=value ...]``): every GPU path of the suite, checked in
 one command, one table (check | result | figure | expected) and one tarball to bring home.
 
 Keys: ``data.root=DIR`` (real MNIST for check b1; default $BENCH_DATA_ROOT), ``budget_s=480`` (the whole command,
 the study sized to what is left), ``only=a,b2,g`` (a subset), ``out_dir=outputs/gpu-check``, ``strict=true`` (a host
 without a GPU is an error, exit 2, and any skipped check fails the command). Writes
 ``<out_dir>/<time>/``: summary.json, summary.md, logs/, runs/, study/, mlflow-export/ and
-``gpu-check-<time>.tar.gz`` (import it here with ``python -m suites.app.sync --run-dir <the unpacked folder>``).
+``gpu-check-<time>.tar.gz`` (import it here with ``python -m suites sync --run-dir <the unpacked folder>``).
 On a host without a GPU every check is ``skipped: no GPU``, exit 0, in seconds. Runs with no project install too
 (the bare-image ``PYTHONPATH`` mode of ../shared/device/prepare.sh).
 """
@@ -26,14 +26,13 @@ from rich.table import Table
 
 from gpu_probe import inventory
 from gpu_probe.vocab import NO_GPU
-from suites.app import gpu_checks as checks
-from suites.app import gpu_judges as judges
-from suites.app.gpu_checks import Context, Row
-from suites.app.outdirs import require_makeable, require_outside_source
-from suites.app.pipeline import best_effort, console, say
 from suites.config.schema import EXPERIMENT, run_stamp
 from suites.errors import ConfigError, redact
+from suites.gpucheck import checks, judges
+from suites.gpucheck.checks import Context, Row
+from suites.pipeline.orchestrate import best_effort, console, say
 from suites.record.export import export_tree
+from suites.record.outdirs import require_makeable, require_outside_source
 from suites.record.rundir import write_atomic
 from suites.render import tables
 
@@ -109,7 +108,7 @@ def write_summary(root: Path, ctx: Context, rows: list[Row], elapsed: float) -> 
 
 def record(root: Path, rows: list[Row], out: Console) -> None:
     """Every run the checks recorded nested under one gpu-check run, exported to files beside them (what
-    ``suites.app.sync --run-dir`` imports)."""
+    ``suites.commands.sync --run-dir`` imports)."""
     uri = f"sqlite:///{root / 'mlflow.db'}"
     if not (root / "mlflow.db").exists():
         return

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from suites.app import report as report_cli
-from suites.config.compose import study_phases
+from suites.commands import report as report_cli
+from suites.config.compose import mixed_phases
 from suites.record import reader
-from suites.run.study import PhaseNumbers, consolidation_metrics, derive, mixed_verdict, qos
+from suites.run.mixed import PhaseNumbers, consolidation_metrics, derive, mixed_verdict, qos
 
 from .helpers import REPO, compose_config, run_bench
 
@@ -56,7 +56,7 @@ def test_consolidation_score_is_the_largest_count_with_every_step_before_passing
 
 def test_mixed_phases_are_three_per_profile_with_their_mix():
     cfg = compose_config("scenario=mixed", "scenario.study.profiles=[m60-8q,m60-1q]")
-    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.mix]) for p in study_phases(cfg)]
+    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.mix]) for p in mixed_phases(cfg)]
     assert labels[:3] == [("m60-8q/cad", ["profile=m60-8q"], [("graphics-replay", 1)]),
                           ("m60-8q/mixed", ["profile=m60-8q"], [("graphics-replay", 1), ("mnist-torch", 1)]),
                           ("m60-8q/ml", ["profile=m60-8q"], [("mnist-torch", 1)])]

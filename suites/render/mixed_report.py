@@ -1,7 +1,7 @@
-"""The mixed-workload study's report, as Markdown + HTML + PNGs and console tables.
+"""The mixed and consolidation scenarios' report, as Markdown + HTML + PNGs and console tables.
 
 Its numbers come from the store (:func:`suites.record.reader.build`), never
-from a runner's memory. ``make report`` (:mod:`suites.app.report`) and the
+from a runner's memory. ``make report`` (:mod:`suites.commands.report`) and the
 notebook ``notebooks/consolidation_report.ipynb`` render through here.
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 from rich.table import Table
 
 from suites.backends.placement import NOT_ENFORCED, weakest
-from suites.record.reader import StudyReport
-from suites.render import study_plots
+from suites.record.reader import MixedReport
+from suites.render import mixed_plots
 from suites.render.tables import fmt, validity_banner
-from suites.run.study import mixed_verdict
+from suites.run.mixed import mixed_verdict
 
 FIGURES = ("slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png", "consolidation.png")
 
@@ -46,12 +46,12 @@ def interval(d: dict[str, float], key: str) -> str:
     return f"[{lo:+.1f}, {hi:+.1f}]" if lo == lo and hi == hi else "no spread"
 
 
-def profile_validity(rep: StudyReport, profile: str) -> str:
+def profile_validity(rep: MixedReport, profile: str) -> str:
     return weakest([v for label, v in rep.validity.items() if label.startswith(f"{profile}/")]) \
         if any(label.startswith(f"{profile}/") for label in rep.validity) else "?"
 
 
-def verdicts(rep: StudyReport) -> dict[str, tuple[str, str]]:
+def verdicts(rep: MixedReport) -> dict[str, tuple[str, str]]:
     """Per profile: does it consolidate? (judged by run.study.mixed_verdict on the figures from the store)"""
     cad, ml = rep.qos.get("qos_cad_slowdown_pct", 5.0), rep.qos.get("qos_ml_slowdown_pct", 15.0)
     out = {}
@@ -67,7 +67,7 @@ def verdicts(rep: StudyReport) -> dict[str, tuple[str, str]]:
 SPREAD_HEADERS = ("CAD +% [95% CI]", "ML +% [95% CI]", "n", "validity", "verdict", "reference study (2 x M60)")
 
 
-def spread_cells(rep: StudyReport, profile: str, said: str) -> dict[str, str]:
+def spread_cells(rep: MixedReport, profile: str, said: str) -> dict[str, str]:
     """A profile's intervals, n, validity, verdict and the reference study's finding, by column header."""
     d = rep.mixed[profile]
     return dict(zip(SPREAD_HEADERS, (
@@ -76,17 +76,17 @@ def spread_cells(rep: StudyReport, profile: str, said: str) -> dict[str, str]:
         said, rep.references.get(profile, "-")), strict=True))
 
 
-def mixed_rows(rep: StudyReport) -> list[list[str]]:
+def mixed_rows(rep: MixedReport) -> list[list[str]]:
     said = verdicts(rep)
     return [[p, *(fmt(d.get(k), f) for _, k, f in MIXED_COLUMNS), *spread_cells(rep, p, said[p][0]).values()]
             for p, d in rep.mixed.items()]
 
 
-def banner(rep: StudyReport) -> str | None:
+def banner(rep: MixedReport) -> str | None:
     return validity_banner(rep.validity)
 
 
-def consolidation_rows(rep: StudyReport) -> list[list[str]]:
+def consolidation_rows(rep: MixedReport) -> list[list[str]]:
     c, rows = rep.consolidation, []
     for n in sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos")):
         rows.append([str(n), fmt(c.get(f"n{n}.p95_frame_ms_worst"), "{:.1f}"),
@@ -95,7 +95,7 @@ def consolidation_rows(rep: StudyReport) -> list[list[str]]:
     return rows
 
 
-def consolidation_headline(rep: StudyReport) -> str:
+def consolidation_headline(rep: MixedReport) -> str:
     """'N CAD guest(s) per GPU at QoS (n=1: no spread)': 'per GPU' only where the guests had one."""
     count = rep.consolidation.get("guests_at_qos", math.nan)
     on_gpu = bool(rep.validity) and all(v != NOT_ENFORCED for v in rep.validity.values())
@@ -110,7 +110,7 @@ def with_interval(d: dict[str, float], key: str, pattern: str) -> str:
     return fmt(d.get(key), pattern) + spread
 
 
-def mixed_console_tables(rep: StudyReport) -> list[Table]:
+def mixed_console_tables(rep: MixedReport) -> list[Table]:
     """The verdict per profile, then the details; each header names its statistic, each folded to fit 120 columns."""
     said = verdicts(rep)
     t = Table(title="mixed CAD + ML, per profile: the verdict (from the MLflow store; medians over the repeats)",
@@ -141,7 +141,7 @@ def mixed_console_tables(rep: StudyReport) -> list[Table]:
     return [t, details]
 
 
-def console_tables(rep: StudyReport) -> list[Table]:
+def console_tables(rep: MixedReport) -> list[Table]:
     tables = []
     if rep.mixed:  # the answer first, the details below it
         tables.extend(mixed_console_tables(rep))
@@ -156,7 +156,7 @@ def console_tables(rep: StudyReport) -> list[Table]:
     return tables
 
 
-def markdown(rep: StudyReport, figures: list[str]) -> str:
+def markdown(rep: MixedReport, figures: list[str]) -> str:
     def table(headers: list[str], rows: list[list[str]]) -> list[str]:
         return [f"| {' | '.join(headers)} |", f"|{'---|' * len(headers)}", *(f"| {' | '.join(r)} |" for r in rows)]
 
@@ -213,10 +213,10 @@ def to_html(md_text: str) -> str:
         body) + ("</table>" if in_table else "") + "</body></html>\n"
 
 
-def write(rep: StudyReport, out_dir: Path) -> list[Path]:
+def write(rep: MixedReport, out_dir: Path) -> list[Path]:
     """report.md, report.html and the figures into out_dir; returns every file written."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    figures = study_plots.draw(rep, out_dir)
+    figures = mixed_plots.draw(rep, out_dir)
     md_text = markdown(rep, [f.name for f in figures])
     (out_dir / "report.md").write_text(md_text)
     (out_dir / "report.html").write_text(to_html(md_text))

@@ -1,9 +1,9 @@
 """``make study``'s report: every figure of the reference study beside this host's, as Markdown + HTML + PNGs.
 
-Its numbers come from the store (:func:`suites.record.reader.of_study`):
+Its numbers come from the store (:func:`suites.study.results.of_study`):
 episode 1's rows from each part's comparison run (median ratio, 95 % CI, n,
-validity, verdict), episode 2's from the mixed study's report
-(:mod:`suites.render.report`), and a row for every figure the host could
+validity, verdict), episode 2's from the mixed scenarios' report
+(:mod:`suites.render.mixed_report`), and a row for every figure the host could
 not produce, with the reason it was skipped.
 """
 
@@ -15,12 +15,12 @@ from pathlib import Path
 
 from rich.table import Table
 
-from suites.config.study import StudySettings
-from suites.record.reader import ReferenceStudy
-from suites.render import report, study_plots
+from suites.render import mixed_plots, mixed_report
 from suites.render.plots import error_bars, pyplot, save, titled, wrapped
 from suites.render.tables import validity_banner
-from suites.run.study_plan import EPISODE_1, Part, episode_2
+from suites.study.planner import EPISODE_1, Part, episode_2
+from suites.study.results import ReferenceStudy
+from suites.study.settings import StudySettings
 
 HEADERS = ("part", "phase", "reference study (4 x M60)", "this host", "[95% CI]", "n", "validity", "verdict")
 
@@ -87,24 +87,24 @@ def episode_1_rows(study: ReferenceStudy) -> list[Row]:
 
 
 def episode_2_rows(study: ReferenceStudy) -> list[Row]:
-    """The mixed study's verdict per profile, and the consolidation score, beside the reference's sentence."""
+    """The mixed scenario's verdict per profile, and the consolidation score, beside the reference's sentence."""
     rep, rows = study.episode_2, []
-    said = report.verdicts(rep) if rep.mixed else {}
+    said = mixed_report.verdicts(rep) if rep.mixed else {}
     for part in (p for p in all_parts(study) if p.episode == 2):
         for ref in part.references:
             row = Row(part.name, ref.phase, ref.text, None)
             if part.name == "mixed" and ref.phase in rep.mixed:
                 d = rep.mixed[ref.phase]
                 row.figure = (f"CAD {d.get('cad_run_time_increase_pct', math.nan):+.1f} % "
-                              f"{report.interval(d, 'cad_run_time_increase_pct')}, ML "
+                              f"{mixed_report.interval(d, 'cad_run_time_increase_pct')}, ML "
                               f"{d.get('ml_train_time_increase_pct', math.nan):+.1f} % "
-                              f"{report.interval(d, 'ml_train_time_increase_pct')}; concurrent/sequential "
+                              f"{mixed_report.interval(d, 'ml_train_time_increase_pct')}; concurrent/sequential "
                               f"{d.get('concurrent_vs_sequential', math.nan):.2f}")
                 row.n = f"{d.get('ml_train_time_increase_pct.n', 1):.0f}"
-                row.validity = report.profile_validity(rep, ref.phase)
+                row.validity = mixed_report.profile_validity(rep, ref.phase)
                 row.verdict = said[ref.phase][0]
             elif part.name == "consolidation" and rep.consolidation:
-                row.figure = report.consolidation_headline(rep)
+                row.figure = mixed_report.consolidation_headline(rep)
                 row.n, row.validity = "1", ", ".join(sorted(set(rep.validity.values()))) or "?"
                 row.verdict = f"stopped: {rep.stop_reason or '?'}"
             else:
@@ -187,8 +187,8 @@ def write(study: ReferenceStudy, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = [f for f in [draw_ratios(study, out_dir)] if f is not None]
     if study.episode_2.mixed or study.episode_2.consolidation:
-        figures += study_plots.draw(study.episode_2, out_dir)
+        figures += mixed_plots.draw(study.episode_2, out_dir)
     md_text = markdown(study, [f.name for f in figures])
     (out_dir / "report.md").write_text(md_text)
-    (out_dir / "report.html").write_text(report.to_html(md_text))
+    (out_dir / "report.html").write_text(mixed_report.to_html(md_text))
     return [out_dir / "report.md", out_dir / "report.html", *figures]

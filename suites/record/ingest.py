@@ -1,4 +1,4 @@
-"""Import runs recorded while a store was down (``python -m suites.app.sync``).
+"""Import runs recorded while a store was down (``python -m suites sync``).
 
 A top-level run recorded in the fallback store carries ``bench.fallback_for``;
 this copies each such run with its whole subtree of nested runs (tags,

@@ -17,10 +17,10 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from suites.app.outdirs import require_outside_source
 from suites.config.compose import compose_raw
 from suites.config.schema import one_line
 from suites.errors import ConfigError
+from suites.record.outdirs import require_outside_source
 
 
 @dataclass

@@ -60,7 +60,7 @@ def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[dict[str, Any
     """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory, a new one per run:
     a run directory is never reused)."""
     run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
-    cmd = [sys.executable, "-m", "suites.app.bench", "progress=quiet", *overrides,
+    cmd = [sys.executable, "-m", "suites", "bench", "progress=quiet", *overrides,
            f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
@@ -80,7 +80,7 @@ def bare_process(workload: str, spec: dict[str, Any], tmp: Path) -> float:
     path = tmp / f"{workload}-spec.json"
     path.write_text(json.dumps(spec))
     # the guest's environment (threads, GPUs) from the start, as the runner gives a guest
-    proc = subprocess.run([sys.executable, "-m", "suites.app.bench_ml", "--bare", workload, str(path)], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "suites", "bench-ml", "--bare", workload, str(path)], cwd=REPO,
                           capture_output=True, text=True, env={**os.environ, **environment(GuestSpec(**spec))})
     if proc.returncode != 0:
         raise SystemExit(f"error: bare {workload} failed: {proc.stderr.strip().splitlines()[-1:]}")

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpu_probe.stats import Interval, confidence_interval, ratio_interval, verdict
-from suites.app.bench_ml import VERDICTS, bench_run, host_cores
+from suites.commands.bench_ml import VERDICTS, bench_run, host_cores
 from suites.render import tables
 
 SMOKE = ["+preset=smoke", "profile.vcpus=1", "profile.memory_MiB=2048"]  # 4 VMs fit a 24 GiB host

@@ -1,7 +1,7 @@
 """``make study``'s own settings (``study.*`` on its command line); every other argument is a bench override.
 
 The reference study (4 x Tesla M60, two episodes) is reproduced as a list of
-comparisons (:mod:`suites.run.study_plan` decides which this host can run);
+comparisons (:mod:`suites.study.planner` decides which this host can run);
 these settings say how long it may take and what episode 2 sweeps.
 """
 
@@ -41,7 +41,7 @@ class StudySettings:
     # <out_dir>/<time>/: run directories, report, the exported MLflow runs
     out_dir: str = field(default="outputs/study", metadata={"path": True})
     # A gpu-check summary.json whose measured GPU seconds ("timings": {"<workload>/<tier>": s}) the planner uses
-    # instead of its guesses (suites/run/study_plan.py WORK_S).
+    # instead of its guesses (suites/study/planner.py WORK_S).
     timings: Optional[str] = field(default=None, metadata={"path": True})
 
     def check(self) -> None:

@@ -13,14 +13,14 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from suites.app.jobs import redact_files, redact_logs
-from suites.app.pipeline import best_effort, console, say
 from suites.backends.placement import NOT_ENFORCED
 from suites.config.paths import absolute_uri, launch_dir
 from suites.errors import first_line
+from suites.pipeline.jobs import redact_files, redact_logs
+from suites.pipeline.orchestrate import best_effort, console, say
 from suites.record import rundir
 from suites.record.store import Tracker, local_store, store_lock
-from suites.record.sweep import collect
+from suites.record.sweep_points import collect
 from suites.render import plots
 from suites.render.tables import sweep_csv_rows, sweep_notes, sweep_table
 

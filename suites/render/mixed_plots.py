@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from suites.record.reader import StudyReport
+from suites.record.reader import MixedReport
 from suites.render.plots import error_bars, pyplot, save, titled
 
 
@@ -30,7 +30,7 @@ def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
 class Saver:
     """Saves each figure with the report's caveat (the phases' validity) in its subtitle and PNG Description."""
 
-    def __init__(self, rep: StudyReport, out_dir: Path) -> None:
+    def __init__(self, rep: MixedReport, out_dir: Path) -> None:
         self.plt, self.out_dir, self.files = pyplot(), out_dir, []
         self.validity = ", ".join(sorted(set(rep.validity.values()))) or "?"
         self.caveat = f"profile {self.validity}" + ("; NOT a GPU measurement" if "not enforced" in self.validity
@@ -41,7 +41,7 @@ class Saver:
         self.files.append(save(fig, self.out_dir / name, title, self.validity))
 
 
-def draw(rep: StudyReport, out_dir: Path) -> list[Path]:
+def draw(rep: MixedReport, out_dir: Path) -> list[Path]:
     """Write the figures the report has numbers for; returns their paths."""
     save = Saver(rep, out_dir)
     if rep.mixed:
@@ -51,7 +51,7 @@ def draw(rep: StudyReport, out_dir: Path) -> list[Path]:
     return save.files
 
 
-def draw_mixed(rep: StudyReport, save: Saver) -> None:
+def draw_mixed(rep: MixedReport, save: Saver) -> None:
     plt, profiles = save.plt, list(rep.mixed)
     get = lambda key: [rep.mixed[p].get(key, math.nan) for p in profiles]  # noqa: E731
     fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
@@ -74,7 +74,7 @@ def draw_mixed(rep: StudyReport, save: Saver) -> None:
     save(fig, "cpu_utilisation.png", "CPU utilisation per phase")
 
 
-def draw_consolidation(rep: StudyReport, save: Saver) -> None:
+def draw_consolidation(rep: MixedReport, save: Saver) -> None:
     """CAD p95 frame time and ML slowdown over the number of CAD guests, each in its own panel with its QoS limit
     (on twin axes the two curves, scaled independently, used to lie exactly on top of each other)."""
     c = rep.consolidation

@@ -1,4 +1,4 @@
-"""``make report``: the mixed-workload study read back from the MLflow store, as Markdown + HTML + PNGs;
+"""``make report``: the mixed and consolidation scenarios read back from the MLflow store, as Markdown + HTML + PNGs;
 ``--study``: the latest ``make study`` report instead."""
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI
 from suites.errors import first_line, redact
 from suites.record import reader
 from suites.record.store import cap_retries, sqlite_path
-from suites.render import report, study_report
+from suites.render import mixed_report
+from suites.study import results
+from suites.study import writeup as study_report
 
 
 def main(argv: list[str] | None = None) -> int:
     """Every way it can fail is one ``error:`` line and exit 2: a run id that is not there or not of its kind,
     a store that cannot be read (within MLflow's capped retries: seconds, not minutes)."""
-    ap = argparse.ArgumentParser(prog="python -m suites.app.report", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m suites report", description=__doc__)
     ap.add_argument("--tracking-uri", default=TRACKING_URI)
     ap.add_argument("--experiment", default=EXPERIMENT, type=experiment_name)
     ap.add_argument("--out", default="outputs/report")
@@ -60,19 +62,19 @@ def write(args: argparse.Namespace) -> int:
         print(f"error: no mixed or consolidation run in {args.tracking_uri} (run: make bench scenario=mixed)",
               file=sys.stderr)
         return 2
-    files = report.write(rep, Path(args.out))
-    print(report.markdown(rep, []))
+    files = mixed_report.write(rep, Path(args.out))
+    print(mixed_report.markdown(rep, []))
     print(f"report: {files[1]}")
     return 0
 
 
 def study(tracking_uri: str, experiment: str, run_id: str, out: Path) -> int:
     """``make report ARGS=--study``: a study's report rebuilt from the store alone."""
-    found = reader.latest_study(tracking_uri, experiment) if run_id == "latest" else run_id
+    found = results.latest_study(tracking_uri, experiment) if run_id == "latest" else run_id
     if not found:
         print(f"error: no study run in {tracking_uri} (run: make study)", file=sys.stderr)
         return 2
-    result = reader.of_study(tracking_uri, experiment, found)
+    result = results.of_study(tracking_uri, experiment, found)
     files = study_report.write(result, out)
     print(study_report.markdown(result, []))
     print(f"report: {files[1]}")

@@ -1,0 +1,58 @@
+"""The suite's commands, one module each: ``python -m suites <command> [args]`` (console script
+``gpu-mixed-bench``, the same) and the Makefile targets run them. They assemble the layers below; the policies
+live there. ``study``'s command sits with the rest of the reference study in :mod:`suites.study`.
+
+Each command module has ``main(argv) -> exit status``; a command is imported only when it is asked for (``sync``
+does not load torch or Hydra's sweeper), by the dotted name in :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+__all__ = ["COMMANDS", "main", "usage"]
+
+# name -> (module, what it does, its make target); in the order --help lists them
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "bench": ("suites.commands.bench", "compose, run and record a scenario, comparison or sweep (Hydra overrides)",
+              "make bench"),
+    "study": ("suites.study.command", "the reference study, planned to a time budget, with its report",
+              "make study"),
+    "report": ("suites.commands.report", "a mixed / consolidation report (or --study's) read back from MLflow",
+               "make report"),
+    "sync": ("suites.commands.sync", "import runs recorded while a store was down, or a run tree brought back",
+             ""),
+    "gpu-check": ("suites.commands.gpu_check", "every GPU path of the suite, checked within a budget",
+                  "make gpu-check"),
+    "bench-ml": ("suites.commands.bench_ml", "a workload bare vs as a guest, interleaved, with a verdict",
+                 "make bench-ml"),
+    "bench-vm": ("suites.commands.bench_vm", "a workload bare vs in the suite's own VM", "make bench-vm"),
+    "bench-peer": ("suites.commands.bench_peer", "cifar10-torch vs the published airbench94, interleaved",
+                   "make bench-peer"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: python -m suites <command> [args]   (gpu-mixed-bench <command> [args] is the same)", "",
+             "commands:"]
+    lines += [f"  {name:<{width}}  {what}" + (f"  ({make})" if make else "")
+              for name, (_, what, make) in COMMANDS.items()]
+    lines += ["", "python -m suites <command> --help: that command's own arguments"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"error: no command {name!r}; the commands: {', '.join(COMMANDS)} (python -m suites --help)",
+              file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    sys.argv = [f"{sys.argv[0]} {name}", *rest]  # what a command's own --help and Hydra see
+    return int(module.main(rest) or 0)

@@ -1,0 +1,51 @@
+"""What a command line passes before anything starts or is written: its overrides parse as Hydra reads them, and
+the folders a run writes can be made, outside the source tree. Used by ``bench`` and ``study`` alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+
+from suites.config.schema import BenchConfig, one_line
+from suites.errors import ConfigError
+from suites.record.outdirs import require_makeable, require_outside_source
+from suites.record.store import sqlite_path
+
+__all__ = ["check_out_dirs", "require_parseable", "unparseable"]
+
+
+def require_parseable(overrides: list[str]) -> None:
+    """Every override as Hydra's grammar reads it, else one line naming the key and the fix (a non-ASCII or
+    otherwise unquoted value used to be Hydra's bare ``LexerNoViableAltException``, or its 3-line message)."""
+    parser = OverridesParser.create()
+    for given in overrides:
+        try:
+            parser.parse_override(given)
+        except HydraException as exc:
+            raise ConfigError(unparseable(given, exc)) from None
+
+
+def unparseable(given: str, exc: Exception) -> str:
+    key, eq, value = given.partition("=")
+    if not eq:
+        return f"{given!r}: not an override (key=value): {one_line(exc)}"
+    shown = value if value.isprintable() else repr(value)  # one line, whatever the value holds
+    if not value.isprintable() or value[:1] in ("'", '"'):
+        return f"{key}: the value {shown} cannot be parsed ({one_line(exc)}); check its quotes and characters"
+    quote = '"' if "'" in value else "'"
+    return f"{key}: the value {value} cannot be parsed as written; quote the value: {key}={quote}{value}{quote}"
+
+
+def check_out_dirs(cfg: BenchConfig) -> None:
+    """The data cache, the artifact root and a local MLflow store's folder can be made, outside the source tree."""
+    folders = {"data.cache_dir": Path(cfg.data.cache_dir), "artifact_dir": Path(cfg.artifact_dir)}
+    db = sqlite_path(cfg.tracking_uri)
+    if db is not None:
+        folders["tracking_uri"] = db.parent
+        if db.exists() and not db.is_file():
+            raise ConfigError(f"tracking_uri: {db} is not a file (an MLflow sqlite store is one file)")
+    for key, folder in folders.items():
+        require_outside_source(folder, key)
+        require_makeable(folder, key)

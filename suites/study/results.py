@@ -1,0 +1,71 @@
+"""``make study`` read back from the store: the study run, its parts' comparison runs, what was skipped, and the
+mixed scenarios' report among them (:func:`suites.record.reader.build`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from suites.config.schema import EXPERIMENT
+from suites.record.reader import MixedReport, build, describe, latest, run_of_kind
+
+STUDY_KIND = "study"  # bench.kind of a ``make study`` run
+
+
+@dataclass
+class PartResult:
+    """One comparison of a study as the store holds it."""
+
+    run_id: str
+    metrics: dict[str, float]
+    tags: dict[str, str]
+
+
+@dataclass
+class ReferenceStudy:
+    """``make study`` read back: its parts' comparison runs, the mixed scenarios' report, what was skipped."""
+
+    run_id: str
+    params: dict[str, str]
+    parts: dict[str, PartResult] = field(default_factory=dict)  # part name -> its comparison run
+    skips: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
+    episode_2: MixedReport = field(default_factory=MixedReport)
+    header: dict[str, str] = field(default_factory=dict)
+
+
+def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
+    from mlflow.tracking import MlflowClient
+
+    run = latest(MlflowClient(tracking_uri), experiment, STUDY_KIND)
+    return run.info.run_id if run is not None else None
+
+
+def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStudy:
+    """A ``make study`` run and the comparison runs nested under it, from the store alone."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    run = run_of_kind(client, study_id, STUDY_KIND, "--study")
+    try:
+        skips = [(str(what), str(why)) for what, why in json.loads(run.data.tags.get("bench.skips", "[]"))]
+    except ValueError:  # a tag is capped in length: a very long list may not parse
+        skips = [("skip list", "not readable from the store (tag bench.skips truncated)")]
+    out = ReferenceStudy(study_id, dict(run.data.params), skips=skips)
+    children = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{study_id}'",
+                                  max_results=1000, order_by=["attributes.start_time ASC"])
+    mixed = cons = None
+    for child in children:
+        part = child.data.tags.get("bench.study_part")
+        if not part:
+            continue
+        out.parts[part] = PartResult(child.info.run_id, dict(child.data.metrics), dict(child.data.tags))
+        kind = child.data.tags.get("bench.kind")
+        mixed = child.info.run_id if kind == "mixed" else mixed
+        cons = child.info.run_id if kind == "consolidation" else cons
+        if not out.header:
+            holder = MixedReport()
+            describe(client, child, holder)
+            out.header = holder.header
+    if mixed or cons:
+        out.episode_2 = build(tracking_uri, experiment, mixed, cons, latest_runs=False)
+    return out
