@@ -15,29 +15,15 @@ from typing import Optional
 
 from omegaconf import MISSING
 
+from gpu_probe.datasheet import LARGEST_MiB, memory_MiB
 from suites.errors import require
 
 SCHEDULERS = ("best-effort", "equal-share", "fixed-share", "mig")
 FAMILY = re.compile(r"\b([A-Z]\d{1,3}[A-Z]?)\b")  # M60, T4, A100, H100, L40S
-# Framebuffer per physical GPU of a family (the largest model of it); a name's "<N>GB" is more precise.
-GPU_MEMORY_MiB = {"M60": 8192, "T4": 16384, "L4": 24576, "A10": 24576, "L40": 49152, "L40S": 49152,
-                  "A100": 81920, "H100": 96 * 1024, "H200": 141 * 1024, "B200": 192 * 1024}
-LARGEST_GPU_MiB = max(GPU_MEMORY_MiB.values())
-SIZE = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
-
-
 def family(model: str | None) -> str | None:
     """The GPU family token of a model name: 'NVIDIA H100 80GB HBM3' -> 'H100'."""
     m = FAMILY.search((model or "").upper().replace("-", " "))
     return m.group(1) if m else None
-
-
-def model_memory_MiB(model: str | None) -> int | None:
-    """A GPU model's framebuffer: from its name ('NVIDIA A100 80GB'), else its family's largest, else None."""
-    sized = SIZE.search(model or "")
-    if sized:
-        return int(sized.group(1)) * 1024
-    return GPU_MEMORY_MiB.get(family(model) or "")
 
 
 class ProfileKind(Enum):
@@ -83,9 +69,9 @@ class ProfileConfig:
             require(self.framebuffer_MiB > 0, "profile.framebuffer_MiB",
                     f"must be > 0, got {self.framebuffer_MiB}")
         if self.framebuffer_MiB is not None:
-            limit = model_memory_MiB(self.gpu_model)
+            limit = memory_MiB(self.gpu_model)  # gpu_probe's datasheet: the one GPU table
             where = f"the {self.gpu_model}'s" if limit else "the largest known GPU's"
-            limit = limit or LARGEST_GPU_MiB
+            limit = limit or LARGEST_MiB
             require(self.framebuffer_MiB <= limit, "profile.framebuffer_MiB",
                     f"{self.framebuffer_MiB} MiB is more than {where} {limit} MiB")
 

@@ -183,7 +183,7 @@ def probe(out: dict[str, Any], gpu_name: str) -> Verdict:
     m = out.get("metrics", {})
     sheet = datasheet(gpu_name)
     figure = ", ".join(f"{k} {v:,.1f}" for k, v in m.items() if isinstance(v, (int, float)))[:200]
-    if sheet is None:
+    if sheet is None or sheet.bandwidth_GBps is None or sheet.fp32_TFLOPS is None:
         return Verdict(f"{SKIPPED}: no datasheet figures for {gpu_name!r} in gpu_probe/datasheet.py (figures: "
                        f"{figure})", figure, out)
     # a device copy reads and writes every byte: d2d_GBps counts both, as the datasheet's bandwidth does
