@@ -4,7 +4,8 @@ sample set, recorded NVML traces for hosts without the hardware, the statistics 
 datasheet (the one GPU table) and the metric vocabulary (keys and units: MiB, W, %).
 
 Its public surface is :data:`__all__`; the modules behind it (``nvml``, ``inventory``, ``sampler``, ``stats``,
-``trace``, ``datasheet``, ``vocab``, ``hostload``, ``remote``, ``procfs``, ``probe``, ``virtualization``) may change.
+``trace``, ``datasheet``, ``vocab``, ``shapes``, ``hostload``, ``remote``, ``procfs``, ``probe``,
+``virtualization``) may change.
 ``python -m gpu_probe`` samples from the command line.
 """
 
@@ -15,6 +16,7 @@ from gpu_probe.inventory import Inventory, git_sha
 from gpu_probe.nvml import CLOCK_EVENT_REASONS, NA, Nvml, decode_clock_events
 from gpu_probe.remote import RemoteUsage, merge_rows
 from gpu_probe.sampler import ProcessTree, Sampler, SampleSet, aggregate, energy_J, foreign_pid_namespace
+from gpu_probe.shapes import Json, Record, Row
 from gpu_probe.stats import (
     FASTER,
     NO_SPREAD,
@@ -50,6 +52,8 @@ __all__ = [
     "Interval", "ClockOffset", "summarize", "percentile", "confidence_interval", "ratio_interval", "paired_ratios",
     "verdict", "inconclusive", "judge_limit", "aggregate_repeats", "clock_offset", "t_quantile", "NO_SPREAD",
     "FASTER", "SLOWER", "WITHIN_NOISE",
+    # the plain records passed around
+    "Json", "Record", "Row",
     # modules used whole
     "vocab", "probe", "procfs", "virtualization",
 ]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from gpu_probe import vocab
+from gpu_probe.shapes import Record
 
 T = TypeVar("T")
 
@@ -131,7 +132,7 @@ class Nvml:
     def handle(self, index: int) -> Any:
         return self.query(lambda nv: nv.nvmlDeviceGetHandleByIndex(index))
 
-    def device_info(self, index: int) -> dict[str, Any]:
+    def device_info(self, index: int) -> Record:
         h = self.handle(index)
         mem = self.query(lambda nv: nv.nvmlDeviceGetMemoryInfo(h))
         cc = self.query(lambda nv: nv.nvmlDeviceGetCudaComputeCapability(h))
@@ -150,7 +151,7 @@ class Nvml:
         bus = NA if h is NA else self.query(lambda nv: nv.nvmlDeviceGetPciInfo(h).busId)
         return None if bus is NA else _text(bus)
 
-    def system_info(self) -> dict[str, Any]:
+    def system_info(self) -> Record:
         cuda = self.query(lambda nv: nv.nvmlSystemGetCudaDriverVersion_v2())
         if cuda is NA:
             cuda = self.query(lambda nv: nv.nvmlSystemGetCudaDriverVersion())
@@ -160,7 +161,7 @@ class Nvml:
             "nvml_version": _text(self.query(lambda nv: nv.nvmlSystemGetNVMLVersion())),
         }
 
-    def sample(self, index: int) -> dict[str, Any]:
+    def sample(self, index: int) -> Record:
         """One reading of the per-GPU metrics in :data:`vocab.GPU_METRICS`."""
         h = self.handle(index)
         q = self.query

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gpu_probe.shapes import Record
+
 # Four independent FMA chains per thread hide the FMA latency; the seed is a
 # kernel argument so the compiler cannot fold the loop, and the result is
 # written only under an impossible condition so the work is kept but no
@@ -172,7 +174,7 @@ def _launch_latency(cuda: Any, module: Any) -> dict[str, float]:
     return {"launch_us": queued * 1e6, "launch_sync_us": statistics.median(round_trips) * 1e6}
 
 
-def run(device: int = 0, size_MiB: int = 256, on_step: Callable[[], None] | None = None) -> dict[str, Any]:
+def run(device: int = 0, size_MiB: int = 256, on_step: Callable[[], None] | None = None) -> Record:
     """All probes on one device; ``on_step`` is called after each (for progress)."""
     reason = unavailable()
     if reason:

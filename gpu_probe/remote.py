@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any
 
 from gpu_probe import vocab
+from gpu_probe.shapes import Record
 
 NAN = float("nan")  # a guest reading that does not exist (gone, not yet measured)
 
@@ -21,10 +21,10 @@ class RemoteUsage:
 
     def __init__(self) -> None:
         self._reading: tuple[float, float, set[int]] = (NAN, NAN, set())
-        self.rows: list[dict[str, Any]] = []  # what a sampler on the guest's node took, ``t`` on this clock
-        self.node: dict[str, Any] = {}  # that sampler's own figures: cpu_pct, rate_hz, errors, gpu_status, trace
+        self.rows: list[Record] = []  # what a sampler on the guest's node took, ``t`` on this clock
+        self.node: Record = {}  # that sampler's own figures: cpu_pct, rate_hz, errors, gpu_status, trace
 
-    def add_rows(self, rows: list[dict[str, Any]], offset_s: float) -> None:
+    def add_rows(self, rows: list[Record], offset_s: float) -> None:
         """Rows stamped on the node's clock (epoch ``t``), brought onto this one: the node's offset taken off."""
         self.rows += [{**r, "t": r["t"] - offset_s} for r in rows]
 
@@ -41,8 +41,8 @@ class RemoteUsage:
         return self._reading
 
 
-def merge_rows(rows: list[dict[str, Any]], t0: float, remote: list[dict[str, Any]],
-               within_s: float) -> list[dict[str, Any]]:
+def merge_rows(rows: list[Record], t0: float, remote: list[Record],
+               within_s: float) -> list[Record]:
     """``rows`` (``t_s`` after ``t0``) each with the columns of the ``remote`` row (epoch ``t``, this clock)
     nearest in time, where one is within ``within_s``; new dicts, the inputs untouched."""
     remote = sorted(remote, key=lambda r: r["t"])

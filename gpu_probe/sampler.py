@@ -13,7 +13,6 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import psutil
 
@@ -21,6 +20,7 @@ from gpu_probe import procfs, virtualization, vocab
 from gpu_probe.hostload import CpuClock
 from gpu_probe.nvml import NA, Nvml, as_float, decode_clock_events
 from gpu_probe.remote import NAN, RemoteUsage, merge_rows, node_notes
+from gpu_probe.shapes import Record, Row
 from gpu_probe.stats import summarize
 
 AGGREGATES = ("mean", "p95", "max")
@@ -100,7 +100,7 @@ class Sampler:
         self.tree_refresh_s = tree_refresh_s  # how soon a guest's new child processes are counted
         self._next_refresh = 0.0
         self.nvml = nvml if nvml is not None else Nvml()
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[Row] = []
         self.errors = 0
         self.t0 = 0.0
         self.t_end = 0.0
@@ -184,9 +184,9 @@ class Sampler:
             self._stop.wait(max(delay, 0.0))
 
     # -- collect ----------------------------------------------------------------
-    def collect(self) -> dict[str, Any]:
+    def collect(self) -> Row:
         """One row: host, each watched guest, each GPU."""
-        row: dict[str, Any] = {"t_s": time.time() - self.t0}
+        row: Row = {"t_s": time.time() - self.t0}
         row[vocab.HOST_CPU.key] = psutil.cpu_percent(None)
         row[vocab.HOST_MEM_USED.key] = psutil.virtual_memory().used / vocab.MiB
         with self._lock:
@@ -220,7 +220,7 @@ class Sampler:
             self._per_guest_gpu(row, guest_pids)
         return row
 
-    def _host_others(self, row: dict[str, Any], run_cpu: float) -> None:
+    def _host_others(self, row: Row, run_cpu: float) -> None:
         """The CPU of processes that are not the run's (the host's busy time less the guests' and the runner's),
         and steal time: a busy host is said, not hidden (gpu_probe/hostload.py)."""
         if self._cpu_clock is None:
@@ -235,7 +235,7 @@ class Sampler:
         row[vocab.HOST_OTHER_CPU.key] = max(0.0, busy - run_cpu - own) if busy == busy else NAN
         row[vocab.HOST_STEAL.key] = steal
 
-    def _per_guest_gpu(self, row: dict[str, Any], guest_pids: dict[str, set[int]]) -> None:
+    def _per_guest_gpu(self, row: Row, guest_pids: dict[str, set[int]]) -> None:
         """GPU memory and SM % of each guest: NVML's per-process figures summed over its tree."""
         mem: dict[int, float] = {}
         util: dict[int, float] = {}
@@ -295,7 +295,7 @@ class Sampler:
 class SampleSet:
     """A finished sampling: the rows and what the sampler knew about itself."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     t0: float = 0.0  # epoch seconds of the first sample period
     rate_hz: float = 0.0  # requested
     achieved_hz: float = 0.0
@@ -303,7 +303,7 @@ class SampleSet:
     cpu_pct: float = 0.0  # the sampler's own cost, 100 = one core
     clock_events: dict[str, list[str]] = field(default_factory=dict)  # clock event reasons seen per GPU
     notes: list[str] = field(default_factory=list)  # what the figures do not hold, and why
-    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # per remote guest: its node sampler's figures
+    nodes: dict[str, Record] = field(default_factory=dict)  # per remote guest: its node sampler's figures
 
     def node_metrics(self, guest_id: str) -> dict[str, float]:
         """A remote guest's node sampler: its rate and cost there, like the runner's own."""
@@ -336,14 +336,14 @@ class SampleSet:
         return out
 
 
-def columns(rows: list[dict[str, Any]]) -> list[str]:
+def columns(rows: list[Row]) -> list[str]:
     seen: dict[str, None] = {}
     for row in rows:
         seen.update(dict.fromkeys(row))
     return list(seen)
 
 
-def aggregate(rows: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
+def aggregate(rows: list[Row], prefix: str = "") -> dict[str, float]:
     """``<column>.mean|p95|max`` for every column that starts with ``prefix``.
 
     The prefix is stripped, so ``aggregate(rows, "g0.")`` gives ``cpu_pct.mean``.
@@ -362,7 +362,7 @@ def aggregate(rows: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
     return out
 
 
-def energy_J(rows: list[dict[str, Any]]) -> float:
+def energy_J(rows: list[Row]) -> float:
     """Every GPU's energy over the samples: NVML's energy counter (last - first) where it counted, else the
     trapezoid integral of its board power (NaN without either)."""
     cols = sorted({k for r in rows for k in r if k.startswith("gpu") and k.endswith(vocab.POWER.key)})

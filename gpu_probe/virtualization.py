@@ -10,6 +10,7 @@ from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.nvml import NA, Nvml
+from gpu_probe.shapes import Record
 
 VIRTUALIZATION_MODES = {0: "none", 1: "passthrough", 2: "vgpu-guest", 3: "vgpu-host", 4: "vsga-host"}
 SCHEDULER_POLICIES = {0: "unknown", 1: "best-effort", 2: "equal-share", 3: "fixed-share"}
@@ -20,13 +21,13 @@ def virtualization_mode(nv: Nvml, h: Any) -> Any:
     return NA if mode is NA else VIRTUALIZATION_MODES.get(int(mode), f"mode-{mode}")
 
 
-def mig_info(nv: Nvml, h: Any) -> dict[str, Any]:
+def mig_info(nv: Nvml, h: Any) -> Record:
     """MIG mode and, when enabled, each MIG device (name, UUID, memory, instance ids)."""
     mode = nv.query(lambda lib: lib.nvmlDeviceGetMigMode(h))
     if mode is NA:
         return {"mig_mode": NA, "mig_devices": []}
     current = int(mode[0])
-    out: dict[str, Any] = {"mig_mode": "enabled" if current else "disabled", "mig_devices": []}
+    out: Record = {"mig_mode": "enabled" if current else "disabled", "mig_devices": []}
     if not current:
         return out
     count = nv.query(lambda lib: lib.nvmlDeviceGetMaxMigDeviceCount(h))
@@ -46,7 +47,7 @@ def mig_info(nv: Nvml, h: Any) -> dict[str, Any]:
     return out
 
 
-def vgpu_host_info(nv: Nvml, h: Any) -> dict[str, Any]:
+def vgpu_host_info(nv: Nvml, h: Any) -> Record:
     """On a vGPU host: scheduler policy and every active vGPU with its type's limits."""
     state = nv.query(lambda lib: lib.nvmlDeviceGetVgpuSchedulerState(h))
     policy = NA if state is NA else SCHEDULER_POLICIES.get(int(state.schedulerPolicy), str(state.schedulerPolicy))
@@ -70,11 +71,11 @@ def vgpu_host_info(nv: Nvml, h: Any) -> dict[str, Any]:
     return {"vgpu_scheduler": policy, "vgpus": vgpus}
 
 
-def describe(nv: Nvml, index: int) -> dict[str, Any]:
+def describe(nv: Nvml, index: int) -> Record:
     """Sharing-related facts about one GPU, for the inventory."""
     h = nv.handle(index)
     mode = virtualization_mode(nv, h)
-    out: dict[str, Any] = {"virtualization_mode": mode, **mig_info(nv, h)}
+    out: Record = {"virtualization_mode": mode, **mig_info(nv, h)}
     if mode == "vgpu-host":
         out.update(vgpu_host_info(nv, h))
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import REPO, SMOKE, bench_args, one_error_line, with_fault
+from .helpers import REPO, SMOKE, bench_args, one_error_line, runs_of, training, wait_for, with_fault
 
 
 def command(tmp: Path, *overrides: str, fresh_store: bool = False) -> list[str]:
@@ -219,7 +219,7 @@ def test_case_1_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first
     import json
     import signal
 
-    from .test_bench_e2e import start_idle_pair, training, wait_for
+    from .test_bench_e2e import start_idle_pair
 
     first, first_dir, _ = start_idle_pair(tmp_path / "first", "scenario=single")
     try:
@@ -251,7 +251,7 @@ def test_case_5_ctrl_c_while_recording_keeps_the_record(tmp_path: Path):
     import signal
     import time
 
-    from .test_bench_e2e import runs_of, start_idle_pair, training, wait_for
+    from .test_bench_e2e import start_idle_pair
 
     proc, run_dir, uri = start_idle_pair(tmp_path)
     wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
@@ -385,7 +385,6 @@ def test_case_18_a_runner_fault_mid_run_is_recorded_and_its_guests_stopped(tmp_p
     runner (``finally``; the runner checks none is left), and the run is recorded."""
     import json
 
-    from .test_bench_e2e import runs_of
 
     args, run_dir, uri = bench_args(tmp_path, "scenario=concurrent", "workload=idle", *SMOKE, "workload.seconds=600")
     proc = subprocess.run(with_fault(args, dirs=(run_dir / "g1.log",)), cwd=REPO, capture_output=True, text=True,
@@ -409,7 +408,7 @@ def test_case_18_a_killed_runner_takes_its_silent_guests_with_it(tmp_path: Path)
 
     import psutil
 
-    from .test_bench_e2e import start_idle_pair, training, wait_for
+    from .test_bench_e2e import start_idle_pair
 
     proc, run_dir, _ = start_idle_pair(tmp_path)
     wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))

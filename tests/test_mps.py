@@ -202,7 +202,7 @@ def test_no_control_program_is_one_config_error_before_anything(tmp_path: Path, 
 
 @pytest.mark.e2e
 def test_sharing_mps_on_a_host_without_gpu_is_one_error_line(tmp_path: Path):
-    from .conftest import run_bench
+    from .helpers import run_bench
 
     run = run_bench(tmp_path, "sharing=mps", "+preset=smoke", "progress=quiet")
     assert run.proc.returncode == 2, run.proc.stderr

@@ -112,7 +112,7 @@ def test_new_children_are_picked_up_by_the_tree_refresh():
 
 @pytest.mark.e2e
 def test_sampler_benchmark_prints_its_table():
-    from .conftest import REPO
+    from .helpers import REPO
 
     proc = subprocess.run([sys.executable, "-m", "gpu_probe.bench_sampler", "--seconds", "0.5", "--guests", "1",
                            "--skip-mlflow"], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -24,7 +24,7 @@ def test_credentials_in_tracking_uri_are_never_recorded_or_printed(tmp: Path):
     import os
     import subprocess
 
-    from .conftest import REPO
+    from .helpers import REPO
 
     uri = f"http://alice:S3cretPW@127.0.0.1:{free_port()}/?token=tok3n-abc"  # nothing listens: the run falls back
     fallback = f"sqlite:///{tmp / 'fallback.db'}"

@@ -166,7 +166,7 @@ def test_the_console_is_never_wider_than_120_columns(monkeypatch):
 def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatch):
     from suites.run import mixed as study_mod
 
-    from .test_config_errors import compose_config
+    from .helpers import compose_config
 
     cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
     run = study_mod.MixedRun(cfg)
@@ -187,7 +187,7 @@ def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_n
 
     from suites.config import compose
 
-    from .test_config_errors import compose_config
+    from .helpers import compose_config
 
     monkeypatch.setattr(compose.psutil, "virtual_memory", lambda: SimpleNamespace(total=24105 * 2**20))
     cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import psutil
 
 from gpu_probe import vocab
+from gpu_probe.shapes import Record
 from suites.guest.protocol import GO, GuestResult, GuestSpec, parse_event
 from suites.guest.setup import environment
 
@@ -34,11 +35,17 @@ class Pipe(Protocol):
     pid: int | None
 
     def send(self, line: str) -> None: ...
-    def drain(self) -> list[dict[str, Any]]: ...
+    def drain(self) -> list[Record]: ...
     def returncode(self) -> int | None: ...
     def log_tail(self) -> str: ...
     def rss_MiB(self) -> float: ...
     def kill(self) -> None: ...
+
+
+class Watcher(Protocol):
+    """What a guest needs from the run's sampler: to be followed (its process tree's CPU, memory, GPU use)."""
+
+    def watch(self, guest_id: str, pid: int) -> None: ...
 
 
 class GuestPipe:
@@ -49,7 +56,7 @@ class GuestPipe:
         self.pid: int | None = None
         self.proc: subprocess.Popen[str] | None = None
         self.group: int | None = None  # the process group kill() ends
-        self._events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._events: queue.Queue[Record] = queue.Queue()
         self._lines: list[str] = []  # raw protocol lines, for a relay that forwards them elsewhere
         self._reader: threading.Thread | None = None
 
@@ -91,11 +98,11 @@ class GuestPipe:
                 if keep_lines:
                     self._lines.append(line)
 
-    def forward(self, ev: dict[str, Any]) -> bool:
+    def forward(self, ev: Record) -> bool:
         """Whether an event read from the guest goes on to the runner (a pipe may answer some itself)."""
         return True
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[Record]:
         out = []
         while True:
             try:
@@ -176,7 +183,7 @@ class GuestHandle:
         assert isinstance(self.pipe, GuestPipe)
         self.pipe.start(self.spec)
 
-    def watch(self, sampler: Any) -> None:
+    def watch(self, sampler: Watcher) -> None:
         """Have the sampler follow this guest's processes."""
         if self.pid is not None:
             sampler.watch(self.id, self.pid)
@@ -199,7 +206,7 @@ class GuestHandle:
             if not self.finished:
                 self.fail(self.error or exit_reason(code, self.pipe.log_tail()))
 
-    def _apply(self, ev: dict[str, Any]) -> None:
+    def _apply(self, ev: Record) -> None:
         kind = ev["event"]
         if kind == "ready":
             self.state, self.setup_time_s = "ready", ev.get("setup_time_s")

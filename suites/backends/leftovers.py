@@ -22,6 +22,8 @@ from typing import Any
 
 import psutil
 
+from gpu_probe.shapes import Record
+
 STATE_ENV = "BENCH_STATE_DIR"
 
 
@@ -50,7 +52,7 @@ class Ledger:
     def forget(self, key: str) -> None:
         (self.folder / key).unlink(missing_ok=True)
 
-    def orphans(self) -> list[tuple[str, dict[str, Any]]]:
+    def orphans(self) -> list[tuple[str, Record]]:
         """(key, facts) of the things whose maker no longer runs; unreadable notes are skipped."""
         found = []
         for path in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
@@ -63,7 +65,7 @@ class Ledger:
         return found
 
 
-def alive(facts: dict[str, Any]) -> bool:
+def alive(facts: Record) -> bool:
     """The maker still runs: its pid, started when the note says (a reused pid is another process)."""
     try:
         return abs(psutil.Process(int(facts["pid"])).create_time() - float(facts["started"])) < 1.0

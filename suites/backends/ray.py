@@ -25,6 +25,7 @@ from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.inventory import Inventory, git_sha
+from gpu_probe.shapes import Record
 from gpu_probe.stats import ClockOffset, clock_offset
 from suites.backends.base import Backend
 from suites.backends.fleet import labels, place_per_node
@@ -38,7 +39,7 @@ from suites.errors import ConfigError, DataError, PlacementError, first_line
 from suites.guest.protocol import GuestSpec
 
 
-def connect(cfg: RayConfig) -> list[dict[str, Any]]:
+def connect(cfg: RayConfig) -> list[Record]:
     """Join the cluster (once per process); its live nodes, or one ConfigError line within seconds."""
     host, port = gcs_endpoint(cfg.address)
     if host in LOOPBACK:
@@ -128,7 +129,7 @@ def request(profile: Any, gpus_in_cluster: float, overcommit: bool) -> tuple[dic
     return res, ""
 
 
-def fits(res: dict[str, float], node: dict[str, Any]) -> bool:
+def fits(res: dict[str, float], node: Record) -> bool:
     have = node.get("Resources", {})
     return all(v <= have.get(k, 0.0) + 1e-9 for k, v in res.items() if v)
 
@@ -141,7 +142,7 @@ def resources_text(res: dict[str, float]) -> str:
     return ", ".join(amount(k, res.get(k, 0.0)) for k in ("CPU", "GPU", "memory"))
 
 
-def place_on_cluster(profile: Any, n: int, nodes: list[dict[str, Any]], overcommit: bool,
+def place_on_cluster(profile: Any, n: int, nodes: list[Record], overcommit: bool,
                      address: str) -> list[Placement]:
     """Check the whole request against the cluster now; Ray picks nodes (and CPUs, GPUs) at start."""
     total = {k: sum(nd.get("Resources", {}).get(k, 0.0) for nd in nodes) for k in ("CPU", "GPU", "memory")}
@@ -167,7 +168,7 @@ def on_node(node_id: str) -> Any:
     return NodeAffinitySchedulingStrategy(node_id, soft=False)
 
 
-def on_each_node(fn: Callable[..., Any], nodes: list[dict[str, Any]], args_of: Callable[[dict[str, Any]], tuple],
+def on_each_node(fn: Callable[..., Any], nodes: list[Record], args_of: Callable[[Record], tuple],
                  timeout_s: float) -> list[Any]:
     """``fn(*args_of(node))`` run on each live node itself (a zero-CPU task pinned there), in the nodes' order."""
     import ray
@@ -177,7 +178,7 @@ def on_each_node(fn: Callable[..., Any], nodes: list[dict[str, Any]], args_of: C
                    timeout=timeout_s)
 
 
-def node_reports(nodes: list[dict[str, Any]], timeout_s: float = 120.0) -> list[dict[str, Any]]:
+def node_reports(nodes: list[Record], timeout_s: float = 120.0) -> list[Record]:
     """Every live node's report of itself (gpu_probe there), asked on each node, in the cluster's order."""
     try:
         return on_each_node(node_report, nodes, lambda n: (n.get("Resources", {}).get("GPU", 0.0),), timeout_s)
@@ -227,7 +228,7 @@ def start_actors(guests: list[GuestHandle], placements: list[Placement], vcpus: 
     refs = {remote(g).actor.node.remote(): (g, p) for g, p in zip(guests, placements, strict=True)}
     ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s)
     free = resources_text(ray.available_resources())
-    nodes: dict[str, list[tuple[GuestHandle, Placement, dict[str, Any]]]] = {}
+    nodes: dict[str, list[tuple[GuestHandle, Placement, Record]]] = {}
     for ref, (g, p) in refs.items():
         if ref not in ready:
             g.kill(f"Ray did not place it within {timeout_s:.0f} s: needs {resources_text(p.resources)}, free {free}")
@@ -269,13 +270,13 @@ def by_host(nodes: dict[str, list[Any]]) -> dict[str, list[Any]]:
     return hosts
 
 
-def missing_on_nodes(path: str, nodes: list[dict[str, Any]], timeout_s: float = 60.0) -> list[str]:
+def missing_on_nodes(path: str, nodes: list[Record], timeout_s: float = 60.0) -> list[str]:
     """The live nodes on which ``path`` does not exist ("host (ip) node abcd1234"), asked on each node itself."""
     answers = on_each_node(os.path.exists, nodes, lambda n: (path,), timeout_s)
     return [node_label(n) for n, ok in zip(nodes, answers, strict=True) if not ok]
 
 
-def node_label(node: dict[str, Any]) -> str:
+def node_label(node: Record) -> str:
     return f"{node.get('NodeManagerHostname', '?')} ({node.get('NodeManagerAddress', '?')}) node {node['NodeID'][:8]}"
 
 
@@ -284,7 +285,7 @@ def remote(g: GuestHandle) -> RemotePipe:
     return g.pipe
 
 
-def assign(g: GuestHandle, p: Placement, info: dict[str, Any], cpus: list[int], suite_sha: str) -> None:
+def assign(g: GuestHandle, p: Placement, info: Record, cpus: list[int], suite_sha: str) -> None:
     """The node's CPU ids and Ray's GPU ids go into the spec (the guest applies them) and the record."""
     g.spec.vcpus, g.spec.gpus = cpus, list(info["gpus"])
     p.vcpus, p.gpus, p.gpu_indices = cpus, list(info["gpus"]), [int(x) for x in info["gpus"] if x.isdigit()]
@@ -314,7 +315,7 @@ class RayBackend(Backend):
         self.cfg, self.vcpus = cfg, vcpus
         self.cpu_overcommit, self.start_timeout_s = cpu_overcommit, start_timeout_s
         self.sample_hz = sample_hz  # the run's sampler rate, also on each node (ray.placement=per-node)
-        self.reports: list[dict[str, Any]] = []  # what each node said it is (per-node), asked once per run
+        self.reports: list[Record] = []  # what each node said it is (per-node), asked once per run
 
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
         """Ray's view of the cluster decides; CPUs and GPUs are picked on the nodes at start. Per node: each guest
@@ -330,7 +331,7 @@ class RayBackend(Backend):
                                                               for r in self.reports), file=sys.stderr, flush=True)
         return place_per_node(profile, n, self.reports, dict(self.cfg.gpu_groups))
 
-    def check_data(self, data: dict[str, Any]) -> None:
+    def check_data(self, data: Record) -> None:
         """The data must be at the same path on every node (a shared filesystem, or a copy): asked on each live
         node before anything starts. It is not shipped with ray.working_dir, which carries code (data sets are
         larger than Ray's upload limit)."""

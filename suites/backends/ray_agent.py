@@ -15,6 +15,7 @@ from gpu_probe.inventory import git_sha
 from gpu_probe.nvml import Nvml
 from gpu_probe.remote import NAN, RemoteUsage
 from gpu_probe.sampler import ProcessTree, Sampler
+from gpu_probe.shapes import Record
 from gpu_probe.stats import ClockOffset
 from gpu_probe.trace import lib_from_env
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
@@ -37,7 +38,7 @@ def host_key() -> str:
         return f"{socket.gethostname()}/?"
 
 
-def node_report(ray_gpus: float) -> dict[str, Any]:
+def node_report(ray_gpus: float) -> Record:
     """What this node is, for ray.placement=per-node: its GPUs through gpu_probe here (NVML of the VM, or the
     trace ``$GPU_PROBE_NVML_TRACE`` names on a node that stands in for one), vCPUs, memory, Ray's node id."""
     import ray
@@ -51,10 +52,10 @@ def node_report(ray_gpus: float) -> dict[str, Any]:
             "gpu_status": inv.gpu_status, "nvml_trace": trace, "ray_gpus": ray_gpus}
 
 
-def node_columns(row: dict[str, Any], guest_id: str) -> dict[str, Any]:
+def node_columns(row: Record, guest_id: str) -> Record:
     """A node sampler's row as the runner's columns for its one guest: the node's GPUs under the guest
     (``g0.gpu0.util_pct``), the guest's own GPU figures as they are (``g0.gpu_mem_MiB``); ``t`` its epoch time."""
-    out: dict[str, Any] = {}
+    out: Record = {}
     for key, value in row.items():
         if key.startswith("gpu"):
             out[f"{guest_id}.{key}"] = value
@@ -84,7 +85,7 @@ class GuestAgent:
         """This node's clock, for the runner's round trips (:func:`suites.backends.ray.measure_offset`)."""
         return time.time()
 
-    def node(self) -> dict[str, Any]:
+    def node(self) -> Record:
         import ray
 
         ctx = ray.get_runtime_context()
@@ -104,7 +105,7 @@ class GuestAgent:
             self.sampler.watch(spec.guest_id, pid)
         return pid
 
-    def samples(self) -> dict[str, Any]:
+    def samples(self) -> Record:
         """The node sampler's rows since the last call (node epoch time ``t``) and what it knows about itself."""
         if self.sampler is None:
             return {}
@@ -118,7 +119,7 @@ class GuestAgent:
     def send(self, line: str) -> None:
         self.pipe.send(line)
 
-    def poll(self) -> dict[str, Any]:
+    def poll(self) -> Record:
         code = self.pipe.returncode()  # first: once it is set, every line the guest wrote has been read
         self.pipe.drain()  # the same events, kept as lines to relay
         cpu, rss = self.usage()
@@ -171,7 +172,7 @@ class RemotePipe:
         if self.pid is not None and not self._killed:
             self.actor.send.remote(line)  # an actor runs one caller's calls in order: spec, then go
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[Record]:
         import ray
 
         if self.pid is None or self._code is not None or self._killed:
@@ -203,13 +204,13 @@ class RemotePipe:
         """What to take off the node's stamps: its measured offset, 0 where none was measured."""
         return self.offset.offset_s if self.offset and self.offset.n else 0.0
 
-    def take_node_samples(self, node: dict[str, Any]) -> None:
+    def take_node_samples(self, node: Record) -> None:
         if not node:
             return
         self.usage.add_rows(node.pop("rows"), self.offset_s)
         self.usage.node = {**node, "clock_offset": self.offset.text() if self.offset else "not measured"}
 
-    def on_this_clock(self, ev: dict[str, Any]) -> dict[str, Any]:
+    def on_this_clock(self, ev: Record) -> Record:
         """A result's training interval, stamped on the node's clock, on the runner's: the node's offset taken off
         (the residual uncertainty is in the placement's note)."""
         if ev.get("event") != "result" or not self.offset_s:

@@ -23,11 +23,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from gpu_probe.shapes import Record
 from gpu_probe.stats import (
     FASTER,
     NO_SPREAD,
@@ -56,7 +56,7 @@ DEFAULTS = {
 }
 
 
-def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[dict[str, Any], Path]:
+def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[Record, Path]:
     """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory, a new one per run:
     a run directory is never reused)."""
     run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
@@ -69,13 +69,13 @@ def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[dict[str, Any
     return json.loads((run_dir / "results.json").read_text()), run_dir
 
 
-def in_guest(workload: str, overrides: list[str], tmp: Path) -> dict[str, Any]:
+def in_guest(workload: str, overrides: list[str], tmp: Path) -> Record:
     results, _ = bench_run(workload, [f"workload={workload}", *overrides], tmp)
     g = results["guests"][0]
     return {"metrics": g["result"]["metrics"], "spec": g["spec"]}
 
 
-def bare_process(workload: str, spec: dict[str, Any], tmp: Path) -> float:
+def bare_process(workload: str, spec: Record, tmp: Path) -> float:
     """Run :func:`bare_loop` in a fresh interpreter (no other framework loaded, same cores)."""
     path = tmp / f"{workload}-spec.json"
     path.write_text(json.dumps(spec))
@@ -87,7 +87,7 @@ def bare_process(workload: str, spec: dict[str, Any], tmp: Path) -> float:
     return float(proc.stdout.strip().splitlines()[-1])
 
 
-def bare_loop(spec: dict[str, Any]) -> float:
+def bare_loop(spec: Record) -> float:
     """The guest's workload with nothing around it: its cores and environment, its own loop and step meter."""
     guest = GuestSpec(**spec)
     apply_resources(guest)  # the guest's cores, as a guest pins them

@@ -25,9 +25,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 from rich.console import Console
@@ -49,11 +50,15 @@ from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
 from suites.workloads.fast_recipe import cast_weights, dtype_of, record_net
 
+if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
+    import torch
+    from torch import Tensor, nn
+
 GOAL = 0.95  # ours must keep 95 % of the peer's images/s
 VERDICTS = {SLOWER: "ours slower", WITHIN_NOISE: "within noise", FASTER: "ours faster", NO_SPREAD: "no spread (n = 1)"}
 
 
-def redirection(device: Any, precision: str) -> str:
+def redirection(device: torch.device, precision: str) -> str:
     """What :func:`redirected` changes for the peer on ``device`` at ``precision``, in words."""
     if device.type == "cuda" and precision == "fp16":
         return "nothing (the peer as published)"
@@ -64,7 +69,7 @@ def redirection(device: Any, precision: str) -> str:
 
 
 @contextlib.contextmanager
-def redirected(device: Any, precision: str) -> Iterator[None]:
+def redirected(device: torch.device, precision: str) -> Iterator[None]:
     """The peer's hard-coded ``.cuda()`` pointed at ``device`` and its ``.half()`` at ``precision`` while it runs;
     on CUDA at fp16 nothing changes."""
     import torch
@@ -86,7 +91,7 @@ def redirected(device: Any, precision: str) -> Iterator[None]:
 class WallEvent:
     """A stand-in for ``torch.cuda.Event`` on a host without CUDA (the peer's own timing, which we do not use)."""
 
-    def __init__(self, **_: Any) -> None:
+    def __init__(self, **_: object) -> None:
         self.t = 0.0
 
     def record(self) -> None:
@@ -100,7 +105,7 @@ class TimedLoader:
     """The peer's own ``CifarLoader``, its batches handed on unchanged; notes when the first timed batch leaves
     (after ``warmup`` steps, queued device work finished first)."""
 
-    def __init__(self, inner: Any, warmup: int, sync: Any) -> None:
+    def __init__(self, inner: Any, warmup: int, sync: Callable[[], object]) -> None:
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_warmup", warmup)
         object.__setattr__(self, "_sync", sync)
@@ -123,7 +128,7 @@ class TimedLoader:
             yield batch
 
 
-def write_peer_data(folder: Path, images: Any, labels: Any) -> None:
+def write_peer_data(folder: Path, images: Tensor, labels: Tensor) -> None:
     """The files the peer's loader reads (``<folder>/cifar10/{train,test}.pt``) from the same uint8 images."""
     import torch
 
@@ -133,7 +138,7 @@ def write_peer_data(folder: Path, images: Any, labels: Any) -> None:
                     "classes": list(cifar.CLASSES)}, folder / "cifar10" / f"{split}.pt")
 
 
-def peer_rate(airbench: Any, folder: Path, args: argparse.Namespace, device: Any) -> float:
+def peer_rate(airbench: ModuleType, folder: Path, args: argparse.Namespace, device: torch.device) -> float:
     """One run of the peer's own training over the images in ``folder``: images/s after its warm-up steps."""
     import torch
 
@@ -152,7 +157,7 @@ def peer_rate(airbench: Any, folder: Path, args: argparse.Namespace, device: Any
     return args.batch * args.steps / (t_end - timed.t_warm)
 
 
-def our_workload(root: Path, args: argparse.Namespace, device: Any) -> Cifar10Torch:
+def our_workload(root: Path, args: argparse.Namespace, device: torch.device) -> Cifar10Torch:
     cfg = Cifar10TorchConfig(batch_size=args.batch, epochs=1, warmup_steps=args.warmup, precision=args.precision,
                              target_accuracy=None, compile=False)
     gpus = ["0"] if device.type == "cuda" else []
@@ -169,7 +174,7 @@ def our_rate(wl: Cifar10Torch) -> float:
     return meter.finish()["images_per_sec"]
 
 
-def images_for(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, Path, str]:
+def images_for(args: argparse.Namespace, tmp: Path) -> tuple[Tensor, Tensor, Path, str]:
     """(uint8 images, labels, a data root holding them for our loader, what they are) of ``n`` images."""
     n = args.batch * (args.warmup + args.steps)
     real = Path(args.data_root) / cifar.FOLDER if args.data_root else None
@@ -184,7 +189,7 @@ def images_for(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, Path, str
     return x, y, root, what
 
 
-def count(net: Any, batch: int, device: Any, dtype: Any) -> tuple[int, float]:
+def count(net: nn.Module, batch: int, device: torch.device, dtype: torch.dtype) -> tuple[int, float]:
     """(parameters, FLOPs per image of one forward and backward) by torch.utils.flop_counter."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
@@ -195,7 +200,7 @@ def count(net: Any, batch: int, device: Any, dtype: Any) -> tuple[int, float]:
     return sum(p.numel() for p in net.parameters()), counter.get_total_flops() / batch
 
 
-def flops(airbench: Any, device: Any, precision: str) -> list[tuple[str, int, float]]:
+def flops(airbench: ModuleType, device: torch.device, precision: str) -> list[tuple[str, int, float]]:
     """Both networks' size and cost at their published widths (the whitening filters left at their init)."""
     import torch
 
@@ -221,8 +226,8 @@ def ci_cell(values: list[float]) -> str:
     return f"{statistics.median(values):,.1f}{spread}"
 
 
-def measure(airbench: Any, args: argparse.Namespace, device: Any, out: Console) -> tuple[list[float], list[float],
-                                                                                          str, str]:
+def measure(airbench: ModuleType, args: argparse.Namespace, device: torch.device,
+            out: Console) -> tuple[list[float], list[float], str, str]:
     """Rounds of both sides, alternating which goes first: (ours, peer's images/s per round, the data, what was
     redirected)."""
     with tempfile.TemporaryDirectory(prefix="bench-peer-") as tmp:
@@ -283,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(threads)  # a caller's process keeps its own setting
 
 
-def compare(airbench: Any, args: argparse.Namespace, device: Any) -> int:
+def compare(airbench: ModuleType, args: argparse.Namespace, device: torch.device) -> int:
     import torch
 
     out = Console(width=tables.console_width())

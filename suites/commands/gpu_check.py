@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpu_probe import inventory
+from gpu_probe.shapes import Record
 from gpu_probe.vocab import NO_GPU
 from suites.config.schema import EXPERIMENT, run_stamp
 from suites.errors import ConfigError, redact
@@ -40,9 +41,9 @@ KEYS = ("data.root", "budget_s", "only", "out_dir", "strict")
 TARBALL_MAX = 16 * 2**20
 
 
-def parse(argv: list[str]) -> dict[str, Any]:
+def parse(argv: list[str]) -> Record:
     """``key=value`` arguments; anything else is one ConfigError."""
-    args: dict[str, Any] = {"data.root": os.environ.get("BENCH_DATA_ROOT"), "budget_s": 480.0, "only": "",
+    args: Record = {"data.root": os.environ.get("BENCH_DATA_ROOT"), "budget_s": 480.0, "only": "",
                             "out_dir": "outputs/gpu-check", "strict": False}
     for a in argv:
         key, eq, value = a.partition("=")

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import urlparse
 
 from hydra.core.hydra_config import HydraConfig
+
+from gpu_probe.shapes import Record
 
 __all__ = ["PATH", "URI", "absolute_paths", "absolute_uri", "launch_dir"]
 
@@ -41,7 +43,7 @@ def absolute_uri(uri: str, launch: Path) -> str:
 def absolute_paths(node: T, launch: Path) -> T:
     """A copy of config dataclass ``node`` whose marked fields (and those of the dataclasses it holds) are absolute
     against ``launch``; ``node`` itself is not changed."""
-    changes: dict[str, Any] = {}
+    changes: Record = {}
     for f in dataclasses.fields(node):  # type: ignore[arg-type]
         value = getattr(node, f.name)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -12,12 +12,16 @@ import io
 import os
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gpu_probe.shapes import Record
 from suites.data.options import DataConfig
 from suites.data.dataset import Dataset, require_regular_file
 from suites.data.download import Remote, cached_or_fetched, md5, untar_flat
 from suites.errors import DataError
+
+if TYPE_CHECKING:  # for the annotations only
+    import numpy as np
 
 FOLDER = "cifar-10-batches-py"
 SYNTHETIC_TRAIN = 6000  # the synthetic stand-in's training images (data.synthetic_train=null)
@@ -99,7 +103,7 @@ def check_batch(batch: Any, path: Path) -> int:
     return len(data)
 
 
-def load_split(root: str, train: bool) -> tuple[Any, Any]:
+def load_split(root: str, train: bool) -> tuple[np.ndarray, np.ndarray]:
     """(images uint8 N x 32 x 32 x 3, labels int64 N) of one split, checksum-verified."""
     import numpy as np
 
@@ -113,7 +117,7 @@ def load_split(root: str, train: bool) -> tuple[Any, Any]:
     return np.concatenate(images), np.asarray(labels, dtype=np.int64)
 
 
-def _write_batch(path: Path, images: Any, labels: Any, name: str) -> None:
+def _write_batch(path: Path, images: np.ndarray, labels: np.ndarray, name: str) -> None:
     payload = {b"batch_label": name.encode(), b"labels": [int(v) for v in labels],
                b"data": images.transpose(0, 3, 1, 2).reshape(len(images), -1),
                b"filenames": [f"synthetic_{i}.png".encode() for i in range(len(labels))]}
@@ -132,7 +136,7 @@ def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
     coarse = rng.random((10, 8, 8, 3))
     templates = coarse.repeat(4, axis=1).repeat(4, axis=2)  # 32 x 32 blocks of colour per class
 
-    def split(n: int) -> tuple[Any, Any]:
+    def split(n: int) -> tuple[np.ndarray, np.ndarray]:
         labels = rng.integers(0, 10, size=n)
         imgs = templates[labels]
         for i, (dy, dx) in enumerate(rng.integers(-3, 4, size=(n, 2))):
@@ -145,7 +149,7 @@ def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
     return write_look_alike(root, split(n_train), split(n_test))
 
 
-def write_look_alike(root: Path, train: tuple[Any, Any], test: tuple[Any, Any]) -> Path:
+def write_look_alike(root: Path, train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndarray, np.ndarray]) -> Path:
     """``(images uint8 N x 32 x 32 x 3, labels)`` of each split written as the published files are laid out under
     ``root``, with the manifest that marks them as not the published ones (written last: its presence means
     complete); ``root``."""
@@ -180,7 +184,7 @@ def check_real(folder: Path) -> str:
     return source
 
 
-def resolve(cfg: DataConfig, seed: int = 0) -> dict[str, Any]:
+def resolve(cfg: DataConfig, seed: int = 0) -> Record:
     """CIFAR-10 under data.root (verified), else a verified download in the cache (data.download), else a
     synthetic stand-in; the guest's data spec."""
     root = Path(cfg.root)

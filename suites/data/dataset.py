@@ -6,10 +6,14 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from gpu_probe.shapes import Record
 from suites.data.options import DataConfig
 from suites.errors import DataError
+
+if TYPE_CHECKING:  # for the annotations only
+    import numpy as np
 
 # A data spec's source besides "real" and "synthetic": valid files of the dataset's shape that are not the published
 # ones (their MD5s differ), whose accuracy is not the dataset's: said wherever the accuracy is shown.
@@ -34,13 +38,13 @@ def require_regular_file(path: Path, what: str) -> None:
 class Dataset:
     name: str
     # Runner-side, before any guest starts: locate (or synthesise) the files; returns the guest's data spec.
-    resolve: Callable[[DataConfig, int], dict[str, Any]]  # (its absolute paths, seed)
+    resolve: Callable[[DataConfig, int], Record]  # (its absolute paths, seed)
     # Guest-side: (uint8 images N x H x W [x C], integer labels N) of one split under a resolved root.
-    load_uint8: Callable[[str, bool], tuple[Any, Any]]
+    load_uint8: Callable[[str, bool], tuple[np.ndarray, np.ndarray]]
     mean: tuple[float, ...]  # per channel, of the training images in [0, 1], for normalising to ~N(0, 1)
     std: tuple[float, ...]
 
-    def load_normalised(self, root: str, train: bool) -> tuple[Any, Any]:
+    def load_normalised(self, root: str, train: bool) -> tuple[np.ndarray, np.ndarray]:
         """(float32 N x H x W x C normalised images, int64 labels) for frameworks that take numpy."""
         import numpy as np
 

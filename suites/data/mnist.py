@@ -11,12 +11,16 @@ import os
 import shutil
 import struct
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from gpu_probe.shapes import Record
 from suites.data.options import DataConfig
 from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file
 from suites.data.download import Remote, cached_or_fetched, gunzip_into, md5
 from suites.errors import DataError
+
+if TYPE_CHECKING:  # for the annotations only
+    import numpy as np
 
 # The synthetic stand-in's training images: the mnist-torch recipe's one epoch (46 steps of 512) reaches its 99 %
 # target on them (100.00 % on a 2-core CPU; 6000 images, 11 steps, left it at 28.9 %).
@@ -39,7 +43,7 @@ REMOTE = Remote("MNIST", "MNIST/raw", tuple(f"{name}.gz" for name in MNIST_FILES
 })
 
 
-def write_idx(path: Path, array: Any) -> None:
+def write_idx(path: Path, array: np.ndarray) -> None:
     """Write a uint8 array as an IDX file (big-endian dims), atomically."""
     import numpy as np
 
@@ -73,7 +77,7 @@ def check_idx(path: Path) -> None:
         raise DataError(f"{path}: size {raw_size} bytes does not match its header {dims}")
 
 
-def read_idx(path: Path) -> Any:
+def read_idx(path: Path) -> np.ndarray:
     """An IDX file as a numpy uint8 array (for frameworks without torchvision's reader)."""
     import numpy as np
 
@@ -84,7 +88,7 @@ def read_idx(path: Path) -> Any:
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
-def load_numpy(root: str, train: bool) -> tuple[Any, Any]:
+def load_numpy(root: str, train: bool) -> tuple[np.ndarray, np.ndarray]:
     """(images N x 28 x 28, labels N) uint8 from ``<root>/MNIST/raw``."""
     raw = Path(root) / "MNIST" / "raw"
     prefix = "train" if train else "t10k"
@@ -144,7 +148,7 @@ def check_real(root: Path) -> str:
     return "real" if all(md5(raw / name) == REMOTE.md5[name] for name in MNIST_FILES) else LOOK_ALIKE
 
 
-def resolve_mnist(cfg: DataConfig, seed: int = 0) -> dict[str, Any]:
+def resolve_mnist(cfg: DataConfig, seed: int = 0) -> Record:
     """MNIST under data.root, else a verified download in the cache (data.download), else a synthetic stand-in;
     returns the guest's data spec."""
     root = Path(cfg.root)

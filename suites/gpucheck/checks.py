@@ -16,10 +16,10 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpu_probe import probe, vocab
 from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import Record
 from suites.backends.mps import CONTROL
 from suites.data import cifar
 from suites.errors import first_line
@@ -68,7 +68,7 @@ class Row:
     check: str  # "b2"
     result: str  # ok | failed: why | skipped: why
     figure: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+    data: Record = field(default_factory=dict)
 
     @classmethod
     def of(cls, check: str, verdict: Verdict) -> "Row":
@@ -99,7 +99,7 @@ class Context:
     deadline: float  # monotonic
     say: Callable[[str], None]
     timings: dict[str, float] = field(default_factory=dict)  # "<workload>/<tier>" -> GPU seconds, for the study
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # check -> its run's results.json
+    results: dict[str, Record] = field(default_factory=dict)  # check -> its run's results.json
     timings_file: Callable[[], Path] | None = None  # writes what the checks so far measured, for the study (h)
 
     @property
@@ -123,7 +123,7 @@ def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subp
     return done
 
 
-def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -> dict[str, Any]:
+def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -> Record:
     """One ``python -m suites bench`` run into the check's own store; its results.json (CheckFailed without one)."""
     run_dir = ctx.root / "runs" / name
     argv = [sys.executable, "-m", "suites", "bench", *overrides, "progress=quiet", f"hydra.run.dir={run_dir}",
@@ -133,12 +133,12 @@ def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -
     if not results.exists():
         errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
         raise CheckFailed((errors or [f"exit {done.returncode}, no results.json"])[-1] + f" (logs/{name}.log)")
-    out: dict[str, Any] = json.loads(results.read_text())
+    out: Record = json.loads(results.read_text())
     ctx.results[name] = out
     return out
 
 
-def require_ok(results: dict[str, Any]) -> dict[str, Any]:
+def require_ok(results: Record) -> Record:
     """The first guest, which must have finished ok and on its GPU."""
     why = judge.not_ok(results)
     if why:
@@ -146,7 +146,7 @@ def require_ok(results: dict[str, Any]) -> dict[str, Any]:
     return guests(results)[0]
 
 
-def synthetic(results: dict[str, Any]) -> str:
+def synthetic(results: Record) -> str:
     return " (synthetic data)" if results.get("data", {}).get("source") == "synthetic" else ""
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.datasheet import datasheet
+from gpu_probe.shapes import Record
 from gpu_probe.stats import summarize
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
@@ -26,7 +26,7 @@ MPS_SUM_TOLERANCE = 0.15  # g: the four guests together within this of the whole
 class Verdict:
     result: str  # ok | failed: why | skipped: why
     figure: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+    data: Record = field(default_factory=dict)
 
 
 def failed(why: list[str] | str) -> str:
@@ -34,16 +34,16 @@ def failed(why: list[str] | str) -> str:
     return f"{FAILED}: {'; '.join(whys)}" if whys else OK
 
 
-def guests(results: dict[str, Any]) -> list[dict[str, Any]]:
+def guests(results: Record) -> list[Record]:
     return results.get("guests", [])
 
 
-def metric(guest: dict[str, Any], key: str) -> float:
+def metric(guest: Record, key: str) -> float:
     value = guest["result"]["metrics"].get(key)
     return float(value) if isinstance(value, (int, float)) else math.nan
 
 
-def not_ok(results: dict[str, Any]) -> list[str]:
+def not_ok(results: Record) -> list[str]:
     """Why a run's guests did not all finish ok on their GPU."""
     out = []
     for g in guests(results):
@@ -55,7 +55,7 @@ def not_ok(results: dict[str, Any]) -> list[str]:
     return out or ([] if guests(results) else ["no guest recorded"])
 
 
-def inventory(gpus: list[dict[str, Any]], driver: str | None) -> Verdict:
+def inventory(gpus: list[Record], driver: str | None) -> Verdict:
     """a: NVML named every GPU and its memory, and the driver."""
     missing = [f"GPU {i}: no {what}" for i, g in enumerate(gpus) for what, ok in
                (("name", bool(g.get("name"))), ("memory", isinstance(g.get(vocab.GPU_MEM_TOTAL.key), (int, float))))
@@ -68,7 +68,7 @@ def inventory(gpus: list[dict[str, Any]], driver: str | None) -> Verdict:
     return Verdict(failed(missing), figure)
 
 
-def mnist(results: dict[str, Any], target: float = 0.99) -> Verdict:
+def mnist(results: Record, target: float = 0.99) -> Verdict:
     """b1: every guest ok on its GPU, test accuracy >= 99 % and its time to that reported."""
     why = not_ok(results)
     if why:
@@ -80,7 +80,7 @@ def mnist(results: dict[str, Any], target: float = 0.99) -> Verdict:
                            "no time_to_accuracy_s" if math.isnan(tta) else ""]), figure, {"metrics": g["result"]})
 
 
-def cifar(results: dict[str, Any]) -> Verdict:
+def cifar(results: Record) -> Verdict:
     """b2/b3: images/s CoV <= 2 % over the repeats, GPU util >= 90 %, energy counted."""
     why = not_ok(results)
     if why:
@@ -107,7 +107,7 @@ def cifar(results: dict[str, Any]) -> Verdict:
                    {"images_per_sec": rates, "median": s.median, "cov": s.cov, "util_pct": util, "energy_J": energy})
 
 
-def caps(results: dict[str, Any], framebuffer_MiB: float) -> Verdict:
+def caps(results: Record, framebuffer_MiB: float) -> Verdict:
     """c1: every guest, driven to its cap, held 90-100 % of its framebuffer by NVML's count (the whole footprint:
     context and allocator), never more, and was measured."""
     why = not_ok(results)
@@ -126,7 +126,7 @@ def caps(results: dict[str, Any], framebuffer_MiB: float) -> Verdict:
                    {"peaks_MiB": peaks, "source": sources})
 
 
-def guest_memory(g: dict[str, Any]) -> tuple[float, str]:
+def guest_memory(g: Record) -> tuple[float, str]:
     """A guest's GPU memory peak and where it comes from: NVML's per-process count, else (NVML could not attribute
     it: a container's PID namespace, MPS, MIG) the guest's own report (allocator peak + measured context)."""
     nvml = g["sampled"].get(f"{vocab.GUEST_GPU_MEM.key}.max", math.nan)
@@ -136,7 +136,7 @@ def guest_memory(g: dict[str, Any]) -> tuple[float, str]:
     return own, ("self-reported" if not math.isnan(own) else "unmeasured")
 
 
-def over_cap(results: dict[str, Any]) -> Verdict:
+def over_cap(results: Record) -> Verdict:
     """c2: the guest past its cap fails with 'framebuffer cap exceeded', not a bare CUDA OOM."""
     g = guests(results)[0] if guests(results) else {"result": {"status": "missing", "error": ""}}
     error = g["result"].get("error") or ""
@@ -144,7 +144,7 @@ def over_cap(results: dict[str, Any]) -> Verdict:
     return Verdict(OK if ok else failed(f"guest {g['result']['status']}: {error[:120] or 'no error'}"), error[:160])
 
 
-def attribution(results: dict[str, Any]) -> Verdict:
+def attribution(results: Record) -> Verdict:
     """d: every guest of c1 holds GPU memory of its own processes (or the PID namespace mismatch is said)."""
     notes = results.get("sampler", {}).get("notes", [])
     if notes:
@@ -159,7 +159,7 @@ def attribution(results: dict[str, Any]) -> Verdict:
                    {"guests": seen})
 
 
-def egl(results: dict[str, Any]) -> Verdict:
+def egl(results: Record) -> Verdict:
     """e: an NVIDIA renderer on the guest's own EGL device, and every checked frame's pixels within the graphics
     suite's tolerance of its reference."""
     why = not_ok(results)
@@ -176,7 +176,7 @@ def egl(results: dict[str, Any]) -> Verdict:
                            if pixels != 1 else ""]), figure, {"info": info})
 
 
-def probe(out: dict[str, Any], gpu_name: str) -> Verdict:
+def probe(out: Record, gpu_name: str) -> Verdict:
     """f: device bandwidth and FP32 FMA throughput each at least 50 % of the GPU's datasheet figure."""
     if out.get("status") != "ok":
         return Verdict(failed(f"gpu_probe probe: {out.get('reason') or out.get('status')}"))
@@ -195,7 +195,7 @@ def probe(out: dict[str, Any], gpu_name: str) -> Verdict:
                    f"{sheet.fp32_TFLOPS:,.1f} TFLOP/s)", out)
 
 
-def mps(full: dict[str, Any], share: dict[str, Any], four: dict[str, Any], key: str = "fp32_TFLOPS") -> Verdict:
+def mps(full: Record, share: Record, four: Record, key: str = "fp32_TFLOPS") -> Verdict:
     """g: on a workload that saturates the SMs, one guest at its share does <= 0.40 of one with the whole GPU (the
     share is applied), and the four guests at their shares together do the whole GPU's within 15 % (shared, not
     lost)."""

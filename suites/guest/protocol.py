@@ -15,6 +15,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpu_probe.shapes import Record
+
 PROTOCOL_VERSION = 1
 GO = "go"
 ABORT = "abort"
@@ -25,8 +27,8 @@ class GuestSpec:
     guest_id: str
     profile: str
     workload: str
-    workload_config: dict[str, Any]
-    data: dict[str, Any]
+    workload_config: Record
+    data: Record
     vcpus: list[int]  # host CPU ids for the guest's affinity
     gpus: list[str]  # CUDA_VISIBLE_DEVICES entries (GPU UUIDs or indices); empty: no GPU
     framebuffer_MiB: int | None
@@ -57,7 +59,7 @@ class GuestResult:
     status: str  # ok | failed | interrupted
     error: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: Record = field(default_factory=dict)
     t_train_start: float | None = None  # epoch seconds, for overlap checks across guests
     t_train_end: float | None = None
     pid: int | None = None
@@ -69,7 +71,7 @@ class GuestResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Record:
         return asdict(self)
 
 
@@ -77,7 +79,7 @@ def event(kind: str, **payload: Any) -> str:
     return json.dumps({"event": kind, **payload}) + "\n"
 
 
-def parse_event(line: str) -> dict[str, Any] | None:
+def parse_event(line: str) -> Record | None:
     """A protocol event, or None for a line that is not one (never raises)."""
     try:
         obj = json.loads(line)

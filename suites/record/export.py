@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from gpu_probe.shapes import Record
 from suites.record.store import MAX_PARAM_LEN, MAX_TAG_LEN
 
 EXPORT_DIR = "mlflow-export"
@@ -96,7 +97,7 @@ STATUSES = ("RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED")
 TEXT_MAX = {"tags": MAX_TAG_LEN, "params": MAX_PARAM_LEN}
 
 
-def read_export(path: Path) -> dict[str, Any]:
+def read_export(path: Path) -> Record:
     """``runs.json`` parsed and checked field by field; ValueError naming the file and the first bad field."""
     if path.stat().st_size > EXPORT_MAX_BYTES:
         raise ValueError(f"{path}: {path.stat().st_size / 2**20:.0f} MiB, more than an export of runs holds "

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import Record
 from suites.config.paths import absolute_uri, launch_dir
 from suites.config.schema import TRACKING_URI, BenchConfig
 from suites.errors import first_line, redact
@@ -70,7 +71,7 @@ class Recorder:
         rundir.write_results(outcome, run_dir)
 
     # --- the store ----------------------------------------------------------------------------------
-    def scenario(self, outcome: ScenarioOutcome, config_params: dict[str, Any], run_dir: Path, name: str,
+    def scenario(self, outcome: ScenarioOutcome, config_params: Record, run_dir: Path, name: str,
                  parent: RunRef | None = None, tags: dict[str, str] | None = None) -> str | None:
         """The scenario's runs in the store (nested under ``parent`` where it lives); the run id, or None."""
         def record(t: Tracker) -> str:

@@ -6,9 +6,9 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import Record
 from suites.run.outcome import ScenarioOutcome
 
 
@@ -43,7 +43,7 @@ def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
     write_csv(s.rows, run_dir / "samples.csv")
 
 
-def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
+def write_csv(rows: list[Record], path: Path) -> None:
     import pandas as pd
 
     write_atomic(path, pd.DataFrame(rows).to_csv(index=False, float_format="%.4g"))

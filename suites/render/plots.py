@@ -5,15 +5,21 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from gpu_probe import vocab
+from gpu_probe.shapes import Record
 from suites.record.sweep_points import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome
 
+if TYPE_CHECKING:  # for the annotations only
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-def pyplot() -> Any:
+
+def pyplot() -> ModuleType:
     """matplotlib's pyplot on the file-only Agg backend (no display here, ever); imported on first use."""
     import matplotlib
 
@@ -23,25 +29,25 @@ def pyplot() -> Any:
     return plt
 
 
-def titled(fig: Any, *lines: str, fontsize: float = 10) -> None:
+def titled(fig: Figure, *lines: str, fontsize: float = 10) -> None:
     """The figure's title, each line wrapped to the figure's width: a long stop reason, profile list or status used
     to run off both edges, and constrained layout does not wrap text."""
     chars = max(24, int(fig.get_figwidth() * 72 / (fontsize * 0.62)))  # ~0.6 em per character at this size
     fig.suptitle("\n".join(textwrap.fill(line, chars) for line in lines if line), fontsize=fontsize)
 
 
-def close(fig: Any) -> None:
+def close(fig: Figure) -> None:
     pyplot().close(fig)
 
 
-def save(fig: Any, path: Path, title: str, validity: str) -> Path:
+def save(fig: Figure, path: Path, title: str, validity: str) -> Path:
     """Write the PNG with what it shows and what it is worth in its metadata (Title, Description), then free it."""
     fig.savefig(path, dpi=110, metadata={"Title": title, "Description": f"validity: {validity}"})
     close(fig)
     return path
 
 
-def text_outside(fig: Any) -> list[str]:
+def text_outside(fig: Figure) -> list[str]:
     """Every drawn text of a figure whose box reaches past the figure's edge (cut off in the PNG)."""
     from matplotlib.text import Text
 
@@ -64,7 +70,7 @@ LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def series_style(i: int, series: int, points: int) -> dict[str, Any]:
+def series_style(i: int, series: int, points: int) -> Record:
     """Series i's colour, dash and markers: guests with the same figures (two identical workloads) draw on top of
     each other, and only dash patterns and markers set at different samples tell the lines apart there."""
     step = min(max(1, points), max(points // 8, series, 1))
@@ -72,7 +78,7 @@ def series_style(i: int, series: int, points: int) -> dict[str, Any]:
             "markevery": (i % step, step), "ms": 3.5, "lw": 1}
 
 
-def training_strip(ax: Any, outcome: ScenarioOutcome) -> None:
+def training_strip(ax: Axes, outcome: ScenarioOutcome) -> None:
     """Each guest's timed training interval as a bar of its colour, one row per guest (shading the panels per
     guest stacked into one dark block when the intervals coincide)."""
     guests = outcome.guests
@@ -85,7 +91,7 @@ def training_strip(ax: Any, outcome: ScenarioOutcome) -> None:
     ax.set_ylabel("timed\ntraining", fontsize=8)
 
 
-def overlapping_ticks(fig: Any) -> list[tuple[str, str]]:
+def overlapping_ticks(fig: Figure) -> list[tuple[str, str]]:
     """Pairs of neighbouring tick labels on one axis whose boxes overlap (unreadable), after :func:`text_outside`
     has drawn the figure."""
     renderer, out = fig.canvas.get_renderer(), []

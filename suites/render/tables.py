@@ -11,6 +11,7 @@ from typing import Any
 from rich.table import Table
 
 from gpu_probe import vocab
+from gpu_probe.shapes import Record
 from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
 from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
@@ -89,7 +90,7 @@ def target_mark(key: str, metrics: dict[str, float]) -> str:
     return f" < {percent(metrics['target_accuracy'])}"
 
 
-def synthetic_mark(data: dict[str, Any], key: str, metrics: dict[str, float]) -> str:
+def synthetic_mark(data: Record, key: str, metrics: dict[str, float]) -> str:
     """An accuracy on synthetic look-alike data is not an MNIST/CIFAR-10 accuracy: said in the cell itself."""
     source = data.get("source")
     if key == vocab.TEST_ACCURACY.key and key in metrics and source in ("synthetic", LOOK_ALIKE):

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpu_probe import vocab
+from gpu_probe.shapes import Record
 from gpu_probe.stats import Interval, inconclusive, judge_limit, ratio_interval, summarize
 from suites.config.compose import consolidation_memory, mixed_profiles
 from suites.config.scenario import CAD_ALONE as CAD
@@ -172,7 +172,7 @@ class MixedRun:
         return consolidation_metrics({k: v[-1] for k, v in self.numbers.items()}, self.study.qos_p95_frame_ms,
                                      self.study.qos_ml_slowdown_pct)
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Record:
         s = self.study
         out = {"kind": self.kind, "profiles": ",".join(mixed_profiles(self.cfg)), "cad_workload": s.cad.workload,
                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpu_probe.hostload import HostLoad
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
+from gpu_probe.shapes import Record
 from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, first_reason, labelled, weakest
 from suites.guest.protocol import GuestResult, GuestSpec
 
@@ -39,7 +39,7 @@ class ScenarioOutcome:
     makespan_s: float | None
     reasons: list[str]
     inventory: Inventory
-    data: dict[str, Any]
+    data: Record
     samples: SampleSet
     host_metrics: dict[str, float] = field(default_factory=dict)  # host/GPU aggregates, sampler rate, energy
     started_at: float = 0.0  # epoch seconds: guests being started ...

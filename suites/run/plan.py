@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import Record
 from suites.backends import mps
 from suites.backends.base import Backend
 from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken
@@ -38,7 +39,7 @@ class Plan:
     inventory: Inventory
     placements: list[Placement]
     specs: list[GuestSpec]
-    data: dict[str, Any]  # where the data came from (source, root), merged over the guest groups
+    data: Record  # where the data came from (source, root), merged over the guest groups
     backend: Backend
 
     @property
@@ -58,7 +59,7 @@ def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
     backend = backend_for(cfg)
     placements = backend.place(cfg.profile, sum(g.guests for g in run.groups), inv)
     specs: list[GuestSpec] = []
-    sources: list[dict[str, Any]] = []
+    sources: list[Record] = []
     for group in run.groups:
         missing = workload_class(group.workload.name).missing()
         if missing:
@@ -76,7 +77,7 @@ def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
     return Plan(run, inv, placements, specs, merged, backend)
 
 
-def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Placement], data: dict[str, Any],
+def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Placement], data: Record,
                 first: int = 0) -> list[GuestSpec]:
     workload_cfg: Any = OmegaConf.to_container(OmegaConf.structured(workload), enum_to_str=True)
     specs = [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
@@ -115,7 +116,7 @@ def peer_timeout_s(start_timeout_s: float, timeout_s: float) -> float:
     return start_timeout_s + timeout_s + 60.0
 
 
-def with_ranks(workload_cfg: dict[str, Any], placement: Placement, profile_gpus: int) -> dict[str, Any]:
+def with_ranks(workload_cfg: Record, placement: Placement, profile_gpus: int) -> Record:
     """``workload.ranks=0`` resolved: one data-parallel rank per GPU the guest gets (per GPU of its profile on a
     host without GPUs, where CPU ranks stand in), so a 4-GPU guest trains on all four."""
     out = dict(workload_cfg)

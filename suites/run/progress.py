@@ -6,6 +6,7 @@ import sys
 import time
 from typing import Any
 
+from gpu_probe.shapes import Record
 from suites.backends.handle import GuestHandle
 
 
@@ -15,7 +16,7 @@ class ProgressView:
         self.quiet = mode == "quiet"
         self.log_every_s = log_every_s
         self._last_log = 0.0
-        self._tasks: dict[str, Any] = {}
+        self._tasks: Record = {}
         self._progress: Any = None
 
     def __enter__(self) -> "ProgressView":

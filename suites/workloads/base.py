@@ -20,12 +20,14 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Optional
+from typing import ClassVar, Optional
 
 from omegaconf import MISSING
 
+from gpu_probe.shapes import Record
 from gpu_probe.stats import summarize
 from suites.data.dataset import Dataset
+from suites.data.options import DataConfig
 from suites.errors import BenchError, require
 
 ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed scenario
@@ -98,9 +100,9 @@ class GuestContext:
     vcpus: list[int]
     gpus: list[str]  # as seen by the guest after CUDA_VISIBLE_DEVICES: empty = CPU
     framebuffer_MiB: int | None
-    data: dict[str, Any]
+    data: Record
     seed: int
-    info: dict[str, Any] = field(default_factory=dict)  # workloads add what they ran on
+    info: Record = field(default_factory=dict)  # workloads add what they ran on
     rank: int = 0  # data-parallel rank inside the guest (see suites/guest/ranks.py)
     world_size: int = 1
 
@@ -241,11 +243,11 @@ def window_shortfall(steps: int, seconds: float, min_steps: int, min_s: float) -
 # A seconds-long run checks that the path works; it trains too little for an accuracy target, so it has none (a
 # target it cannot reach would be a 'missed target' on every smoke run). A target given on the command line still
 # applies.
-TRAIN_SMOKE: dict[str, Any] = {"train_limit": 2048, "max_steps": 40, "width": 8, "warmup_steps": 5,
+TRAIN_SMOKE: Record = {"train_limit": 2048, "max_steps": 40, "width": 8, "warmup_steps": 5,
                                "target_accuracy": None}
 # The record's recipe drops a last partial batch: the same 40 steps as 2.5 epochs of batches of 128 (its schedule
 # needs passes over the data: one epoch of 16 steps leaves synthetic digits at ~19 %, 2.5 epochs reach ~76 %).
-RECORD_SMOKE: dict[str, Any] = {**TRAIN_SMOKE, "batch_size": 128, "epochs": 2.5}
+RECORD_SMOKE: Record = {**TRAIN_SMOKE, "batch_size": 128, "epochs": 2.5}
 
 
 class Workload:
@@ -257,7 +259,7 @@ class Workload:
     dataset: ClassVar[Dataset | None] = None  # what resolve_data locates, or None for no data
     process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
     # Values for a seconds-long run: what ``+preset=smoke`` sets on workload.* (command-line values still win).
-    smoke: ClassVar[dict[str, Any]] = {}
+    smoke: ClassVar[Record] = {}
     # Python modules the guest imports, each with the extra that installs it (optional parts of the suite).
     requires: ClassVar[dict[str, str]] = {}
     gpu_only: ClassVar[bool] = False  # without a GPU it is a recorded failure saying so (a device probe)
@@ -270,7 +272,7 @@ class Workload:
         return [f"{mod} (extra {extra})" for mod, extra in cls.requires.items()
                 if importlib.util.find_spec(mod) is None]
 
-    def __init__(self, cfg: Any, ctx: GuestContext) -> None:
+    def __init__(self, cfg: WorkloadConfig, ctx: GuestContext) -> None:
         self.cfg = cfg
         self.ctx = ctx
 
@@ -280,7 +282,7 @@ class Workload:
             raise BenchError(f"{self.name} needs a GPU and this guest has none (no GPU on the host?)")
 
     @classmethod
-    def resolve_data(cls, cfg: Any, data: Any, seed: int) -> dict[str, Any]:
+    def resolve_data(cls, cfg: WorkloadConfig, data: DataConfig, seed: int) -> Record:
         """Runner-side, before any guest starts: locate (or synthesise) the data; ``cfg`` is the workload's."""
         return cls.dataset.resolve(data, seed) if cls.dataset else {}
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gpu_probe import probe
+from gpu_probe.shapes import Record
 from suites.errors import BenchError, require
 from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
 
@@ -44,7 +44,7 @@ class CudaProbe(Workload):
         return self.STEPS
 
     def train(self, meter: StepMeter) -> None:
-        self.result: dict[str, Any] = probe.run(device=0, size_MiB=self.cfg.size_MiB, on_step=lambda: meter.step(0))
+        self.result: Record = probe.run(device=0, size_MiB=self.cfg.size_MiB, on_step=lambda: meter.step(0))
         self.ctx.info.update({k: v for k, v in self.result.items() if k not in ("metrics", "status")})
 
     def evaluate(self) -> dict[str, float]:

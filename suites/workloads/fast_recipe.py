@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
+    import torch
+    from torch import Tensor, nn
+
+Batch = TypeVar("Batch")  # a batch of images in any framework (tta serves torch and Keras)
 
 LOOKAHEAD_EVERY = 5  # steps between lookahead updates
 WHITEN_EPS = 5e-4  # added to the patch covariance's eigenvalues before the inverse square root
@@ -38,16 +44,16 @@ class Hyper:
 
 
 def record_net(in_channels: int, width: int, classes: int = 10, bn_momentum: float = 0.6,
-               scale: float = 1 / 9) -> Any:
+               scale: float = 1 / 9) -> nn.Module:
     """The record's network for ``in_channels``-channel images at base width ``width`` (64 in the record)."""
     import torch
     from torch import nn
 
     class Scale(nn.Module):
-        def forward(self, x: Any) -> Any:
+        def forward(self, x: Tensor) -> Tensor:
             return x * scale
 
-    def conv(c_in: int, c_out: int, kernel: int = 3, padding: Any = "same", bias: bool = False) -> Any:
+    def conv(c_in: int, c_out: int, kernel: int = 3, padding: int | str = "same", bias: bool = False) -> nn.Conv2d:
         layer = nn.Conv2d(c_in, c_out, kernel, padding=padding, bias=bias)
         with torch.no_grad():
             nn.init.dirac_(layer.weight[: min(c_in, c_out)])
@@ -55,12 +61,12 @@ def record_net(in_channels: int, width: int, classes: int = 10, bn_momentum: flo
                 layer.bias.zero_()
         return layer
 
-    def norm(c: int) -> Any:
+    def norm(c: int) -> nn.BatchNorm2d:
         bn = nn.BatchNorm2d(c, eps=1e-12, momentum=1 - bn_momentum)
         bn.weight.requires_grad_(False)  # no scale: stays 1
         return bn
 
-    def group(c_in: int, c_out: int) -> Any:
+    def group(c_in: int, c_out: int) -> nn.Sequential:
         return nn.Sequential(conv(c_in, c_out), nn.MaxPool2d(2), norm(c_out), nn.GELU(),
                              conv(c_out, c_out), norm(c_out), nn.GELU())
 
@@ -73,7 +79,7 @@ def record_net(in_channels: int, width: int, classes: int = 10, bn_momentum: flo
                          nn.Linear(widths[2], classes, bias=False), Scale())
 
 
-def whitening_filters(images: Any, kernel: int = 2) -> Any:
+def whitening_filters(images: Tensor, kernel: int = 2) -> Tensor:
     """The whitening filters (2 C k^2, C, k, k) for ``images`` (numpy N, C, H, W, normalised): the eigenvectors of
     the covariance of their k x k patches, largest first, each divided by the square root of its eigenvalue, and
     their negatives (so GELU passes both signs). numpy, so the torch and the Keras workloads share it."""
@@ -93,7 +99,7 @@ def whitening_filters(images: Any, kernel: int = 2) -> Any:
     return np.concatenate([filters, -filters]).astype(np.float32)
 
 
-def init_whitening(conv: Any, images: Any) -> None:
+def init_whitening(conv: nn.Conv2d, images: Tensor) -> None:
     """Set a torch whitening convolution's filters from ``images`` (a tensor N, C, H, W)."""
     import torch
 
@@ -102,14 +108,14 @@ def init_whitening(conv: Any, images: Any) -> None:
         conv.weight.copy_(torch.from_numpy(filters).to(conv.weight.dtype))
 
 
-def dtype_of(precision: str) -> Any:
+def dtype_of(precision: str) -> torch.dtype:
     """The torch dtype of a precision name (fp32, bf16, fp16)."""
     import torch
 
     return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
 
 
-def cast_weights(net: Any, dtype: Any) -> Any:
+def cast_weights(net: nn.Module, dtype: torch.dtype) -> nn.Module:
     """The network's weights in ``dtype`` (fp16/bf16 on a GPU, as the record), its BatchNorms in fp32."""
     from torch import nn
 
@@ -127,7 +133,7 @@ def decoupled_rates(hyper: Hyper, batch_size: int) -> tuple[float, float]:
     return hyper.lr / gain, hyper.weight_decay * batch_size / gain
 
 
-def optimizer(net: Any, hyper: Hyper, batch_size: int) -> Any:
+def optimizer(net: nn.Module, hyper: Hyper, batch_size: int) -> torch.optim.Optimizer:
     """SGD-Nesterov with the record's decoupled settings (:func:`decoupled_rates`); torch multiplies weight decay
     by the learning rate, so each group's decay is divided by its rate. Groups: BatchNorm biases (``bias_scaler`` x
     lr), the whitening bias (frozen after its epochs by a zero rate, see :func:`set_rates`), everything else."""
@@ -160,7 +166,7 @@ def lr_factor(step: int, total: int) -> float:
     return 1 + (LR_END - 1) * (step - peak) / max(1, total - peak)
 
 
-def set_rates(opt: Any, step: int, total: int, whiten_bias_live: bool) -> None:
+def set_rates(opt: torch.optim.Optimizer, step: int, total: int, whiten_bias_live: bool) -> None:
     """Every group's learning rate for ``step``; the whitening bias (group 1) at zero once frozen (a zero rate
     rather than requires_grad=False: data-parallel ranks then keep the same gradients)."""
     factor = lr_factor(step, total)
@@ -179,7 +185,7 @@ def lookahead_decays(step: int, total: int) -> list[float]:
 class Lookahead:
     """The record's lookahead over a torch network's floating-point state (weights and BatchNorm statistics)."""
 
-    def __init__(self, net: Any) -> None:
+    def __init__(self, net: nn.Module) -> None:
         self.state = {k: v for k, v in net.state_dict().items() if v.is_floating_point()}
         self.average = {k: v.detach().clone() for k, v in self.state.items()}
 
@@ -194,7 +200,7 @@ class Lookahead:
                     live.copy_(avg)
 
 
-def translate(images: Any, pad: int, gen: Any) -> Any:
+def translate(images: Tensor, pad: int, gen: torch.Generator) -> Tensor:
     """Each image moved by a random whole-pixel offset in [-pad, pad] on both axes (reflect-padded)."""
     import torch
     import torch.nn.functional as F
@@ -212,19 +218,19 @@ def translate(images: Any, pad: int, gen: Any) -> Any:
     return out
 
 
-def random_flip(images: Any, gen: Any) -> Any:
+def random_flip(images: Tensor, gen: torch.Generator) -> Tensor:
     import torch
 
     flip = torch.rand(len(images), generator=gen, device=images.device) < 0.5
     return torch.where(flip.view(-1, 1, 1, 1), images.flip(-1), images)
 
 
-def tta(predict: Callable[[Any], Any], x: Any, level: int, mirror: Callable[[Any], Any],
-        shifted: Callable[[Any], tuple[Any, Any]]) -> Any:
+def tta(predict: Callable[[Batch], Batch], x: Batch, level: int, mirror: Callable[[Batch], Batch],
+        shifted: Callable[[Batch], tuple[Batch, Batch]]) -> Batch:
     """Test-time augmentation over any framework's batches: 0 none, 1 the mean with the mirror image, 2 also the
     mean over the two 1-pixel diagonal translations ``shifted`` gives (as the record)."""
 
-    def mirrored(inputs: Any) -> Any:
+    def mirrored(inputs: Batch) -> Batch:
         return 0.5 * predict(inputs) + 0.5 * predict(mirror(inputs)) if level >= 1 else predict(inputs)
 
     logits = mirrored(x)
@@ -234,11 +240,11 @@ def tta(predict: Callable[[Any], Any], x: Any, level: int, mirror: Callable[[Any
     return 0.5 * logits + 0.5 * (0.5 * mirrored(up_left) + 0.5 * mirrored(down_right))
 
 
-def tta_logits(net: Any, x: Any, level: int) -> Any:
+def tta_logits(net: nn.Module, x: Tensor, level: int) -> Tensor:
     """:func:`tta` of a torch network on NCHW tensors."""
     import torch.nn.functional as F
 
-    def shifted(images: Any) -> tuple[Any, Any]:
+    def shifted(images: Tensor) -> tuple[Tensor, Tensor]:
         h, w = images.shape[-2:]
         padded = F.pad(images, (1,) * 4, mode="reflect")
         return padded[:, :, :h, :w], padded[:, :, 2:, 2:]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_probe.shapes import Record
 from suites.workloads import fast_recipe as recipe
 
 
@@ -102,7 +103,7 @@ def TriangleSchedule(peak: float, total: int) -> Any:  # noqa: N802 - a schedule
             down = 1 + (recipe.LR_END - 1) * (s - top) / max(1.0, total - top)
             return peak * ops.where(s < top, up, down)
 
-        def get_config(self) -> dict[str, Any]:
+        def get_config(self) -> Record:
             return {"peak": peak, "total": total}
 
     return Triangle()

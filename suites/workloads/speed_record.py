@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from suites.errors import require
 from suites.workloads import fast_recipe as recipe
 from suites.workloads.base import TrainConfig
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
+
+if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
+    import contextlib
+
+    import torch
+    from torch import Tensor, nn
+    from torch.optim.lr_scheduler import LRScheduler
 
 
 @dataclass
@@ -58,15 +65,15 @@ class RecordClassifier(TorchClassifier):
     drop_last = True
     gpu_precision = "fp16"  # the record keeps its weights in fp16 on a GPU
 
-    def weights_dtype(self) -> Any:
+    def weights_dtype(self) -> torch.dtype:
         return recipe.dtype_of(self.precision())
 
-    def autocast(self) -> Any:
+    def autocast(self) -> contextlib.AbstractContextManager[object]:
         import contextlib
 
         return contextlib.nullcontext()  # the weights themselves are in the run's precision
 
-    def load_data(self) -> tuple[Any, Any, Any, Any]:
+    def load_data(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         import torch
 
         assert self.dataset is not None
@@ -82,16 +89,16 @@ class RecordClassifier(TorchClassifier):
         self.ctx.info["precision_detail"] = f"{self.precision()} weights and data, BatchNorm fp32"
         return tuple(out)  # type: ignore[return-value]
 
-    def build_model(self) -> Any:
+    def build_model(self) -> nn.Module:
         net = recipe.record_net(self.x_train.shape[1], self.cfg.width).to(self.device)
         recipe.init_whitening(net[0], self.x_train[: recipe.WHITEN_IMAGES])
         return recipe.cast_weights(net, self.weights_dtype())
 
-    def make_optimizer(self, model: Any, total_steps: int) -> tuple[Any, Any]:
+    def make_optimizer(self, model: nn.Module, total_steps: int) -> tuple[torch.optim.Optimizer, LRScheduler | None]:
         self.lookahead = recipe.Lookahead(self.net)  # after the whitening filters are set: they are averaged too
         return recipe.optimizer(self.net, self.cfg.hyper(), self.cfg.batch_size), None
 
-    def batches(self, epoch: int, gen: Any) -> Iterator[tuple[Any, Any]]:
+    def batches(self, epoch: int, gen: torch.Generator) -> Iterator[tuple[Tensor, Tensor]]:
         """Whole batches of a fresh order; the set flipped once at random, mirrored whole every other epoch, and
         translated anew each epoch."""
         import torch
@@ -111,7 +118,7 @@ class RecordClassifier(TorchClassifier):
             idx = order[i * bs : (i + 1) * bs]
             yield images[idx], self.y_train[idx]
 
-    def train_step(self, x: Any, y: Any, step: int, total: int) -> Any:
+    def train_step(self, x: Tensor, y: Tensor, step: int, total: int) -> Tensor:
         import torch.nn.functional as F
 
         recipe.set_rates(self.opt, step, total, whiten_bias_live=self.epoch < self.cfg.whiten_bias_epochs)
@@ -123,5 +130,5 @@ class RecordClassifier(TorchClassifier):
         self.lookahead.after_step(step + 1, total)
         return loss
 
-    def logits(self, x: Any) -> Any:
+    def logits(self, x: Tensor) -> Tensor:
         return recipe.tta_logits(self.net, x, self.cfg.tta_level)

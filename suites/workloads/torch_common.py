@@ -13,12 +13,21 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from types import ModuleType
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
+from gpu_probe.shapes import Json, Record
 from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, Classifier, StepMeter, TrainConfig
+
+if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
+    import torch
+    from torch import Tensor, nn
+    from torch.optim.lr_scheduler import LRScheduler
+
+T = TypeVar("T")
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -47,18 +56,18 @@ class TorchClassifier(Classifier):
     drop_last: ClassVar[bool] = False  # whether a last partial batch is dropped (then never warmed up)
     gpu_precision: ClassVar[str] = "bf16"  # what precision=auto means on a GPU (fp32 on a CPU)
 
-    def load_data(self) -> tuple[Any, Any, Any, Any]:
+    def load_data(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """(x_train, y_train, x_test, y_test) as normalised tensors on ``self.device``."""
         raise NotImplementedError
 
-    def build_model(self) -> Any:
+    def build_model(self) -> nn.Module:
         raise NotImplementedError
 
-    def make_optimizer(self, model: Any, total_steps: int) -> tuple[Any, Any]:
+    def make_optimizer(self, model: nn.Module, total_steps: int) -> tuple[torch.optim.Optimizer, LRScheduler | None]:
         """(optimizer, per-step LR scheduler)."""
         raise NotImplementedError
 
-    def augment(self, x: Any, gen: Any) -> Any:
+    def augment(self, x: Tensor, gen: torch.Generator) -> Tensor:
         return x
 
     # -- the recipe ---------------------------------------------------------------
@@ -166,7 +175,7 @@ class TorchClassifier(Classifier):
             return self.cfg.precision
         return self.gpu_precision if self.device.type == "cuda" else "fp32"
 
-    def autocast(self) -> Any:
+    def autocast(self) -> contextlib.AbstractContextManager[object]:
         import torch
 
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision())
@@ -206,7 +215,7 @@ class TorchClassifier(Classifier):
                     break
         self.ctx.info["eval_untimed_s"] = round(meter.untimed_s, 3)
 
-    def batches(self, epoch: int, gen: Any) -> Iterator[tuple[Any, Any]]:
+    def batches(self, epoch: int, gen: torch.Generator) -> Iterator[tuple[Tensor, Tensor]]:
         """One epoch's (images, labels) batches: a fresh order, each batch through :meth:`augment`."""
         import torch
 
@@ -216,7 +225,7 @@ class TorchClassifier(Classifier):
             idx = order[i : i + bs]
             yield self.augment(self.x_train[idx], gen), self.y_train[idx]
 
-    def train_step(self, x: Any, y: Any, step: int, total: int) -> Any:
+    def train_step(self, x: Tensor, y: Tensor, step: int, total: int) -> Tensor:
         """One optimizer step (``step`` of ``total`` taken before it); the loss, left on the device."""
         import torch.nn.functional as F
 
@@ -254,12 +263,12 @@ class TorchClassifier(Classifier):
                 correct += (logits.argmax(1) == self.y_test[i : i + bs]).sum().item()
         return correct / len(self.x_test)
 
-    def logits(self, x: Any) -> Any:
+    def logits(self, x: Tensor) -> Tensor:
         """The evaluation's logits of a test batch (a recipe adds test-time augmentation here)."""
         return self.net(x)
 
 
-def rank_device(torch: Any, has_gpu: bool, rank: int) -> Any:
+def rank_device(torch: ModuleType, has_gpu: bool, rank: int) -> torch.device:
     """This rank's device: with GPUs, one per rank (``cuda:<rank>`` of the guest's visible GPUs, as
     ``suites.guest.ranks.init`` set it), never a bare "cuda" that would put every rank's model on one GPU."""
     if not has_gpu or not torch.cuda.is_available():
@@ -270,8 +279,9 @@ def rank_device(torch: Any, has_gpu: bool, rank: int) -> Any:
     return torch.device("cuda", rank)
 
 
-def cap_framebuffer(torch: Any, device: Any, framebuffer_MiB: int | None,
-                    context: Callable[[Any, Any], tuple[float, str]] | None = None, world: int = 1) -> dict[str, Any]:
+def cap_framebuffer(torch: ModuleType, device: torch.device, framebuffer_MiB: int | None,
+                    context: Callable[[ModuleType, torch.device], tuple[float, str]] | None = None,
+                    world: int = 1) -> Record:
     """Bound this process's whole device footprint on ``device`` to the profile framebuffer, as a vGPU's does: the
     CUDA context (and the handles outside torch's allocator) is measured after start-up (``context``: how; default
     :func:`measure_context`) and the allocator gets the rest. The guest's info entries: the cap, the context, the
@@ -304,7 +314,7 @@ def allocator_fraction(framebuffer_MiB: float, context_MiB: float, total_MiB: fl
     return min(1.0, left / total_MiB)
 
 
-def measure_context(torch: Any, device: Any) -> tuple[float, str]:
+def measure_context(torch: ModuleType, device: torch.device) -> tuple[float, str]:
     """This process's device memory right after CUDA start-up, outside torch's allocator (MiB), and how it was
     read: NVML's per-process figure for this GPU; where NVML cannot attribute one (a container's own PID
     namespace, MPS, MIG without privilege), NVML's device-wide use before and after, taken while no other guest on
@@ -343,7 +353,7 @@ def context_turn(uuid: str) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def self_reported(allocator_peak_MiB: float, context_MiB: Any) -> dict[str, float]:
+def self_reported(allocator_peak_MiB: float, context_MiB: Json) -> dict[str, float]:
     """:data:`vocab.GUEST_GPU_MEM_SELF`: the allocator's peak and the measured context, {} without a context
     figure (the whole-GPU case: none was measured)."""
     if not isinstance(context_MiB, (int, float)):
@@ -351,7 +361,7 @@ def self_reported(allocator_peak_MiB: float, context_MiB: Any) -> dict[str, floa
     return {vocab.GUEST_GPU_MEM_SELF.key: round(allocator_peak_MiB + float(context_MiB), 1)}
 
 
-def warm_handles(torch: Any, device: Any) -> None:
+def warm_handles(torch: ModuleType, device: torch.device) -> None:
     """The library handles a training step makes on first use (cuBLAS for a matmul, cuDNN for a convolution), made
     now: their memory sits outside torch's allocator, so a context measured before them undercounted the cap."""
     x = torch.ones(1, 1, 4, 4, device=device)
@@ -371,7 +381,7 @@ def nvml_device_used_MiB(uuid: str) -> float | None:
     return float(used) if isinstance(used, (int, float)) and not math.isnan(used) else None
 
 
-def on_gpu(uuid: str, read: Callable[[Nvml, int], Any]) -> Any:
+def on_gpu(uuid: str, read: Callable[[Nvml, int], T]) -> T | None:
     """``read(nvml, index)`` for the GPU with this UUID; None without NVML or that GPU."""
     with Nvml() as nv:
         if not nv.available:

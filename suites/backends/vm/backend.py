@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import Record
 from suites.backends.base import Backend
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
 from suites.backends.leftovers import own_dir, state_root
@@ -110,7 +111,7 @@ class VmBackend(Backend):
         self.vgpu = dict(zip(ids, types, strict=True))
         return [f"vGPU {t.name} ({t.type_id}) on {t.parent}" for t in types], [inside] * n, ENFORCED
 
-    def check_data(self, data: dict[str, Any]) -> None:
+    def check_data(self, data: Record) -> None:
         """A VM sees the data folders its spec names, except where its own memory is mounted (init.sh): data there
         is not seen."""
         root = Path(str(data.get("root") or "/")).resolve()
@@ -181,7 +182,7 @@ class VmPipe(GuestPipe):
         self.t_qemu: float | None = None  # monotonic: QEMU started
         self._spec_line = ""
         self.gave_up = False  # killed for not booting in time
-        self.facts: dict[str, Any] = {}  # <guest>.vm.json; boot_s once the guest's first line came
+        self.facts: Record = {}  # <guest>.vm.json; boot_s once the guest's first line came
 
     def start(self, spec: GuestSpec, keep_lines: bool = False) -> int:
         m = self.machine
@@ -226,7 +227,7 @@ class VmPipe(GuestPipe):
                 f.write(f"bench: vCPU threads not pinned one per core ({exc}); the VM still runs only on "
                         f"cores {self.host_cpus}\n")
 
-    def forward(self, ev: dict[str, Any]) -> bool:
+    def forward(self, ev: Record) -> bool:
         """The guest's first line (``boot``) is the VM's own: answered with the host's clock, then the spec."""
         if ev["event"] == "boot":
             self.send(f"clock {time.time():.6f}")
@@ -239,7 +240,7 @@ class VmPipe(GuestPipe):
             self.save_facts()
         return True
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[Record]:
         out = super().drain()
         late = "boot_s" not in self.facts and self.t_qemu is not None and \
             time.monotonic() - self.t_qemu > self.boot_timeout_s

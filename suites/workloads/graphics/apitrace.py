@@ -20,13 +20,14 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from omegaconf import MISSING
 
 from gpu_probe import vocab
+from gpu_probe.shapes import Record
 from gpu_probe.stats import percentile
 from suites.data.dataset import require_regular_file
+from suites.data.options import DataConfig
 from suites.errors import BenchError, ConfigError, DataError, require
 from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
 from suites.workloads.graphics import renderer
@@ -55,7 +56,7 @@ class ApitraceReplayConfig(WorkloadConfig):
         require(self.timeout_s > 0, "workload.timeout_s", "must be > 0")
 
 
-def info(trace: Path) -> dict[str, Any]:
+def info(trace: Path) -> Record:
     """``apitrace info`` as a dict; a file apitrace cannot read is a TraceFormatError."""
     try:
         require_regular_file(trace, "apitrace trace")
@@ -112,7 +113,7 @@ class ApitraceReplay(Workload):
     smoke = {"loops": 1, "profile_frames": False}
 
     @classmethod
-    def resolve_data(cls, cfg: Any, data: Any, seed: int) -> dict[str, Any]:
+    def resolve_data(cls, cfg: ApitraceReplayConfig, data: DataConfig | None, seed: int) -> Record:  # type: ignore[override]
         trace = Path(cfg.trace)
         if shutil.which(cfg.retrace) is None:
             raise ConfigError(f"workload.retrace: {cfg.retrace} not found on PATH: {INSTALL}")

@@ -16,7 +16,9 @@ from typing import Any, Optional
 
 from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
+from gpu_probe.shapes import Record
 from gpu_probe.stats import percentile
+from suites.data.options import DataConfig
 from suites.errors import BenchError, ConfigError, require
 from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
 from suites.workloads.graphics import egldevice, frametrace, renderer, scene
@@ -94,7 +96,7 @@ class GraphicsReplay(Workload):
     requires = {"moderngl": "graphics"}
 
     @classmethod
-    def resolve_data(cls, cfg: Any, data: Any, seed: int) -> dict[str, Any]:
+    def resolve_data(cls, cfg: GraphicsReplayConfig, data: DataConfig | None, seed: int) -> Record:  # type: ignore[override]
         """Runner-side: find and validate every trace before a guest starts."""
         trace_dir = cfg.trace_dir or str(frametrace.TRACE_DIR)
         known = frametrace.known_viewsets(trace_dir)
