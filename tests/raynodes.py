@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import psutil
 import pytest
 
 from suites.backends.leftovers import STATE_ENV
+from suites.poll import wait_until
 
 from .helpers import free_port, stop_group
 
@@ -39,12 +39,10 @@ def start_node(args: list[str], log: Path, wrap: list[str] | None = None, env: d
                             env={**os.environ, **(LOOPBACK_ENV if env is None else env), **NO_AUTH,
                                  STATE_ENV: str(log.parent / "state")})
     out.close()  # the child holds its own copy
-    deadline = time.monotonic() + 120
-    while started not in log.read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_node(proc)
-            pytest.fail(f"ray start {' '.join(args[:2])} failed: " + log.read_text()[-1500:])
-        time.sleep(0.5)
+    wait_until(lambda: started in log.read_text() or proc.poll() is not None, 120, 0.5)
+    if started not in log.read_text():
+        stop_node(proc)
+        pytest.fail(f"ray start {' '.join(args[:2])} failed: " + log.read_text()[-1500:])
     return proc
 
 
@@ -81,18 +79,18 @@ def still_running(pids: set[int], timeout_s: float = 10) -> list[int]:
     """Of ``pids`` (their group sent SIGKILL), those still running after up to ``timeout_s``. A killed process takes a
     moment to exit (a Ray worker freeing a GiB of memory on a loaded host: CI once saw one listed as left right after
     the kill); one that left the group before the kill is never sent it, and stays listed."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        alive = []
+    def alive() -> list[int]:
+        out = []
         for pid in pids:
             try:
                 if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
+                    out.append(pid)
             except psutil.NoSuchProcess:
                 continue
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.1)
+        return out
+
+    wait_until(lambda: not alive(), timeout_s, 0.1)
+    return alive()
 
 
 class NamespaceCluster:
@@ -167,11 +165,12 @@ class NamespaceCluster:
     def wait_for_nodes(self, count: int, timeout_s: float = 120) -> None:
         """Until the cluster counts ``count`` live nodes (a restarted worker has registered with the head)."""
         probe = "import ray, sys; ray.init(address=sys.argv[1]); print(sum(n['Alive'] for n in ray.nodes()))"
-        deadline = time.monotonic() + timeout_s
-        while True:
+        said = [""]
+
+        def counted() -> bool:
             done = subprocess.run(in_ns(self.nodes["ns"], sys.executable, "-c", probe, self.nodes["address"]),
                                   capture_output=True, text=True, timeout=120, env={**os.environ, **MULTI_NODE})
-            if done.stdout.strip().splitlines()[-1:] == [str(count)]:
-                return
-            assert time.monotonic() < deadline, f"the cluster did not count {count} live nodes: {done.stdout[-500:]}"
-            time.sleep(1)
+            said[0] = done.stdout
+            return done.stdout.strip().splitlines()[-1:] == [str(count)]
+
+        assert wait_until(counted, timeout_s, 1), f"the cluster did not count {count} live nodes: {said[0][-500:]}"

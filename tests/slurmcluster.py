@@ -71,13 +71,10 @@ class SlurmCluster:
         return proc
 
     def _wait(self, what: str, ready, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            dead = [p for p in self.procs if p.poll() is not None]
-            if dead or time.monotonic() > deadline:
-                logs = "\n".join(f"--- {f.name}\n{f.read_text()[-1200:]}" for f in sorted(self.dir.glob("*.log")))
-                raise RuntimeError(f"slurm test cluster: {what} did not come up\n{logs}")
-            time.sleep(0.3)
+        died = lambda: any(p.poll() is not None for p in self.procs)  # noqa: E731
+        if not wait_until(lambda: ready() or died(), timeout, 0.3) or not ready():
+            logs = "\n".join(f"--- {f.name}\n{f.read_text()[-1200:]}" for f in sorted(self.dir.glob("*.log")))
+            raise RuntimeError(f"slurm test cluster: {what} did not come up\n{logs}")
 
     def _munge(self) -> None:
         key = self.dir / "munge.key"

@@ -48,7 +48,9 @@ def sized(argv: list[str], tmp: Path) -> list[str]:
         return ["make", target, *rest, f"ARGS={args}"]
     python = [sys.executable, *argv[1:]] if argv[0] in ("python", "python3", ".venv/bin/python") else argv
     module = python[2] if python[1:2] == ["-m"] else ""
-    if module in ("suites.commands.bench", "suites.bench"):
+    if module == "suites" and len(python) > 3:  # python -m suites <command>
+        module = f"suites {python[3]}"
+    if module in ("suites bench", "suites.commands.bench", "suites.bench"):
         return [*python, *bench]
     assert module in ("gpu_probe",), f"{' '.join(argv)}: give it a smoke size in tests/test_docs.py"
     return python

@@ -13,7 +13,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import psutil
@@ -22,8 +21,9 @@ import pytest
 from suites.backends.leftovers import Ledger
 from suites.backends.mps import MpsDaemon, MpsError, daemon_running
 from suites.errors import ConfigError
+from suites.poll import wait_until
 
-from .helpers import REPO
+from .helpers import REPO, training
 
 STANDIN = """#!/usr/bin/env python3
 import json, os, pathlib, sys
@@ -69,16 +69,11 @@ def start_run(out: Path, seconds: float) -> subprocess.Popen:
 
 def wait_training(out: Path, proc: subprocess.Popen, timeout: float = 120) -> list[psutil.Process]:
     """Both guests past the start barrier; their processes."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        logs = [out / f"g{i}.log" for i in range(2)]
-        if all(p.exists() and "training started" in p.read_text() for p in logs):
-            return [c for c in psutil.Process(proc.pid).children(recursive=True)
-                    if "suites.guest" in " ".join(c.cmdline())]
-        assert proc.poll() is None, proc.communicate()[0]
-        time.sleep(0.2)
-    proc.kill()
-    pytest.fail("guests did not start training in time")
+    if not wait_until(lambda: all(training(out, g) for g in ("g0", "g1")) or proc.poll() is not None, timeout, 0.2):
+        proc.kill()
+        pytest.fail("guests did not start training in time")
+    assert proc.poll() is None, proc.communicate()[0]
+    return [c for c in psutil.Process(proc.pid).children(recursive=True) if "suites.guest" in " ".join(c.cmdline())]
 
 
 def finish(proc: subprocess.Popen, out: Path) -> dict:

@@ -105,10 +105,7 @@ def cancelled(tmp: Path, slurm: SlurmCluster, launcher: subprocess.Popen, state:
     runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
     scenario = runs[runs["tags.bench.role"] == "scenario"]
     assert len(scenario) == 1 and scenario.iloc[0]["status"] == "KILLED"
-    deadline = time.monotonic() + 60
-    while slurm.sacct([job]).get(job) != "CANCELLED by 0":
-        assert time.monotonic() < deadline, slurm.sacct([job])
-        time.sleep(1)
+    assert wait_until(lambda: slurm.sacct([job]).get(job) == "CANCELLED by 0", 60, 1), slurm.sacct([job])
     assert not guests_of(state), "a guest of the cancelled job outlived it"
     assert os.path.exists(tmp / "sweep" / "0" / "samples.csv")
 

@@ -2,7 +2,7 @@
 
 A plain scenario is one run. A comparison is one run per phase, each the
 command line plus the phase's overrides (so a phase is exactly the run a user
-would get by typing those overrides); a study generates its phases from
+would get by typing those overrides); a mixed scenario generates its phases from
 ``scenario.study``. A guest mix composes each group's own workload config.
 :func:`compose_run` does all of it and hands the result on; nothing is composed
 again later.

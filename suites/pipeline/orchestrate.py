@@ -141,7 +141,7 @@ def plan_phases(runs: list[RunConfig], mixed: MixedRun | None, out: Console) -> 
 
 @dataclass
 class PlannedComparison:
-    """A comparison's phases, placed and given their data, before any starts (and its mixed's state)."""
+    """A comparison's phases, placed and given their data, before any starts (and a mixed scenario's state)."""
 
     comp: Composition
     plans: list[Plan]
@@ -162,10 +162,10 @@ def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str
                    planned: PlannedComparison | None = None, recorder: Recorder | None = None,
                    parent: RunRef | None = None, tags: dict[str, str] | None = None) -> int:
     """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
-    plot, and the comparison run (nested under ``parent``, as a mixed's parts are)."""
+    plot, and the comparison run (nested under ``parent``, as a study's parts are)."""
     cfg, name = comp.cfg, comp.cfg.scenario.name
     planned = planned or plan_comparison(comp, out)
-    plans, mixed = planned.plans, planned.study
+    plans, mixed = planned.plans, planned.mixed
     recorder = recorder or Recorder(cfg, say(out))
     ref = recorder.start_comparison(f"{name}-{run_dir.name}",
                                     mlflow_runs.comparison_tags(name, cfg.scenario.kind, tags), parent)
@@ -231,13 +231,13 @@ def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorde
                 return outcomes, worst
             if mixed is not None and not mixed.verdicts.get(label, (True, ""))[0]:
                 say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): the sweep goes on "
-                         f"{mixed.study.steps_past_miss - mixed.steps_past_miss()} more step(s), to show how QoS "
+                         f"{mixed.settings.steps_past_miss - mixed.steps_past_miss()} more step(s), to show how QoS "
                          "breaks")
     return outcomes, worst
 
 
 def publish_report(ref: RunRef, cfg: BenchConfig, run_dir: Path, out: Console) -> list[Path]:
-    """The mixed's report, read back from the store the comparison run is in; its files (none if it failed)."""
+    """The mixed scenario's report, read back from the store the comparison run is in; its files (none if it failed)."""
     def build() -> list[Path]:
         rep = reader.of_comparison(ref.tracker.uri, cfg.experiment, ref.run_id, cfg.scenario.kind)
         files = mixed_report.write(rep, run_dir / "report")

@@ -127,6 +127,6 @@ def describe(client: Any, comparison: Any, rep: MixedReport) -> None:
 
 
 def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: str) -> MixedReport:
-    """The report of one comparison run (a ``mixed`` or ``consolidation`` study) and nothing else."""
+    """The report of one comparison run (a ``mixed`` or ``consolidation`` scenario) and nothing else."""
     return build(tracking_uri, experiment, mixed_run=comparison_id if kind == "mixed" else None,
                  consolidation_run=comparison_id if kind == "consolidation" else None, latest_runs=False)

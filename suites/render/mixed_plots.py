@@ -1,4 +1,5 @@
-"""The study's figures: slowdown bars, sequential vs concurrent, CPU utilisation, consolidation curve."""
+"""The mixed and consolidation scenarios' figures: slowdown bars, sequential vs concurrent, CPU utilisation,
+consolidation curve."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def profile_validity(rep: MixedReport, profile: str) -> str:
 
 
 def verdicts(rep: MixedReport) -> dict[str, tuple[str, str]]:
-    """Per profile: does it consolidate? (judged by run.study.mixed_verdict on the figures from the store)"""
+    """Per profile: does it consolidate? (judged by run.mixed.mixed_verdict on the figures from the store)"""
     cad, ml = rep.qos.get("qos_cad_slowdown_pct", 5.0), rep.qos.get("qos_ml_slowdown_pct", 15.0)
     out = {}
     for p, d in rep.mixed.items():

@@ -43,7 +43,7 @@ def kind_of(workload: str) -> str:
 
 @dataclass
 class PhaseNumbers:
-    """What one phase measured, reduced to what the study needs (NaN where not measured)."""
+    """What one phase measured, reduced to what the mixed scenarios need (NaN where not measured)."""
 
     makespan_s: float = math.nan
     host_cpu_pct: float = math.nan  # 100 = all host cores
@@ -84,7 +84,7 @@ def pct_increase(mixed: float, alone: float) -> float:
 
 
 def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
-    """The study's per-profile figures from its three phases."""
+    """The mixed scenario's per-profile figures from its three phases."""
     cad, mixed, ml = phases.get(CAD, PhaseNumbers()), phases.get(MIXED, PhaseNumbers()), phases.get(ML, PhaseNumbers())
     sequential = cad.makespan_s + ml.makespan_s
     out = {
@@ -127,12 +127,13 @@ def numbers(outcome: ScenarioOutcome) -> PhaseNumbers:
     return PhaseNumbers.from_guests(phase, [(o.spec.workload, o.result.ok, o.result.metrics) for o in outcome.guests])
 
 
-# --- the run: what a comparison asks of a study ----------------------------------------------------------------
+# --- the run: what a comparison asks of a mixed scenario ---------------------------------------------------------
 class MixedRun:
-    """A study's state over its phases: whether to go on after each, and what it adds at the end."""
+    """A mixed or consolidation scenario's state over its phases: whether to go on after each, and what it adds at
+    the end."""
 
     def __init__(self, cfg: BenchConfig) -> None:
-        self.cfg, self.kind, self.study = cfg, cfg.scenario.kind, cfg.scenario.study
+        self.cfg, self.kind, self.settings = cfg, cfg.scenario.kind, cfg.scenario.study
         self.numbers: dict[str, list[PhaseNumbers]] = {}  # per phase label, one per repeat
         self.verdicts: dict[str, tuple[bool, str]] = {}
         self.capacity_note = ""
@@ -153,10 +154,11 @@ class MixedRun:
             return True
         latest = {k: v[-1] for k, v in self.numbers.items()}
         alone = next((v for k, v in latest.items() if k.endswith(f"/{ML}")), None)
-        self.verdicts[label] = qos(latest[label], alone, self.study.qos_p95_frame_ms, self.study.qos_ml_slowdown_pct)
+        s = self.settings
+        self.verdicts[label] = qos(latest[label], alone, s.qos_p95_frame_ms, s.qos_ml_slowdown_pct)
         if not self.verdicts[label][0] and self.first_miss is None:
             self.first_miss = label
-        return self.steps_past_miss() < self.study.steps_past_miss or self.first_miss is None
+        return self.steps_past_miss() < self.settings.steps_past_miss or self.first_miss is None
 
     def steps_past_miss(self) -> int:
         """Consolidation steps measured after the first that missed QoS."""
@@ -169,11 +171,11 @@ class MixedRun:
         """The comparison run's derived metrics (what the report recomputes from the phase runs)."""
         if self.kind == "mixed":
             return by_profile(self.numbers)
-        return consolidation_metrics({k: v[-1] for k, v in self.numbers.items()}, self.study.qos_p95_frame_ms,
-                                     self.study.qos_ml_slowdown_pct)
+        return consolidation_metrics({k: v[-1] for k, v in self.numbers.items()}, self.settings.qos_p95_frame_ms,
+                                     self.settings.qos_ml_slowdown_pct)
 
     def params(self) -> Record:
-        s = self.study
+        s = self.settings
         out = {"kind": self.kind, "profiles": ",".join(mixed_profiles(self.cfg)), "cad_workload": s.cad.workload,
                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
                "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "qos_cad_slowdown_pct": s.qos_cad_slowdown_pct,
@@ -195,7 +197,7 @@ class MixedRun:
                 f"; {past} step(s) measured past it" if past else "")
         if self.capacity_note:
             return f"{placement_limit(self.capacity_note)}: {self.capacity_note}"
-        return f"max_guests reached ({self.study.max_guests}), every step met QoS"
+        return f"max_guests reached ({self.settings.max_guests}), every step met QoS"
 
 
 def placement_limit(message: str) -> str:
@@ -255,8 +257,8 @@ def figure_interval(figures: dict[str, float], key: str, n: int) -> Interval:
     return Interval(n, v, v, lo, hi, 0.95, "recorded")
 
 
-# The study's headline figures get a confidence interval over the repeats (``<figure>.ci_low/.ci_high``), on the
-# log scale of the ratio each is (a slowdown of +x % is the ratio 1 + x/100): an interval never reaches -100 %.
+# The mixed scenario's headline figures get a confidence interval over the repeats (``<figure>.ci_low/.ci_high``),
+# on the log scale of the ratio each is (a slowdown of +x % is the ratio 1 + x/100): an interval never reaches -100 %.
 WITH_SPREAD = ("cad_run_time_increase_pct", "ml_train_time_increase_pct", "concurrent_vs_sequential")
 
 
