@@ -44,7 +44,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
         if bench.poll() is None:
             bench.kill()
     assert bench.returncode == 0, err[-2000:]
-    assert "unreachable" in out and "recording to the fallback store" in out and "suites.commands.sync" in out, out
+    assert "unreachable" in out and "recording to the fallback store" in out and "python -m suites sync" in out, out
     runs = mlflow_runs(fallback)
     scenario = next(r for r in runs if r.data.tags.get("bench.role") == "scenario")
     guest = next(r for r in runs if r.data.tags.get("bench.role") == "guest")

@@ -87,10 +87,11 @@ def test_an_m60_8q_guest_runs_on_the_8q_node_enforced_with_its_gpu_series(tmp: P
         g["placement"]["note"]
     assert g["placement"]["reason"].startswith("hypervisor: GRID M60-8Q seen in the VM; NVML replayed from ")
     rows = samples(run.run_dir)
-    util = [float(r["g0.gpu0.util_pct"]) for r in training(run, rows) if r.get("g0.gpu0.util_pct")]
+    util = [float(r["g0.gpu0.util_pct"]) for r in rows_while_training(run, rows) if r.get("g0.gpu0.util_pct")]
     # the node's rows join the runner's while the guest trains (a row may miss one on a loaded host: a gap, never
     # another time's figure); the values are the trace's, not the runner host's
-    assert len(util) >= 0.5 * len(training(run, rows)) and set(util) <= set(range(55, 85)) and len(set(util)) > 1
+    during = rows_while_training(run, rows)
+    assert len(util) >= 0.5 * len(during) and set(util) <= set(range(55, 85)) and len(set(util)) > 1
     assert all(not r.get("g0.gpu0.power_W") for r in rows)  # a vGPU guest's NVML has none: empty, never 0
     assert g["sampled"]["gpu0.mem_used_MiB.max"] > 512 and g["sampled"]["sampler_cpu_pct"] >= 0
     notes = run.results["sampler"]["notes"]
@@ -122,13 +123,13 @@ def test_a_node_whose_clock_is_off_is_put_on_the_runners_clock(tmp: Path, fleet_
     start, end = g["result"]["t_train_start"], g["result"]["t_train_end"]
     assert res["started_at"] <= start < end <= res["ended_at"]  # uncorrected, both would be 30 s in the future
     assert 3.9 <= end - start <= 6
-    during = training(run, samples(run.run_dir))
+    during = rows_while_training(run, samples(run.run_dir))
     joined = [float(r["g0.gpu0.util_pct"]) for r in during if r.get("g0.gpu0.util_pct")]
     assert len(joined) >= 0.5 * len(during) > 10  # uncorrected, not one node row is within a period of the runner's
     assert set(joined) <= set(range(25, 55))
 
 
-def training(run: BenchRun, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+def rows_while_training(run: BenchRun, rows: list[dict[str, str]]) -> list[dict[str, str]]:
     """The runner's rows while the (only) guest trained, by its interval on the runner's clock."""
     res = run.results
     start, end = res["guests"][0]["result"]["t_train_start"], res["guests"][0]["result"]["t_train_end"]
