@@ -43,6 +43,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
     finally:
         if bench.poll() is None:
             bench.kill()
+        stop(server)  # also when the test failed before it stopped it: no server outlives its test
     assert bench.returncode == 0, err[-2000:]
     assert "unreachable" in out and "recording to the fallback store" in out and "python -m suites sync" in out, out
     runs = mlflow_runs(fallback)
@@ -89,6 +90,7 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp: Path):
     finally:
         if bench.poll() is None:
             bench.kill()
+        stop(server)  # also when the test failed before it stopped it: no server outlives its test
     assert bench.returncode == 0, err[-2000:]
     runs = mlflow_runs(fallback)
     mirror = next(r for r in runs if r.data.tags.get("bench.role") == "comparison")
