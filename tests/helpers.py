@@ -225,6 +225,22 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+def mlflow_client(uri: str):
+    """An MLflow client on ``uri`` (MLflow is imported here, not where a test module is collected: the unit tier
+    collects every module and imports none of MLflow)."""
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(uri)
+
+
+def all_runs(uri: str):
+    """Every run of the suite's experiment in the store at ``uri``, as MLflow's DataFrame."""
+    import mlflow
+
+    mlflow.set_tracking_uri(uri)
+    return mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+
+
 def runs_of(uri: str):
     """The store's scenario runs and guest runs (two DataFrames)."""
     import mlflow

@@ -22,6 +22,7 @@ def self_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return apitrace.record_replayer(out, ["product"], frames=4)  # 2 tests x 4 frames
 
 
+@pytest.mark.e2e  # its fixture records the trace with apitrace (a process)
 def test_recorded_trace_has_one_frame_per_replayed_frame(self_trace: Path):
     doc = apitrace.info(self_trace)
     assert doc["FramesCount"] == 8 and "EGL" in doc["API"]

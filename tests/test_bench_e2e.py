@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
 
 from .helpers import (
     HAVE_MNIST,
@@ -18,6 +17,7 @@ from .helpers import (
     SMOKE,
     assert_gone,
     bench_args,
+    mlflow_client,
     run_bench,
     runs_of,
     training,
@@ -51,7 +51,7 @@ def test_two_guests_run_concurrently_on_disjoint_cpus(tmp: Path):
     assert parents.iloc[0]["params.host.gpu_names"] == "no GPU"
     assert parents.iloc[0]["metrics.sampler_rate_hz"] > 5
     assert (children["metrics.images_per_sec"] > 0).all() and (children["metrics.cpu_pct.mean"] > 0).all()
-    client = MlflowClient(run.tracking_uri)
+    client = mlflow_client(run.tracking_uri)
     names = {f.path for f in client.list_artifacts(parent_id)}
     assert {"config.yaml", "inventory.json", "results.json", "samples.csv", "utilisation.png"} <= names
     child_id = children.iloc[0]["run_id"]

@@ -8,10 +8,15 @@ import torch
 
 from suites.commands import bench_peer
 
-airbench = pytest.importorskip("airbench", reason="the peer comes with the dev extra (make setup)")
+
+@pytest.fixture(scope="module")
+def airbench():
+    """The peer, imported by the tests that use it (collecting this module imported it in every test process)."""
+    return pytest.importorskip("airbench", reason="the peer comes with the dev extra (make setup)")
 
 
-def test_the_two_networks_match_in_size_and_cost():
+@pytest.mark.e2e  # imports the peer and runs both networks
+def test_the_two_networks_match_in_size_and_cost(airbench):
     ours, peer = bench_peer.flops(airbench, torch.device("cpu"), "fp32")
     assert ours[1] == peer[1] == pytest.approx(1.97e6, rel=0.01)  # parameters
     assert ours[2] == pytest.approx(peer[2], rel=0.05) and peer[2] == pytest.approx(708e6, rel=0.01)  # FLOPs/img

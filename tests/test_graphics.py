@@ -153,6 +153,7 @@ def golden_with_a_wrong_frame(tmp: Path) -> tuple[Path, str]:
     return gold, key
 
 
+@pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_wrong_pixels_are_reported_and_strict_mode_fails(tmp: Path):
     gold, key = golden_with_a_wrong_frame(tmp)
     w, m = replay(gold, viewsets=["product"])

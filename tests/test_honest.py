@@ -6,16 +6,15 @@ import time
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
 from PIL import Image
 
-from .helpers import SMOKE, run_bench
+from .helpers import SMOKE, mlflow_client, run_bench
 
 pytestmark = [pytest.mark.e2e]
 
 
 def runs(uri: str) -> list:
-    client = MlflowClient(uri)
+    client = mlflow_client(uri)
     exp = client.get_experiment_by_name("gpu-mixed-bench")
     return client.search_runs([exp.experiment_id], max_results=1000, order_by=["attributes.start_time ASC"])
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
 
 from suites.errors import redact
 
-from .helpers import SMOKE, bench_args, free_port
+from .helpers import SMOKE, bench_args, free_port, mlflow_client
 
 SECRETS = ("S3cretPW", "tok3n-abc")
 
@@ -37,7 +36,7 @@ def test_credentials_in_tracking_uri_are_never_recorded_or_printed(tmp: Path):
     seen = {"console": proc.stdout + proc.stderr}
     seen.update({str(p): p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file()
                  and p.suffix in (".yaml", ".json", ".log", ".csv")})
-    client = MlflowClient(fallback)
+    client = mlflow_client(fallback)
     for run in client.search_runs([client.get_experiment_by_name("gpu-mixed-bench").experiment_id]):
         seen[run.info.run_id] = repr(run.data.params) + repr(run.data.tags)
     assert len(seen) > 5 and any("config.yaml" in k for k in seen) and any(".hydra" in k for k in seen)

@@ -17,14 +17,13 @@ import subprocess
 import time
 from pathlib import Path
 
-import mlflow
 import psutil
 import pytest
 
 from suites.backends.leftovers import STATE_ENV
 from suites.poll import wait_until
 
-from .helpers import REPO, SMOKE, store_at, training, wait_while_running
+from .helpers import REPO, SMOKE, all_runs, store_at, training, wait_while_running
 from .slurmcluster import PARTITION, SlurmCluster, missing_tools
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
@@ -72,8 +71,7 @@ def test_a_sweep_runs_as_slurm_jobs_and_reaches_the_store(tmp: Path, slurm: Slur
     assert len(ids) == 2, ids
     # the accounting record follows the job's end by a moment
     assert wait_until(lambda: set(slurm.sacct(ids).values()) == {"COMPLETED"}, 60, 1), slurm.sacct(ids)
-    mlflow.set_tracking_uri(f"sqlite:///{tmp / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    runs = all_runs(f"sqlite:///{tmp / 'mlflow.db'}")
     scenarios = runs[runs["tags.bench.role"] == "scenario"]
     assert sorted(scenarios["params.profile"]) == ["m60-1q", "m60-8q"]
     assert set(scenarios["tags.bench.launcher"]) == {"slurm"} and set(scenarios["status"]) == {"FINISHED"}
@@ -101,8 +99,7 @@ def cancelled(tmp: Path, slurm: SlurmCluster, launcher: subprocess.Popen, state:
     assert launcher.returncode != 0  # the sweep lost a job and says so
     results = json.loads((tmp / "sweep" / "0" / "results.json").read_text())
     assert results["status"] == "interrupted", out[-2000:]
-    mlflow.set_tracking_uri(f"sqlite:///{tmp / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    runs = all_runs(f"sqlite:///{tmp / 'mlflow.db'}")
     scenario = runs[runs["tags.bench.role"] == "scenario"]
     assert len(scenario) == 1 and scenario.iloc[0]["status"] == "KILLED"
     assert wait_until(lambda: slurm.sacct([job]).get(job) == "CANCELLED by 0", 60, 1), slurm.sacct([job])
