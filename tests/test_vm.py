@@ -238,7 +238,7 @@ def start(tmp_path: Path):
 @needs_vm
 def test_a_vm_killed_mid_run_is_that_guests_recorded_failure(start):
     proc, run_dir = start("scenario=concurrent", "workload.seconds=6")
-    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"), timeout=180)
     pids = vm_pids(run_dir, "g0") + vm_pids(run_dir, "g1")
     os.kill(pids[0], signal.SIGKILL)  # g0's QEMU
     out, err = proc.communicate(timeout=120)
@@ -255,7 +255,7 @@ def test_a_vm_killed_mid_run_is_that_guests_recorded_failure(start):
 @needs_vm
 def test_ctrl_c_leaves_no_qemu(start):
     proc, run_dir = start("scenario=concurrent", "workload.seconds=600")
-    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"), timeout=180)
     pids = vm_pids(run_dir, "g0") + vm_pids(run_dir, "g1")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -270,7 +270,7 @@ def test_ctrl_c_leaves_no_qemu(start):
 @needs_vm
 def test_vcpus_are_pinned_one_per_core_and_a_sigkilled_runner_takes_its_vms(start):
     proc, run_dir = start("workload.seconds=600", "profile.vcpus=2")
-    wait_for(lambda: training(run_dir, "g0"))
+    wait_for(lambda: training(run_dir, "g0"), timeout=180)
     pids = vm_pids(run_dir, "g0")
     try:
         cores = json.loads((run_dir / "g0.vm.json").read_text())["host_cpus"]

@@ -16,12 +16,8 @@ from urllib.parse import urlparse
 
 from hydra.core.hydra_config import HydraConfig
 
-from gpu_probe.shapes import Record
+__all__ = ["absolute_paths", "absolute_uri", "launch_dir"]
 
-__all__ = ["PATH", "URI", "absolute_paths", "absolute_uri", "launch_dir"]
-
-PATH = {"path": True}
-URI = {"uri": True}
 T = TypeVar("T")
 
 
@@ -43,7 +39,7 @@ def absolute_uri(uri: str, launch: Path) -> str:
 def absolute_paths(node: T, launch: Path) -> T:
     """A copy of config dataclass ``node`` whose marked fields (and those of the dataclasses it holds) are absolute
     against ``launch``; ``node`` itself is not changed."""
-    changes: Record = {}
+    changes: dict[str, object] = {}
     for f in dataclasses.fields(node):  # type: ignore[arg-type]
         value = getattr(node, f.name)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
