@@ -105,6 +105,7 @@ class Sampler:
         self.t0 = 0.0
         self.t_end = 0.0
         self._guests: dict[str, ProcessTree | RemoteUsage] = {}
+        self._helpers: list[ProcessTree] = []  # the run's own processes outside this one's tree (an MPS daemon)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,6 +132,17 @@ class Sampler:
         with self._lock:
             self._guests[guest_id] = tree
             self._next_refresh = 0.0  # pick up its children on the next tick
+
+    def watch_helper(self, pid: int) -> None:
+        """Count ``pid``'s tree as the run's own CPU, not another process's (thread-safe): a daemon the run
+        started that left this process's tree (an MPS control daemon and its server)."""
+        try:
+            tree = ProcessTree(pid)
+        except OSError:
+            return
+        with self._lock:
+            self._helpers.append(tree)
+            self._next_refresh = 0.0
 
     def watch_source(self, guest_id: str, source: RemoteUsage) -> None:
         """Take a guest's readings from ``source`` (a guest on another node) instead of /proc."""
@@ -190,13 +202,13 @@ class Sampler:
         row[vocab.HOST_CPU.key] = psutil.cpu_percent(None)
         row[vocab.HOST_MEM_USED.key] = psutil.virtual_memory().used / vocab.MiB
         with self._lock:
-            guests = dict(self._guests)
-            refresh = bool(guests) and time.monotonic() >= self._next_refresh
+            guests, helpers = dict(self._guests), list(self._helpers)
+            refresh = bool(guests or helpers) and time.monotonic() >= self._next_refresh
             if refresh:
                 self._next_refresh = time.monotonic() + self.tree_refresh_s
         if refresh:
             children = procfs.children_map()
-            for tree in guests.values():
+            for tree in [*guests.values(), *helpers]:
                 tree.refresh(children)
         guest_pids: dict[str, set[int]] = {}
         local_cpu = 0.0  # this host's guests: the run's own load
@@ -207,6 +219,9 @@ class Sampler:
             row[vocab.guest_key(gid, vocab.GUEST_RSS)] = rss
             if isinstance(tree, ProcessTree) and cpu == cpu:
                 local_cpu += cpu
+        for helper in helpers:
+            cpu = helper.read()[0]
+            local_cpu += cpu if cpu == cpu else 0.0
         self._host_others(row, local_cpu)
         for i in range(self._gpu_count):
             for key, value in self.nvml.sample(i).items():

@@ -14,6 +14,9 @@ from suites.data import cifar
 from suites.workloads import fast_recipe as recipe
 from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
+from suites.workloads.mnist_torch import MnistTorch, MnistTorchConfig
+
+from .helpers import HAVE_MNIST, MNIST_ROOT
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +136,26 @@ def test_lookahead_ends_on_its_average():
         net.weight.add_(1.0)
     la.after_step(10, 10)
     assert torch.equal(net.weight, la.average["weight"])  # the end: the average taken
+
+
+@pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")
+def test_real_mnist_gradients_outgrow_fp16_so_mnist_keeps_fp32_weights_on_a_gpu():
+    """The record's fp16 diverged on real MNIST on an H200 (nan after one epoch; bf16 kept the range but reached
+    35.5 %): the first step's gradients, taken in fp32, are past fp16's largest number."""
+    import torch.nn.functional as F
+
+    from suites.data.mnist import MNIST
+
+    torch.manual_seed(0)
+    images, labels = MNIST.load_uint8(str(MNIST_ROOT), True)
+    x = (torch.from_numpy(images[:512].copy()).unsqueeze(1).float() / 255 - MNIST.mean[0]) / MNIST.std[0]
+    cfg = MnistTorchConfig()
+    net = recipe.record_net(1, cfg.width)
+    recipe.init_whitening(net[0], (torch.from_numpy(images[:5000].copy()).unsqueeze(1).float() / 255
+                                   - MNIST.mean[0]) / MNIST.std[0])
+    loss = F.cross_entropy(net(x), torch.from_numpy(labels[:512].astype("int64")),
+                           label_smoothing=cfg.label_smoothing, reduction="sum")
+    loss.backward()
+    largest = max(float(p.grad.abs().max()) for p in net.parameters() if p.grad is not None)
+    assert torch.finfo(torch.float16).max < largest < torch.finfo(torch.float32).max
+    assert MnistTorch.gpu_precision == "fp32"

@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import psutil
@@ -26,7 +27,7 @@ from suites.poll import wait_until
 from .helpers import REPO, training
 
 STANDIN = """#!/usr/bin/env python3
-import json, os, pathlib, sys
+import json, os, pathlib, socket, sys
 pipe = pathlib.Path(os.environ["CUDA_MPS_PIPE_DIRECTORY"])
 entry = {"argv": sys.argv[1:], "pipe": str(pipe), "log": os.environ.get("CUDA_MPS_LOG_DIRECTORY")}
 if "-d" not in sys.argv[1:]:
@@ -36,11 +37,29 @@ with open(os.environ["MPS_STANDIN_LOG"], "a") as f:
 if os.environ.get("MPS_STANDIN_FAIL"):
     print("An instance of this daemon is already running", file=sys.stderr)
     sys.exit(1)
-if "-d" in sys.argv[1:]:
+if "-d" in sys.argv[1:]:  # the daemon: listens on pipe/control, apart from its caller, until told quit
     pipe.mkdir(parents=True, exist_ok=True)
-    (pipe / "control").touch()
-elif "quit" in entry["stdin"]:
-    (pipe / "control").unlink(missing_ok=True)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(pipe / "control"))
+    server.listen()
+    server.settimeout(600)  # a stand-in a failed test never told quit ends by itself
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)  # the caller's pipes closed: it is not kept waiting
+    while True:
+        conn = server.accept()[0]
+        told = conn.recv(4096)
+        conn.close()
+        if b"quit" in told:
+            os._exit(0)  # the socket file stays behind, as the real daemon's does
+else:
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(str(pipe / "control"))
+    client.sendall(entry["stdin"].encode())
+    client.close()
 """
 
 
@@ -178,6 +197,36 @@ def test_a_run_after_a_killed_one_quits_its_daemon_and_says_so(short_dir: Path, 
     assert not daemon_running(short_dir / "old" / "pipe")
     for g in result["guests"].values():  # recorded with each guest's placement (results.json, MLflow)
         assert f"quit MPS daemon(s) left by a killed run: {(short_dir / 'old' / 'pipe').resolve()}" in g["note"]
+
+
+def test_a_socket_left_by_a_daemon_that_quit_is_not_a_running_daemon(short_dir: Path):
+    """The real daemon leaves its control socket behind when it quits (an H200, driver 580): only a socket that
+    accepts a connection is a daemon; a file named control is not either."""
+    import socket
+
+    pipe = short_dir / "pipe"
+    pipe.mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(pipe / "control"))
+    server.listen()
+    assert daemon_running(pipe)
+    server.close()
+    assert (pipe / "control").exists() and not daemon_running(pipe)
+    (pipe / "control").unlink()
+    (pipe / "control").touch()
+    assert not daemon_running(pipe) and not daemon_running(short_dir / "nothing-here")
+
+
+def test_stop_returns_once_the_daemon_quits_though_its_socket_stays(short_dir: Path, standin: Path):
+    daemon = MpsDaemon(short_dir / "mps").start()
+    assert daemon_running(daemon.pipe_dir)
+    pid = daemon.pid()  # out of the runner's tree; the sampler counts its CPU as the run's
+    assert pid is not None and pid not in [c.pid for c in psutil.Process().children(recursive=True)]
+    t0 = time.monotonic()
+    daemon.stop()
+    assert time.monotonic() - t0 < 5 and daemon.stop_note == ""  # not STOP_TIMEOUT_S waiting on a stale socket
+    assert not (daemon.pipe_dir / "control").exists()  # the stale socket is removed too
+    assert wait_until(lambda: not psutil.pid_exists(pid), 5, 0.05) and daemon.pid() is None
 
 
 def test_a_daemon_that_does_not_start_is_one_line_and_leaves_nothing(tmp_path: Path, standin: Path,

@@ -1,5 +1,9 @@
 """Placement arithmetic: vCPUs, memory, passthrough GPUs and vGPU slots."""
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from gpu_probe.inventory import Inventory
@@ -141,11 +145,19 @@ def test_sharing_mps_gives_each_guest_its_share_and_a_driver_memory_limit(tmp_pa
     assert timeslice.env == {} and "mps_share_pct=30 not applied: sharing=timeslice" in timeslice.note
 
 
-def test_a_foreign_mps_daemon_under_timeslicing_is_said(tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(tmp_path))
-    (tmp_path / "control").touch()  # what nvidia-cuda-mps-control -d leaves in its pipe directory
-    p = place(compose_config("profile=h100-20c").profile, 1, h100_host(), list(range(8)))[0]
-    assert p.env == {} and f"an MPS daemon not started by this run answers at {tmp_path}" in p.note
+def test_a_foreign_mps_daemon_under_timeslicing_is_said(monkeypatch):
+    import socket
+
+    pipe = Path(tempfile.mkdtemp(prefix="mps-", dir="/tmp"))  # short: a socket address holds ~107 bytes
+    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(pipe))
+    with socket.socket(socket.AF_UNIX) as daemon:  # a daemon listening on its control socket, as -d's does
+        daemon.bind(str(pipe / "control"))
+        daemon.listen()
+        p = place(compose_config("profile=h100-20c").profile, 1, h100_host(), list(range(8)))[0]
+    assert p.env == {} and f"an MPS daemon not started by this run answers at {pipe}" in p.note
+    quit_ = place(compose_config("profile=h100-20c").profile, 1, h100_host(), list(range(8)))[0]
+    assert "MPS daemon" not in quit_.note  # the socket it left behind answers no more
+    shutil.rmtree(pipe)
 
 
 def test_mig_profiles_get_mig_device_uuids_and_other_profiles_are_refused_on_a_mig_gpu():

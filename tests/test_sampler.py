@@ -129,3 +129,25 @@ def test_energy_comes_from_nvmls_counter_where_it_counts_else_from_power():
     assert "gpu0.energy_counter_mJ.mean" not in aggregate(rows)  # a running total has no mean
     no_counter = [{k: v for k, v in r.items() if "counter" not in k} for r in rows]
     assert energy_J(no_counter) == pytest.approx(200.0)
+
+
+def test_a_daemon_the_run_started_counts_as_the_runs_cpu_not_another_processs(monkeypatch: pytest.MonkeyPatch):
+    """An MPS daemon leaves the runner's tree (it daemonises): seen on an H200 as 'host busy (other processes: 49 %
+    of a core)' in an MPS run on a quiet host. Watched as a helper, its CPU is the run's."""
+    from gpu_probe.hostload import CpuClock
+
+    daemon = subprocess.Popen([sys.executable, "-c", BURN.format(s=30)], start_new_session=True)
+    try:
+        monkeypatch.setattr(CpuClock, "read", lambda self: (150.0, 0.0))  # the host: 150 % of a core busy
+        sampler = Sampler(10).prepare()
+        sampler.collect()
+        time.sleep(1.0)
+        alone = sampler.collect()["host_other_cpu_pct"]
+        sampler.watch_helper(daemon.pid)
+        sampler.collect()
+        time.sleep(1.0)
+        helped = sampler.collect()["host_other_cpu_pct"]
+        assert helped < alone - 20  # the daemon's share (up to a core) left the others' figure
+    finally:
+        daemon.kill()
+        daemon.wait(timeout=10)

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+
+import psutil
 
 from suites.backends.leftovers import Ledger
 from suites.config.profiles import ProfileConfig, ProfileKind
@@ -35,6 +38,7 @@ CONTROL = "nvidia-cuda-mps-control"
 # The daemon makes Unix sockets in its pipe folder (at most 108 bytes with their names): a deeper run directory
 # gets a short folder under the system's temp dir instead.
 PIPE_PATH_MAX = 80
+SOCKET_PATH_MAX = 107  # sun_path's 108 bytes, its NUL included
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 15.0
 LEDGER = Ledger("mps")
@@ -68,12 +72,43 @@ def control_binary() -> str:
     return found
 
 
-def daemon_running(pipe_dir: Path) -> bool:
+def socket_made(pipe_dir: Path) -> bool:
+    """Whether a daemon made its control socket in ``pipe_dir`` (it listens from then on): how a fresh daemon of
+    a fresh folder is seen to start. A connection is not asked for there: on the H200's sandboxed kernel one
+    through /proc/self/fd/N/ never came, and the daemon was taken for one that did not start."""
     return (pipe_dir / "control").exists()
 
 
+def daemon_running(pipe_dir: Path) -> bool:
+    """Whether a daemon answers on ``pipe_dir``'s control socket: it accepts a connection. The socket file alone
+    proves nothing: the daemon leaves it behind when it quits (seen on an H200, driver 580.159.04, MPS 13.0)."""
+    path = pipe_dir / "control"
+    if not path.exists():
+        return False
+    if len(str(path)) <= SOCKET_PATH_MAX:  # by its path, as CUDA's own clients reach it
+        return _accepts(str(path))
+    try:
+        fd = os.open(pipe_dir, os.O_RDONLY | os.O_DIRECTORY)  # a longer path: through the folder's descriptor
+    except OSError:
+        return False
+    try:
+        return _accepts(f"/proc/self/fd/{fd}/control")
+    finally:
+        os.close(fd)
+
+
+def _accepts(address: str) -> bool:
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1.0)
+            sock.connect(address)
+        return True
+    except OSError:  # refused (nobody listens), not a socket, or gone meanwhile
+        return False
+
+
 def gone(pipe_dir: Path) -> bool:
-    """Whether the daemon told to quit has removed its control pipe, within STOP_TIMEOUT_S."""
+    """Whether the daemon told to quit stopped answering on its control socket, within STOP_TIMEOUT_S."""
     return wait_until(lambda: not daemon_running(pipe_dir), STOP_TIMEOUT_S, 0.05)
 
 
@@ -113,7 +148,7 @@ class MpsDaemon:
         except (OSError, subprocess.SubprocessError) as exc:
             self._cleanup()
             raise MpsError(f"sharing=mps: {CONTROL} -d failed: {exc}") from exc
-        if done.returncode != 0 or not wait_until(lambda: daemon_running(self.pipe_dir), START_TIMEOUT_S, 0.05):
+        if done.returncode != 0 or not wait_until(lambda: socket_made(self.pipe_dir), START_TIMEOUT_S, 0.05):
             why = (done.stderr or done.stdout).strip().splitlines()[-1:] or self._log_tail()
             self._cleanup()
             raise MpsError(f"sharing=mps: the MPS control daemon did not start ({CONTROL} -d exited "
@@ -122,7 +157,7 @@ class MpsDaemon:
         return self
 
     def stop(self) -> None:
-        """``quit`` to the daemon, then wait until its control pipe is gone (idempotent)."""
+        """``quit`` to the daemon, then wait until its control socket stops answering (idempotent)."""
         if not self.started:
             return
         self.started = False
@@ -133,9 +168,23 @@ class MpsDaemon:
         if not gone(self.pipe_dir):
             self.stop_note = f"MPS daemon at {self.pipe_dir} still answering {STOP_TIMEOUT_S:.0f} s after quit"
             return  # its note stays: the next run tries again
+        (self.pipe_dir / "control").unlink(missing_ok=True)  # the socket the daemon leaves behind
         self.ledger.forget(self.key)
         if self._own_tmp is not None:
             shutil.rmtree(self._own_tmp, ignore_errors=True)
+
+    def pid(self) -> int | None:
+        """The control daemon's process (it leaves the runner's tree when it daemonises): the one of this user
+        whose pipe folder is this run's; None when none is found."""
+        want = str(self.pipe_dir.resolve())
+        for proc in psutil.process_iter(["cmdline"]):
+            try:  # the program itself, or a script of that name under its interpreter
+                if CONTROL in [Path(a).name for a in (proc.info["cmdline"] or [])[:2]] and \
+                        proc.environ().get("CUDA_MPS_PIPE_DIRECTORY") == want:
+                    return proc.pid
+            except psutil.Error:  # gone, or another user's
+                continue
+        return None
 
     def _log_tail(self) -> list[str]:
         log = self.log_dir / "control.log"

@@ -84,7 +84,8 @@ def table(rows: list[Row], title: str) -> Table:
     for col in cols:
         t.add_column(col, overflow="fold")
     for r, cell in zip(rows, cells, strict=True):
-        color = "green" if r.result == judges.OK else ("yellow" if r.result.startswith(judges.SKIPPED) else "red")
+        amber = r.result.startswith((judges.SKIPPED, judges.INCONCLUSIVE))
+        color = "green" if r.result == judges.OK else ("yellow" if amber else "red")
         t.add_row(f"{r.check} {r.title}", f"[{color}]{cell}[/{color}]", *((r.figure, r.expected) if ran else ()))
     return t
 
@@ -179,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     size = tarball.stat().st_size
     say(out)(f"gpu-check: {root / 'summary.md'}; bring back {tarball} ({size / 2**20:.1f} MiB"
              + (", over the 16 MiB a device call returns: leave runs/ behind)" if size > TARBALL_MAX else ")"))
-    failed = [r for r in rows if r.result.startswith(judges.FAILED)]
+    failed = [r for r in rows if r.result.startswith((judges.FAILED, judges.INCONCLUSIVE))]  # neither has passed
     skipped = [r for r in rows if r.result.startswith(judges.SKIPPED)]
     return 1 if failed or (args["strict"] and skipped) else 0
 

@@ -12,9 +12,12 @@ the same copy as a fallback store's import.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -38,6 +41,23 @@ def subtree(client: Any, run_id: str) -> list[Any]:
     return out
 
 
+PROGRESS_BAR = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+
+
+@contextlib.contextmanager
+def quiet_downloads() -> Iterator[None]:
+    """MLflow draws a progress bar for each run's artifacts it copies (tens of lines in a study's or gpu-check's
+    log); off while the suite copies them, unless the user set the variable."""
+    if PROGRESS_BAR in os.environ:
+        yield
+        return
+    os.environ[PROGRESS_BAR] = "false"
+    try:
+        yield
+    finally:
+        os.environ.pop(PROGRESS_BAR, None)
+
+
 def export_tree(tracking_uri: str, run_id: str, folder: Path) -> Path:
     """``folder``/mlflow-export/ holding the run tree; the export directory."""
     from mlflow.tracking import MlflowClient
@@ -54,7 +74,8 @@ def export_tree(tracking_uri: str, run_id: str, folder: Path) -> Path:
                         "tags": dict(run.data.tags), "params": dict(run.data.params),
                         "metrics": dict(run.data.metrics)})
         if client.list_artifacts(rid):
-            client.download_artifacts(rid, "", str(dest / "artifacts" / rid))
+            with quiet_downloads():
+                client.download_artifacts(rid, "", str(dest / "artifacts" / rid))
     (dest / "runs.json").write_text(json.dumps({"format": "gpu-mixed-bench/run-export", "version": 1,
                                                 "root": run_id, "runs": records}, indent=1))
     return dest

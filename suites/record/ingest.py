@@ -16,7 +16,7 @@ from typing import Any
 
 from suites.config.schema import ARTIFACT_DIR, EXPERIMENT
 from suites.errors import redact
-from suites.record.export import ExportedStore
+from suites.record.export import ExportedStore, quiet_downloads
 from suites.record.store import Tracker, log_batch
 
 SKIP_TAGS = ("mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type", "mlflow.runName")
@@ -48,7 +48,8 @@ def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into
               tags={"bench.imported_from": run.info.run_id})
     with tempfile.TemporaryDirectory() as tmp:
         if src.list_artifacts(run.info.run_id):
-            local = src.download_artifacts(run.info.run_id, "", tmp)
+            with quiet_downloads():
+                local = src.download_artifacts(run.info.run_id, "", tmp)
             dst.log_artifacts(new, local)
     dst.set_terminated(new, status=run.info.status, end_time=run.info.end_time)
     return new

@@ -37,6 +37,8 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
     daemon = start_sharing(plan, log_dir)
     try:
         with sampler:
+            if daemon is not None and (pid := daemon.pid()) is not None:  # its CPU is the run's, not others'
+                sampler.watch_helper(pid)
             guests, interrupted = run_guests(plan, sampler, log_dir, timing)
     finally:
         if daemon is not None:
