@@ -82,9 +82,13 @@ setup-system:
 setup-cluster:
 	$(call apt_install,$(CLUSTER_PKGS))
 
+# VM_DRIVER=open: also .vm-nvidia, with NVIDIA's open kernel modules built for the image kernel and their
+# user-space (Debian contrib/non-free; gcc and make); VM_DRIVER=<NVIDIA-Linux-x86_64-*-grid.run>: the GRID guest
+# driver a vGPU needs, from the user's file. See docs/vm.md.
 setup-vm: setup
-	$(call apt_install,$(VM_PKGS))
+	$(call apt_install,$(VM_PKGS) $(if $(VM_DRIVER),gcc make xz-utils))
 	$(PY) -m suites.backends.vm.image
+	$(if $(VM_DRIVER),$(PY) -m suites.backends.vm.image --driver $(VM_DRIVER))
 
 bench: setup setup-system $(if $(filter vm,$(backend)),setup-vm)
 	$(PY) -m suites bench $(OVERRIDES)

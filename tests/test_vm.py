@@ -26,7 +26,7 @@ from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import ConfigError, PlacementError
 from suites.guest.protocol import GuestSpec
 
-from .helpers import REPO, SMOKE, BenchRun, assert_gone, bench_args, run_bench, training, wait_for
+from .helpers import REPO, SMOKE, BenchRun, assert_gone, bench_args, one_error_line, run_bench, training, wait_for
 from .record_keys import json_paths, mlflow_keys
 
 try:
@@ -58,6 +58,20 @@ def mdev_type(sysfs: Path, parent: str, type_id: str, name: str, available: int)
     (t / "available_instances").write_text(f"{available}\n")
     (t / "create").write_text("")
     return t
+
+
+def grid_standin(tmp_path: Path) -> Path:
+    """The default image, its manifest saying it holds a GRID guest driver (no such file here: NVIDIA's is
+    licensed): what a vGPU run needs to get as far as its mdev."""
+    folder = tmp_path / "vm-grid"
+    folder.mkdir()
+    for name in ("vmlinuz", "initrd.gz"):
+        (folder / name).symlink_to(image.DEFAULT_DIR / name)
+    meta = json.loads((image.DEFAULT_DIR / image.MANIFEST).read_text())
+    meta["nvidia"] = {"version": "535.261.03", "source": "GRID guest driver NVIDIA-Linux-x86_64-535.261.03-grid.run "
+                      "(a test's stand-in)", "modules": []}
+    (folder / image.MANIFEST).write_text(json.dumps(meta))
+    return folder
 
 
 def profile(name: str, kind: ProfileKind, gpus: int = 1) -> ProfileConfig:
@@ -409,9 +423,24 @@ def test_a_host_whose_gpus_are_not_bound_to_vfio_is_refused_naming_them(tmp_path
     assert run.proc.returncode == 2, run.proc.stderr[-2000:]
     lines = run.proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "bound to vfio-pci; this host has 0" in lines[0] and "0000:3b:00.0 (nvidia)" in lines[0]
-    run = run_bench(tmp_path / "vgpu", *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}")
+    run = run_bench(tmp_path / "vgpu", *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}",
+                    f"vm.image_dir={grid_standin(tmp_path)}")
     assert run.proc.returncode == 2 and "mdev types offered: none" in run.proc.stderr
     assert not run.run_dir.exists()
+
+
+@pytest.mark.vm
+@pytest.mark.e2e
+@needs_vm
+def test_a_vgpu_run_whose_image_has_no_grid_guest_driver_is_refused_in_one_line(tmp_path: Path):
+    sysfs = tmp_path / "sys"
+    mdev_type(sysfs, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
+    pci_gpu(sysfs, "0000:3b:00.0", "nvidia")
+    run = run_bench(tmp_path, *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}")
+    line = one_error_line(run.proc)
+    assert line.startswith("error: backend=vm: vGPU profile m60-8q needs NVIDIA's GRID guest driver in the VM image, "
+                           f"and {image.DEFAULT_DIR}'s driver is none: build one with make setup-vm VM_DRIVER=")
+    assert not run.run_dir.exists() and not (sysfs / "bus" / "mdev").exists()  # nothing made
 
 
 def vgpu_run(tmp_path: Path, hold_core: bool = False) -> tuple[BenchRun, list[str], Path, str]:
@@ -437,7 +466,8 @@ def vgpu_run(tmp_path: Path, hold_core: bool = False) -> tuple[BenchRun, list[st
     pci_gpu(sysfs, "0000:3b:00.0", "nvidia")
     stale = "33333333-0c1d-4a53-9d0e-1a2b3c4d5e6f"
     left = stale_mdev(sysfs, stale, devices.LEDGER)  # made by an earlier run of this host, killed with SIGKILL
-    overrides = (*SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}", "wait_for_cores_s=120")
+    overrides = (*SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}", "wait_for_cores_s=120",
+                 f"vm.image_dir={grid_standin(tmp_path)}")
     if not hold_core:
         run = run_bench(tmp_path, *overrides)
     else:
@@ -571,3 +601,28 @@ def test_a_vm_sees_what_its_guest_needs_of_the_host_read_only_and_nothing_else(t
     missing = [ln for ln in done.stderr.splitlines() if "No such file" in ln]
     assert len(missing) == 2 and "/etc/shadow'" in missing[0] and "/root/.ssh'" in missing[1], done.stderr
     assert list(view.iterdir()) == [] and str(view) not in Path("/proc/self/mounts").read_text()
+
+
+@pytest.mark.vm
+@pytest.mark.slow
+@pytest.mark.e2e
+@needs_vm
+def test_an_image_with_nvidias_open_driver_boots_says_no_device_and_gives_its_own_user_space(tmp_path: Path):
+    """make setup-vm VM_DRIVER=open's image (the modules built for the image kernel: minutes once, then cached in
+    ~/.cache/gpu-mixed-bench/vm-nvidia) boots under TCG on this GPU-less host: no NVIDIA device on its PCI bus, said
+    by init and by nvidia-smi, and the guest loads the image's NVML, not the host's."""
+    img = image.build(tmp_path / "vm-nvidia", "open")
+    version = str(img.driver["version"])
+    assert img.driver["modules"] == ["nvidia/modules/nvidia.ko", "nvidia/modules/nvidia-uvm.ko",
+                                     "nvidia/modules/nvidia-modeset.ko"]
+    assert img.driver["source"].startswith("open kernel modules (Debian nvidia-open-kernel-source ")
+    run = run_bench(tmp_path / "run", *SMOKE, *VM, "profile=passthrough-1gpu", f"vm.image_dir={img.dir}")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    console = (run.run_dir / "g0.log").read_text()
+    assert f"bench-vm: nvidia: no NVIDIA device on the VM's PCI bus (driver {version} not loaded)" in console
+    smi = [ln for ln in console.splitlines() if ln.startswith("bench-vm: nvidia-smi: ")]
+    assert smi and "NVIDIA driver" in smi[0], console[-3000:]  # it could not talk to a driver, and says so
+    assert f"bench-vm: NVML from /run/nvidia/lib/libnvidia-ml.so.{version}" in console
+    guest = run.results["guests"][0]
+    assert f"NVIDIA driver {version}: open kernel modules" in guest["placement"]["note"]
+    assert guest["placement"]["validity"] == "not enforced"  # no GPU here: the profile is not enforced, as without

@@ -8,6 +8,8 @@ host's; the guests' training intervals are compared across VMs, so each VM takes
 
 from __future__ import annotations
 
+import ctypes
+import os
 import sys
 import time
 
@@ -27,6 +29,22 @@ def sync_clock() -> None:
         print(f"bench-vm: clock not set from the host's ({exc})", file=sys.stderr)
 
 
+def say_nvml_library(lib_dir: str = "/run/nvidia/lib") -> None:
+    """Where an image holds NVIDIA's user-space (init.sh binds it at /run/nvidia), which libnvidia-ml this guest
+    loads, on the console: the image's, of its kernel module's version, not the host's."""
+    if not os.path.isdir(lib_dir):
+        return
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError as exc:
+        print(f"bench-vm: NVML not loadable ({exc})", file=sys.stderr)
+        return
+    with open("/proc/self/maps") as maps:
+        path = next((line.split()[-1] for line in maps if "libnvidia-ml" in line), "?")
+    print(f"bench-vm: NVML from {path}", file=sys.stderr)
+
+
 if __name__ == "__main__":
+    say_nvml_library()
     sync_clock()
     sys.exit(main())

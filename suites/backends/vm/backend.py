@@ -40,11 +40,11 @@ from suites.backends.placement import (
     no_gpu_note,
     place_cpus,
 )
-from suites.backends.vm import devices, qemu, share
-from suites.backends.vm.image import DEFAULT_DIR, Image, find
+from suites.backends.vm import devices, nvidia, qemu, share
+from suites.backends.vm.image import DEFAULT_DIR, NVIDIA_DIR, Image, find, wanted_driver
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import VmConfig
-from suites.errors import DataError
+from suites.errors import ConfigError, DataError, PlacementError
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import environment
 from suites.poll import wait_until
@@ -64,7 +64,7 @@ class VmBackend(Backend):
         self.cfg = cfg
         self.cpu_overcommit = cpu_overcommit
         self.sysfs = Path(cfg.sysfs)
-        self.image = find(Path(cfg.image_dir) if cfg.image_dir else DEFAULT_DIR)
+        self.image = image_for(cfg)
         self.qemu, self.virtiofsd = qemu.tools()
         self.accel = accel_for(cfg.accel.value, self.image, self.qemu, cfg.kvm_probe_s)
         self.devices: dict[str, list[str]] = {}  # guest id -> vfio-pci args (passthrough) once placed
@@ -83,7 +83,7 @@ class VmBackend(Backend):
         ids = [f"g{i}" for i in range(n)]
         gpu_notes, gpus, validity = self._place_gpus(profile, ids, inv)
         notes = [f"VM ({self.accel.kind.upper()}, {profile.vcpus} vCPUs, {profile.memory_MiB} MiB, "
-                 f"{self.image.release})"]
+                 f"{self.image.release}" + (f"; {self.image.driver_text()})" if self.image.driver else ")")]
         reason = ""
         if tcg:
             validity, reason = NOT_ENFORCED, TCG_EMULATION
@@ -105,6 +105,12 @@ class VmBackend(Backend):
             self.devices = dict(zip(ids, args, strict=True))
             return [f"VFIO passthrough {', '.join(a.removeprefix('host=') for a in g)}" for g in args], \
                 [inside] * n, ENFORCED
+        if not grid_driver(self.image):  # a vGPU needs NVIDIA's GRID guest driver: nothing else drives an mdev
+            held = self.image.driver_text() if self.image.driver else "none"
+            raise PlacementError(f"backend=vm: vGPU profile {profile.name} needs NVIDIA's GRID guest driver in the VM "
+                                 f"image, and {self.image.dir}'s driver is {held}: build one with make setup-vm "
+                                 "VM_DRIVER=<NVIDIA-Linux-x86_64-<version>-grid.run> (NVIDIA's licensing portal) and "
+                                 f"run with vm.image_dir={NVIDIA_DIR}")
         # Counted as free: the slots that instances of killed runs hold, which start() removes (placement only
         # computes; it may be asked several times, while waiting for cores, and changes nothing on the host).
         types = devices.vgpu_types_for(profile, n, self.sysfs, devices.reclaimable(self.sysfs))
@@ -283,6 +289,24 @@ class VmPipe(GuestPipe):
         return [p for p in (self.proc, self.fsd) if p is not None]  # QEMU and its virtiofsd: one process group
 
 
+def image_for(cfg: VmConfig) -> Image:
+    """The image the run boots: the one ``vm.image_dir`` names, else ``.vm`` (``.vm-nvidia`` with a
+    ``vm.guest_driver``), holding that driver; a fake .run or an image without it is one ConfigError."""
+    if not cfg.guest_driver:
+        return find(Path(cfg.image_dir) if cfg.image_dir else DEFAULT_DIR)
+    if cfg.guest_driver != nvidia.OPEN:
+        nvidia.check_run_file(Path(cfg.guest_driver))
+    img = find(Path(cfg.image_dir) if cfg.image_dir else NVIDIA_DIR)
+    if not wanted_driver(img, cfg.guest_driver):
+        raise ConfigError(f"vm.guest_driver={cfg.guest_driver}: the VM image in {img.dir} holds {img.driver_text()}"
+                          f"; build it with make setup-vm VM_DRIVER={cfg.guest_driver}")
+    return img
+
+
+def grid_driver(img: Image) -> bool:
+    return str((img.driver or {}).get("source", "")).startswith("GRID")
+
+
 def boot_script(spec: GuestSpec) -> str:
     """What the VM's init runs (in its read-only view of the host): the guest's environment, then the guest. Scratch
     (HOME, TMPDIR) is the VM's own memory; the run folder and the data folders its spec names are in the view."""
@@ -290,6 +314,9 @@ def boot_script(spec: GuestSpec) -> str:
            "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO_ROOT),
            **environment(spec)}
     lines = ["mkdir -p /run/home"] + [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
+    # an image's NVIDIA user-space (init.sh binds it there), before the host's: CUDA and NVML load it by name
+    lines += ['[ -d /run/nvidia/lib ] && export LD_LIBRARY_PATH="/run/nvidia/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" '
+              'PATH="/run/nvidia/bin:$PATH"']
     lines += [f"cd {shlex.quote(str(REPO_ROOT))}", f"exec {shlex.quote(sys.executable)} -m suites.guest.vm"]
     return "\n".join(lines) + "\n"
 

@@ -8,7 +8,9 @@ Why virtiofs and not 9p: the smallest Debian kernel
 for the many small reads of Python imports. The initramfs holds only busybox (``busybox-static``), the kernel's
 virtio modules with their dependencies (read from each module's own ``depends=``), and ``init.sh``.
 
-``python -m suites.backends.vm.image [DIR]`` builds it (``make setup-vm``); :func:`find` is what the backend uses.
+``python -m suites.backends.vm.image [--driver open|<GRID .run>] [DIR]`` builds it (``make setup-vm``,
+``VM_DRIVER=...``: with an NVIDIA driver, suites/backends/vm/nvidia.py, in ``.vm-nvidia``); :func:`find` is what the
+backend uses.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from suites.backends.vm import nvidia
 from suites.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_DIR = REPO_ROOT / ".vm"
+NVIDIA_DIR = REPO_ROOT / ".vm-nvidia"  # an image with an NVIDIA driver: the default one stays small and quick
 KERNEL_PACKAGE = "linux-image-cloud-amd64"  # a metapackage: its dependency is the versioned image
 BUSYBOX_PACKAGE = "busybox-static"
 MODULES = ("virtio_pci", "virtio_console", "virtiofs")  # PCI transport, the protocol port, the host's root
@@ -44,9 +48,15 @@ class Image:
     initrd: Path
     release: str  # the kernel's release, e.g. 6.1.0-56-cloud-amd64
     packages: dict[str, str]  # Debian package -> version it was built from
+    driver: dict[str, object] | None = None  # the NVIDIA driver it holds (version, source, modules), if any
 
     def describe(self) -> str:
-        return f"Debian kernel {self.release} ({', '.join(f'{k} {v}' for k, v in self.packages.items())})"
+        return f"Debian kernel {self.release} ({', '.join(f'{k} {v}' for k, v in self.packages.items())})" + \
+            (f"; {self.driver_text()}" if self.driver else "; no NVIDIA driver")
+
+    def driver_text(self) -> str:
+        return f"NVIDIA driver {self.driver['version']}: {self.driver['source']}" if self.driver else \
+            "no NVIDIA driver in the VM image"
 
 
 def find(image_dir: Path) -> Image:
@@ -60,7 +70,7 @@ def find(image_dir: Path) -> Image:
     try:
         meta = json.loads(text)
         image = Image(image_dir, image_dir / meta["kernel"], image_dir / meta["initrd"], str(meta["release"]),
-                      dict(meta["packages"]))
+                      dict(meta["packages"]), dict(meta["nvidia"]) if meta.get("nvidia") else None)
     except (ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"backend=vm: {manifest} is not the manifest `make setup-vm` writes ({type(exc).__name__}:"
                           f" {str(exc)[:80]}); rebuild the image with `make setup-vm`") from exc
@@ -87,9 +97,13 @@ def gzip_magic(path: Path) -> str:
         return "" if f.read(2) == b"\x1f\x8b" else "is not a gzip initramfs"
 
 
-def build(image_dir: Path) -> Image:
-    """Download the kernel and busybox packages (apt-get download: no root needed), unpack them, pack the
-    initramfs, write the manifest last (an interrupted build is never taken for a finished one)."""
+def build(image_dir: Path, driver: str = "") -> Image:
+    """Download the kernel and busybox packages (apt-get download: no root needed), unpack them, add the NVIDIA
+    driver ``driver`` names ("open", a GRID .run's path, "" none), pack the initramfs, write the manifest last (an
+    interrupted build is never taken for a finished one)."""
+    run_file = Path(driver) if driver and driver != nvidia.OPEN else None
+    if run_file is not None:
+        nvidia.check_run_file(run_file)  # before anything is downloaded
     image_dir.mkdir(parents=True, exist_ok=True)
     (image_dir / MANIFEST).unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="vm-image-", dir=image_dir) as tmp:
@@ -100,15 +114,24 @@ def build(image_dir: Path) -> Image:
         for deb in debs:
             subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
         packages = {name: version for name, version in (deb_version(d) for d in debs)}
-        return assemble(root, image_dir, packages)
+        release = kernel_release(root)
+        layer = None if not driver else nvidia.grid_layer(run_file, release, work) if run_file else \
+            nvidia.open_layer(release, work)
+        return assemble(root, image_dir, packages, layer)
 
 
-def assemble(root: Path, image_dir: Path, packages: dict[str, str]) -> Image:
-    """From an unpacked kernel + busybox tree: ``vmlinuz`` and ``initrd.gz`` in ``image_dir``, and the manifest."""
+def kernel_release(root: Path) -> str:
     kernels = sorted((root / "boot").glob("vmlinuz-*"))
     if not kernels:
         raise ConfigError(f"no kernel under {root / 'boot'}")
-    release = kernels[-1].name.removeprefix("vmlinuz-")
+    return kernels[-1].name.removeprefix("vmlinuz-")
+
+
+def assemble(root: Path, image_dir: Path, packages: dict[str, str], layer: nvidia.Layer | None = None) -> Image:
+    """From an unpacked kernel + busybox tree (and a driver ``layer``): ``vmlinuz`` and ``initrd.gz`` in
+    ``image_dir``, and the manifest."""
+    release = kernel_release(root)
+    kernels = [root / "boot" / f"vmlinuz-{release}"]
     moddir = root / "lib" / "modules" / release
     modules = module_order(moddir, MODULES)
     entries: list[tuple[str, int, bytes]] = [("bin", 0o040755, b""), ("lib", 0o040755, b""),
@@ -118,10 +141,14 @@ def assemble(root: Path, image_dir: Path, packages: dict[str, str]) -> Image:
     entries += [(f"lib/modules/{m.name}", 0o100644, m.read_bytes()) for m in modules]
     entries.append(("lib/modules/order", 0o100644, "".join(f"{m.name}\n" for m in modules).encode()))
     entries.append(("init", 0o100755, INIT.read_bytes()))
+    if layer is not None:  # /nvidia: modules, lib, bin and the version, for init.sh
+        entries += [(d, 0o040755, b"") for d in ("nvidia", "nvidia/modules", "nvidia/lib", "nvidia/bin")]
+        entries += [*layer.files, ("nvidia/version", 0o100644, layer.version.encode() + b"\n")]
     shutil.copyfile(kernels[-1], image_dir / "vmlinuz")
     (image_dir / "initrd.gz").write_bytes(gzip.compress(newc(entries), 6))
     meta = {"kernel": "vmlinuz", "initrd": "initrd.gz", "release": release, "packages": packages,
             "modules": [m.name for m in modules], "init_sha256": init_sha256(),
+            "nvidia": layer.manifest() if layer is not None else None,
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     (image_dir / MANIFEST).write_text(json.dumps(meta, indent=2) + "\n")
     return find(image_dir)
@@ -216,22 +243,32 @@ def _lines(path: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    image_dir = Path(argv[0]) if argv else DEFAULT_DIR
+    driver = ""
+    if argv[:1] == ["--driver"] and len(argv) >= 2:
+        driver, argv = argv[1], argv[2:]
+    image_dir = Path(argv[0]) if argv else NVIDIA_DIR if driver else DEFAULT_DIR
     try:
         image = find(image_dir)
-        print(f"setup-vm: {image_dir} has {image.describe()} (delete it to rebuild)")
-        return 0
+        if not driver or (image.driver and wanted_driver(image, driver)):
+            print(f"setup-vm: {image_dir} has {image.describe()} (delete it to rebuild)")
+            return 0
     except ConfigError:
         pass
     try:
         t0 = time.monotonic()
-        image = build(image_dir)
+        image = build(image_dir, driver)
     except (ConfigError, subprocess.CalledProcessError, OSError) as exc:
         print(f"error: setup-vm: {exc}", file=sys.stderr)
         return 2
     size = sum(p.stat().st_size for p in (image.kernel, image.initrd)) / 2**20
     print(f"setup-vm: {image.describe()} in {image_dir} ({size:.0f} MiB, {time.monotonic() - t0:.0f} s)")
     return 0
+
+
+def wanted_driver(image: Image, driver: str) -> bool:
+    """Whether ``image`` holds the driver ``driver`` names (open, or that GRID .run by its file name)."""
+    source = str((image.driver or {}).get("source", ""))
+    return source.startswith("open") if driver == nvidia.OPEN else Path(driver).name in source
 
 
 if __name__ == "__main__":

@@ -13,6 +13,24 @@ param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p"; }
 stop() { sync; poweroff -f; }
 if [ "$(param bench.probe)" = 1 ]; then say "probe booted"; stop; fi
 for m in $(cat /lib/modules/order); do insmod "/lib/modules/$m" || say "insmod $m failed"; done
+# An image with an NVIDIA driver (make setup-vm VM_DRIVER=...): its modules load only when the VM's PCI bus has an
+# NVIDIA device (vendor 0x10de), and its device nodes are made here (devtmpfs makes none for them).
+nvidia_state=""
+if [ -d /nvidia/modules ]; then
+  gpus=""
+  for d in /sys/bus/pci/devices/*; do [ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] && gpus="$gpus ${d##*/}"; done
+  if [ -z "$gpus" ]; then
+    nvidia_state="no NVIDIA device on the VM's PCI bus (driver $(cat /nvidia/version) not loaded)"
+  else
+    for m in nvidia nvidia-uvm nvidia-modeset; do insmod "/nvidia/modules/$m.ko" || say "nvidia: insmod $m failed"; done
+    mknod -m 666 /dev/nvidiactl c 195 255
+    i=0; for g in $gpus; do mknod -m 666 "/dev/nvidia$i" c 195 "$i"; i=$((i + 1)); done
+    uvm="$(sed -n 's/^\([0-9]*\) nvidia-uvm$/\1/p' /proc/devices)"
+    [ -n "$uvm" ] && mknod -m 666 /dev/nvidia-uvm c "$uvm" 0 && mknod -m 666 /dev/nvidia-uvm-tools c "$uvm" 1
+    nvidia_state="driver $(cat /nvidia/version) loaded for$gpus"
+  fi
+  say "nvidia: $nvidia_state"
+fi
 port=""
 for p in /sys/class/virtio-ports/*; do [ "$(cat "$p/name" 2>/dev/null)" = bench ] && port="/dev/${p##*/}"; done
 [ -n "$port" ] || { say "no virtio-serial port named bench"; stop; }
@@ -24,6 +42,11 @@ mount -t sysfs sys /host/sys
 mount -t devtmpfs dev /host/dev
 mkdir -p /host/dev/shm
 for d in run dev/shm; do mount -t tmpfs -o mode=1777 tmpfs "/host/$d"; done
+if [ -d /nvidia/lib ]; then  # the image's user-space, not the host's (whose version may differ): /run/nvidia
+  mkdir -p /host/run/nvidia && mount -o bind /nvidia /host/run/nvidia
+  LD_LIBRARY_PATH=/run/nvidia/lib chroot /host /run/nvidia/bin/nvidia-smi -L 2>&1 | head -5 |
+    while read -r line; do [ -n "$line" ] && say "nvidia-smi: $line"; done
+fi
 boot="$(param bench.boot)"
 say "booted in $(cut -d' ' -f1 /proc/uptime) s; running $boot"
 exec 3<>"$port"  # a virtio-serial port opens once: one descriptor for both directions

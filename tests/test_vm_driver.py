@@ -1,0 +1,99 @@
+"""The NVIDIA driver of a VM image (suites/backends/vm/nvidia.py): a GRID .run is checked before anything is built
+from it, the open modules are fitted to the image kernel they are built for, the user-space keeps its links, and
+the image's own apt sources leave the host's lists alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from suites.backends.vm import image, nvidia
+from suites.errors import ConfigError
+
+GOOD = "NVIDIA-Linux-x86_64-535.261.03-grid.run"
+HEADER = (b"#!/bin/sh\n# This script was generated using Makeself 2.1.5\nlabel=\"NVIDIA Accelerated Graphics Driver "
+          b"for Linux-x86_64 535.261.03\"\n")
+
+
+def run_file(tmp_path: Path, name: str = GOOD, data: bytes = HEADER) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data + b"\0" * 64)
+    return path
+
+
+def test_a_grid_guest_driver_that_looks_like_nvidias_gives_its_version(tmp_path: Path):
+    assert nvidia.check_run_file(run_file(tmp_path)) == "535.261.03"
+
+
+@pytest.mark.parametrize("name, data, says", [
+    (None, b"", "no such file"),
+    ("driver.run", HEADER, "not a GRID guest driver's name"),
+    ("NVIDIA-Linux-x86_64-535.261.03-vgpu-kvm.run", HEADER, "the host's vGPU manager, not the guest's driver"),
+    (GOOD, b"\x7fELF\x02\x01\x01" + b"\0" * 100, "not a makeself archive"),
+    (GOOD, b"#!/bin/sh\n# Makeself 2.4\nlabel=\"something else 1.0\"\n", "not NVIDIA's driver 535.261.03"),
+])
+def test_a_fake_run_file_is_refused_with_its_reason(tmp_path: Path, name: str | None, data: bytes, says: str):
+    path = tmp_path / GOOD if name is None else run_file(tmp_path, name, data)
+    with pytest.raises(ConfigError, match=f"vm.guest_driver={path}: .*{says}"):
+        nvidia.check_run_file(path)
+
+
+def test_an_image_build_refuses_a_fake_run_before_downloading_anything(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(image, "versioned_kernel_package", lambda: pytest.fail("downloaded before the check"))
+    fake = run_file(tmp_path, GOOD, b"not a driver")
+    with pytest.raises(ConfigError, match="not a makeself archive"):
+        image.build(tmp_path / "img", str(fake))
+    assert not (tmp_path / "img").exists()
+    assert image.main(["--driver", str(fake), str(tmp_path / "img")]) == 2
+
+
+def test_the_modules_are_fitted_to_a_kernel_with_the_newer_bar_resize_call(tmp_path: Path):
+    tree, common = tmp_path / "src", tmp_path / "common"
+    (tree / "nvidia").mkdir(parents=True)
+    (common / "include" / "linux").mkdir(parents=True)
+    source = tree / "nvidia" / "nv-pci.c"
+    source.write_text(f"    r = {nvidia.RESIZE_CALL};\n")
+    pci_h = common / "include" / "linux" / "pci.h"
+    pci_h.write_text("int pci_resize_resource(struct pci_dev *dev, int i, int size);")
+    assert nvidia.fit_to_kernel(tree, common) == [] and nvidia.RESIZE_CALL in source.read_text()
+    (common / "include" / "linux" / "pci.h").write_text("int pci_resize_resource(struct pci_dev *dev, int i, int "
+                                                        "size,\n\t\t\t\t     int exclude_bars);")
+    assert nvidia.fit_to_kernel(tree, common) == ["pci_resize_resource given exclude_bars=0 (the kernel's newer "
+                                                  "signature)"]
+    assert "pci_resize_resource(pci_dev, NV_GPU_BAR1, requested_size, 0)" in source.read_text()
+
+
+def test_the_user_space_keeps_its_library_links_and_takes_nvidia_smi_to_bin(tmp_path: Path):
+    lib = tmp_path / "libcuda.so.535.261.03"
+    lib.write_bytes(b"\x7fELF cuda")
+    (tmp_path / "libcuda.so.1").symlink_to(lib.name)
+    (tmp_path / "nvidia-smi").write_bytes(b"\x7fELF smi")
+    files = {name: (mode, data) for name, mode, data in nvidia.payload(sorted(tmp_path.iterdir()))}
+    assert files == {"nvidia/lib/libcuda.so.1": (0o120777, b"libcuda.so.535.261.03"),
+                     "nvidia/lib/libcuda.so.535.261.03": (0o100755, b"\x7fELF cuda"),
+                     "nvidia/bin/nvidia-smi": (0o100755, b"\x7fELF smi")}
+
+
+def test_the_images_apt_reads_its_own_sources_and_lists_not_the_hosts(tmp_path: Path):
+    opts = nvidia.apt_options(tmp_path / "apt")
+    assert f"-oDir::State::Lists={tmp_path / 'apt' / 'lists'}" in opts
+    assert "-oDir::Etc::SourceParts=/nonexistent" in opts
+    sources = (tmp_path / "apt" / "sources.list").read_text()
+    assert "http://deb.debian.org/debian bookworm main contrib non-free" in sources
+    assert "http://deb.debian.org/debian-security bookworm-security main contrib non-free" in sources
+
+
+@pytest.mark.e2e
+def test_a_run_asking_for_a_fake_grid_driver_or_an_image_without_its_driver_is_one_error_line(tmp_path: Path):
+    from .helpers import SMOKE, one_error_line, run_bench
+
+    fake = run_file(tmp_path, GOOD, b"#!/bin/sh\necho not a driver\n")
+    run = run_bench(tmp_path / "a", *SMOKE, "backend=vm", "vm.accel=tcg", f"vm.guest_driver={fake}")
+    assert one_error_line(run.proc) == f"error: vm.guest_driver={fake}: not a makeself archive (NVIDIA's .run " \
+        "files are; this one starts with b'#!/bin/sh\\necho n')"
+    assert not run.run_dir.exists()
+    run = run_bench(tmp_path / "b", *SMOKE, "backend=vm", "vm.accel=tcg", "vm.guest_driver=open",
+                    f"vm.image_dir={tmp_path / 'none'}")
+    assert one_error_line(run.proc).startswith(f"error: backend=vm: no VM image in {tmp_path / 'none'}")
