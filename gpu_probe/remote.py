@@ -59,10 +59,24 @@ def merge_rows(rows: list[Record], t0: float, remote: list[Record],
     return out
 
 
+def node_columns(row: Record, guest_id: str) -> Record:
+    """A node's (or a VM's) sampler row as the runner's columns for its one guest: the node's GPUs under the guest
+    (``g0.gpu0.util_pct``), the guest's own GPU figures as they are (``g0.gpu_mem_MiB``); ``t`` its epoch time."""
+    out: Record = {}
+    for key, value in row.items():
+        if key.startswith("gpu"):
+            out[f"{guest_id}.{key}"] = value
+        elif key.startswith(f"{guest_id}.gpu_"):
+            out[key] = value
+    return out
+
+
 def node_notes(guest_id: str, src: RemoteUsage) -> list[str]:
-    """What a remote guest's GPU series are and are not: sampled on its node, by a trace, without power."""
+    """What a remote guest's GPU series are and are not: sampled on its node (or inside its VM), by a trace,
+    without power."""
     node = src.node
-    out = [f"{guest_id}: GPU series sampled on its node at {node.get('rate_hz', 0):.1f} Hz, "
+    where = node.get("where", "on its node")
+    out = [f"{guest_id}: GPU series sampled {where} at {node.get('rate_hz', 0):.1f} Hz, "
            f"{len(src.rows)} rows, node sampler {node.get('cpu_pct', 0):.2f} % of a core ({node.get('gpu_status')})"]
     if node.get("trace"):
         out.append(f"{guest_id}: the node's NVML answers were replayed from {node['trace']} (not a GPU)")

@@ -106,6 +106,7 @@ class Sampler:
         self.t_end = 0.0
         self._guests: dict[str, ProcessTree | RemoteUsage] = {}
         self._helpers: list[ProcessTree] = []  # the run's own processes outside this one's tree (an MPS daemon)
+        self._joined: dict[str, RemoteUsage] = {}  # rows a guest's VM sampled itself, joined to these by time
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -143,6 +144,12 @@ class Sampler:
         with self._lock:
             self._helpers.append(tree)
             self._next_refresh = 0.0
+
+    def join_rows(self, guest_id: str, source: RemoteUsage) -> None:
+        """Join the rows ``source`` is handed (a VM's own sampler: its GPU as the VM's driver sees it) to this
+        sampler's by time, beside the guest's process tree this sampler follows itself (thread-safe)."""
+        with self._lock:
+            self._joined[guest_id] = source
 
     def watch_source(self, guest_id: str, source: RemoteUsage) -> None:
         """Take a guest's readings from ``source`` (a guest on another node) instead of /proc."""
@@ -295,7 +302,8 @@ class Sampler:
         """What was sampled, as plain data (no thread, no NVML handle): for records and reports. Rows sampled on
         remote guests' nodes join the row nearest in time (within one period)."""
         with self._lock:
-            remote = {g: src for g, src in self._guests.items() if isinstance(src, RemoteUsage) and src.node}
+            remote = {g: src for g, src in [*self._guests.items(), *self._joined.items()]
+                      if isinstance(src, RemoteUsage) and src.node}
         rows = list(self.rows)
         for src in remote.values():
             rows = merge_rows(rows, self.t0, src.rows, 1.0 / self.rate_hz)

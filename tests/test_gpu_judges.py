@@ -36,6 +36,7 @@ def test_every_check_is_registered_once_in_order_with_its_rule():
 def test_a_inventory():
     gpu = {"name": H100, "mem_total_MiB": 81559.0, "mig_mode": "disabled", "virtualization_mode": "none"}
     assert judge.inventory([gpu], "580.95").result == "ok"
+    assert "driver 580.95, 81,559 MiB, MIG disabled" in judge.inventory([gpu], "580.95").figure  # not 81559.0
     assert judge.inventory([{**gpu, "mem_total_MiB": None}], "580.95").result == "failed: GPU 0: no memory"
     assert judge.inventory([], None).result == "failed: NVML lists no GPU; no driver version"
 

@@ -626,3 +626,28 @@ def test_an_image_with_nvidias_open_driver_boots_says_no_device_and_gives_its_ow
     guest = run.results["guests"][0]
     assert f"NVIDIA driver {version}: open kernel modules" in guest["placement"]["note"]
     assert guest["placement"]["validity"] == "not enforced"  # no GPU here: the profile is not enforced, as without
+
+
+@pytest.mark.vm
+@pytest.mark.e2e
+@needs_vm
+def test_a_vm_samples_its_own_gpu_and_its_rows_join_the_runners_under_its_guest(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    """A VFIO-bound GPU is not in the host's NVML: the guest inside the VM samples its GPU as the VM's driver sees it
+    and sends the rows before its result. No GPU here: a recorded vGPU guest's NVML answers stand in for the VM's
+    driver (the runner's sampler replays the same trace, so the two series must both be there, apart)."""
+    import csv
+
+    from gpu_probe.trace import TRACE_ENV
+
+    monkeypatch.setenv(TRACE_ENV, str(REPO / "tests" / "traces" / "m60-8q-vgpu-guest.json"))
+    run = run_bench(tmp_path, *SMOKE, *VM, "profile=cpu", "workload.seconds=3")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    with (run.run_dir / "samples.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    util = [float(r["g0.gpu0.util_pct"]) for r in rows if r.get("g0.gpu0.util_pct")]
+    assert len(util) >= 10 and set(util) <= set(range(55, 85)), util  # the trace's figures, from inside the VM
+    assert all(not r.get("g0.gpu0.power_W") for r in rows)  # a vGPU guest's NVML has no power: empty, never 0
+    notes = run.results["sampler"]["notes"]
+    assert any(n.startswith("g0: GPU series sampled inside its VM at ") for n in notes), notes
+    assert any("g0: the node's NVML answers were replayed from" in n for n in notes), notes

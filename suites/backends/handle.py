@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import psutil
 
 from gpu_probe import vocab
+from gpu_probe.remote import RemoteUsage, node_columns
 from gpu_probe.shapes import Record
 from suites.guest.protocol import GO, GuestResult, GuestSpec, parse_event
 from suites.guest.setup import environment
@@ -46,6 +47,8 @@ class Watcher(Protocol):
     """What a guest needs from the run's sampler: to be followed (its process tree's CPU, memory, GPU use)."""
 
     def watch(self, guest_id: str, pid: int) -> None: ...
+
+    def join_rows(self, guest_id: str, source: RemoteUsage) -> None: ...
 
 
 class GuestPipe:
@@ -170,6 +173,7 @@ class GuestHandle:
         self.done_steps = 0
         self.total_steps = 0
         self.setup_time_s: float | None = None
+        self.samples = RemoteUsage()  # what a guest's VM sampled of its own GPU (the "samples" event)
 
     @property
     def pid(self) -> int | None:
@@ -187,6 +191,7 @@ class GuestHandle:
         """Have the sampler follow this guest's processes."""
         if self.pid is not None:
             sampler.watch(self.id, self.pid)
+        sampler.join_rows(self.id, self.samples)
 
     def release(self) -> None:
         if self.state == "ready":
@@ -216,6 +221,10 @@ class GuestHandle:
             self.result = GuestResult(**ev["result"])
             self.state = "done" if self.result.ok else "failed"
             self.error = self.result.error
+        elif kind == "samples":  # rows the guest's VM took of its own GPU: its columns under this guest's id
+            node = dict(ev.get("samples") or {})
+            self.samples.add_rows([{"t": r["t"], **node_columns(r, self.id)} for r in node.pop("rows", [])], 0.0)
+            self.samples.node = node
         elif kind == "error":
             self.fail(str(ev.get("error")))
 

@@ -13,7 +13,7 @@ from typing import Any
 from gpu_probe import inventory, procfs
 from gpu_probe.inventory import git_sha
 from gpu_probe.nvml import Nvml
-from gpu_probe.remote import NAN, RemoteUsage
+from gpu_probe.remote import NAN, RemoteUsage, node_columns
 from gpu_probe.sampler import ProcessTree, Sampler
 from gpu_probe.shapes import Record
 from gpu_probe.stats import ClockOffset
@@ -50,18 +50,6 @@ def node_report(ray_gpus: float) -> Record:
             "ip": ray.util.get_node_ip_address(), "cpus": sorted(os.sched_getaffinity(0)),
             "mem_MiB": inv.mem_total_MiB, "gpus": inv.gpus, "driver": inv.driver_version,
             "gpu_status": inv.gpu_status, "nvml_trace": trace, "ray_gpus": ray_gpus}
-
-
-def node_columns(row: Record, guest_id: str) -> Record:
-    """A node sampler's row as the runner's columns for its one guest: the node's GPUs under the guest
-    (``g0.gpu0.util_pct``), the guest's own GPU figures as they are (``g0.gpu_mem_MiB``); ``t`` its epoch time."""
-    out: Record = {}
-    for key, value in row.items():
-        if key.startswith("gpu"):
-            out[f"{guest_id}.{key}"] = value
-        elif key.startswith(f"{guest_id}.gpu_"):
-            out[key] = value
-    return out
 
 
 class GuestAgent:

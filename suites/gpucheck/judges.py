@@ -63,7 +63,9 @@ def inventory(gpus: list[Record], driver: str | None) -> Verdict:
     missing += [] if gpus else ["NVML lists no GPU"]
     missing += [] if driver else ["no driver version"]
     g = gpus[0] if gpus else {}
-    figure = (f"{len(gpus)} x {g.get('name')}, driver {driver}, {g.get(vocab.GPU_MEM_TOTAL.key)} MiB, MIG "
+    mem = g.get(vocab.GPU_MEM_TOTAL.key)
+    figure = (f"{len(gpus)} x {g.get('name')}, driver {driver}, "
+              f"{f'{mem:,.0f}' if isinstance(mem, (int, float)) else mem} MiB, MIG "
               f"{g.get('mig_mode') or 'n/a'}, virtualization {g.get('virtualization_mode') or 'n/a'}")
     return Verdict(failed(missing), figure)
 

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import TextIO
 
 from suites.guest.protocol import GuestSpec, event
@@ -28,7 +29,8 @@ def protocol_stream() -> TextIO:
     return os.fdopen(fd, "w", buffering=1)
 
 
-def main() -> int:
+def main(before_result: Callable[[Callable[[str], None]], None] | None = None) -> int:
+    """The guest; ``before_result`` may send events of its own just before the result (or the error) goes."""
     t_proc_start = _process_start_time()
     proto = protocol_stream()
     die_with_parent()
@@ -47,8 +49,12 @@ def main() -> int:
         result = run(spec, send, t_proc_start)
     except Exception as exc:  # a guest reports its failure; it never hangs the runner
         traceback.print_exc()
+        if before_result is not None:
+            before_result(send)
         send(event("error", error=failure_text(exc)))
         return 1
+    if before_result is not None:
+        before_result(send)
     result.pid = os.getpid()
     result.affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     send(event("result", result=result.as_dict()))

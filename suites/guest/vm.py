@@ -12,7 +12,11 @@ import ctypes
 import os
 import sys
 import time
+from collections.abc import Callable
 
+from gpu_probe.nvml import Nvml
+from gpu_probe.sampler import Sampler
+from gpu_probe.trace import TRACE_ENV, lib_from_env
 from suites.guest.__main__ import main
 from suites.guest.protocol import event
 
@@ -44,7 +48,30 @@ def say_nvml_library(lib_dir: str = "/run/nvidia/lib") -> None:
     print(f"bench-vm: NVML from {path}", file=sys.stderr)
 
 
+class OwnGpu:
+    """The VM's GPU sampled from inside (as a fleet node samples its own): where the image's driver is loaded
+    (/dev/nvidiactl) or an NVML trace stands in for one. A VFIO-bound GPU is not in the host's NVML: these rows are
+    the only GPU series of the guest; they go to the runner as one ``samples`` event before the result."""
+
+    def __init__(self, rate_hz: float = 10.0) -> None:
+        lib, self.trace = lib_from_env()
+        self.sampler = Sampler(rate_hz, nvml=Nvml(lib)).__enter__()
+
+    @classmethod
+    def wanted(cls) -> bool:
+        return os.path.exists("/dev/nvidiactl") or bool(os.environ.get(TRACE_ENV))
+
+    def send(self, send: Callable[[str], None]) -> None:
+        s = self.sampler
+        s.__exit__(None, None, None)
+        rows = [{"t": s.t0 + r["t_s"], **{k: v for k, v in r.items() if k.startswith("gpu")}} for r in s.rows]
+        send(event("samples", samples={"rows": rows, "where": "inside its VM", "rate_hz": s.achieved_rate_hz,
+                                       "cpu_pct": s.cpu_pct, "errors": s.errors, "gpu_status": s.gpu_status,
+                                       "trace": self.trace}))
+
+
 if __name__ == "__main__":
     say_nvml_library()
-    sync_clock()
-    sys.exit(main())
+    sync_clock()  # first: the VM's samples are stamped on the host's clock
+    own = OwnGpu() if OwnGpu.wanted() else None
+    sys.exit(main(own.send if own else None))

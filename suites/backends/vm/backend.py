@@ -27,6 +27,7 @@ from typing import Any
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import Record
+from gpu_probe.trace import TRACE_ENV
 from suites.backends.base import Backend
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
 from suites.backends.leftovers import own_dir, state_root
@@ -88,8 +89,11 @@ class VmBackend(Backend):
         if tcg:
             validity, reason = NOT_ENFORCED, TCG_EMULATION
             notes.append(f"{TCG_EMULATION} ({self.accel.note})")
+        # gpu_probe's recorded NVML answers, where the runner replays one (the tests: no GPU here), stand in for
+        # the VM's driver too: its guest samples "its GPU" from the same trace (the file is then in the VM's view)
+        trace = {TRACE_ENV: os.environ[TRACE_ENV]} if os.environ.get(TRACE_ENV) else {}
         return [Placement(ids[i], cpus[i], [], gpus[i], "; ".join(x for x in (*notes, gpu_notes[i]) if x),
-                          validity=validity, reason=reason) for i in range(n)]
+                          env=dict(trace), validity=validity, reason=reason) for i in range(n)]
 
     def _place_gpus(self, profile: ProfileConfig, ids: list[str],
                     inv: Inventory) -> tuple[list[str], list[list[str]], str]:
