@@ -70,7 +70,10 @@ def test_the_user_space_keeps_its_library_links_and_takes_nvidia_smi_to_bin(tmp_
     lib.write_bytes(b"\x7fELF cuda")
     (tmp_path / "libcuda.so.1").symlink_to(lib.name)
     (tmp_path / "nvidia-smi").write_bytes(b"\x7fELF smi")
-    files = {name: (mode, data) for name, mode, data in nvidia.payload(sorted(tmp_path.iterdir()))}
+    (tmp_path / "wrapper").mkdir()
+    (tmp_path / "wrapper" / "nvidia-smi").write_bytes(b"#!/bin/sh\nexec /usr/lib/nvidia/current/nvidia-smi")
+    files = {name: (mode, data) for name, mode, data in
+             nvidia.payload([*sorted(tmp_path.iterdir()), tmp_path / "wrapper" / "nvidia-smi"])}
     assert files == {"nvidia/lib/libcuda.so.1": (0o120777, b"libcuda.so.535.261.03"),
                      "nvidia/lib/libcuda.so.535.261.03": (0o100755, b"\x7fELF cuda"),
                      "nvidia/bin/nvidia-smi": (0o100755, b"\x7fELF smi")}

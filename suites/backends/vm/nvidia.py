@@ -85,10 +85,17 @@ def apt_options(state: Path) -> list[str]:
 
 
 def apt(args: list[str], state: Path, cwd: Path | None = None) -> str:
+    """apt with the image's sources; its lists fetched when missing, and again once when a call fails (the archive
+    moved on: a package of old lists is gone from the mirror)."""
     opts = apt_options(state)
+    update = ["apt-get", *opts, "update", "-qq"]
     if not any((state / "lists").glob("*Packages*")):
-        run(["apt-get", *opts, "update", "-qq"], "apt-get update (contrib, non-free)")
-    return run([args[0], *opts, *args[1:]], " ".join(args[:2]), cwd)
+        run(update, "apt-get update (contrib, non-free)")
+    try:
+        return run([args[0], *opts, *args[1:]], " ".join(args[:2]), cwd)
+    except ConfigError:
+        run(update, "apt-get update (contrib, non-free)")
+        return run([args[0], *opts, *args[1:]], " ".join(args[:2]), cwd)
 
 
 def run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
@@ -197,7 +204,10 @@ def payload(found: list[Path]) -> list[tuple[str, int, bytes]]:
         if p.is_symlink():
             files.append((f"nvidia/{where}/{p.name}", 0o120777, os.readlink(p).rsplit("/", 1)[-1].encode()))
         elif p.is_file():
-            files.append((f"nvidia/{where}/{p.name}", 0o100755, p.read_bytes()))
+            data = p.read_bytes()
+            if where == "bin" and not data.startswith(b"\x7fELF"):
+                continue  # Debian's /usr/bin/nvidia-smi is a wrapper script calling the binary by its own path
+            files.append((f"nvidia/{where}/{p.name}", 0o100755, data))
     return files
 
 
