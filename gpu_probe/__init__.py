@@ -24,7 +24,7 @@ _WHERE = {
     "Sheet": "datasheet", "memory_MiB": "datasheet", "LARGEST_MiB": "datasheet",
     # sampling
     "Sampler": "sampler", "SampleSet": "sampler", "ProcessTree": "sampler", "aggregate": "sampler",
-    "energy_J": "sampler", "foreign_pid_namespace": "sampler", "RemoteUsage": "remote", "merge_rows": "remote",
+    "energy_J": "sampler", "foreign_pid_namespace": "procfs", "RemoteUsage": "remote", "merge_rows": "remote",
     # recorded NVML for hosts without the hardware
     "RecordingNvml": "trace", "ReplayNvml": "trace", "TraceError": "trace", "TRACE_ENV": "trace",
     "lib_from_env": "trace",

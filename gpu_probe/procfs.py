@@ -63,3 +63,16 @@ def children_map() -> dict[int, list[int]]:
             continue
         out.setdefault(ppid, []).append(int(name))
     return out
+
+
+FOREIGN_PIDS = ("NVML's process ids are not this PID namespace's (a container?): per-guest GPU memory and SM % "
+                "are not attributed")
+
+
+def foreign_pid_namespace(nvml_pids: set[int], guest_pids: dict[str, set[int]]) -> bool:
+    """NVML reports host PIDs; inside a container's PID namespace they name no process here (or another one).
+    Foreign: NVML lists processes, none of them is a guest's, and some of them do not exist in this /proc."""
+    ours = set().union(*guest_pids.values()) if guest_pids else set()
+    if not nvml_pids or nvml_pids & ours:
+        return False
+    return any(not os.path.exists(f"/proc/{p}") for p in nvml_pids)

@@ -19,6 +19,7 @@ import psutil
 from gpu_probe import procfs, virtualization, vocab
 from gpu_probe.hostload import CpuClock
 from gpu_probe.nvml import NA, Nvml, as_float, decode_clock_events
+from gpu_probe.procfs import FOREIGN_PIDS, foreign_pid_namespace
 from gpu_probe.remote import NAN, RemoteUsage, merge_rows, node_notes
 from gpu_probe.shapes import Record, Row
 from gpu_probe.stats import summarize
@@ -75,19 +76,6 @@ class ProcessTree:
         if not pids:
             return NAN, NAN, pids
         return cpu, rss / vocab.MiB, pids
-
-
-FOREIGN_PIDS = ("NVML's process ids are not this PID namespace's (a container?): per-guest GPU memory and SM % "
-                "are not attributed")
-
-
-def foreign_pid_namespace(nvml_pids: set[int], guest_pids: dict[str, set[int]]) -> bool:
-    """NVML reports host PIDs; inside a container's PID namespace they name no process here (or another one).
-    Foreign: NVML lists processes, none of them is a guest's, and some of them do not exist in this /proc."""
-    ours = set().union(*guest_pids.values()) if guest_pids else set()
-    if not nvml_pids or nvml_pids & ours:
-        return False
-    return any(not os.path.exists(f"/proc/{p}") for p in nvml_pids)
 
 
 class Sampler:

@@ -142,7 +142,7 @@ def test_egl_device_is_the_guests_gpu_by_uuid_or_pci_never_device_0():
 def test_nvml_pids_of_another_pid_namespace_are_said_not_attributed():
     import os
 
-    from gpu_probe.sampler import foreign_pid_namespace
+    from gpu_probe.procfs import foreign_pid_namespace
 
     ours = {"g0": {os.getpid()}}
     assert not foreign_pid_namespace({os.getpid()}, ours)  # NVML sees the guest's own pid: attribute

@@ -217,6 +217,7 @@ def test_a_socket_left_by_a_daemon_that_quit_is_not_a_running_daemon(short_dir: 
     assert not daemon_running(pipe) and not daemon_running(short_dir / "nothing-here")
 
 
+@pytest.mark.e2e  # a daemon process started and told to quit
 def test_stop_returns_once_the_daemon_quits_though_its_socket_stays(short_dir: Path, standin: Path):
     daemon = MpsDaemon(short_dir / "mps").start()
     assert daemon_running(daemon.pipe_dir)

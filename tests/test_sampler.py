@@ -131,6 +131,7 @@ def test_energy_comes_from_nvmls_counter_where_it_counts_else_from_power():
     assert energy_J(no_counter) == pytest.approx(200.0)
 
 
+@pytest.mark.e2e  # a CPU burner process, sampled over 2 s
 def test_a_daemon_the_run_started_counts_as_the_runs_cpu_not_another_processs(monkeypatch: pytest.MonkeyPatch):
     """An MPS daemon leaves the runner's tree (it daemonises): seen on an H200 as 'host busy (other processes: 49 %
     of a core)' in an MPS run on a quiet host. Watched as a helper, its CPU is the run's."""
