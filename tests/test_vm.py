@@ -68,8 +68,8 @@ def grid_standin(tmp_path: Path) -> Path:
     for name in ("vmlinuz", "initrd.gz"):
         (folder / name).symlink_to(image.DEFAULT_DIR / name)
     meta = json.loads((image.DEFAULT_DIR / image.MANIFEST).read_text())
-    meta["nvidia"] = {"version": "535.261.03", "source": "GRID guest driver NVIDIA-Linux-x86_64-535.261.03-grid.run "
-                      "(a test's stand-in)", "modules": []}
+    meta["nvidia"] = {"version": "535.261.03", "kind": "grid", "file": "NVIDIA-Linux-x86_64-535.261.03-grid.run",
+                      "source": "GRID guest driver (a test's stand-in)", "modules": []}
     (folder / image.MANIFEST).write_text(json.dumps(meta))
     return folder
 
@@ -616,6 +616,7 @@ def test_an_image_with_nvidias_open_driver_boots_says_no_device_and_gives_its_ow
     assert img.driver["modules"] == ["nvidia/modules/nvidia.ko", "nvidia/modules/nvidia-uvm.ko",
                                      "nvidia/modules/nvidia-modeset.ko"]
     assert img.driver["source"].startswith("open kernel modules (Debian nvidia-open-kernel-source ")
+    assert img.driver["kind"] == "open" and img.holds("open") and image.find(img.dir).holds("open")
     run = run_bench(tmp_path / "run", *SMOKE, *VM, "profile=passthrough-1gpu", f"vm.image_dir={img.dir}")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     console = (run.run_dir / "g0.log").read_text()
@@ -650,4 +651,4 @@ def test_a_vm_samples_its_own_gpu_and_its_rows_join_the_runners_under_its_guest(
     assert all(not r.get("g0.gpu0.power_W") for r in rows)  # a vGPU guest's NVML has no power: empty, never 0
     notes = run.results["sampler"]["notes"]
     assert any(n.startswith("g0: GPU series sampled inside its VM at ") for n in notes), notes
-    assert any("g0: the node's NVML answers were replayed from" in n for n in notes), notes
+    assert any("g0: the NVML answers inside its VM were replayed from" in n for n in notes), notes

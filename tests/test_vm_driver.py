@@ -88,6 +88,21 @@ def test_the_images_apt_reads_its_own_sources_and_lists_not_the_hosts(tmp_path: 
     assert "http://deb.debian.org/debian-security bookworm-security main contrib non-free" in sources
 
 
+def test_an_image_holds_the_driver_its_manifest_names_by_kind_and_file(tmp_path: Path):
+    """Which driver an image holds is its manifest's kind (and a GRID .run's file name), not its display text."""
+    def img(driver: dict[str, object] | None) -> image.Image:
+        return image.Image(tmp_path, tmp_path / "vmlinuz", tmp_path / "initrd.gz", "6.1.0-56-cloud-amd64", {}, driver)
+
+    grid = nvidia.Layer("535.261.03", nvidia.GRID, "GRID guest driver (says open kernel modules)", [], GOOD).manifest()
+    opened = nvidia.Layer("535.261.03", nvidia.OPEN, f"open kernel modules ({GOOD})").manifest()
+    assert img(grid).holds(f"/somewhere/{GOOD}") and not img(grid).holds(nvidia.OPEN)
+    assert not img(grid).holds("/x/NVIDIA-Linux-x86_64-550.90.07-grid.run")
+    assert img(opened).holds(nvidia.OPEN) and not img(opened).holds(GOOD)
+    assert img(grid).driver_kind() == nvidia.GRID and img(None).driver_kind() == "" and not img(None).holds("open")
+    older = {"version": "535.261.03", "source": "open kernel modules (Debian ...)"}  # before manifests said kind
+    assert not img(older).holds(nvidia.OPEN)  # so make setup-vm VM_DRIVER=open builds it again (cached modules)
+
+
 @pytest.mark.e2e
 def test_a_run_asking_for_a_fake_grid_driver_or_an_image_without_its_driver_is_one_error_line(tmp_path: Path):
     from .helpers import SMOKE, one_error_line, run_bench

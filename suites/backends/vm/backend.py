@@ -42,7 +42,7 @@ from suites.backends.placement import (
     place_cpus,
 )
 from suites.backends.vm import devices, nvidia, qemu, share
-from suites.backends.vm.image import DEFAULT_DIR, NVIDIA_DIR, Image, find, wanted_driver
+from suites.backends.vm.image import DEFAULT_DIR, NVIDIA_DIR, Image, find
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import VmConfig
 from suites.errors import ConfigError, DataError, PlacementError
@@ -109,7 +109,7 @@ class VmBackend(Backend):
             self.devices = dict(zip(ids, args, strict=True))
             return [f"VFIO passthrough {', '.join(a.removeprefix('host=') for a in g)}" for g in args], \
                 [inside] * n, ENFORCED
-        if not grid_driver(self.image):  # a vGPU needs NVIDIA's GRID guest driver: nothing else drives an mdev
+        if self.image.driver_kind() != nvidia.GRID:  # nothing but NVIDIA's GRID guest driver drives an mdev
             held = self.image.driver_text() if self.image.driver else "none"
             raise PlacementError(f"backend=vm: vGPU profile {profile.name} needs NVIDIA's GRID guest driver in the VM "
                                  f"image, and {self.image.dir}'s driver is {held}: build one with make setup-vm "
@@ -296,19 +296,13 @@ class VmPipe(GuestPipe):
 def image_for(cfg: VmConfig) -> Image:
     """The image the run boots: the one ``vm.image_dir`` names, else ``.vm`` (``.vm-nvidia`` with a
     ``vm.guest_driver``), holding that driver; a fake .run or an image without it is one ConfigError."""
-    if not cfg.guest_driver:
-        return find(Path(cfg.image_dir) if cfg.image_dir else DEFAULT_DIR)
-    if cfg.guest_driver != nvidia.OPEN:
+    if cfg.guest_driver and cfg.guest_driver != nvidia.OPEN:
         nvidia.check_run_file(Path(cfg.guest_driver))
-    img = find(Path(cfg.image_dir) if cfg.image_dir else NVIDIA_DIR)
-    if not wanted_driver(img, cfg.guest_driver):
+    img = find(Path(cfg.image_dir) if cfg.image_dir else NVIDIA_DIR if cfg.guest_driver else DEFAULT_DIR)
+    if cfg.guest_driver and not img.holds(cfg.guest_driver):
         raise ConfigError(f"vm.guest_driver={cfg.guest_driver}: the VM image in {img.dir} holds {img.driver_text()}"
                           f"; build it with make setup-vm VM_DRIVER={cfg.guest_driver}")
     return img
-
-
-def grid_driver(img: Image) -> bool:
-    return str((img.driver or {}).get("source", "")).startswith("GRID")
 
 
 def boot_script(spec: GuestSpec) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -28,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.backends.vm import nvidia
+from suites.backends.vm import apt, nvidia
 from suites.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -48,11 +47,21 @@ class Image:
     initrd: Path
     release: str  # the kernel's release, e.g. 6.1.0-56-cloud-amd64
     packages: dict[str, str]  # Debian package -> version it was built from
-    driver: dict[str, object] | None = None  # the NVIDIA driver it holds (version, source, modules), if any
+    driver: dict[str, object] | None = None  # the NVIDIA driver it holds (nvidia.Layer's manifest), if any
 
     def describe(self) -> str:
         return f"Debian kernel {self.release} ({', '.join(f'{k} {v}' for k, v in self.packages.items())})" + \
             (f"; {self.driver_text()}" if self.driver else "; no NVIDIA driver")
+
+    def driver_kind(self) -> str:
+        """nvidia.OPEN, nvidia.GRID, or "" (no driver, or an image built before the manifest said its kind)."""
+        return str((self.driver or {}).get("kind", ""))
+
+    def holds(self, driver: str) -> bool:
+        """Whether it holds the driver ``driver`` names: nvidia.OPEN, or a GRID .run (by its file name)."""
+        if driver == nvidia.OPEN:
+            return self.driver_kind() == nvidia.OPEN
+        return self.driver_kind() == nvidia.GRID and (self.driver or {}).get("file") == Path(driver).name
 
     def driver_text(self) -> str:
         return f"NVIDIA driver {self.driver['version']}: {self.driver['source']}" if self.driver else \
@@ -109,10 +118,8 @@ def build(image_dir: Path, driver: str = "") -> Image:
     with tempfile.TemporaryDirectory(prefix="vm-image-", dir=image_dir) as tmp:
         work = Path(tmp)
         kernel_pkg = versioned_kernel_package()
-        debs = download([kernel_pkg, BUSYBOX_PACKAGE], work)
+        debs = apt.fetch([kernel_pkg, BUSYBOX_PACKAGE], work)
         root = work / "root"
-        for deb in debs:
-            subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
         packages = {name: version for name, version in (deb_version(d) for d in debs)}
         release = kernel_release(root)
         layer = None if not driver else nvidia.grid_layer(run_file, release, work) if run_file else \
@@ -131,7 +138,6 @@ def assemble(root: Path, image_dir: Path, packages: dict[str, str], layer: nvidi
     """From an unpacked kernel + busybox tree (and a driver ``layer``): ``vmlinuz`` and ``initrd.gz`` in
     ``image_dir``, and the manifest."""
     release = kernel_release(root)
-    kernels = [root / "boot" / f"vmlinuz-{release}"]
     moddir = root / "lib" / "modules" / release
     modules = module_order(moddir, MODULES)
     entries: list[tuple[str, int, bytes]] = [("bin", 0o040755, b""), ("lib", 0o040755, b""),
@@ -144,7 +150,7 @@ def assemble(root: Path, image_dir: Path, packages: dict[str, str], layer: nvidi
     if layer is not None:  # /nvidia: modules, lib, bin and the version, for init.sh
         entries += [(d, 0o040755, b"") for d in ("nvidia", "nvidia/modules", "nvidia/lib", "nvidia/bin")]
         entries += [*layer.files, ("nvidia/version", 0o100644, layer.version.encode() + b"\n")]
-    shutil.copyfile(kernels[-1], image_dir / "vmlinuz")
+    shutil.copyfile(root / "boot" / f"vmlinuz-{release}", image_dir / "vmlinuz")
     (image_dir / "initrd.gz").write_bytes(gzip.compress(newc(entries), 6))
     meta = {"kernel": "vmlinuz", "initrd": "initrd.gz", "release": release, "packages": packages,
             "modules": [m.name for m in modules], "init_sha256": init_sha256(),
@@ -202,7 +208,7 @@ def newc(entries: list[tuple[str, int, bytes]]) -> bytes:
 
 def versioned_kernel_package() -> str:
     """The image package the kernel metapackage depends on (so the manifest names a real version)."""
-    out = _apt(["apt-cache", "depends", KERNEL_PACKAGE]).stdout
+    out = apt.apt(["apt-cache", "depends", KERNEL_PACKAGE], [], answered=lambda out: "Depends" in out)
     for line in out.splitlines():
         m = re.match(r"\s*Depends:\s*(linux-image-\S+)", line)
         if m:
@@ -210,29 +216,10 @@ def versioned_kernel_package() -> str:
     raise ConfigError(f"apt-cache knows no {KERNEL_PACKAGE} (is this Debian, with its lists fetched?)")
 
 
-def download(packages: list[str], where: Path) -> list[Path]:
-    _apt(["apt-get", "download", "-q", *packages], cwd=where)
-    return sorted(where.glob("*.deb"))
-
-
 def deb_version(deb: Path) -> tuple[str, str]:
-    out = subprocess.run(["dpkg-deb", "-f", str(deb), "Package", "Version"], capture_output=True, text=True,
-                         check=True).stdout
+    out = apt.run(["dpkg-deb", "-f", str(deb), "Package", "Version"], f"dpkg-deb -f {deb.name}")
     fields = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
     return fields["Package"], fields["Version"]
-
-
-def _apt(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """apt, once more after ``apt-get update`` when its lists are missing (a fresh container has none)."""
-    if os.geteuid() == 0:  # root: no _apt sandbox user for a download into our own folder
-        cmd = [cmd[0], "-o", "APT::Sandbox::User=root", *cmd[1:]]
-    run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if run.returncode != 0 or (cmd[0] == "apt-cache" and "Depends" not in run.stdout):
-        subprocess.run(["apt-get", "update", "-qq"], capture_output=True, check=False)
-        run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if run.returncode != 0:
-        raise ConfigError(f"{' '.join(cmd)} failed: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
-    return run
 
 
 def _lines(path: Path) -> list[str]:
@@ -249,7 +236,7 @@ def main(argv: list[str]) -> int:
     image_dir = Path(argv[0]) if argv else NVIDIA_DIR if driver else DEFAULT_DIR
     try:
         image = find(image_dir)
-        if not driver or (image.driver and wanted_driver(image, driver)):
+        if not driver or image.holds(driver):
             print(f"setup-vm: {image_dir} has {image.describe()} (delete it to rebuild)")
             return 0
     except ConfigError:
@@ -264,11 +251,6 @@ def main(argv: list[str]) -> int:
     print(f"setup-vm: {image.describe()} in {image_dir} ({size:.0f} MiB, {time.monotonic() - t0:.0f} s)")
     return 0
 
-
-def wanted_driver(image: Image, driver: str) -> bool:
-    """Whether ``image`` holds the driver ``driver`` names (open, or that GRID .run by its file name)."""
-    source = str((image.driver or {}).get("source", ""))
-    return source.startswith("open") if driver == nvidia.OPEN else Path(driver).name in source
 
 
 if __name__ == "__main__":

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suites.backends.vm import apt as debian
+from suites.backends.vm.apt import run
 from suites.errors import ConfigError
 
 OPEN = "open"
+GRID = "grid"  # the manifest's kind for a GRID guest driver (OPEN: Debian's open kernel modules)
 SOURCE_PACKAGE = "nvidia-open-kernel-source"
 USERSPACE = ("libcuda1", "libnvidia-ml1", "nvidia-smi", "libnvidia-ptxjitcompiler1")
 MODULES = ("nvidia.ko", "nvidia-uvm.ko", "nvidia-modeset.ko")  # loaded in this order; drm/peermem not needed
@@ -42,11 +45,13 @@ class Layer:
     """What a driver adds to an image: files for the initramfs (path -> mode, bytes) and its manifest entry."""
 
     version: str
-    source: str  # "open kernel modules (Debian nvidia-open-kernel-source 535.261.03-1)" or "GRID <file>"
+    kind: str  # OPEN or GRID
+    source: str  # what a person reads: "open kernel modules (Debian nvidia-open-kernel-source 535.261.03-1 ...)"
     files: list[tuple[str, int, bytes]] = field(default_factory=list)
+    file: str = ""  # GRID: the .run's file name
 
     def manifest(self) -> dict[str, object]:
-        return {"version": self.version, "source": self.source,
+        return {"version": self.version, "kind": self.kind, "file": self.file, "source": self.source,
                 "modules": [n for n, _, _ in self.files if n.endswith(".ko")]}
 
 
@@ -81,29 +86,28 @@ def apt_options(state: Path) -> list[str]:
                                "contrib non-free\n" for repo, suite in SUITES))
     opts = [f"-oDir::Etc::SourceList={sources}", "-oDir::Etc::SourceParts=/nonexistent",
             f"-oDir::State::Lists={state / 'lists'}"]
-    return opts + (["-oAPT::Sandbox::User=root"] if os.geteuid() == 0 else [])
+    return opts
 
 
 def apt(args: list[str], state: Path, cwd: Path | None = None) -> str:
-    """apt with the image's sources; its lists fetched when missing, and again once when a call fails (the archive
-    moved on: a package of old lists is gone from the mirror)."""
-    opts = apt_options(state)
-    update = ["apt-get", *opts, "update", "-qq"]
+    """apt with the image's sources; its lists fetched when missing (and again once when a call fails)."""
+    return debian.apt(args, apt_options(state), cwd, lists_of(state))
+
+
+def fetch(packages: list[str], work: Path, state: Path) -> Path:
+    """``packages`` from the image's sources, unpacked: the tree they were unpacked into."""
+    debian.fetch(packages, work, apt_options(state), lists_of(state))
+    return work / "root"
+
+
+def lists_of(state: Path) -> Callable[[], None]:
+    """What fetches ``state``'s lists (called at once when there are none)."""
+    def update() -> None:
+        run(["apt-get", *apt_options(state), "update", "-qq"], "apt-get update (contrib, non-free)")
+
     if not any((state / "lists").glob("*Packages*")):
-        run(update, "apt-get update (contrib, non-free)")
-    try:
-        return run([args[0], *opts, *args[1:]], " ".join(args[:2]), cwd)
-    except ConfigError:
-        run(update, "apt-get update (contrib, non-free)")
-        return run([args[0], *opts, *args[1:]], " ".join(args[:2]), cwd)
-
-
-def run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if done.returncode != 0:
-        tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["?"]
-        raise ConfigError(f"{what} failed (exit {done.returncode}): {tail[0][:200]}")
-    return done.stdout
+        update()
+    return update
 
 
 def candidate(package: str, state: Path) -> str:
@@ -120,26 +124,20 @@ def open_layer(release: str, work: Path, cache: Path = CACHE) -> Layer:
     deb_version = candidate(SOURCE_PACKAGE, state)
     version = deb_version.split("-")[0]
     built = cache / f"{release}-{deb_version}"
-    if not all((built / m).is_file() for m in MODULES):
-        build_open_modules(release, deb_version, work / "kbuild", built, state)
-    files = [(f"nvidia/modules/{m}", 0o100644, (built / m).read_bytes()) for m in MODULES]
+    files = cached_modules(built, lambda out: build_open_modules(release, deb_version, work / "kbuild", out, state))
     files += userspace(deb_version, work / "userspace", state)
     fitted = (built / FITTED).read_text().strip() if (built / FITTED).is_file() else ""
-    return Layer(version, f"open kernel modules (Debian {SOURCE_PACKAGE} {deb_version}, built for {release}"
+    return Layer(version, OPEN, f"open kernel modules (Debian {SOURCE_PACKAGE} {deb_version}, built for {release}"
                  + (f"; {fitted}" if fitted else "") + ")", files)
 
 
 def kernel_headers(release: str, work: Path, state: Path, extra: tuple[str, ...] = ()) -> tuple[Path, Path]:
     """The image kernel's headers (and ``extra`` packages) unpacked under ``work``: (its tree, the common tree)."""
-    work.mkdir(parents=True, exist_ok=True)
     flavour = release.split("-", 2)[2]  # 6.1.0-56-cloud-amd64 -> cloud-amd64
     abi = release.removesuffix(f"-{flavour}")  # 6.1.0-56
     kbuild = ".".join(abi.split(".")[:2])  # 6.1
-    apt(["apt-get", "download", "-q", f"linux-headers-{release}", f"linux-headers-{abi}-common",
-         f"linux-kbuild-{kbuild}", *extra], state, work)
-    root = work / "root"
-    for deb in sorted(work.glob("*.deb")):
-        run(["dpkg-deb", "-x", str(deb), str(root)], f"dpkg-deb -x {deb.name}")
+    root = fetch([f"linux-headers-{release}", f"linux-headers-{abi}-common", f"linux-kbuild-{kbuild}", *extra],
+                 work, state)
     src = root / "usr" / "src"
     headers, common = src / f"linux-headers-{release}", src / f"linux-headers-{abi}-common"
     makefile = headers / "Makefile"  # it includes the common tree by its installed path: point it at ours
@@ -154,11 +152,22 @@ def build_open_modules(release: str, deb_version: str, work: Path, out: Path, st
         "unpack the module source")
     tree = work / "modules" / "nvidia-open-kernel"
     fitted = fit_to_kernel(tree, common)
-    run(["make", f"-j{os.cpu_count() or 1}", f"SYSSRC={common}", f"SYSOUT={headers}", "modules"],
-        f"building the NVIDIA open kernel modules for {release}", tree)
+    make_modules(tree, headers, common, f"building the NVIDIA open kernel modules for {release}")
     out.mkdir(parents=True, exist_ok=True)
     (out / FITTED).write_text("; ".join(fitted) + "\n")
     keep(tree, out)
+
+
+def cached_modules(built: Path, build: Callable[[Path], None]) -> list[tuple[str, int, bytes]]:
+    """The modules in the cache folder ``built`` as initramfs entries; ``build(built)`` first unless all are there
+    (the folder of a build that stopped half-way is built again)."""
+    if not all((built / m).is_file() for m in MODULES):
+        build(built)
+    return [(f"nvidia/modules/{m}", 0o100644, (built / m).read_bytes()) for m in MODULES]
+
+
+def make_modules(tree: Path, headers: Path, common: Path, what: str) -> None:
+    run(["make", f"-j{os.cpu_count() or 1}", f"SYSSRC={common}", f"SYSOUT={headers}", "modules"], what, tree)
 
 
 def keep(tree: Path, out: Path) -> None:
@@ -187,11 +196,7 @@ def fit_to_kernel(tree: Path, common: Path) -> list[str]:
 def userspace(deb_version: str, work: Path, state: Path) -> list[tuple[str, int, bytes]]:
     """CUDA's and NVML's libraries and nvidia-smi of the modules' version, for ``/nvidia/lib`` and
     ``/nvidia/bin`` in the initramfs (init.sh puts them in the VM's view at /run/nvidia)."""
-    work.mkdir(parents=True, exist_ok=True)
-    apt(["apt-get", "download", "-q", *(f"{p}={deb_version}" for p in USERSPACE)], state, work)
-    root = work / "root"
-    for deb in sorted(work.glob("*.deb")):
-        run(["dpkg-deb", "-x", str(deb), str(root)], f"dpkg-deb -x {deb.name}")
+    root = fetch([f"{p}={deb_version}" for p in USERSPACE], work, state)
     return payload([p for p in root.rglob("*") if ".so" in p.name or p.name == "nvidia-smi"])
 
 
@@ -217,15 +222,14 @@ def grid_layer(run_file: Path, release: str, work: Path, cache: Path = CACHE) ->
     version = check_run_file(run_file)
     tree = work / "grid"
     run(["sh", str(run_file), "--extract-only", "--target", str(tree)], f"unpacking {run_file.name}")
-    built = cache / f"{release}-grid-{version}"
-    if not all((built / m).is_file() for m in MODULES):
-        state = cache / "apt"
-        headers, common = kernel_headers(release, work / "kbuild", state)
-        run(["make", f"-j{os.cpu_count() or 1}", f"SYSSRC={common}", f"SYSOUT={headers}", "modules"],
-            f"building {run_file.name}'s kernel modules for {release}", tree / "kernel-open")
-        built.mkdir(parents=True, exist_ok=True)
-        keep(tree / "kernel-open", built)
-    files = [(f"nvidia/modules/{m}", 0o100644, (built / m).read_bytes()) for m in MODULES]
+
+    def build(out: Path) -> None:
+        headers, common = kernel_headers(release, work / "kbuild", cache / "apt")
+        make_modules(tree / "kernel-open", headers, common, f"building {run_file.name}'s kernel modules for {release}")
+        out.mkdir(parents=True, exist_ok=True)
+        keep(tree / "kernel-open", out)
+
+    files = cached_modules(cache / f"{release}-grid-{version}", build)
     wanted = ("libcuda.so", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so")
     files += payload([p for p in tree.iterdir() if p.name.startswith(wanted) or p.name == "nvidia-smi"])
-    return Layer(version, f"GRID guest driver {run_file.name}", files)
+    return Layer(version, GRID, f"GRID guest driver {run_file.name}", files, run_file.name)
