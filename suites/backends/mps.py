@@ -38,7 +38,6 @@ CONTROL = "nvidia-cuda-mps-control"
 # The daemon makes Unix sockets in its pipe folder (at most 108 bytes with their names): a deeper run directory
 # gets a short folder under the system's temp dir instead.
 PIPE_PATH_MAX = 80
-SOCKET_PATH_MAX = 107  # sun_path's 108 bytes, its NUL included
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 15.0
 LEDGER = Ledger("mps")
@@ -80,21 +79,11 @@ def socket_made(pipe_dir: Path) -> bool:
 
 
 def daemon_running(pipe_dir: Path) -> bool:
-    """Whether a daemon answers on ``pipe_dir``'s control socket: it accepts a connection. The socket file alone
-    proves nothing: the daemon leaves it behind when it quits (seen on an H200, driver 580.159.04, MPS 13.0)."""
+    """Whether a daemon answers on ``pipe_dir``'s control socket: it accepts a connection, by its path, as CUDA's own
+    clients reach it. The socket file alone proves nothing: the daemon leaves it behind when it quits (seen on an
+    H200, driver 580.159.04, MPS 13.0). Pipe folders are short (PIPE_PATH_MAX), so the path fits a socket address."""
     path = pipe_dir / "control"
-    if not path.exists():
-        return False
-    if len(str(path)) <= SOCKET_PATH_MAX:  # by its path, as CUDA's own clients reach it
-        return _accepts(str(path))
-    try:
-        fd = os.open(pipe_dir, os.O_RDONLY | os.O_DIRECTORY)  # a longer path: through the folder's descriptor
-    except OSError:
-        return False
-    try:
-        return _accepts(f"/proc/self/fd/{fd}/control")
-    finally:
-        os.close(fd)
+    return path.exists() and _accepts(str(path))
 
 
 def _accepts(address: str) -> bool:
