@@ -79,9 +79,9 @@ def node_notes(guest_id: str, src: RemoteUsage) -> list[str]:
     out = [f"{guest_id}: GPU series sampled {where} at {node.get('rate_hz', 0):.1f} Hz, "
            f"{len(src.rows)} rows, node sampler {node.get('cpu_pct', 0):.2f} % of a core ({node.get('gpu_status')})"]
     if node.get("trace"):
-        out.append(f"{guest_id}: the node's NVML answers were replayed from {node['trace']} (not a GPU)")
+        out.append(f"{guest_id}: the NVML answers {where} were replayed from {node['trace']} (not a GPU)")
     power = [r[k] for r in src.rows for k in r if k.endswith(vocab.POWER.key)]
     if src.rows and not any(isinstance(v, float) and not math.isnan(v) for v in power):
-        out.append(f"{guest_id}: the node's GPU does not expose power (a vGPU guest's NVML does not): no power or "
+        out.append(f"{guest_id}: its GPU ({where}) does not expose power (a vGPU guest's NVML does not): no power or "
                    "energy for it")
     return out

@@ -12,6 +12,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psutil
@@ -281,6 +282,12 @@ class Sampler:
 
     def columns(self) -> list[str]:
         return columns(self.rows)
+
+    def ship(self, start: int, pick: Callable[[Row], Row]) -> Row:
+        """What a node or a VM sends the runner: the rows from ``start`` on (epoch ``t`` and ``pick(row)``) and what
+        this sampler knows of itself."""
+        return {"rows": [{"t": self.t0 + r["t_s"], **pick(r)} for r in self.rows[start:]], "cpu_pct": self.cpu_pct,
+                "rate_hz": self.achieved_rate_hz, "errors": self.errors, "gpu_status": self.gpu_status}
 
     def aggregate(self, prefix: str = "") -> dict[str, float]:
         """``<column>.mean|p95|max`` of the rows so far (see :func:`aggregate`)."""

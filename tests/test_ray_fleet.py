@@ -95,8 +95,8 @@ def test_an_m60_8q_guest_runs_on_the_8q_node_enforced_with_its_gpu_series(tmp: P
     assert all(not r.get("g0.gpu0.power_W") for r in rows)  # a vGPU guest's NVML has none: empty, never 0
     assert g["sampled"]["gpu0.mem_used_MiB.max"] > 512 and g["sampled"]["sampler_cpu_pct"] >= 0
     notes = run.results["sampler"]["notes"]
-    assert any("g0: the node's NVML answers were replayed from" in n for n in notes), notes
-    assert any("g0: the node's GPU does not expose power" in n for n in notes), notes
+    assert any("g0: the NVML answers on its node were replayed from" in n for n in notes), notes
+    assert any("g0: its GPU (on its node) does not expose power" in n for n in notes), notes
     (guest_run,) = [r for r in mlflow_runs(run.tracking_uri) if r.data.tags.get("bench.role") == "guest"]
     assert 55 <= guest_run.data.metrics["gpu0.util_pct.mean"] <= 84
     assert "sampler_cpu_pct" in guest_run.data.metrics

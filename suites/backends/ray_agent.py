@@ -98,11 +98,9 @@ class GuestAgent:
         if self.sampler is None:
             return {}
         s = self.sampler
-        rows = s.rows[self._shipped:]
-        self._shipped += len(rows)
-        return {"rows": [{"t": s.t0 + r["t_s"], **node_columns(r, self._guest_id)} for r in rows],
-                "cpu_pct": s.cpu_pct, "rate_hz": s.achieved_rate_hz, "errors": s.errors, "gpu_status": s.gpu_status,
-                "trace": self.trace, "notes": [s.attribution_note] if s.attribution_note else []}
+        shipped = s.ship(self._shipped, lambda r: node_columns(r, self._guest_id))
+        self._shipped += len(shipped["rows"])
+        return {**shipped, "trace": self.trace, "notes": [s.attribution_note] if s.attribution_note else []}
 
     def send(self, line: str) -> None:
         self.pipe.send(line)

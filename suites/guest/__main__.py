@@ -49,16 +49,15 @@ def main(before_result: Callable[[Callable[[str], None]], None] | None = None) -
         result = run(spec, send, t_proc_start)
     except Exception as exc:  # a guest reports its failure; it never hangs the runner
         traceback.print_exc()
-        if before_result is not None:
-            before_result(send)
-        send(event("error", error=failure_text(exc)))
-        return 1
+        last, code = event("error", error=failure_text(exc)), 1
+    else:
+        result.pid = os.getpid()
+        result.affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        last, code = event("result", result=result.as_dict()), 0 if result.ok else 1
     if before_result is not None:
         before_result(send)
-    result.pid = os.getpid()
-    result.affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    send(event("result", result=result.as_dict()))
-    return 0 if result.ok else 1
+    send(last)
+    return code
 
 
 def _process_start_time() -> float:

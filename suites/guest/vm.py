@@ -64,10 +64,8 @@ class OwnGpu:
     def send(self, send: Callable[[str], None]) -> None:
         s = self.sampler
         s.__exit__(None, None, None)
-        rows = [{"t": s.t0 + r["t_s"], **{k: v for k, v in r.items() if k.startswith("gpu")}} for r in s.rows]
-        send(event("samples", samples={"rows": rows, "where": "inside its VM", "rate_hz": s.achieved_rate_hz,
-                                       "cpu_pct": s.cpu_pct, "errors": s.errors, "gpu_status": s.gpu_status,
-                                       "trace": self.trace}))
+        own = s.ship(0, lambda r: {k: v for k, v in r.items() if k.startswith("gpu")})
+        send(event("samples", samples={**own, "where": "inside its VM", "trace": self.trace}))
 
 
 if __name__ == "__main__":
