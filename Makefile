@@ -129,10 +129,13 @@ bench-sampler: setup
 # Bytecode for the suite's own modules first: where PYTHONDONTWRITEBYTECODE is set (CI here) every one of the
 # hundreds of processes the tests start would compile them again.
 # The VM image is built where it can be (Debian); elsewhere tests/test_vm.py skips its VMs, saying why.
+# The tests that need the host to themselves (marked alone) run after the others, one by one: among them, each one
+# held every other test process at the gate until the tests they were running ended (150 s of waiting in one CI run).
 test: setup setup-system setup-cluster lint
 	@$(MAKE) --no-print-directory setup-vm || echo "test: setup-vm failed: the VM tests will be skipped"
 	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not alone"
+	$(PY) -m pytest -m alone -n 0
 
 # The edit loop: the unit tier, the tests that start no CLI, guest, cluster or VM (the others carry an e2e / cluster
 # / vm marker in their file).
