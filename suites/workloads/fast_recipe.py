@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from suites.workloads.sgd import NesterovSGD, StepOptimizer
+
 if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
     import torch
     from torch import Tensor, nn
@@ -133,11 +135,10 @@ def decoupled_rates(hyper: Hyper, batch_size: int) -> tuple[float, float]:
     return hyper.lr / gain, hyper.weight_decay * batch_size / gain
 
 
-def optimizer(net: nn.Module, hyper: Hyper, batch_size: int) -> torch.optim.Optimizer:
+def optimizer(net: nn.Module, hyper: Hyper, batch_size: int) -> NesterovSGD:
     """SGD-Nesterov with the record's decoupled settings (:func:`decoupled_rates`); torch multiplies weight decay
     by the learning rate, so each group's decay is divided by its rate. Groups: BatchNorm biases (``bias_scaler`` x
     lr), the whitening bias (frozen after its epochs by a zero rate, see :func:`set_rates`), everything else."""
-    import torch
     from torch import nn
 
     lr, decay = decoupled_rates(hyper, batch_size)
@@ -151,7 +152,7 @@ def optimizer(net: nn.Module, hyper: Hyper, batch_size: int) -> torch.optim.Opti
               {"params": rest, "lr": lr, "weight_decay": decay / lr}]
     for g in groups:
         g["base_lr"] = g["lr"]
-    return torch.optim.SGD(groups, lr=lr, momentum=hyper.momentum, nesterov=True)
+    return NesterovSGD(groups, lr=lr, momentum=hyper.momentum)
 
 
 LR_START, LR_PEAK_AT, LR_END = 0.2, 0.23, 0.07  # the schedule's factor at the start, where it peaks, at the end
@@ -166,7 +167,7 @@ def lr_factor(step: int, total: int) -> float:
     return 1 + (LR_END - 1) * (step - peak) / max(1, total - peak)
 
 
-def set_rates(opt: torch.optim.Optimizer, step: int, total: int, whiten_bias_live: bool) -> None:
+def set_rates(opt: StepOptimizer, step: int, total: int, whiten_bias_live: bool) -> None:
     """Every group's learning rate for ``step``; the whitening bias (group 1) at zero once frozen (a zero rate
     rather than requires_grad=False: data-parallel ranks then keep the same gradients)."""
     factor = lr_factor(step, total)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from suites.errors import require
 from suites.workloads import fast_recipe as recipe
 from suites.workloads.base import TrainConfig
+from suites.workloads.sgd import StepOptimizer
 from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
 
 if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
@@ -94,7 +95,7 @@ class RecordClassifier(TorchClassifier):
         recipe.init_whitening(net[0], self.x_train[: recipe.WHITEN_IMAGES])
         return recipe.cast_weights(net, self.weights_dtype())
 
-    def make_optimizer(self, model: nn.Module, total_steps: int) -> tuple[torch.optim.Optimizer, LRScheduler | None]:
+    def make_optimizer(self, model: nn.Module, total_steps: int) -> tuple[StepOptimizer, LRScheduler | None]:
         self.lookahead = recipe.Lookahead(self.net)  # after the whitening filters are set: they are averaged too
         return recipe.optimizer(self.net, self.cfg.hyper(), self.cfg.batch_size), None
 

@@ -21,6 +21,7 @@ from gpu_probe.nvml import Nvml
 from gpu_probe.shapes import Json, Record
 from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, Classifier, StepMeter, TrainConfig
+from suites.workloads.sgd import StepOptimizer
 
 if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
     import torch
@@ -63,7 +64,7 @@ class TorchClassifier(Classifier):
     def build_model(self) -> nn.Module:
         raise NotImplementedError
 
-    def make_optimizer(self, model: nn.Module, total_steps: int) -> tuple[torch.optim.Optimizer, LRScheduler | None]:
+    def make_optimizer(self, model: nn.Module, total_steps: int) -> tuple[StepOptimizer, LRScheduler | None]:
         """(optimizer, per-step LR scheduler)."""
         raise NotImplementedError
 
