@@ -10,7 +10,7 @@ resolves (``${run_stamp:}`` included) is the one checked, and it is handed back 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from hydra.errors import HydraException
@@ -25,11 +25,10 @@ from suites.record.outdirs import require_outside_source
 
 @dataclass
 class HydraDirs:
-    """The folders a command's Hydra will make: a run's directory, or a sweep's and each of its jobs'."""
+    """The folders a command's Hydra will make: a run's directory, or a sweep's (its jobs' are checked, not kept)."""
 
     run_dir: Path | None = None
     sweep_dir: Path | None = None
-    job_dirs: list[Path] = field(default_factory=list)
 
     @property
     def pins(self) -> list[str]:
@@ -115,5 +114,4 @@ def sweep_dirs(points: list[tuple[list[str], list[str]]]) -> HydraDirs:
                               f"{job_dir}; give each point its own folder (the default is ${{hydra.job.num}})")
         seen[job_dir.resolve()] = label
         check_output_subdir(hcfg, job_dir)
-        dirs.job_dirs.append(job_dir)
     return dirs
