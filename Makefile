@@ -145,10 +145,12 @@ test-fast: setup lint
 lint: setup
 	$(VENV)/bin/ruff check .
 
-# MLflow's UI on the default store; URI=sqlite:///... opens another (a run that fell back names its store).
+# MLflow's UI on the default store; URI=sqlite:///... opens another (a run that fell back names its store). Without
+# MLflow 3's job execution unless you set MLFLOW_SERVER_ENABLE_JOB_EXECUTION: its GenAI job runners (8 more
+# processes, 30 s of CPU at start on 2 cores) serve nothing a benchmark's runs need.
 ui: setup
 	@mkdir -p outputs
-	$(VENV)/bin/mlflow ui --backend-store-uri "$(if $(URI),$(URI),$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)'))" \
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(VENV)/bin/mlflow ui --backend-store-uri "$(if $(URI),$(URI),$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)'))" \
 	  --host 127.0.0.1 --port $(PORT)
 
 clean:
