@@ -37,8 +37,8 @@ class NesterovSGD:
     def __init__(self, groups: Iterable[Group], lr: float, momentum: float) -> None:
         if not 0.0 < momentum < 1.0:
             raise ValueError(f"momentum {momentum}: Nesterov momentum needs 0 < momentum < 1")
-        self.param_groups: list[Group] = [{"lr": lr, "momentum": momentum, "weight_decay": 0.0, "nesterov": True,
-                                           **g, "params": list(g["params"])} for g in groups]
+        self.param_groups: list[Group] = [{"lr": lr, "momentum": momentum, "weight_decay": 0.0, **g,
+                                           "params": list(g["params"])} for g in groups]
         self.state: dict[torch.Tensor, torch.Tensor] = {}  # each parameter's momentum buffer, once it has one
 
     def zero_grad(self, set_to_none: bool = True) -> None:

@@ -84,9 +84,8 @@ def apt_options(state: Path) -> list[str]:
     sources = state / "sources.list"
     sources.write_text("".join(f"deb [signed-by={KEYRING}] {ARCHIVE.rsplit('/', 1)[0]}/{repo} {suite} main "
                                "contrib non-free\n" for repo, suite in SUITES))
-    opts = [f"-oDir::Etc::SourceList={sources}", "-oDir::Etc::SourceParts=/nonexistent",
+    return [f"-oDir::Etc::SourceList={sources}", "-oDir::Etc::SourceParts=/nonexistent",
             f"-oDir::State::Lists={state / 'lists'}"]
-    return opts
 
 
 def apt(args: list[str], state: Path, cwd: Path | None = None) -> str:
