@@ -5,7 +5,7 @@ datasheet (the one GPU table) and the metric vocabulary (keys and units: MiB, W,
 
 Its public surface is :data:`__all__`; the modules behind it (``nvml``, ``inventory``, ``sampler``, ``stats``,
 ``trace``, ``datasheet``, ``vocab``, ``shapes``, ``hostload``, ``remote``, ``procfs``, ``probe``,
-``virtualization``) may change. ``python -m gpu_probe`` samples from the command line.
+``virtualization``, ``windows``) may change. ``python -m gpu_probe`` samples from the command line.
 
 A name is imported from its module when it is first used (PEP 562): every guest and command imports some of
 gpu_probe, and importing all of it up front added ~0.15 s to each of them.
@@ -24,7 +24,8 @@ _WHERE = {
     "Sheet": "datasheet", "memory_MiB": "datasheet", "LARGEST_MiB": "datasheet",
     # sampling
     "Sampler": "sampler", "SampleSet": "sampler", "ProcessTree": "sampler", "aggregate": "sampler",
-    "energy_J": "sampler", "foreign_pid_namespace": "procfs", "RemoteUsage": "remote", "merge_rows": "remote",
+    "energy_J": "sampler", "timed_gpu": "windows", "foreign_pid_namespace": "procfs", "RemoteUsage": "remote",
+    "merge_rows": "remote",
     # recorded NVML for hosts without the hardware
     "RecordingNvml": "trace", "ReplayNvml": "trace", "TraceError": "trace", "TRACE_ENV": "trace",
     "lib_from_env": "trace",

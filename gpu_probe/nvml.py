@@ -84,6 +84,7 @@ class Nvml:
         self.reason = "NVML not initialised"
         self._last_ts: dict[int, int] = {}  # per-device timestamp of the newest utilisation sample
         self._proc_util: dict[int, dict[int, tuple[int, float]]] = {}  # device -> pid -> (ts, SM %)
+        self._util_ts: dict[int, int] = {}  # per-device timestamp of the newest driver utilisation sample seen
 
     # -- session --------------------------------------------------------------
     def open(self) -> "Nvml":
@@ -222,6 +223,23 @@ class Nvml:
             self._last_ts[index] = max(self._last_ts.get(index, 0), ts)
         newest = self._last_ts.get(index, 0)
         return {pid: util for pid, (ts, util) in held.items() if ts >= newest - 1_000_000}
+
+    def util_samples(self, index: int) -> list[tuple[float, float]]:
+        """The driver's own GPU utilisation samples newer than the last call's, as (epoch s, %), oldest first: each
+        the percent of its sample period (since the sample before; 1/6 s to 1 s by product) in which a kernel ran.
+        ``nvmlDeviceGetUtilizationRates`` answers the newest finished period, so a reading taken just after a timed
+        window opens still holds the idle time before it (0 % for 0.2 s into each 2 s window of an H200's b2: a
+        10 % bias); these samples' own timestamps let a window take only the periods inside it.
+        [] where NVML keeps none (older drivers, traces that did not record them)."""
+        h = self.handle(index)
+        since = self._util_ts.get(index, 0)
+        got = self.query(lambda nv: nv.nvmlDeviceGetSamples(h, nv.NVML_GPU_UTILIZATION_SAMPLES, since))
+        if got is NA:
+            return []
+        fresh = sorted((int(s.timeStamp), float(s.sampleValue.uiVal)) for s in got[1] if int(s.timeStamp) > since)
+        if fresh:
+            self._util_ts[index] = fresh[-1][0]
+        return [(ts / 1e6, pct) for ts, pct in fresh]  # NVML stamps them in microseconds of the epoch
 
 
 def _text(value: Any) -> Any:

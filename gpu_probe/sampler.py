@@ -102,6 +102,7 @@ class Sampler:
         self._gpu_count = 0
         self._vgpu_hosts: list[int] = []
         self._vgpu_util = virtualization.VgpuUtilization(self.nvml)
+        self.util_samples: dict[int, list[tuple[float, float]]] = {}  # the driver's own, for timed windows
         self._clock_events: dict[int, int] = {}
         self.cpu_s = 0.0  # CPU time spent in collect(), measured by the sampler thread itself
         self.attribution_note = ""  # set when NVML's pids cannot be matched to the guests' (FOREIGN_PIDS)
@@ -222,6 +223,7 @@ class Sampler:
         for i in range(self._gpu_count):
             for key, value in self.nvml.sample(i).items():
                 row[vocab.gpu_key(i, key)] = as_float(value)
+            self.util_samples.setdefault(i, []).extend(self.nvml.util_samples(i))
             events = row[vocab.gpu_key(i, vocab.CLOCK_EVENTS)]
             if events == events:  # not NaN
                 self._clock_events[i] = self._clock_events.get(i, 0) | int(events)
@@ -306,7 +308,8 @@ class Sampler:
         notes += [n for gid, src in remote.items() for n in node_notes(gid, src)]
         return SampleSet(rows=rows, t0=self.t0, rate_hz=self.rate_hz, achieved_hz=self.achieved_rate_hz,
                          errors=self.errors, cpu_pct=self.cpu_pct, clock_events=self.clock_events_seen(),
-                         notes=notes, nodes={gid: dict(src.node) for gid, src in remote.items()})
+                         notes=notes, nodes={gid: dict(src.node) for gid, src in remote.items()},
+                         util_samples={i: list(u) for i, u in self.util_samples.items()})
 
 
 @dataclass
@@ -322,6 +325,7 @@ class SampleSet:
     clock_events: dict[str, list[str]] = field(default_factory=dict)  # clock event reasons seen per GPU
     notes: list[str] = field(default_factory=list)  # what the figures do not hold, and why
     nodes: dict[str, Record] = field(default_factory=dict)  # per remote guest: its node sampler's figures
+    util_samples: dict[int, list[tuple[float, float]]] = field(default_factory=dict)  # GPU -> driver's (epoch s, %)
 
     def node_metrics(self, guest_id: str) -> dict[str, float]:
         """A remote guest's node sampler: its rate and cost there, like the runner's own."""
@@ -333,15 +337,6 @@ class SampleSet:
 
     def aggregate(self, prefix: str = "") -> dict[str, float]:
         return aggregate(self.rows, prefix)
-
-    def timed_gpu(self, windows: list[tuple[float, float]]) -> dict[str, float]:
-        """The GPUs' aggregates over the rows inside ``windows`` (epoch s; a guest's timed windows), as
-        ``timed.<gpu column>.<stat>``, with the number of rows they hold; {} without windows."""
-        if not windows:
-            return {}
-        rows = [r for r in self.rows if any(a <= self.t0 + r["t_s"] <= b for a, b in windows)]
-        out = {f"{vocab.TIMED}{k}": v for k, v in aggregate(rows).items() if k.startswith("gpu")}
-        return {**out, vocab.TIMED_SAMPLES: float(len(rows))} if out else out
 
     def host_metrics(self) -> dict[str, float]:
         """Host and GPU aggregates, the sampler's rate and cost, and GPU energy where power was readable."""

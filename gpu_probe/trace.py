@@ -38,7 +38,7 @@ TRACE_ENV = "GPU_PROBE_NVML_TRACE"
 VERSION = 1
 # Sampled APIs take "samples newer than" as their last argument; it is not part of the key.
 TIMESTAMPED = {"nvmlDeviceGetProcessUtilization", "nvmlDeviceGetProcessesUtilizationInfo",
-               "nvmlDeviceGetVgpuUtilization"}
+               "nvmlDeviceGetVgpuUtilization", "nvmlDeviceGetSamples"}
 
 
 class TraceError(ValueError):

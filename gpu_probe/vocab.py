@@ -80,6 +80,7 @@ NO_GPU = "no GPU"
 # evaluations, which a figure about training must leave out.
 TIMED = "timed."
 TIMED_SAMPLES = "timed.samples"  # how many sampler rows fell in the windows
+PERIODS = ".periods"  # after ``timed.gpuN.util_pct``: how many of the driver's utilisation periods it averages
 
 
 def gpu_key(index: int, metric: Metric | str | None = None) -> str:

@@ -53,7 +53,7 @@ def test_b1_mnist():
 @pytest.mark.parametrize("rates, util, energy, says", [
     ([250_000, 251_000, 249_500, 250_400, 250_900], 97.0, 5_000.0, "ok"),
     ([250_000, 200_000, 260_000, 240_000, 250_000], 97.0, 5_000.0, "failed: CoV 9.8% > 2%"),
-    ([250_000] * 5, 71.0, 5_000.0, "failed: util 71 % < 90 %"),
+    ([250_000] * 5, 71.0, 5_000.0, "failed: util 71.0 % < 90 %"),
     ([250_000] * 5, 97.0, float("nan"), "failed: no energy counted"),
 ])
 def test_b2_b3_cifar(rates: list, util: float, energy: float, says: str):
@@ -75,8 +75,8 @@ def test_b2_b3_a_timing_rule_missed_on_a_busy_host_is_inconclusive_not_failed():
 
     spread = [256_268, 268_756, 253_564, 244_475, 233_756]
     assert b3(spread, 86.0).result == \
-        f"inconclusive: {busy}: CoV 5.2% > 2%; util 86 % < 90 %: run again on a quiet host"
-    assert b3(spread, 86.0, host_busy="").result == "failed: CoV 5.2% > 2%; util 86 % < 90 %"
+        f"inconclusive: {busy}: CoV 5.2% > 2%; util 86.0 % < 90 %: run again on a quiet host"
+    assert b3(spread, 86.0, host_busy="").result == "failed: CoV 5.2% > 2%; util 86.0 % < 90 %"
     steady = b3([250_000] * 5, 97.0)
     assert steady.result == "ok" and steady.figure.endswith(busy)  # passed despite it, and said
     assert b3(spread, 86.0, energy=float("nan")).result.startswith("failed: ")  # no energy is no host's doing

@@ -99,12 +99,12 @@ def cifar(results: Record) -> Verdict:
     whole, energy = host.get("gpu0.util_pct.mean", math.nan), host.get(vocab.ENERGY.key, math.nan)
     # judged over the guest's timed windows: the whole run holds imports, data, compile and evaluations
     util = g["sampled"].get(f"{vocab.TIMED}gpu0.util_pct.mean", math.nan)
-    where = (f"in its timed windows ({g['sampled'].get(vocab.TIMED_SAMPLES, 0):.0f} samples; whole run "
-             f"{whole:.0f} %)") if util == util else "(no sample inside a timed window)"
+    where = f"in its timed windows ({timed_count(g['sampled'])}; whole run {whole:.0f} %)" if util == util else \
+        "(no sample inside a timed window)"
     figure = (f"{s.median:,.0f} images/s median of {s.n}, CoV {s.cov:.1%}; GPU util {util:.0f} % {where}; "
               f"{energy:,.0f} J" + (f"; {recompiled} recompile(s) inside timed repeats" if recompiled else ""))
     timing = [f"CoV {s.cov:.1%} > {CIFAR_MAX_COV:.0%}" if not s.cov <= CIFAR_MAX_COV else "",
-              f"util {util:.0f} % < {CIFAR_MIN_UTIL_PCT:.0f} %" if not util >= CIFAR_MIN_UTIL_PCT else ""]
+              f"util {util:.1f} % < {CIFAR_MIN_UTIL_PCT:.0f} %" if not util >= CIFAR_MIN_UTIL_PCT else ""]
     result = failed([*timing, "no energy counted" if not energy > 0 else ""])
     busy = results.get("host_busy") or ""
     if busy:  # other processes took CPU from the guest's launches: what they did to the spread is not the GPU's
@@ -113,6 +113,15 @@ def cifar(results: Record) -> Verdict:
             result = f"{INCONCLUSIVE}: {busy}: {'; '.join(w for w in timing if w)}: run again on a quiet host"
     return Verdict(result, figure, {"images_per_sec": rates, "median": s.median, "cov": s.cov, "util_pct": util,
                                     "energy_J": energy, "host_busy": busy})
+
+
+def timed_count(sampled: Record) -> str:
+    """What a guest's timed utilisation averages: the driver's periods inside its windows, else the sampler's rows
+    (whose readings lag a period: gpu_probe/windows.py)."""
+    rows = f"{sampled.get(vocab.TIMED_SAMPLES, 0):.0f} samples"
+    periods = sampled.get(f"{vocab.TIMED}gpu0.util_pct{vocab.PERIODS}")
+    return f"{periods:.0f} driver periods wholly inside them, {rows}" if periods else \
+        f"{rows}, the driver's own periods not kept"
 
 
 def caps(results: Record, framebuffer_MiB: float) -> Verdict:

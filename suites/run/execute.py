@@ -16,6 +16,7 @@ from pathlib import Path
 from gpu_probe import vocab
 from gpu_probe.hostload import HostLoad, other_load
 from gpu_probe.sampler import Sampler
+from gpu_probe.windows import timed_gpu
 from suites.backends.base import Timing
 from suites.backends.handle import GuestHandle, GuestPipe
 from suites.backends.mps import MpsDaemon
@@ -145,7 +146,7 @@ def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: 
     for g, p in zip(guests, plan.placements, strict=True):
         result = g.final_result()
         sampled = {**samples.aggregate(f"{g.id}."), **samples.node_metrics(g.id),  # a remote guest's node sampler
-                   **samples.timed_gpu(result.windows)}  # the GPUs over its timed windows, beside the whole run
+                   **timed_gpu(samples, result.windows)}  # the GPUs over its timed windows, beside the whole run
         if plan.cfg.strict and result.ok and missed_target(result.metrics):  # measured and kept, but no success
             result.status, result.error = "failed", f"{missed_target(result.metrics)} (strict=true)"
         outcomes.append(GuestOutcome(g.spec, p, result, g.log_path, sampled, measured_validity(p, result)))
