@@ -14,6 +14,11 @@ from dataclasses import dataclass
 
 import psutil
 
+# /proc/stat counts in clock ticks (10 ms): over a span of a few ms one tick on a few cores reads as several cores
+# busy. An H200's study saw 658 % "other processes" in a run's first row (the sampler's first read, 3 ms after its
+# clock started), which alone lifted the run's mean past host_busy_pct on a quiet 16-core host.
+MIN_SPAN_S = 0.05
+
 
 class CpuClock:
     """Host busy and steal CPU between two reads, in % of one core (100 = one core busy for the whole span)."""
@@ -22,11 +27,13 @@ class CpuClock:
         self._last, self._t = psutil.cpu_times(), time.monotonic()
 
     def read(self) -> tuple[float, float]:
+        """(busy, steal) since the last read that gave figures; NaN for a span under MIN_SPAN_S, which the next read
+        then covers."""
         now, t = psutil.cpu_times(), time.monotonic()
         span = t - self._t
-        last, self._last, self._t = self._last, now, t
-        if span <= 0:
+        if span < MIN_SPAN_S:
             return float("nan"), float("nan")
+        last, self._last, self._t = self._last, now, t
         idle = ("idle", "iowait", "steal")
         busy = sum(getattr(now, f) - getattr(last, f) for f in now._fields
                    if f not in idle and f not in ("guest", "guest_nice"))  # guest time is already in user

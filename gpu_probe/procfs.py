@@ -26,6 +26,10 @@ class ProcStat:
         self.pid = pid
         self._fd: int | None = None
         self._fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:  # starttime(19): clock ticks after boot, as time.CLOCK_BOOTTIME counts
+            self.born_s = int(_fields(os.pread(self._fd, 4096, 0))[19]) / CLK_TCK
+        except (OSError, ValueError, IndexError):
+            self.born_s = 0.0
 
     def read(self) -> tuple[float, int] | None:
         if self._fd is None:

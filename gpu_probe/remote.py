@@ -37,7 +37,8 @@ class RemoteUsage:
     def refresh(self, children_of: dict[int, list[int]]) -> None:
         pass  # the remote side follows the process tree itself
 
-    def read(self) -> tuple[float, float, set[int]]:
+    def read(self, since: float | None = None) -> tuple[float, float, set[int]]:
+        """The node's latest reading (``since`` is ProcessTree's; a node's own sampler times its reading)."""
         return self._reading
 
 

@@ -56,11 +56,14 @@ class ProcessTree:
         for pid in set(self.members) - pids:
             self.members.pop(pid).close()
 
-    def read(self) -> tuple[float, float, set[int]]:
-        """(CPU % since the last read, 100 = one core; RSS MiB; live pids); NaN readings once all are gone."""
+    def read(self, since: float | None = None) -> tuple[float, float, set[int]]:
+        """(CPU % since the last read, 100 = one core; RSS MiB; live pids); NaN readings once all are gone.
+        ``since`` (CLOCK_BOOTTIME s): the sampler's previous reading. A process first seen now then counts the CPU
+        it used since (all of it if born after, else its life's CPU pro rata): left out, a guest's first 0.1 s
+        (its interpreter starting, a core's worth) read as another process's load in every run's first rows."""
         cpu = rss = 0.0
         pids = set()
-        now = time.monotonic()
+        now, boot = time.monotonic(), time.clock_gettime(time.CLOCK_BOOTTIME)
         for pid, stat in list(self.members.items()):
             reading = stat.read()
             if reading is None:
@@ -71,6 +74,8 @@ class ProcessTree:
             prev = self._last.get(pid)
             if prev and now > prev[0]:
                 cpu += 100.0 * (cpu_s - prev[1]) / (now - prev[0])
+            elif prev is None and since is not None and boot > since and boot > stat.born_s:
+                cpu += 100.0 * cpu_s * (boot - max(stat.born_s, since)) / (boot - stat.born_s) / (boot - since)
             self._last[pid] = (now, cpu_s)
             rss += rss_bytes
             pids.add(pid)
@@ -109,6 +114,7 @@ class Sampler:
         self._cpu_clock: CpuClock | None = None
         self._own = procfs.ProcStat(os.getpid())  # the runner itself (its sampler thread included)
         self._own_last: tuple[float, float] | None = None
+        self._last_boot: float | None = None  # CLOCK_BOOTTIME of the previous collect()
 
     @property
     def gpu_status(self) -> str:
@@ -196,6 +202,7 @@ class Sampler:
     def collect(self) -> Row:
         """One row: host, each watched guest, each GPU."""
         row: Row = {"t_s": time.time() - self.t0}
+        since, self._last_boot = self._last_boot, time.clock_gettime(time.CLOCK_BOOTTIME)
         row[vocab.HOST_CPU.key] = psutil.cpu_percent(None)
         row[vocab.HOST_MEM_USED.key] = psutil.virtual_memory().used / vocab.MiB
         with self._lock:
@@ -210,14 +217,14 @@ class Sampler:
         guest_pids: dict[str, set[int]] = {}
         local_cpu = 0.0  # this host's guests: the run's own load
         for gid, tree in guests.items():
-            cpu, rss, pids = tree.read()
+            cpu, rss, pids = tree.read(since)
             guest_pids[gid] = pids
             row[vocab.guest_key(gid, vocab.GUEST_CPU)] = cpu
             row[vocab.guest_key(gid, vocab.GUEST_RSS)] = rss
             if isinstance(tree, ProcessTree) and cpu == cpu:
                 local_cpu += cpu
         for helper in helpers:
-            cpu = helper.read()[0]
+            cpu = helper.read(since)[0]
             local_cpu += cpu if cpu == cpu else 0.0
         self._host_others(row, local_cpu)
         for i in range(self._gpu_count):

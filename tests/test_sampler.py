@@ -152,3 +152,44 @@ def test_a_daemon_the_run_started_counts_as_the_runs_cpu_not_another_processs(mo
     finally:
         daemon.kill()
         daemon.wait(timeout=10)
+
+
+def test_a_span_too_short_for_procs_clock_ticks_gives_no_host_load_and_the_next_read_covers_it(
+        monkeypatch: pytest.MonkeyPatch):
+    """/proc/stat counts 10 ms ticks: 2 ticks on a 3 ms span read as 658 % of a core (an H200's first row)."""
+    from collections import namedtuple
+
+    from gpu_probe import hostload
+
+    Times = namedtuple("Times", "user system idle steal")
+    clock = {"t": 100.0, "cpu": Times(0.0, 0.0, 0.0, 0.0)}
+    monkeypatch.setattr(hostload.time, "monotonic", lambda: clock["t"])
+    monkeypatch.setattr(hostload.psutil, "cpu_times", lambda: clock["cpu"])
+    cpu = hostload.CpuClock()
+    clock.update(t=100.003, cpu=Times(0.02, 0.0, 0.0, 0.0))  # two ticks in 3 ms
+    busy, steal = cpu.read()
+    assert math.isnan(busy) and math.isnan(steal)
+    clock.update(t=100.103, cpu=Times(0.03, 0.0, 0.07, 0.0))  # 30 ms of CPU since the clock started, 103 ms ago
+    busy, steal = cpu.read()
+    assert busy == pytest.approx(100 * 0.03 / 0.103) and steal == 0.0
+
+
+@pytest.mark.e2e  # a CPU burner process
+def test_a_process_first_seen_counts_the_cpu_it_used_since_the_previous_reading():
+    """A guest starts between two sampler readings: its interpreter's first 0.1 s (a core's worth) used to read as
+    another process's load in every run's first rows (88-217 % of a core on an H200's quiet host)."""
+    from gpu_probe.sampler import ProcessTree
+
+    since = time.clock_gettime(time.CLOCK_BOOTTIME)
+    burner = subprocess.Popen([sys.executable, "-c", BURN.format(s=10)])
+    try:
+        time.sleep(0.5)
+        assert ProcessTree(burner.pid).read()[0] == 0.0  # no previous reading: nothing to count from
+        assert ProcessTree(burner.pid).read(since)[0] > 10  # born after `since`: all its CPU is this span's
+        later = time.clock_gettime(time.CLOCK_BOOTTIME)
+        time.sleep(0.3)
+        share = ProcessTree(burner.pid).read(later)[0]  # born before `later`: its life's rate, pro rata
+        assert 10 < share < 110, share
+    finally:
+        burner.kill()
+        burner.wait(timeout=10)
