@@ -49,7 +49,7 @@ def main(before_result: Callable[[Callable[[str], None]], None] | None = None) -
         result = run(spec, send, t_proc_start)
     except Exception as exc:  # a guest reports its failure; it never hangs the runner
         traceback.print_exc()
-        last, code = event("error", error=failure_text(exc)), 1
+        last, code = event("error", error=failure_text(exc, spec)), 1
     else:
         result.pid = os.getpid()
         result.affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []

@@ -113,12 +113,20 @@ def log(spec: GuestSpec, message: str) -> None:
     print(f"[guest {spec.guest_id} pid {os.getpid()}] {message}", file=sys.stderr, flush=True)
 
 
-def failure_text(exc: BaseException) -> str:
-    """One line for the runner; the traceback goes to the guest log."""
+# torch's advice after an out-of-memory, about its allocator's fragmentation: beside a profile's cap it misleads
+TORCH_OOM_ADVICE = " If reserved but unallocated memory is large"
+
+
+def failure_text(exc: BaseException, spec: GuestSpec | None = None) -> str:
+    """One line for the runner; the traceback goes to the guest log. Past its framebuffer, the line names the cap
+    first: torch's own text goes on to say how much of the whole GPU is free (139 GiB of an H200's, for an M60-1Q
+    guest refused at its 1024 MiB)."""
     name = type(exc).__name__
     text = first_line(exc, 10_000) if str(exc).strip() else ""
     # torch's OutOfMemoryError (over set_per_process_memory_fraction, or the MPS pinned limit: "out of memory"),
     # TensorFlow's ResourceExhaustedError ("OOM when allocating" over its logical device's memory_limit)
     if "OutOfMemory" in name or "ResourceExhausted" in name or "out of memory" in text.lower():
-        return f"framebuffer cap exceeded: {text}"
+        cap = f" ({spec.profile}: {spec.framebuffer_MiB} MiB, CUDA context included)" if spec and \
+            spec.framebuffer_MiB else ""
+        return f"framebuffer cap exceeded{cap}: {text.split(TORCH_OOM_ADVICE)[0].strip()}"
     return f"{name}: {text}" if text else name
