@@ -39,7 +39,7 @@ class ProcessTree:
     def __init__(self, pid: int) -> None:
         self.root_pid = pid
         self.members: dict[int, procfs.ProcStat] = {pid: procfs.ProcStat(pid)}
-        self._last: dict[int, tuple[float, float]] = {}  # pid -> (wall time, cpu seconds)
+        self._last: dict[int, tuple[float, float]] = {}  # pid -> (CLOCK_BOOTTIME s, cpu seconds)
 
     def refresh(self, children_of: dict[int, list[int]]) -> None:
         pids, todo = set(), [self.root_pid]
@@ -63,7 +63,7 @@ class ProcessTree:
         (its interpreter starting, a core's worth) read as another process's load in every run's first rows."""
         cpu = rss = 0.0
         pids = set()
-        now, boot = time.monotonic(), time.clock_gettime(time.CLOCK_BOOTTIME)
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)  # the clock /proc's start times count in
         for pid, stat in list(self.members.items()):
             reading = stat.read()
             if reading is None:
@@ -74,8 +74,8 @@ class ProcessTree:
             prev = self._last.get(pid)
             if prev and now > prev[0]:
                 cpu += 100.0 * (cpu_s - prev[1]) / (now - prev[0])
-            elif prev is None and since is not None and boot > since and boot > stat.born_s:
-                cpu += 100.0 * cpu_s * (boot - max(stat.born_s, since)) / (boot - stat.born_s) / (boot - since)
+            elif prev is None and since is not None and now > since and now > stat.born_s:
+                cpu += 100.0 * cpu_s * (now - max(stat.born_s, since)) / (now - stat.born_s) / (now - since)
             self._last[pid] = (now, cpu_s)
             rss += rss_bytes
             pids.add(pid)

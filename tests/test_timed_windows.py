@@ -16,6 +16,8 @@ from gpu_probe.trace import FORMAT, ReplayNvml
 from gpu_probe.windows import periods_inside, timed_gpu
 from suites.gpucheck import judges as judge
 
+from .helpers import wait_for
+
 T0 = 1_795_697_537.0
 PERIOD = 1 / 6  # the driver's sample period (1/6 s to 1 s by product)
 WINDOWS = [(T0 + 1.0, T0 + 3.0), (T0 + 4.0, T0 + 6.0)]
@@ -107,8 +109,7 @@ def test_nvml_hands_each_driver_sample_once_in_epoch_seconds():
 def test_the_sampler_keeps_the_driver_samples_for_the_timed_windows():
     got = [{"timeStamp": 1_795_697_537_000_000 + k * 166_667, "sampleValue": {"uiVal": 90 + k}} for k in range(4)]
     with Sampler(50, nvml=Nvml(ReplayNvml(trace(got)))) as s:
-        while len(s.rows) < 3:
-            s._stop.wait(0.02)
+        wait_for(lambda: len(s.rows) >= 3, timeout=30)
     snap = s.snapshot()
     assert [pct for _, pct in snap.util_samples[0]] == [90.0, 91.0, 92.0, 93.0]  # once each, over many ticks
     assert not math.isnan(snap.rows[0]["gpu0.util_pct"])
