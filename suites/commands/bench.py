@@ -17,12 +17,13 @@ from pathlib import Path
 import hydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
+from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from suites.config.compose import Composition, compose_run
+from suites.config.compose import Composition, compose_run, refuse_retired, without_hydra
 from suites.config.schema import CONFIG_DIR, one_line, register_configs
 from suites.errors import BenchError, ConfigError
-from suites.pipeline.hydra_dirs import HydraDirs, run_dirs, sweep_dirs
+from suites.pipeline.hydra_dirs import HydraDirs, hydra_node, run_dirs, sweep_dirs
 from suites.pipeline.jobs import SweepState, fail, task
 from suites.pipeline.prechecks import check_out_dirs, require_parseable
 from suites.record.outdirs import (
@@ -44,16 +45,18 @@ def sweep_points(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
     return [(list(point), [p for p, s in zip(point, swept, strict=True) if s]) for point in itertools.product(*choices)]
 
 
-def precheck_sweep(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
+def precheck_sweep(overrides: list[str]) -> tuple[list[tuple[list[str], list[str]]], list[DictConfig]]:
     """Each sweep point composed as its job will be, before any job starts: a bad value is one line naming it (it
-    used to reach Hydra's launcher as a multi-line error after the first jobs had run). The points, in order."""
-    points = sweep_points(overrides)
-    for point, named in points:
+    used to reach Hydra's launcher as a multi-line error after the first jobs had run). The points, in order, and
+    each one's composition with Hydra's node (its job number set, as the launcher will)."""
+    points, nodes = sweep_points(overrides), []
+    for num, (point, named) in enumerate(points):
         try:
-            check_out_dirs(compose_run(point).cfg)
+            nodes.append(hydra_node(point, num))
+            check_out_dirs(compose_run(point, without_hydra(nodes[-1])).cfg)
         except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
             raise ConfigError(f"sweep point {' '.join(named) or '(all)'}: {one_line(exc)}") from exc
-    return points
+    return points, nodes
 
 
 @dataclass
@@ -127,15 +130,17 @@ def precheck(line: CommandLine) -> Checked:
     require_parseable(line.overrides)
     if line.informational:
         return Checked()
+    refuse_retired(line.overrides)  # before Hydra composes: it would say only that `experiment` is taken
     overrides = with_search_path(line)
     if line.multirun:
-        points = precheck_sweep(overrides)
-        dirs = sweep_dirs(points)
+        points, nodes = precheck_sweep(overrides)
+        dirs = sweep_dirs(points, nodes)
         assert dirs.sweep_dir is not None
         return Checked(None, claim_run_dir(dirs.sweep_dir, "hydra.sweep.dir"), dirs, [n for _, n in points])
-    composed = compose_run(overrides)
+    hcfg = hydra_node(overrides)  # one composition, Hydra's node with it: the run's config and where it writes
+    composed = compose_run(overrides, without_hydra(hcfg))
     check_out_dirs(composed.cfg)
-    dirs = run_dirs(overrides)
+    dirs = run_dirs(hcfg)
     assert dirs.run_dir is not None
     claim = claim_run_dir(dirs.run_dir)
     killed = half_written_beside(dirs.run_dir)

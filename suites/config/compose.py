@@ -10,6 +10,7 @@ again later.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import HydraException
-from omegaconf import DictConfig
+from omegaconf import DictConfig, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from suites.config.scenario import CAD_ALONE, MIXED, ML_ALONE, GuestGroup, PhaseConfig
@@ -65,14 +66,27 @@ class Composition:
 def compose(overrides: list[str], mix: list[Any] | None = None) -> tuple[BenchConfig, DictConfig]:
     """configs/config.yaml with these overrides (and a guest mix, which the override grammar cannot express
     comfortably), inside or outside the running Hydra app. Schemas must be registered first."""
-    retired = next((o for o in overrides if o.startswith(("+experiment=", "experiment/"))), None)
-    if retired:  # the config group became `preset` so that experiment=NAME can name the MLflow experiment
-        raise ConfigError(f"{retired}: presets are +preset=NAME now (configs/preset/); experiment=NAME names the "
-                          "MLflow experiment")
+    refuse_retired(overrides)
     dcfg = compose_raw(overrides)
     if mix:
         dcfg.scenario.mix = list(mix)  # typed node: OmegaConf validates the GuestGroup dataclasses
     return load(dcfg), dcfg
+
+
+def refuse_retired(overrides: list[str]) -> None:
+    retired = next((o for o in overrides if o.startswith(("+experiment=", "experiment/"))), None)
+    if retired:  # the config group became `preset` so that experiment=NAME can name the MLflow experiment
+        raise ConfigError(f"{retired}: presets are +preset=NAME now (configs/preset/); experiment=NAME names the "
+                          "MLflow experiment")
+
+
+def without_hydra(hcfg: DictConfig) -> DictConfig:
+    """The config of a composition made with Hydra's node (``compose_raw(..., with_hydra=True)``), as a
+    composition without it would be (Hydra's compose drops the node the same way); ``hcfg`` is left as it is."""
+    dcfg = copy.deepcopy(hcfg)
+    with open_dict(dcfg):
+        del dcfg["hydra"]
+    return dcfg
 
 
 def compose_raw(overrides: list[str], with_hydra: bool = False) -> DictConfig:

@@ -85,25 +85,22 @@ def check_output_subdir(hcfg: DictConfig, folder: Path) -> None:
                           "config must stay inside it")
 
 
-def run_dirs(overrides: list[str]) -> HydraDirs:
-    """A single run's directory, as Hydra will resolve it."""
-    hcfg = hydra_node(overrides)
+def run_dirs(hcfg: DictConfig) -> HydraDirs:
+    """A single run's directory, as Hydra will resolve it from its node (``hydra_node``)."""
     run_dir = Path(resolved(hcfg, "hydra.run.dir"))
     check_output_subdir(hcfg, run_dir)
     return HydraDirs(run_dir=run_dir)
 
 
-def sweep_dirs(points: list[tuple[list[str], list[str]]]) -> HydraDirs:
+def sweep_dirs(points: list[tuple[list[str], list[str]]], nodes: list[DictConfig]) -> HydraDirs:
     """A sweep's directory and each point's job directory (``hydra.sweep.dir``/``hydra.sweep.subdir``, the
-    subdir resolved with the job's number): each its own folder directly under the sweep's, where the sweep
-    summary finds it."""
-    first = hydra_node(points[0][0])
-    sweep_dir = Path(resolved(first, "hydra.sweep.dir"))
+    subdir resolved with the job's number), from each point's Hydra node (``hydra_node(point, num)``): each its own
+    folder directly under the sweep's, where the sweep summary finds it."""
+    sweep_dir = Path(resolved(nodes[0], "hydra.sweep.dir"))
     require_outside_source(sweep_dir, "hydra.sweep.dir")
     dirs = HydraDirs(sweep_dir=sweep_dir)
     seen: dict[Path, str] = {}
-    for num, (point, named) in enumerate(points):
-        hcfg = first if num == 0 else hydra_node(point, num)
+    for (_, named), hcfg in zip(points, nodes, strict=True):
         label = " ".join(named) or "(all)"
         job_dir = sweep_dir / resolved(hcfg, "hydra.sweep.subdir")
         if job_dir.resolve().parent != sweep_dir.resolve():
