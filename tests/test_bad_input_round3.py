@@ -17,11 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from suites.commands.bench import CommandLine, parse_command, precheck
 from suites.config import compose as compose_module
+from suites.config.compose import compose_run, without_hydra
 from suites.config.schema import register_configs
-from suites.pipeline.hydra_dirs import quoted
+from suites.pipeline.hydra_dirs import hydra_node, quoted
 
 from .helpers import REPO, SMOKE, bench_args, free_port, one_error_line, store_at, wait_while_running
 from .test_bad_input import export_doc, git_status
@@ -263,6 +265,7 @@ def test_the_quoted_non_ascii_value_the_hint_gives_is_accepted(tmp: Path):
         assert checked.claim is not None
         checked.claim.release()
 
+
 @pytest.mark.parametrize("multirun", [False, True])
 def test_the_precheck_composes_each_run_once_with_hydras_node(tmp: Path, monkeypatch: pytest.MonkeyPatch,
                                                               multirun: bool):
@@ -286,6 +289,20 @@ def test_the_precheck_composes_each_run_once_with_hydras_node(tmp: Path, monkeyp
     finally:
         assert checked.claim is not None
         checked.claim.release()
+
+
+@pytest.mark.parametrize("overrides", [[*SMOKE], [*SMOKE, "scenario=gpu-vs-cpu"], ["scenario=mixed", "profile=m60-8q"],
+                                       ["workload=graphics-replay", "profile=m60-1q", "hydra.run.dir=/tmp/zz/r"]])
+def test_the_config_read_from_hydras_node_is_the_plain_composition(overrides: list[str]):
+    """What the precheck runs (one composition with Hydra's node, the node dropped) is what composing without the
+    node gives: the run's config, each phase's and the recorded config.yaml alike."""
+    register_configs()
+    plain = compose_run(overrides)
+    node = hydra_node(overrides)
+    read = compose_run(overrides, without_hydra(node))
+    assert "hydra" in node and read.cfg == plain.cfg
+    assert [OmegaConf.to_yaml(r.dcfg) for r in read.runs] == [OmegaConf.to_yaml(r.dcfg) for r in plain.runs]
+    assert OmegaConf.to_yaml(read.dcfg) == OmegaConf.to_yaml(plain.dcfg) and OmegaConf.is_struct(read.dcfg)
 
 
 
