@@ -305,7 +305,6 @@ def test_the_config_read_from_hydras_node_is_the_plain_composition(overrides: li
     assert OmegaConf.to_yaml(read.dcfg) == OmegaConf.to_yaml(plain.dcfg) and OmegaConf.is_struct(read.dcfg)
 
 
-
 def test_hydra_flags_with_a_value_are_not_taken_for_overrides():
     assert parse_command(["--cfg", "job", "-p", "scenario", "--info", "searchpath", "x=1"]) == \
         CommandLine(["x=1"], informational=True)
