@@ -99,6 +99,15 @@ FASTER, SLOWER, WITHIN_NOISE, NO_SPREAD = "faster", "slower", "within noise", "n
 BOOTSTRAP_EXACT_N = 6  # below this many values every resample is enumerated (deterministic); above, 4000 drawn
 
 
+def covered_fraction(window: tuple[float, float], span: tuple[float, float]) -> float:
+    """The share of ``window`` (start, end) that ``span`` covers: 1 = all of it, 0 = none; NaN for an empty
+    window."""
+    length = window[1] - window[0]
+    if not length > 0:
+        return math.nan
+    return max(0.0, min(window[1], span[1]) - max(window[0], span[0])) / length
+
+
 @dataclass(frozen=True)
 class Interval:
     """A confidence interval for the mean of a few repeats (n = 1: no spread, bounds NaN)."""

@@ -39,6 +39,10 @@ COMPOSITE = Metric("composite_score", "frames/s", "weighted geometric mean of pe
 TRIANGLES_PER_SEC = Metric("triangles_per_sec", "triangles/s", "triangles submitted per second of frame time")
 PIXELS_OK = Metric("pixels_ok", "bool", "1 when every checked frame matched its reference, else 0")
 
+# --- concurrency (a scenario run's guests beside each other) ---------------
+OVERLAP = Metric("overlap_pct", "%", "two guests measured beside each other: the share of each one's timed window "
+                 "the other was at work, the smaller (the worst pair; overlap_pct.<a>.<b> per pair)")
+
 # --- sampler columns --------------------------------------------------------
 HOST_CPU = Metric("host_cpu_pct", "%", "whole-host CPU load, 100 = all cores busy")
 HOST_OTHER_CPU = Metric("host_other_cpu_pct", "%", "CPU of processes that are not the run's (host busy less the "

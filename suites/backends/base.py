@@ -57,7 +57,7 @@ class Backend(ABC):
         for g in guests:
             g.release()
         pump_until(guests, tick, lambda g: g.finished, timeout_s,
-                   f"timed out after scenario.timeout_s={timeout_s:.0f} s")
+                   f"timed out after scenario.timeout_s={timeout_s:.0f} s", on_poll=stop_open_ended)
         tick(guests)
         timing.t_end = time.time()
 
@@ -69,14 +69,16 @@ class Backend(ABC):
 
 
 def pump_until(guests: list[GuestHandle], tick: Tick, settled: Callable[[GuestHandle], bool], timeout_s: float,
-               overdue: str, when: str = "") -> None:
+               overdue: str, when: str = "", on_poll: Callable[[list[GuestHandle]], None] | None = None) -> None:
     """Until every guest is ``settled``: its events, progress, the time limit (a guest not settled by then is
-    stopped with ``overdue``), the memory limit (``when`` says in which phase)."""
+    stopped with ``overdue``), the memory limit (``when`` says in which phase); ``on_poll`` after each poll."""
     deadline = time.monotonic() + timeout_s
     next_mem_check = 0.0
     while not all(settled(g) for g in guests):
         for g in guests:
             g.pump()
+        if on_poll is not None:
+            on_poll(guests)
         tick(guests)
         now = time.monotonic()
         if now > deadline:
@@ -87,6 +89,16 @@ def pump_until(guests: list[GuestHandle], tick: Tick, settled: Callable[[GuestHa
             next_mem_check = now + MEM_CHECK_S
             check_memory(guests, when)
         time.sleep(POLL_S)
+
+
+def stop_open_ended(guests: list[GuestHandle]) -> None:
+    """Open-ended guests (``workload.until_stopped``: an ML guest that trains for the CAD guests' whole replay) are
+    told to stop once every guest beside them that is not open-ended has finished (at once where there is none:
+    they then train for their ``workload.min_window_s``)."""
+    if all(g.finished for g in guests if not g.open_ended):
+        for g in guests:
+            if g.open_ended:
+                g.stop()
 
 
 def check_memory(guests: list[GuestHandle], when: str = "") -> None:

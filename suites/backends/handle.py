@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,7 +25,7 @@ import psutil
 from gpu_probe import vocab
 from gpu_probe.remote import RemoteUsage, node_columns
 from gpu_probe.shapes import Record
-from suites.guest.protocol import GO, GuestResult, GuestSpec, parse_event
+from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, parse_event
 from suites.guest.setup import environment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -174,6 +175,8 @@ class GuestHandle:
         self.total_steps = 0
         self.setup_time_s: float | None = None
         self.samples = RemoteUsage()  # what a guest's VM sampled of its own GPU (the "samples" event)
+        self.open_ended = bool(spec.workload_config.get("until_stopped"))  # trains until told to stop
+        self.stopped_at: float | None = None  # when it was told
 
     @property
     def pid(self) -> int | None:
@@ -197,6 +200,12 @@ class GuestHandle:
         if self.state == "ready":
             self.state = "running"
             self.pipe.send(GO)
+
+    def stop(self) -> None:
+        """Tell an open-ended guest its peers have finished (once)."""
+        if self.state == "running" and self.stopped_at is None:
+            self.stopped_at = time.time()
+            self.pipe.send(STOP)
 
     def pump(self) -> None:
         """Apply arrived events, then notice an exit that sent no result."""

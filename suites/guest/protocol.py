@@ -1,7 +1,8 @@
 """The guest protocol: JSON lines over a pipe, so a guest need not be local.
 
 Host -> guest (guest's stdin): one line with the :class:`GuestSpec`, then
-``go`` when every guest has reached the start barrier (``abort`` cancels).
+``go`` when every guest has reached the start barrier (``abort`` cancels); ``stop`` to an open-ended guest
+(``workload.until_stopped``) once the guests beside it have finished.
 Guest -> host (guest's stdout): one JSON object per line with an ``event``:
 ``ready`` (set-up done, waiting at the barrier), ``progress`` (done/total
 steps), ``result`` (a :class:`GuestResult`) or ``error`` (one-line reason).
@@ -20,6 +21,7 @@ from gpu_probe.shapes import Record
 PROTOCOL_VERSION = 1
 GO = "go"
 ABORT = "abort"
+STOP = "stop"  # to an open-ended guest (workload.until_stopped) once every guest beside it has finished
 
 
 @dataclass

@@ -13,6 +13,7 @@ import socket
 import sys
 from typing import Any
 
+from suites.guest import sizing
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import die_with_parent, make_workload
 from suites.workloads.base import StepMeter
@@ -51,6 +52,20 @@ def barrier() -> None:
         dist.barrier()
 
 
+def slowest(step_s: float, workload: Any) -> float:
+    """The largest ``step_s`` over the ranks (each rank's own where there is one): every rank then sizes its run
+    the same way. NaN counts as 0."""
+    dist = initialized()
+    if dist is None:
+        return step_s
+    import torch
+
+    figure = torch.tensor([step_s if step_s == step_s else 0.0], dtype=torch.float64,
+                          device=getattr(workload, "device", "cpu"))
+    dist.all_reduce(figure, op=dist.ReduceOp.MAX)
+    return float(figure.item())
+
+
 def shutdown() -> None:
     dist = initialized()
     if dist is not None:
@@ -83,6 +98,7 @@ def peer_main(spec_line: str, rank: int, world: int, port: int) -> None:
     init(rank, world, port, bool(spec.gpus), spec.peer_timeout_s)
     try:
         workload.prepare()
+        sizing.size(workload, cfg, agree=lambda step_s: slowest(step_s, workload))  # in step with rank 0's
         barrier()  # prepared
         barrier()  # released at the start barrier
         for r in range(spec.repeats):

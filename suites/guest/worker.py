@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import Any
 
 from gpu_probe.shapes import Record
 from gpu_probe.stats import aggregate_repeats
 from suites.errors import first_line
-from suites.guest import ranks
-from suites.guest.protocol import GO, GuestResult, GuestSpec, event
+from suites.guest import ranks, sizing
+from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, event
 from suites.guest.setup import make_workload, sharing_seen
 from suites.workloads.base import StepMeter
 
@@ -46,6 +47,11 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
     ctx = workload.ctx
     workload.prepare()
     check_device(spec, ctx.info, cfg)
+    open_ended = bool(getattr(cfg, "until_stopped", False))
+    if open_ended and ctx.world_size > 1:  # the runner's stop reaches rank 0 only; ranks must stop together
+        open_ended = False
+        ctx.info["until_stopped"] = f"not applied: {ctx.world_size} ranks (sized by workload.min_window_s)"
+    ctx.info.update(sizing.size(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload)))
     ranks.barrier()  # every rank has prepared
     setup = time.time() - t_proc_start
     log(spec, f"ready after {setup:.1f} s, waiting at the start barrier")
@@ -54,6 +60,7 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
     if command != GO:
         return GuestResult(spec.guest_id, "failed", error=f"aborted at the start barrier ({command or 'EOF'})")
     ranks.barrier()  # releases the other ranks
+    stop = listen_for_stop() if open_ended else None
     log(spec, "training started")
     total = workload.total_steps() * spec.repeats
     runs: list[dict[str, float]] = []
@@ -66,6 +73,8 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
         meter = StepMeter(cfg.warmup_steps, total,
                           lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)),
                           min_steps=cfg.min_timed_steps, min_s=cfg.min_timed_s)
+        if stop is not None:
+            meter.stop_requested, meter.hold_s = stop.is_set, cfg.min_window_s
         compiled = workload.compiled_frames()
         meter.start()
         workload.train(meter)
@@ -88,6 +97,20 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
     metrics["wall_time_s"] = time.time() - t_proc_start
     return GuestResult(spec.guest_id, "ok", metrics=metrics, info=ctx.info, t_train_start=t_train_start,
                        t_train_end=t_train_end, repeats=runs if spec.repeats > 1 else [], windows=windows)
+
+
+def listen_for_stop() -> threading.Event:
+    """Set once the runner's ``stop`` line arrives on stdin (an open-ended run: the guests beside it finished)."""
+    stop = threading.Event()
+
+    def read() -> None:
+        for line in sys.stdin:
+            if line.strip() == STOP:
+                stop.set()
+                return
+
+    threading.Thread(target=read, name="stop-listener", daemon=True).start()
+    return stop
 
 
 class DeviceFallback(RuntimeError):

@@ -31,6 +31,7 @@ MIXED_COLUMNS = (  # (header, key, format): each header names its statistic; eve
     ("sequential s", "sequential_s", "{:.1f}"),
     ("concurrent s", "concurrent_s", "{:.1f}"),
     ("concurrent/sequential (median of ratios)", "concurrent_vs_sequential", "{:.2f}"),
+    ("overlap % (worst pair)", "overlap_pct", "{:.0f}"),
     ("CPU % cad", "cad.host_cpu_pct", "{:.0f}"),
     ("CPU % mixed", "mixed.host_cpu_pct", "{:.0f}"),
     ("CPU % ml", "ml.host_cpu_pct", "{:.0f}"),
@@ -115,9 +116,11 @@ def mixed_console_tables(rep: MixedReport) -> list[Table]:
     said = verdicts(rep)
     t = Table(title="mixed CAD + ML, per profile: the verdict (from the MLflow store; medians over the repeats)",
               title_justify="left", caption_justify="left", caption=(
-                  "CAD run time +%: the CAD guests' run time, mixed vs alone; ML train time +%: the ML guest's, mixed "
-                  "vs alone; concurrent/sequential: the mixed makespan over the cad + ml makespans, the median of the "
-                  "per-repeat ratios; [95% CI] on the log scale of each ratio"))
+                  "CAD run time +%: the CAD guests' run time, mixed vs alone; ML train time +%: the ML guest's time "
+                  "per image (its steady rate), mixed vs alone; concurrent/sequential: the mixed makespan over the "
+                  "cad + ml makespans (ml's scaled to the images trained mixed), the median of the per-repeat ratios; "
+                  "[95% CI] on the log scale of each ratio; a verdict needs the guests' timed windows to overlap "
+                  "≥ 90 %"))
     for h in ("profile", "CAD run time +% [95% CI]", "ML train time +% [95% CI]", "concurrent/ sequential [95% CI]",
               "n", "validity", "verdict", "reference study (2 x M60)"):
         t.add_column(h, justify="left" if h in ("profile", "validity", "verdict", "reference study (2 x M60)")
@@ -132,7 +135,8 @@ def mixed_console_tables(rep: MixedReport) -> list[Table]:
     cols = (("CAD p95 frame ms alone", "cad_p95_frame_ms_alone", "{:.1f}"),
             ("CAD p95 frame ms mixed", "cad_p95_frame_ms_mixed", "{:.1f}"),
             ("sequential s", "sequential_s", "{:.1f}"), ("concurrent s", "concurrent_s", "{:.1f}"),
-            ("GPU % mixed", "mixed.gpu_util_pct", "{:.0f}"), ("energy J mixed", "mixed.energy_J", "{:.0f}"))
+            ("overlap % (worst pair)", "overlap_pct", "{:.0f}"), ("GPU % mixed", "mixed.gpu_util_pct", "{:.0f}"),
+            ("energy J mixed", "mixed.energy_J", "{:.0f}"))
     for h in ("profile", *(h for h, _, _ in cols), "host CPU % cad / mixed / ml"):
         details.add_column(h, justify="left" if h == "profile" else "right", overflow="fold")
     for p, d in rep.mixed.items():

@@ -22,6 +22,7 @@ from suites.backends.handle import GuestHandle, GuestPipe
 from suites.backends.mps import MpsDaemon
 from suites.config.schema import Sharing
 from suites.errors import first_line
+from suites.run import outcome as run_outcome
 from suites.run.outcome import GuestOutcome, ScenarioOutcome, busy_check_on, busy_text, measured_validity, missed_target
 from suites.run.plan import Plan
 from suites.run.progress import ProgressView
@@ -163,5 +164,6 @@ def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: 
     makespan = (max(ends) - t_release) if ends and t_release else None
     if status == "ok" and t_end and t_release:
         makespan = t_end - t_release
-    return ScenarioOutcome(status, outcomes, makespan, reasons, plan.inventory, plan.data, samples,
-                           samples.host_metrics(), started_at=timing.t_start or 0.0, ended_at=time.time())
+    host = {**samples.host_metrics(), **run_outcome.overlaps(outcomes)}  # the pairs' overlap: recorded alike
+    return ScenarioOutcome(status, outcomes, makespan, reasons, plan.inventory, plan.data, samples, host,
+                           started_at=timing.t_start or 0.0, ended_at=time.time())

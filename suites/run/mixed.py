@@ -54,7 +54,9 @@ class PhaseNumbers:
     cad_p95_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest
     cad_frames: float = 0.0
     ml_train_time_s: float = math.nan  # the slowest ML guest
+    ml_images_per_sec: float = math.nan  # the slowest ML guest's steady rate: what its slowdown is read from
     ml_images: float = 0.0
+    overlap_pct: float = math.nan  # the worst concurrent pair's overlap of timed windows (vocab.OVERLAP)
     failed: int = 0
     host_other_cpu_pct: float = math.nan  # other processes' CPU over the phase, % of one core (a busy host)
 
@@ -73,7 +75,9 @@ class PhaseNumbers:
             cad_p95_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p95"), math.nan) for m in cad],
             cad_frames=sum(m.get(vocab.FRAMES.key, 0.0) for m in cad),
             ml_train_time_s=max((m.get(vocab.TRAIN_TIME.key, math.nan) for m in ml), default=math.nan),
+            ml_images_per_sec=min((m.get(vocab.IMAGES_PER_SEC.key, math.nan) for m in ml), default=math.nan),
             ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),
+            overlap_pct=phase.get(vocab.OVERLAP.key, math.nan),
             failed=sum(1 for _, ok, _ in guests if not ok),
             host_other_cpu_pct=phase.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan),
         )
@@ -83,13 +87,36 @@ def pct_increase(mixed: float, alone: float) -> float:
     return (mixed / alone - 1.0) * 100.0 if alone and not math.isnan(alone) else math.nan
 
 
+def ml_slowdown_pct(mixed: PhaseNumbers, alone: PhaseNumbers) -> float:
+    """How much longer the ML guest takes per image beside CAD than alone (its train time for the same work): from
+    the steady rates, since a run sized by time does a different amount of work in each phase."""
+    return pct_increase(1 / mixed.ml_images_per_sec, 1 / alone.ml_images_per_sec) \
+        if mixed.ml_images_per_sec > 0 and alone.ml_images_per_sec > 0 else math.nan
+
+
+# Below this overlap of two guests' timed windows a slowdown measured between them is no verdict: one of them ran
+# partly alone (a 0.1 s ML run beside a seconds-long CAD replay measured start-up noise).
+MIN_OVERLAP_PCT = 90.0
+
+
+def overlap_shortfall(overlap_pct: float) -> str:
+    """'inconclusive (overlap N %)' where the guests' windows overlapped less than MIN_OVERLAP_PCT, else ''."""
+    if overlap_pct == overlap_pct and overlap_pct < MIN_OVERLAP_PCT:
+        return f"inconclusive (overlap {overlap_pct:.0f} % < {MIN_OVERLAP_PCT:g} %)"
+    return ""
+
+
 def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
     """The mixed scenario's per-profile figures from its three phases."""
     cad, mixed, ml = phases.get(CAD, PhaseNumbers()), phases.get(MIXED, PhaseNumbers()), phases.get(ML, PhaseNumbers())
-    sequential = cad.makespan_s + ml.makespan_s
+    # sequential: the same work one after the other. The ML guest is sized by time, so its alone phase trained a
+    # different number of images than beside CAD: its makespan is scaled to the mixed phase's images.
+    work = mixed.ml_images / ml.ml_images if mixed.ml_images > 0 and ml.ml_images > 0 else 1.0
+    sequential = cad.makespan_s + ml.makespan_s * work
     out = {
         "cad_run_time_increase_pct": pct_increase(mixed.cad_run_time_s, cad.cad_run_time_s),
-        "ml_train_time_increase_pct": pct_increase(mixed.ml_train_time_s, ml.ml_train_time_s),
+        "ml_train_time_increase_pct": ml_slowdown_pct(mixed, ml),
+        vocab.OVERLAP.key: mixed.overlap_pct,
         "cad_p95_frame_ms_alone": summarize(cad.cad_p95_frame_ms).mean,
         "cad_p95_frame_ms_mixed": summarize(mixed.cad_p95_frame_ms).mean,
         "sequential_s": sequential,
@@ -111,11 +138,13 @@ def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct
     """Does a consolidation step meet QoS? (verdict, reason when not)."""
     if step.failed:
         return False, f"{step.failed} guest(s) failed"
+    if overlap_shortfall(step.overlap_pct):
+        return False, overlap_shortfall(step.overlap_pct)
     worst = max(step.cad_p95_frame_ms, default=math.nan)
     if not worst <= p95_ms:
         return False, f"CAD p95 frame time {worst:.1f} ms > {p95_ms:g} ms"
     if ml_alone is not None:
-        slow = pct_increase(step.ml_train_time_s, ml_alone.ml_train_time_s)
+        slow = ml_slowdown_pct(step, ml_alone)
         if not slow <= ml_pct:
             return False, f"ML slowdown {slow:.1f} % > {ml_pct:g} %"
     return True, ""
@@ -227,7 +256,9 @@ def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pc
     judged = [(name, judge_limit(figure_interval(figures, key, n), limit), figure_interval(figures, key, n))
               for name, key, limit in parts]
     other = figures.get(vocab.HOST_OTHER_CPU.key, math.nan)
-    if other > busy_pct:
+    if overlap_shortfall(figures.get(vocab.OVERLAP.key, math.nan)):
+        said = overlap_shortfall(figures[vocab.OVERLAP.key])
+    elif other > busy_pct:
         said = f"inconclusive (host busy: other processes {other:.0f} % of a core > host_busy_pct={busy_pct:g})"
     elif any(j == "misses" for _, j, _ in judged):
         said = DOES_NOT_MEET
@@ -277,6 +308,8 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
             out[f"{p}.{key}"] = statistics.median(finite) if finite else math.nan
             if key == vocab.HOST_OTHER_CPU.key:  # the busiest phase of any repeat says whether the host was busy
                 out[f"{p}.{key}"] = max(finite, default=math.nan)
+            elif key == vocab.OVERLAP.key:  # the least overlapped repeat says whether the slowdowns are verdicts
+                out[f"{p}.{key}"] = min(finite, default=math.nan)
             elif key in WITH_SPREAD:
                 pct = key.endswith("_pct")
                 iv = ratio_interval(1 + v / 100 if pct else v for v in values)
@@ -295,8 +328,8 @@ def consolidation_metrics(numbers: dict[str, PhaseNumbers], p95_ms: float, ml_pc
         count = int(label.split("/n")[-1])
         ok, _ = qos(n, alone, p95_ms, ml_pct)
         out[f"n{count}.p95_frame_ms_worst"] = max(n.cad_p95_frame_ms, default=math.nan)
-        out[f"n{count}.ml_slowdown_pct"] = pct_increase(n.ml_train_time_s, alone.ml_train_time_s) if alone \
-            else math.nan
+        out[f"n{count}.ml_slowdown_pct"] = ml_slowdown_pct(n, alone) if alone else math.nan
+        out[f"n{count}.{vocab.OVERLAP.key}"] = n.overlap_pct
         out[f"n{count}.meets_qos"] = float(ok)
         out[f"n{count}.host_cpu_pct"] = n.host_cpu_pct
         if ok and count == out["guests_at_qos"] + 1:  # the largest count with every step before it passing

@@ -6,10 +6,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpu_probe import vocab
 from gpu_probe.hostload import HostLoad
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
 from gpu_probe.shapes import Record
+from gpu_probe.stats import covered_fraction
 from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, first_reason, labelled, weakest
 from suites.guest.protocol import GuestResult, GuestSpec
 
@@ -67,6 +69,23 @@ class ScenarioOutcome:
     @property
     def validity_label(self) -> str:
         return labelled(self.validity, self.validity_reason)
+
+
+def overlaps(guests: list[GuestOutcome]) -> dict[str, float]:
+    """How far each concurrent pair's figures were measured beside each other, in %: the share of each guest's
+    timed window (first window's start to last one's end) during which the other was at work (its training or
+    replay, warm-up included), the smaller of the two, as ``overlap_pct.<a>.<b>``; the worst pair as
+    ``overlap_pct``. {} for a run of fewer than two such guests."""
+    spans = {o.spec.guest_id: ((o.result.windows[0][0], o.result.windows[-1][1]),
+                               (o.result.t_train_start, o.result.t_train_end)) for o in guests
+             if o.result.ok and o.result.windows and o.result.t_train_start and o.result.t_train_end}
+    ids = sorted(spans)
+    pairs = {f"{vocab.OVERLAP.key}.{a}.{b}": 100 * min(covered_fraction(spans[a][0], spans[b][1]),
+                                                         covered_fraction(spans[b][0], spans[a][1]))
+             for i, a in enumerate(ids) for b in ids[i + 1:]}
+    if not pairs:
+        return {}
+    return {**pairs, vocab.OVERLAP.key: min(pairs.values())}
 
 
 def busy_text(before: HostLoad | None, during_pct: float, threshold_pct: float) -> str:

@@ -31,6 +31,8 @@ from suites.data.options import DataConfig
 from suites.errors import BenchError, require
 
 ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed scenario
+TIME, WORK = "time", "work"  # what sizes a training run (TrainConfig.size_by)
+SIZE_BY = ("auto", TIME, WORK)
 
 
 @dataclass
@@ -68,6 +70,17 @@ class TrainConfig(WorkloadConfig):
     eval_each_epoch: bool = True
     ranks: int = 0  # data-parallel workers in the guest; 0 = one per GPU of the profile (what it is given)
     max_steps: Optional[int] = None  # stop after N optimizer steps
+    # How the run's length is chosen (suites/guest/sizing.py). time: a throughput run, its timed window sized to
+    # last min_window_s on whatever device it runs (the step time calibrated after the warm-up, the data cycled as
+    # often as needed; pyperf's calibration); work: the recipe's epochs (an accuracy run: time to its target), and
+    # a window too short for a rate is said. auto: work where an accuracy target is set, else time.
+    size_by: str = "auto"
+    min_window_s: float = 2.0
+    # A time-sized run that goes on past min_window_s until the runner says stop (when every guest beside it that
+    # is not itself open-ended has finished: an ML guest beside CAD guests trains for their whole replay), at most
+    # max_window_s (the schedule is laid over that many seconds of steps).
+    until_stopped: bool = False
+    max_window_s: float = 600.0
     # A guest given a GPU that trains on the CPU anyway (no CUDA build, a driver mismatch, TensorFlow without its
     # CUDA libraries) fails with that reason; true records it instead, labelled ``not enforced``.
     allow_cpu_fallback: bool = False
@@ -83,6 +96,20 @@ class TrainConfig(WorkloadConfig):
                 "must be in (0, 1]")
         require(0 <= self.ranks <= 64, "workload.ranks", f"must be 0..64, got {self.ranks}")
         require(self.max_steps is None or self.max_steps >= 1, "workload.max_steps", "must be >= 1")
+        require(self.size_by in SIZE_BY, "workload.size_by",
+                f"must be one of {', '.join(SIZE_BY)}, got {self.size_by!r}")
+        require(0 < self.min_window_s <= 3600 and math.isfinite(self.min_window_s), "workload.min_window_s",
+                f"must be a number of seconds in (0, 3600], got {self.min_window_s}")
+        require(self.min_window_s <= self.max_window_s <= 86400, "workload.max_window_s",
+                f"must be seconds from workload.min_window_s to 86400, got {self.max_window_s}")
+        require(not (self.until_stopped and self.sized_by() == WORK), "workload.until_stopped",
+                "needs a run sized by time (workload.size_by=time, or no target_accuracy)")
+
+    def sized_by(self) -> str:
+        """'time' or 'work': what ``size_by`` resolves to for this config."""
+        if self.size_by != "auto":
+            return self.size_by
+        return WORK if self.target_accuracy is not None else TIME
 
     def total_steps(self, images: int, drop_last: bool = False) -> int:
         """Optimizer steps of a run over ``images`` training images: epochs (the last one possibly partial),
@@ -125,6 +152,9 @@ class StepMeter:
         self.min_steps, self.min_s = min_steps, min_s
         self.blank_reason = ""
         self.sync: Callable[[], None] = lambda: None  # e.g. torch.cuda.synchronize
+        # An open-ended run (workload.until_stopped): the runner's stop, honoured once the window has lasted hold_s
+        self.stop_requested: Callable[[], bool] = lambda: False
+        self.hold_s = 0.0
         self._on_progress = on_progress or (lambda done, total: None)
         self.steps = 0
         self.images = 0
@@ -175,6 +205,15 @@ class StepMeter:
         if self.t_last - self._t_progress > 0.5 or self.steps == self.total_steps:
             self._t_progress = self.t_last
             self._on_progress(self.steps, self.total_steps)
+
+    def over(self, total: int) -> bool:
+        """Whether training should end now: ``total`` steps taken, or (an open-ended run) the runner said stop
+        and the timed window has lasted ``hold_s`` and ``min_steps``."""
+        if self.steps >= total:
+            return True
+        timed = len(self._steady)
+        return (timed >= self.min_steps and self.t_last - self.t_warm >= self.hold_s
+                and self.stop_requested())
 
     def checked(self, accuracy: float) -> bool:
         """An accuracy measured (untimed) at this point of training against the target: True once it is met, and
@@ -241,12 +280,12 @@ def window_shortfall(steps: int, seconds: float, min_steps: int, min_s: float) -
 
 # The sizes of a seconds-long run (``+preset=smoke``) shared by the image classifiers.
 # A seconds-long run checks that the path works; it trains too little for an accuracy target, so it has none (a
-# target it cannot reach would be a 'missed target' on every smoke run). A target given on the command line still
-# applies.
-TRAIN_SMOKE: Record = {"train_limit": 2048, "max_steps": 40, "width": 8, "warmup_steps": 5,
-                               "target_accuracy": None}
-# The record's recipe drops a last partial batch: the same 40 steps as 2.5 epochs of batches of 128 (its schedule
-# needs passes over the data: one epoch of 16 steps leaves synthetic digits at ~19 %, 2.5 epochs reach ~76 %).
+# target it cannot reach would be a 'missed target' on every smoke run) and is sized by time: a 0.5 s window (20
+# steps at least), on a CPU as on a GPU. A target given on the command line still applies (then 2.5 epochs).
+TRAIN_SMOKE: Record = {"train_limit": 2048, "width": 8, "warmup_steps": 5, "target_accuracy": None,
+                       "min_window_s": 0.5}
+# The record's recipe drops a last partial batch: 2.5 epochs of batches of 128 are 40 steps (its schedule needs
+# passes over the data: one epoch of 16 steps leaves synthetic digits at ~19 %, 2.5 epochs reach ~76 %).
 RECORD_SMOKE: Record = {**TRAIN_SMOKE, "batch_size": 128, "epochs": 2.5}
 
 
@@ -286,6 +325,13 @@ class Workload:
         """Runner-side, before any guest starts: locate (or synthesise) the data; ``cfg`` is the workload's."""
         return cls.dataset.resolve(data, seed) if cls.dataset else {}
 
+    # Steps of a run sized by time (suites/guest/sizing.py sets it, then rebuilds): total_steps() returns it
+    sized_steps: int | None = None
+
+    def sized_by(self) -> str:
+        """'time' where the harness sizes this run by its step time, else 'work' (the workload's own count)."""
+        return WORK
+
     def total_steps(self) -> int:
         raise NotImplementedError
 
@@ -316,6 +362,10 @@ class Classifier(Workload):
     recipe's own check at the end of training and the harness's evaluation after it cost one pass)."""
 
     _accuracy: float | None = None
+    full_precision: ClassVar[str] = "fp32"  # the framework's name for plain fp32 (what a diverged run may fall back to)
+
+    def sized_by(self) -> str:
+        return self.cfg.sized_by()
 
     def test_accuracy(self) -> float:
         raise NotImplementedError
@@ -333,4 +383,8 @@ class Classifier(Workload):
         """A diverged run is a failure with its reason, not a result at chance accuracy reported ``ok`` (checked
         once an epoch: a check per step would cost a device sync each)."""
         if not math.isfinite(loss):
-            raise RuntimeError(f"training diverged: loss {loss} after {steps} steps (workload.lr={self.cfg.lr:g})")
+            precision = self.ctx.info.get("precision", "?")
+            fallback = f"; workload.precision={self.full_precision} is the fallback" \
+                if precision != self.full_precision else ""
+            raise RuntimeError(f"training diverged: loss {loss} after {steps} steps (workload.lr={self.cfg.lr:g}, "
+                               f"precision {precision}{fallback})")

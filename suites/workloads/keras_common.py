@@ -66,7 +66,7 @@ class _Meter:
                 meter.step(bs)  # whole batches only
                 workload.lookahead.after_step(meter.steps, total)
                 workload.weights_changed()
-                if meter.steps >= total:
+                if meter.over(total):
                     self.model.stop_training = True
 
             def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
@@ -83,6 +83,7 @@ class KerasClassifier(Classifier):
     """Base of the Keras image classifiers: subclasses name a dataset and their defaults."""
 
     smoke = RECORD_SMOKE
+    full_precision = "float32"
     requires = {"tensorflow": "tf, or tf-gpu on a GPU host"}
 
     def load_numpy(self) -> tuple[Any, Any, Any, Any]:
@@ -125,8 +126,10 @@ class KerasClassifier(Classifier):
         fb = self.ctx.framebuffer_MiB
         if not gpus:
             return "not applied (no GPU)"
-        if fb is None:
-            return "whole GPU"
+        if fb is None:  # never the whole card up front (TF's default): it grows to what it uses
+            for gpu in gpus:
+                tf.config.experimental.set_memory_growth(gpu, True)
+            return "whole GPU (TF memory growth: it holds what it uses, not the whole card)"
         limit = tf_memory_limit(fb)
         for gpu in gpus:  # must happen before the runtime initialises the devices
             tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=limit)])
@@ -156,7 +159,7 @@ class KerasClassifier(Classifier):
         self.weights_changed()
 
     def total_steps(self) -> int:
-        return self.cfg.total_steps(len(self.x_train), drop_last=True)
+        return self.sized_steps or self.cfg.total_steps(len(self.x_train), drop_last=True)
 
     def train(self, meter: StepMeter) -> None:
         meter.target = self.cfg.target_accuracy

@@ -185,7 +185,7 @@ class TorchClassifier(Classifier):
         return torch.autocast(self.device.type, dtype=dtype)
 
     def total_steps(self) -> int:
-        return self.cfg.total_steps(len(self.x_train), drop_last=self.drop_last)
+        return self.sized_steps or self.cfg.total_steps(len(self.x_train), drop_last=self.drop_last)
 
     def train(self, meter: StepMeter) -> None:
         """Epochs of :meth:`batches` through :meth:`train_step` until the schedule's steps are done; the test
@@ -199,17 +199,17 @@ class TorchClassifier(Classifier):
         total = self.total_steps()
         gen = torch.Generator(device=self.device).manual_seed(self.ctx.seed)
         epoch = 0
-        while meter.steps < total:
+        while not meter.over(total):
             self.model.train()
             for x, y in self.batches(epoch, gen):
                 loss = self.train_step(x, y, meter.steps, total)
                 self.weights_changed()
                 meter.step(len(y) * self.ctx.world_size)  # images across all ranks
-                if meter.steps >= total:
+                if meter.over(total):
                     break
             self.check_finite(float(loss.detach()), meter.steps)
             epoch += 1
-            if self.cfg.target_accuracy and (self.cfg.eval_each_epoch or meter.steps >= total):
+            if self.cfg.target_accuracy and (self.cfg.eval_each_epoch or meter.over(total)):
                 with meter.untimed():
                     met = meter.checked(self.accuracy_for_target())
                 if met:

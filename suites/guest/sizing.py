@@ -1,0 +1,72 @@
+"""A training run sized by time, not by steps (``workload.size_by=time``): pyperf's calibration, in the guest.
+
+A step count chosen on a 2-core CPU lasts a fraction of a second on a GPU, and a rate over such a window is blank
+or noise. So before the start barrier (outside every timed figure) the guest trains a few real steps after the
+warm-up, times them, grows the probe until it lasted :data:`CALIBRATE_FRACTION` of the window (as pyperf grows
+its loop count), and then lays the run over as many steps as fill ``workload.min_window_s`` on this device, with
+``workload.min_timed_steps`` as the floor. The schedule (learning rate, lookahead) is rebuilt over that count;
+the data is cycled as often as it takes. An open-ended run (``workload.until_stopped``) is laid over
+``workload.max_window_s`` instead and ends at the runner's ``stop``.
+
+Data-parallel ranks train in lockstep, so they agree on every figure (the slowest rank's step time): each rank
+gets the steps its window needs, not a share of a fixed count.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from gpu_probe.shapes import Record
+from suites.workloads.base import TIME, WORK, StepMeter, Workload
+
+CALIBRATE_FRACTION = 0.1  # of the window: how long the last probe must last for its step time to count
+CALIBRATE_MIN_S = 0.05  # ... and at least this (a clock read and a sync are microseconds)
+FIRST_PROBE = 4  # steps after the warm-up in the first probe
+MAX_PROBES = 4
+MARGIN = 1.15  # steps for 1.15 windows: a run a little faster than its probe still fills the window
+
+
+def size(workload: Workload, cfg: Any, open_ended: bool = False,
+         agree: Callable[[float], float] = lambda step_s: step_s) -> Record:
+    """Size ``workload`` (prepared) by its step time where it is sized by time; what was chosen, for the guest's
+    info (results.json): ``sized_by``, the calibrated step time, the steps, the window aimed at. ``agree``: the
+    step time every rank goes by (:func:`suites.guest.ranks.slowest`)."""
+    if workload.sized_by() != TIME:
+        return {"sized_by": WORK}
+    need_s = max(CALIBRATE_MIN_S, CALIBRATE_FRACTION * cfg.min_window_s)
+    probe, step_s = FIRST_PROBE, math.nan
+    for _ in range(MAX_PROBES):
+        step_s = agree(probe_step_s(workload, cfg, probe))
+        if not step_s > 0:
+            raise RuntimeError(f"sizing by time: {probe} probe steps after the warm-up gave no step time")
+        if step_s * probe >= need_s:
+            break
+        probe = max(probe * 2, min(1_000_000, math.ceil(need_s / max(step_s, 1e-9) * 1.2)))
+    window_s = cfg.max_window_s if open_ended else cfg.min_window_s
+    timed = max(cfg.min_timed_steps, math.ceil(window_s * MARGIN / max(step_s, 1e-9)))
+    total = cfg.warmup_steps + timed
+    out: Record = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": window_s,
+                   "calibration_steps": probe}
+    if cfg.max_steps and total > cfg.max_steps:
+        out["capped_by"] = f"workload.max_steps={cfg.max_steps} < the {total} steps of a {window_s:g} s window"
+        total = cfg.max_steps
+    out["sized_steps"] = total
+    if open_ended:
+        out["until_stopped"] = f"trains past {cfg.min_window_s:g} s until the guests beside it finish"
+    workload.sized_steps = total
+    workload.build()  # fresh weights, the schedule over the sized steps
+    return out
+
+
+def probe_step_s(workload: Workload, cfg: Any, probe: int) -> float:
+    """Seconds per step over ``probe`` steps after the warm-up, trained from fresh weights."""
+    workload.sized_steps = cfg.warmup_steps + probe
+    workload.build()
+    meter = StepMeter(cfg.warmup_steps, workload.sized_steps)
+    meter.start()
+    workload.train(meter)
+    figures = meter.finish()
+    steps = figures["timed_steps"]
+    return figures["timed_s"] / steps if steps else math.nan
