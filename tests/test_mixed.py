@@ -23,8 +23,8 @@ def test_derive_gives_the_study_figures():
     cad = PhaseNumbers(makespan_s=10.0, host_cpu_pct=40.0, cad_guests=2, cad_run_time_s=8.0,
                        cad_p95_frame_ms=[20.0, 30.0], cad_frames=200, energy_J=1000.0)
     mixed = PhaseNumbers(makespan_s=12.0, host_cpu_pct=70.0, cad_run_time_s=8.4, cad_p95_frame_ms=[30.0, 40.0],
-                         ml_train_time_s=5.75, ml_images=6000, energy_J=2000.0)
-    ml = PhaseNumbers(makespan_s=6.0, host_cpu_pct=30.0, ml_train_time_s=5.0, ml_images=6000)
+                         ml_images_per_sec=1000 / 5.75, ml_images=6000, energy_J=2000.0)
+    ml = PhaseNumbers(makespan_s=6.0, host_cpu_pct=30.0, ml_images_per_sec=1000 / 5.0, ml_images=6000)
     d = derive({"cad": cad, "mixed": mixed, "ml": ml})
     assert d["cad_run_time_increase_pct"] == pytest.approx(5.0)
     assert d["ml_train_time_increase_pct"] == pytest.approx(15.0)
@@ -35,21 +35,21 @@ def test_derive_gives_the_study_figures():
 
 
 def test_qos_needs_every_cad_guest_and_the_ml_guest_within_bounds():
-    alone = PhaseNumbers(ml_train_time_s=10.0)
-    good = PhaseNumbers(cad_p95_frame_ms=[40.0, 49.0], ml_train_time_s=11.0)
+    alone = PhaseNumbers(ml_images_per_sec=1000 / 10.0)
+    good = PhaseNumbers(cad_p95_frame_ms=[40.0, 49.0], ml_images_per_sec=1000 / 11.0)
     assert qos(good, alone, 50.0, 15.0) == (True, "")
-    assert qos(PhaseNumbers(cad_p95_frame_ms=[40.0, 51.0], ml_train_time_s=11.0), alone, 50.0, 15.0)[1] == \
+    assert qos(PhaseNumbers(cad_p95_frame_ms=[40.0, 51.0], ml_images_per_sec=1000 / 11.0), alone, 50.0, 15.0)[1] == \
         "CAD p95 frame time 51.0 ms > 50 ms"
-    assert "ML slowdown 20.0 % > 15 %" in qos(PhaseNumbers(cad_p95_frame_ms=[1.0], ml_train_time_s=12.0), alone,
-                                              50.0, 15.0)[1]
+    slow = PhaseNumbers(cad_p95_frame_ms=[1.0], ml_images_per_sec=1000 / 12.0)
+    assert "ML slowdown 20.0 % > 15 %" in qos(slow, alone, 50.0, 15.0)[1]
     assert not qos(PhaseNumbers(cad_p95_frame_ms=[1.0], failed=1), None, 50.0, 15.0)[0]
     assert not qos(PhaseNumbers(cad_p95_frame_ms=[]), None, 50.0, 15.0)[0]  # nothing measured is no pass
 
 
 @pytest.mark.parametrize("p95s,score", [([10, 20, 60], 2), ([60, 10], 0), ([10, 60, 10], 1), ([10, 10], 2)])
 def test_consolidation_score_is_the_largest_count_with_every_step_before_passing(p95s: list[int], score: int):
-    numbers = {"p/ml": PhaseNumbers(ml_train_time_s=10.0)}
-    numbers.update({f"p/n{i + 1}": PhaseNumbers(cad_p95_frame_ms=[float(v)], ml_train_time_s=10.0)
+    numbers = {"p/ml": PhaseNumbers(ml_images_per_sec=1000 / 10.0)}
+    numbers.update({f"p/n{i + 1}": PhaseNumbers(cad_p95_frame_ms=[float(v)], ml_images_per_sec=1000 / 10.0)
                     for i, v in enumerate(p95s)})
     assert consolidation_metrics(numbers, 50.0, 15.0)["guests_at_qos"] == score
 

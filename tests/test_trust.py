@@ -42,8 +42,8 @@ def test_a_verdict_is_given_where_the_intervals_carry_it():
 
 def test_slowdown_intervals_stay_within_their_bounds():
     # three repeats of a loaded host (the cfed7fc mixed run: ML +2.5 [-495.2, +785.6] from a t interval of %)
-    alone = [PhaseNumbers(makespan_s=5.0, cad_run_time_s=5.0, ml_train_time_s=t) for t in (10.0, 4.0, 2.0)]
-    mixed = [PhaseNumbers(makespan_s=8.0, cad_run_time_s=c, ml_train_time_s=t)
+    alone = [PhaseNumbers(makespan_s=5.0, cad_run_time_s=5.0, ml_images_per_sec=1000 / t) for t in (10.0, 4.0, 2.0)]
+    mixed = [PhaseNumbers(makespan_s=8.0, cad_run_time_s=c, ml_images_per_sec=1000 / t)
              for c, t in ((5.5, 4.0), (4.0, 9.0), (6.0, 12.0))]
     out = by_profile({"p/cad": alone, "p/mixed": mixed, "p/ml": alone})
     lo, hi = out["p.ml_train_time_increase_pct.ci_low"], out["p.ml_train_time_increase_pct.ci_high"]
@@ -172,7 +172,7 @@ def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatc
     run = study_mod.MixedRun(cfg)
     slowdowns = {"m60-2q/ml": 10.0, "m60-2q/n1": 10.5, "m60-2q/n2": 20.0, "m60-2q/n3": 40.0, "m60-2q/n4": 60.0}
     monkeypatch.setattr(study_mod, "numbers", lambda label: study_mod.PhaseNumbers(
-        cad_p95_frame_ms=[20.0] if label != "m60-2q/ml" else [], ml_train_time_s=slowdowns[label]))
+        cad_p95_frame_ms=[20.0] if label != "m60-2q/ml" else [], ml_images_per_sec=1000 / slowdowns[label]))
     going = [run.keep_going(label, label) for label in slowdowns]  # the label stands in for its outcome
     # n1 meets QoS (+5 %), n2 misses it (+100 %): the sweep goes on through n3 and n4, then ends (cfed7fc: at n2)
     assert going == [True, True, True, True, False]

@@ -44,7 +44,7 @@ def size(workload: Workload, cfg: Any, open_ended: bool = False,
         if step_s * probe >= need_s:
             break
         probe = max(probe * 2, min(1_000_000, math.ceil(need_s / max(step_s, 1e-9) * 1.2)))
-    window_s = cfg.max_window_s if open_ended else cfg.min_window_s
+    window_s = cfg.max_window_s if open_ended else max(cfg.min_window_s, cfg.min_timed_s)  # a window with a rate
     timed = max(cfg.min_timed_steps, math.ceil(window_s * MARGIN / max(step_s, 1e-9)))
     total = cfg.warmup_steps + timed
     out: Record = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": window_s,

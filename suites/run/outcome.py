@@ -78,7 +78,7 @@ def overlaps(guests: list[GuestOutcome]) -> dict[str, float]:
     ``overlap_pct``. {} for a run of fewer than two such guests."""
     spans = {o.spec.guest_id: ((o.result.windows[0][0], o.result.windows[-1][1]),
                                (o.result.t_train_start, o.result.t_train_end)) for o in guests
-             if o.result.ok and o.result.windows and o.result.t_train_start and o.result.t_train_end}
+             if o.result.ok and o.result.windows and None not in (o.result.t_train_start, o.result.t_train_end)}
     ids = sorted(spans)
     pairs = {f"{vocab.OVERLAP.key}.{a}.{b}": 100 * min(covered_fraction(spans[a][0], spans[b][1]),
                                                          covered_fraction(spans[b][0], spans[a][1]))
