@@ -142,3 +142,20 @@ def test_the_mixed_ml_guest_trains_for_the_cad_replay_or_the_slowdown_is_inconcl
         assert overlap >= 90 and "inconclusive (overlap" not in report
     else:
         assert overlap < 90 and f"inconclusive (overlap {overlap:.0f} % < 90 %)" in report
+
+
+def test_a_synthetic_stand_in_is_the_real_sets_size_where_the_guests_have_gpus():
+    from types import SimpleNamespace
+
+    from suites.data.options import DataConfig
+    from suites.run.plan import data_sized
+    from suites.workloads.cifar10_torch import Cifar10Torch
+    from suites.workloads.mnist_torch import MnistTorch
+
+    gpu, cpu = [SimpleNamespace(gpus=["0"])], [SimpleNamespace(gpus=[])]
+    assert data_sized(DataConfig(), Cifar10Torch, gpu).train_images(6000) == 50_000  # type: ignore[arg-type]
+    assert data_sized(DataConfig(), MnistTorch, gpu).train_images(24000) == 60_000  # type: ignore[arg-type]
+    assert data_sized(DataConfig(), Cifar10Torch, cpu).train_images(6000) == 6000  # type: ignore[arg-type]
+    given = DataConfig(synthetic_train=2048)
+    assert data_sized(given, Cifar10Torch, gpu) is given  # type: ignore[arg-type]
+    assert data_sized(DataConfig(), FixedStep, gpu).synthetic_train is None  # type: ignore[arg-type]  # no data set

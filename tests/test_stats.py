@@ -126,3 +126,13 @@ def test_bench_ml_judges_the_harness_by_the_ci_of_its_per_round_ratios():
     iv, word = judge([80.0, 110.0, 95.0], [100.0, 100.0, 100.0])  # too noisy to say whether 0.97 is met
     assert word.startswith("inconclusive (CI ±") and goal(iv) == "undecided"
     assert judge([100.0], [100.0])[1] == "no spread (n = 1)"
+    # a blank rate is no figure: its round is left out, and with none left no verdict or goal is drawn from it
+    iv, word = judge([math.nan, 99.0], [100.0, 100.0])
+    assert iv.n == 1 and word == "no spread (n = 1)"
+    iv, word = judge([math.nan, math.nan], [100.0, 100.0])
+    assert word == "no rate" and goal(iv) == "no rate"
+    from suites.commands.bench_ml import row_figures
+
+    cells = row_figures({"metrics": {"timed_s": 0.2, "timed_steps": 15.0}, "info": {"sized_by": "work"}},
+                        [math.nan], [100.0], ["guest: 15 timed steps < 20"])
+    assert cells[-2:] == ["no rate: guest: 15 timed steps < 20"] * 2 and cells[2] == "-"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -43,16 +44,16 @@ from suites.render import tables
 from suites.workloads.base import StepMeter
 
 REPO = Path(__file__).resolve().parents[2]
-# Sizes that take seconds on a 2-core CPU; on a GPU pass bigger ones with --set.
+# Throughput runs (no accuracy target), sized by time: each timed window lasts workload.min_window_s (2 s) on this
+# host's CPU as on a GPU, so every row has a rate; the data sizes keep a CPU host's memory and set-up small.
+THROUGHPUT = ["workload.target_accuracy=null"]
 DEFAULTS = {
-    "mnist-torch": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
-    "cifar10-torch": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=10240",
-                      "data.synthetic_train=10240",
-                      "workload.epochs=1", "workload.warmup_steps=3", "workload.lr=0.02"],
-    "mnist-tf": ["data.synthetic_train=12800", "workload.train_limit=12800", "workload.warmup_steps=10"],
-    "cifar10-tf": ["workload.width=16", "workload.batch_size=256", "workload.train_limit=10240",
-                   "data.synthetic_train=10240",
-                   "workload.epochs=1", "workload.warmup_steps=3"],
+    "mnist-torch": [*THROUGHPUT, "data.synthetic_train=12800", "workload.train_limit=12800"],
+    "cifar10-torch": [*THROUGHPUT, "workload.width=16", "workload.batch_size=256", "workload.train_limit=10240",
+                      "data.synthetic_train=10240", "workload.warmup_steps=3", "workload.lr=0.02"],
+    "mnist-tf": [*THROUGHPUT, "data.synthetic_train=12800", "workload.train_limit=12800"],
+    "cifar10-tf": [*THROUGHPUT, "workload.width=16", "workload.batch_size=256", "workload.train_limit=10240",
+                   "data.synthetic_train=10240", "workload.warmup_steps=3"],
 }
 
 
@@ -72,31 +73,37 @@ def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[Record, Path]
 def in_guest(workload: str, overrides: list[str], tmp: Path) -> Record:
     results, _ = bench_run(workload, [f"workload={workload}", *overrides], tmp)
     g = results["guests"][0]
-    return {"metrics": g["result"]["metrics"], "spec": g["spec"]}
+    return {"metrics": g["result"]["metrics"], "spec": g["spec"], "info": g["result"]["info"]}
 
 
-def bare_process(workload: str, spec: Record, tmp: Path) -> float:
-    """Run :func:`bare_loop` in a fresh interpreter (no other framework loaded, same cores)."""
+def bare_process(workload: str, guest: Record, tmp: Path) -> tuple[float, str]:
+    """Run :func:`bare_loop` in a fresh interpreter (no other framework loaded, same cores), over the steps the
+    guest was sized to (the same work and window): (images/s, why it is blank)."""
     path = tmp / f"{workload}-spec.json"
-    path.write_text(json.dumps(spec))
+    path.write_text(json.dumps({"spec": guest["spec"], "sized_steps": guest["info"].get("sized_steps")}))
     # the guest's environment (threads, GPUs) from the start, as the runner gives a guest
     proc = subprocess.run([sys.executable, "-m", "suites", "bench-ml", "--bare", workload, str(path)], cwd=REPO,
-                          capture_output=True, text=True, env={**os.environ, **environment(GuestSpec(**spec))})
+                          capture_output=True, text=True, env={**os.environ, **environment(GuestSpec(**guest["spec"]))})
     if proc.returncode != 0:
         raise SystemExit(f"error: bare {workload} failed: {proc.stderr.strip().splitlines()[-1:]}")
-    return float(proc.stdout.strip().splitlines()[-1])
+    said = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(said["images_per_sec"]), said["blank"]
 
 
-def bare_loop(spec: Record) -> float:
-    """The guest's workload with nothing around it: its cores and environment, its own loop and step meter."""
-    guest = GuestSpec(**spec)
+def bare_loop(job: Record) -> Record:
+    """The guest's workload with nothing around it: its cores and environment, its own loop and step meter, over
+    ``job['sized_steps']`` steps where the guest was sized by time."""
+    guest = GuestSpec(**job["spec"])
     apply_resources(guest)  # the guest's cores, as a guest pins them
     wl, cfg = make_workload(guest)
     wl.prepare()
-    meter = StepMeter(cfg.warmup_steps, wl.total_steps())
+    if job.get("sized_steps"):
+        wl.sized_steps = int(job["sized_steps"])
+        wl.build()
+    meter = StepMeter(cfg.warmup_steps, wl.total_steps(), min_steps=cfg.min_timed_steps, min_s=cfg.min_timed_s)
     meter.start()
     wl.train(meter)
-    return meter.finish()["images_per_sec"]
+    return {"images_per_sec": meter.finish()["images_per_sec"], "blank": meter.blank_reason}
 
 
 VERDICTS = {SLOWER: "overhead", WITHIN_NOISE: "within noise", FASTER: "guest faster: not like for like",
@@ -104,9 +111,12 @@ VERDICTS = {SLOWER: "overhead", WITHIN_NOISE: "within noise", FASTER: "guest fas
 
 
 def judge(suite_rates: list[float], bare_rates: list[float]) -> tuple[Interval, str]:
-    """The per-round ratios' interval and what it says about the harness."""
-    ratios = [a / b for a, b in zip(suite_rates, bare_rates, strict=True) if b > 0]
+    """The per-round ratios' interval and what it says about the harness (rounds where either rate is blank are
+    left out; with none left, the interval is empty and the verdict says so)."""
+    ratios = [a / b for a, b in zip(suite_rates, bare_rates, strict=True) if b > 0 and a > 0]
     iv = ratio_interval(ratios)
+    if not ratios:
+        return iv, "no rate"
     return iv, VERDICTS.get(said := verdict(iv, higher_is_better=True), said)
 
 
@@ -114,10 +124,51 @@ GOAL = 0.97  # the harness may cost at most 3 % of a workload's images/s
 
 
 def goal(iv: Interval) -> str:
-    """Met only when the whole CI clears it, missed when the whole CI falls short; else the rounds cannot tell."""
+    """Met only when the whole CI clears it, missed when the whole CI falls short; else the rounds cannot tell.
+    Never judged on a missing figure: no rate, no goal."""
+    if not iv.n or iv.median != iv.median:
+        return "no rate"
     if not iv.spread:
         return "met" if iv.median >= GOAL else "missed"  # one round: no better than its figure
     return "met" if iv.low >= GOAL else ("missed" if iv.high < GOAL else "undecided")
+
+
+def interleaved(workload: str, overrides: list[str], rounds: int, tmp: Path,
+                out: Console) -> tuple[Record, list[float], list[float], list[str]]:
+    """``rounds`` alternating guest and bare runs: (the last guest's results, guest rates, bare rates, why any
+    rate was blank)."""
+    suite_rates, bare_rates, blanks = [], [], []
+    for r in range(rounds):
+        out.print(f"bench-ml: {workload} round {r + 1}/{rounds}: guest, then bare", highlight=False)
+        suite = in_guest(workload, overrides, tmp)
+        suite_rates.append(suite["metrics"]["images_per_sec"])
+        bare, blank = bare_process(workload, suite, tmp)
+        bare_rates.append(bare)
+        if suite["info"].get("images_per_sec_blank"):
+            blanks.append(f"guest: {suite['info']['images_per_sec_blank']}")
+        if blank:
+            blanks.append(f"bare: {blank}")
+    return suite, suite_rates, bare_rates, blanks
+
+
+def row_figures(suite: Record, suite_rates: list[float], bare_rates: list[float], blanks: list[str]) -> list[str]:
+    """A workload's cells from steps on: its window, rates, ratio, interval, verdict and goal; a round with a
+    blank rate leaves its ratio out, and where no round has both rates the verdict and goal say why."""
+    iv, word = judge(suite_rates, bare_rates)
+    if word == "no rate":
+        word = f"no rate: {blanks[0] if blanks else 'no images'}"
+    m = suite["metrics"]
+    window = f"{m.get('timed_s', math.nan):.1f} s, {m.get('timed_steps', math.nan):.0f} steps " \
+             f"(by {suite['info'].get('sized_by', 'work')})"
+    spread = f"[{iv.low:.3f}, {iv.high:.3f}]" if iv.spread else "-"
+    return [window, str(iv.n), rate_cell(suite_rates),
+            rate_cell(bare_rates), f"{iv.median:.3f}" if iv.n else "-", spread, word,
+            goal(iv) if iv.n else word]
+
+
+def rate_cell(rates: list[float]) -> str:
+    finite = [r for r in rates if r == r]
+    return f"{statistics.median(finite):,.0f}" if finite else "-"
 
 
 def host_cores() -> int:
@@ -139,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bare", nargs=2, metavar=("WORKLOAD", "SPEC_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.bare:  # the child side of bare_process
-        print(bare_loop(json.loads(Path(args.bare[1]).read_text())))
+        print(json.dumps(bare_loop(json.loads(Path(args.bare[1]).read_text()))))
         return 0
     if args.rounds < 1 or (args.vcpus is not None and args.vcpus < 1):
         print("error: --rounds and --vcpus must be >= 1", file=sys.stderr)
@@ -147,26 +198,21 @@ def main(argv: list[str] | None = None) -> int:
     cores = host_cores()
     vcpus, out = guest_vcpus(args.vcpus, cores), Console(width=tables.console_width())
     table = Table(title=f"in-guest vs bare-process training throughput ({args.rounds} interleaved round(s) each)",
-                  title_justify="left", caption="ratio: guest images/s / bare images/s, per round; median and 95 % "
+                  title_justify="left", caption="timed window: the guest's (the bare run trains its steps), sized by "
+                  "time (workload.min_window_s) or by the recipe's work; "
+                  "ratio: guest images/s / bare images/s, per round; median and 95 % "
                   "CI of the rounds' ratios; verdict: overhead if the CI lies below 1; goal: met if the CI lies above "
                   "it, missed if below, undecided if it spans it (more --rounds)")
-    for col in ("workload", "device", "vCPUs", "steps", "n", "guest images/s", "bare images/s", "ratio",
+    for col in ("workload", "device", "vCPUs", "timed window", "n", "guest images/s", "bare images/s", "ratio",
                 "[95% CI]", "verdict", f"goal >= {GOAL}"):
-        table.add_column(col, justify="left" if col in ("workload", "device", "verdict") else "right")
+        table.add_column(col, justify="left" if col in ("workload", "device", "verdict") else "right",
+                         no_wrap=col == "workload")
     with tempfile.TemporaryDirectory() as tmp:
         for workload in args.workloads:
             overrides = [*(args.set if args.set is not None else DEFAULTS.get(workload, [])), f"profile.vcpus={vcpus}"]
-            suite_rates, bare_rates = [], []
-            for r in range(args.rounds):
-                out.print(f"bench-ml: {workload} round {r + 1}/{args.rounds}: guest, then bare", highlight=False)
-                suite = in_guest(workload, overrides, Path(tmp))
-                suite_rates.append(suite["metrics"]["images_per_sec"])
-                bare_rates.append(bare_process(workload, suite["spec"], Path(tmp)))
-            iv, word = judge(suite_rates, bare_rates)
-            spread = f"[{iv.low:.3f}, {iv.high:.3f}]" if iv.spread else "-"
+            suite, suite_rates, bare_rates, blanks = interleaved(workload, overrides, args.rounds, Path(tmp), out)
             table.add_row(workload, "GPU" if suite["spec"]["gpus"] else "CPU", str(vcpus),
-                          f"{suite['metrics']['steps']:.0f}", str(iv.n), f"{statistics.median(suite_rates):,.0f}",
-                          f"{statistics.median(bare_rates):,.0f}", f"{iv.median:.3f}", spread, word, goal(iv))
+                          *row_figures(suite, suite_rates, bare_rates, blanks))
     out.print(table)
     if vcpus >= cores:
         out.print(f"note: the guest holds all {cores} host cores, so the runner and its sampler compete with it; "

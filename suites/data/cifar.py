@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_probe.shapes import Record
 from suites.data.options import DataConfig
-from suites.data.dataset import Dataset, require_regular_file
+from suites.data.dataset import Dataset, require_regular_file, roll_each
 from suites.data.download import Remote, cached_or_fetched, md5, untar_flat
 from suites.errors import DataError
 
@@ -138,9 +138,7 @@ def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
 
     def split(n: int) -> tuple[np.ndarray, np.ndarray]:
         labels = rng.integers(0, 10, size=n)
-        imgs = templates[labels]
-        for i, (dy, dx) in enumerate(rng.integers(-3, 4, size=(n, 2))):
-            imgs[i] = np.roll(imgs[i], (dy, dx), axis=(0, 1))
+        imgs = roll_each(templates[labels], rng.integers(-3, 4, size=(n, 2)))
         flip = rng.random(n) < 0.5
         imgs[flip] = imgs[flip][:, :, ::-1]
         imgs = imgs * rng.uniform(0.6, 1.0, size=(n, 1, 1, 1)) + rng.normal(0, 0.12, size=imgs.shape)
@@ -205,4 +203,5 @@ def resolve(cfg: DataConfig, seed: int = 0) -> Record:
             "note": f"synthetic: no CIFAR-10 under {folder}; {why}"}
 
 
-CIFAR10 = Dataset("cifar10", resolve, load_split, mean=(0.4914, 0.4822, 0.4465), std=(0.2470, 0.2435, 0.2616))
+CIFAR10 = Dataset("cifar10", resolve, load_split, mean=(0.4914, 0.4822, 0.4465), std=(0.2470, 0.2435, 0.2616),
+                  real_train=50_000)

@@ -34,6 +34,17 @@ def require_regular_file(path: Path, what: str) -> None:
         raise DataError(f"{what} {path} is {kind}, not a regular file")
 
 
+def roll_each(images: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """Each image (N x H x W [x C]) rolled by its own (dy, dx), as ``np.roll(images[i], shifts[i], axis=(0, 1))``
+    would, in one gather: a loop of np.roll took 40 s for CIFAR-10's 50,000 training images."""
+    import numpy as np
+
+    n, h, w = images.shape[:3]
+    rows = (np.arange(h)[None, :] - shifts[:, :1]) % h
+    cols = (np.arange(w)[None, :] - shifts[:, 1:]) % w
+    return images[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -43,6 +54,7 @@ class Dataset:
     load_uint8: Callable[[str, bool], tuple[np.ndarray, np.ndarray]]
     mean: tuple[float, ...]  # per channel, of the training images in [0, 1], for normalising to ~N(0, 1)
     std: tuple[float, ...]
+    real_train: int = 0  # the published training split's images: a synthetic stand-in's size where guests have GPUs
 
     def load_normalised(self, root: str, train: bool) -> tuple[np.ndarray, np.ndarray]:
         """(float32 N x H x W x C normalised images, int64 labels) for frameworks that take numpy."""

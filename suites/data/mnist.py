@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpu_probe.shapes import Record
 from suites.data.options import DataConfig
-from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file
+from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file, roll_each
 from suites.data.download import Remote, cached_or_fetched, gunzip_into, md5
 from suites.errors import DataError
 
@@ -110,10 +110,7 @@ def synthesize_mnist(root: Path, n_train: int, n_test: int, seed: int = 0) -> Pa
     templates = templates / templates.max(axis=(1, 2), keepdims=True)
     for prefix, n in (("train", n_train), ("t10k", n_test)):
         labels = rng.integers(0, 10, size=n).astype(np.uint8)
-        images = templates[labels]
-        shifts = rng.integers(-2, 3, size=(n, 2))
-        for i, (dy, dx) in enumerate(shifts):
-            images[i] = np.roll(images[i], (dy, dx), axis=(0, 1))
+        images = roll_each(templates[labels], rng.integers(-2, 3, size=(n, 2)))
         images = images * rng.uniform(0.6, 1.0, size=(n, 1, 1)) + rng.normal(0, 0.15, size=images.shape)
         write_idx(raw / f"{prefix}-images-idx3-ubyte", np.clip(images * 255, 0, 255))
         write_idx(raw / f"{prefix}-labels-idx1-ubyte", labels)
@@ -181,4 +178,4 @@ def resolve_mnist(cfg: DataConfig, seed: int = 0) -> Record:
             "note": f"synthetic: no MNIST under {raw}; {why}"}
 
 
-MNIST = Dataset("mnist", resolve_mnist, load_numpy, mean=(0.1307,), std=(0.3081,))
+MNIST = Dataset("mnist", resolve_mnist, load_numpy, mean=(0.1307,), std=(0.3081,), real_train=60_000)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import shutil
@@ -23,10 +24,11 @@ from suites.backends.factory import backend_for
 from suites.backends.placement import NOT_ENFORCED, Placement
 from suites.config.compose import RunConfig
 from suites.config.schema import BackendKind, BenchConfig, Sharing
+from suites.data.options import DataConfig
 from suites.errors import ConfigError
 from suites.guest.protocol import GuestSpec
 from suites.workloads import workload_class
-from suites.workloads.base import WorkloadConfig
+from suites.workloads.base import Workload, WorkloadConfig
 
 T = TypeVar("T")
 
@@ -65,7 +67,8 @@ def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
         if missing:
             raise ConfigError(f"workload {group.workload.name} needs {', '.join(missing)}, not installed in this "
                               "Python; pip install -e '.[<extra>]' (or bring its wheels to a GPU host)")
-        data = workload_class(group.workload.name).resolve_data(group.workload, cfg.data, cfg.seed)
+        plugin = workload_class(group.workload.name)
+        data = plugin.resolve_data(group.workload, data_sized(cfg.data, plugin, placements), cfg.seed)
         backend.check_data(data)
         specs += build_specs(cfg, group.workload, placements[len(specs): len(specs) + group.guests], data,
                              first=len(specs))
@@ -75,6 +78,17 @@ def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
     merged = {"source": " + ".join(str(d.get("source", "none")) for d in sources),
               "root": ", ".join(str(d.get("root", "-")) for d in sources)}
     return Plan(run, inv, placements, specs, merged, backend)
+
+
+def data_sized(data: DataConfig, plugin: type[Workload], placements: list[Placement]) -> DataConfig:
+    """Where the guests have GPUs, a synthetic stand-in has the real data set's training images (CIFAR-10's
+    50,000; MNIST's 60,000) unless data.synthetic_train says otherwise: a CPU-sized set is a fraction of a second
+    of a GPU's epoch. On a CPU host the datasets' own smaller sizes stay."""
+    dataset = plugin.dataset
+    if data.synthetic_train is not None or dataset is None or not dataset.real_train \
+            or not any(p.gpus for p in placements):
+        return data
+    return dataclasses.replace(data, synthetic_train=dataset.real_train)
 
 
 def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Placement], data: Record,
