@@ -45,7 +45,17 @@ def test_both_sides_run_interleaved_and_the_ratio_is_reported(capsys: pytest.Cap
     assert "nn.Module.cuda -> cpu" in out  # what was changed for the peer is said
 
 
-@pytest.mark.parametrize("argv", [["--rounds", "0"], ["--batch", "0"], ["--warmup", "0"]])
+@pytest.mark.e2e
+def test_without_steps_both_sides_train_for_the_window_our_calibration_sizes(capsys: pytest.CaptureFixture[str]):
+    assert bench_peer.main(["--batch", "32", "--warmup", "1", "--window-s", "0.4", "--rounds", "1", "--threads",
+                            "1", "--data-root", ""]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    steps = int(out.split("1 warm-up + ")[1].split(" timed steps")[0])
+    assert steps >= 20 and "sized for a 0.4 s window" in out and "640 synthetic CIFAR-shaped images" in out
+
+
+@pytest.mark.parametrize("argv", [["--rounds", "0"], ["--batch", "0"], ["--warmup", "0"], ["--window-s", "0"],
+                                  ["--images", "0"]])
 def test_bad_input_is_one_error_line_and_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]):
     with pytest.raises(SystemExit) as exc:
         bench_peer.main(argv)

@@ -45,6 +45,7 @@ from gpu_probe.stats import (
     verdict,
 )
 from suites.data import cifar
+from suites.guest import sizing
 from suites.render import tables
 from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
@@ -102,14 +103,15 @@ class WallEvent:
 
 
 class TimedLoader:
-    """The peer's own ``CifarLoader``, its batches handed on unchanged; notes when the first timed batch leaves
-    (after ``warmup`` steps, queued device work finished first)."""
+    """The peer's own ``CifarLoader``, its batches handed on unchanged; counts them over every epoch and notes when
+    the first timed one leaves (after ``warmup`` steps, queued device work finished first)."""
 
     def __init__(self, inner: Any, warmup: int, sync: Callable[[], object]) -> None:
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_warmup", warmup)
         object.__setattr__(self, "_sync", sync)
         object.__setattr__(self, "t_warm", None)
+        object.__setattr__(self, "batches", 0)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -121,10 +123,11 @@ class TimedLoader:
         return len(self._inner)
 
     def __iter__(self) -> Iterator[Any]:
-        for i, batch in enumerate(self._inner):
-            if i == self._warmup:
+        for batch in self._inner:
+            if self.batches == self._warmup:
                 self._sync()
                 object.__setattr__(self, "t_warm", time.perf_counter())
+            object.__setattr__(self, "batches", self.batches + 1)
             yield batch
 
 
@@ -139,7 +142,8 @@ def write_peer_data(folder: Path, images: Tensor, labels: Tensor) -> None:
 
 
 def peer_rate(airbench: ModuleType, folder: Path, args: argparse.Namespace, device: torch.device) -> float:
-    """One run of the peer's own training over the images in ``folder``: images/s after its warm-up steps."""
+    """One run of the peer's own training over the images in ``folder``, for the warm-up and timed steps (its
+    epochs a fraction or a multiple of them): images/s after its warm-up steps."""
     import torch
 
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
@@ -150,19 +154,25 @@ def peer_rate(airbench: ModuleType, folder: Path, args: argparse.Namespace, devi
         loader.images = loader.images.to(dtype_of(args.precision))  # its .half() images, in the run's precision
         timed = TimedLoader(loader, args.warmup, sync)
         test_loader = functools.partial(airbench.utils.CifarLoader, gpu=gpu)
+        epochs = (args.warmup + args.steps) / len(loader)  # its schedule's steps: ceil(len(loader) x epochs)
         with mock.patch.object(airbench.utils, "CifarLoader", test_loader):
-            airbench.train94(train_loader=timed, epochs=1, verbose=False)
+            airbench.train94(train_loader=timed, epochs=epochs, verbose=False)
         sync()
         t_end = time.perf_counter()
-    return args.batch * args.steps / (t_end - timed.t_warm)
+    return args.batch * (timed.batches - args.warmup) / (t_end - timed.t_warm)
 
 
 def our_workload(root: Path, args: argparse.Namespace, device: torch.device) -> Cifar10Torch:
+    """Ours, prepared, over ``--steps`` timed steps, or (sized by time) as many as fill ``--window-s`` on this
+    device (suites/guest/sizing.py; ``args.steps`` is set to them, and the peer trains as many)."""
     cfg = Cifar10TorchConfig(batch_size=args.batch, epochs=1, warmup_steps=args.warmup, precision=args.precision,
-                             target_accuracy=None, compile=False)
+                             target_accuracy=None, compile=False, min_window_s=args.window_s or 2.0)
     gpus = ["0"] if device.type == "cuda" else []
     wl = Cifar10Torch(cfg, GuestContext("ours", list(range(args.threads)), gpus, None, {"root": str(root)}, 0))
     wl.prepare()
+    if args.steps is None:
+        args.steps = int(sizing.size(wl, cfg)["sized_steps"]) - args.warmup
+    wl.sized_steps = args.warmup + args.steps
     return wl
 
 
@@ -175,8 +185,9 @@ def our_rate(wl: Cifar10Torch) -> float:
 
 
 def images_for(args: argparse.Namespace, tmp: Path) -> tuple[Tensor, Tensor, Path, str]:
-    """(uint8 images, labels, a data root holding them for our loader, what they are) of ``n`` images."""
-    n = args.batch * (args.warmup + args.steps)
+    """(uint8 images, labels, a data root holding them for our loader, what they are) of ``n`` images: ``--images``,
+    else a batch per warm-up and timed step (``--steps``), else 20 batches (both sides cycle them)."""
+    n = args.images or args.batch * (args.warmup + args.steps if args.steps else 20)
     real = Path(args.data_root) / cifar.FOLDER if args.data_root else None
     if real is not None and real.is_dir():
         source, what = str(args.data_root), f"the first {n:,} images of real CIFAR-10 ({args.data_root})"
@@ -240,16 +251,25 @@ def measure(airbench: ModuleType, args: argparse.Namespace, device: torch.device
                      ("peer", lambda: peer.append(peer_rate(airbench, Path(tmp) / "peer", args, device)))]
             for name, run in sides if r % 2 == 0 else sides[::-1]:
                 out.print(f"bench-peer: round {r + 1}/{args.rounds}: {name} ({args.warmup} warm-up + {args.steps} "
-                          f"timed steps of {args.batch})", highlight=False)
+                          f"timed steps of {args.batch}{sized_note(args)})", highlight=False)
                 run()
     return ours, peer, what, redirection(device, args.precision)
+
+
+def sized_note(args: argparse.Namespace) -> str:
+    return f"; sized for a {args.window_s:g} s window" if args.window_s else ""
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=512, help="images per step, both sides (default 512)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps first (default 3)")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps (default 20)")
+    parser.add_argument("--steps", type=int, default=None, help="timed steps (default: as many as fill --window-s "
+                        "on this device, measured)")
+    parser.add_argument("--window-s", type=float, default=2.0, help="the timed window both sides get when --steps "
+                        "is not given: our step time is calibrated first (default 2 s)")
+    parser.add_argument("--images", type=int, default=None, help="training images, cycled (default: a batch per "
+                        "step with --steps, else 20 batches)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds: n of the CI (default 3)")
     parser.add_argument("--precision", choices=("auto", "fp32", "bf16", "fp16"), default="auto",
                         help="weights and data: auto = fp16 on a GPU (as published), fp32 on a CPU")
@@ -258,9 +278,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="a folder holding cifar-10-batches-py (else synthetic images)")
     parser.add_argument("--flops", action="store_true", help="print parameters and FLOPs per image, then stop")
     args = parser.parse_args(argv)
-    for name in ("batch", "steps", "rounds"):
-        if getattr(args, name) < 1:
-            parser.exit(2, f"error: --{name} must be >= 1, got {getattr(args, name)}\n")
+    for name in ("batch", "steps", "rounds", "images"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            parser.exit(2, f"error: --{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}\n")
+    if args.steps is not None:
+        args.window_s = None  # a fixed count: no window aimed at
+    elif not 0 < args.window_s <= 3600:
+        parser.exit(2, f"error: --window-s must be seconds in (0, 3600], got {args.window_s}\n")
     if args.warmup < 1 or (args.threads is not None and args.threads < 1):
         parser.exit(2, "error: --warmup and --threads must be >= 1\n")
     return args
@@ -312,7 +336,8 @@ def report(ours: list[float], peer: list[float], what: str, said: str, args: arg
     ratios = [a / b for a, b in zip(ours, peer, strict=True)]
     iv = ratio_interval(ratios)
     table = Table(title=f"cifar10-torch vs the published airbench94, {args.rounds} interleaved round(s) ({where}, "
-                        f"{args.precision}, batch {args.batch}, {args.warmup} warm-up + {args.steps} timed steps)",
+                        f"{args.precision}, batch {args.batch}, {args.warmup} warm-up + {args.steps} timed steps"
+                        f"{sized_note(args)})",
                   title_justify="left", caption=f"images/s: median [95 % CI] of the rounds; ratio: ours / peer per "
                   f"round; verdict against 1; goal >= {GOAL}: met if the CI lies above it. Data: {what}. Peer "
                   f"redirected: {said}.")
