@@ -5,7 +5,16 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,tf,graphics,ray,slurm
+# TensorFlow: on a GPU host (nvidia-smi lists a GPU, or NVML counts one) the tf-gpu extra (TensorFlow with its CUDA
+# libraries), else tf (tensorflow-cpu); said at setup. GPU_HOST=1 or GPU_HOST=0 decides instead of the look.
+ifeq ($(origin GPU_HOST),undefined)
+GPU_HOST := $(shell { nvidia-smi -L 2>/dev/null | grep -q '^GPU '; } || python3 -c 'import ctypes, sys; \
+  nv = ctypes.CDLL("libnvidia-ml.so.1"); n = ctypes.c_uint(); \
+  sys.exit(nv.nvmlInit_v2() or nv.nvmlDeviceGetCount_v2(ctypes.byref(n)) or n.value == 0)' >/dev/null 2>&1 \
+  && echo 1 || echo 0)
+endif
+TF_EXTRA := $(if $(filter 1,$(GPU_HOST)),tf-gpu,tf)
+EXTRAS ?= dev,$(TF_EXTRA),graphics,ray,slurm
 # Debian packages: headless OpenGL without a GPU (Mesa llvmpipe through EGL), apitrace replay, and
 # chromium for the MLflow UI test.
 SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace chromium
@@ -45,6 +54,9 @@ OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workl
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml environment.yml
+	@echo "setup: TensorFlow from the $(TF_EXTRA) extra ($(if $(filter 1,$(GPU_HOST)),a GPU answered (nvidia-smi or \
+	NVML): TensorFlow with its CUDA libraries,no GPU answered (nvidia-smi nor NVML): tensorflow-cpu); GPU_HOST=0|1 \
+	decides instead)"
 ifneq ($(CONDA),)
 	@echo "setup: conda env at $(VENV) from environment.yml"
 	conda env create --yes -p $(VENV) -f environment.yml

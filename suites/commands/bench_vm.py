@@ -64,7 +64,8 @@ def start_costs(counts: list[int], rounds: int, accel: str, tmp: Path, out: Cons
 
 
 def throughput(workloads: list[str], rounds: int, accel: str, tmp: Path, out: Console) -> Table:
-    table = Table(title=f"in-VM vs process training throughput ({rounds} interleaved round(s), smoke sizes, 1 vCPU)",
+    table = Table(title=f"in-VM vs process training throughput ({rounds} interleaved round(s), smoke sizes: each a "
+                        "0.5 s timed window, 1 vCPU)",
                   title_justify="left", caption="ratio: VM images/s / process images/s per round; median [95 % CI]; "
                   "verdict: overhead if the CI lies below 1")
     for col in ("workload", "n", "VM images/s", "process images/s", "ratio [95% CI]", "verdict"):
@@ -78,10 +79,11 @@ def throughput(workloads: list[str], rounds: int, accel: str, tmp: Path, out: Co
             local, _ = bench_run(f"{workload}-local-{r}", common, tmp)
             vm_rates.append(vm["guests"][0]["result"]["metrics"]["images_per_sec"])
             local_rates.append(local["guests"][0]["result"]["metrics"]["images_per_sec"])
-        ratios = ratio_interval([a / b for a, b in zip(vm_rates, local_rates, strict=True) if b > 0])
+        # a round where either rate is blank (its window too short) gives no ratio; no ratio at all, no verdict
+        ratios = ratio_interval([a / b for a, b in zip(vm_rates, local_rates, strict=True) if a > 0 and b > 0])
+        said = VERDICTS.get(word := verdict(ratios, higher_is_better=True), word) if ratios.n else "no rate"
         table.add_row(workload, str(ratios.n), fmt(confidence_interval(vm_rates), 0),
-                      fmt(confidence_interval(local_rates), 0), fmt(ratios, 3),
-                      VERDICTS.get(said := verdict(ratios, higher_is_better=True), said))
+                      fmt(confidence_interval(local_rates), 0), fmt(ratios, 3), said)
     return table
 
 
