@@ -92,7 +92,7 @@ def test_a_disk_that_fills_while_results_are_written_leaves_the_last_whole_file(
 def study_cmd(tmp: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp / 'study'}",
             f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
-            f"data.cache_dir={tmp / 'data'}", "progress=quiet", "study.budget_s=60", *args]
+            f"data.cache_dir={tmp / 'data'}", "progress=quiet", "study.budget_s=60", "study.calibrate=false", *args]
 
 
 @pytest.mark.e2e

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.e2e]
 
 
 def test_two_guests_run_concurrently_on_disjoint_cpus(tmp: Path):
-    run = run_bench(tmp, *SMOKE, "scenario=concurrent")
+    run = run_bench(tmp, *SMOKE, "scenario=concurrent", "workload.size_by=work")  # the recipe's 2.5 epochs
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     guests = [g["result"] for g in run.results["guests"]]
     assert [g["status"] for g in guests] == ["ok", "ok"]
@@ -75,7 +75,7 @@ def test_real_mnist_reaches_its_99_percent_target_and_is_recorded(tmp: Path):
 
 def start_long_pair(tmp: Path, epochs: int) -> tuple[subprocess.Popen, Path, str]:
     args, run_dir, uri = bench_args(tmp, *SMOKE, "scenario=concurrent", f"workload.epochs={epochs}",
-                                  "workload.max_steps=null")
+                                  "workload.max_steps=null", "workload.size_by=work")
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})
     return proc, run_dir, uri
@@ -141,7 +141,7 @@ def test_guest_over_its_memory_is_stopped_with_a_reason(tmp: Path):
 
 
 def test_repeats_report_olympic_mean_and_cov(tmp: Path):
-    run = run_bench(tmp, *SMOKE, "repeats=3")
+    run = run_bench(tmp, *SMOKE, "repeats=3", "workload.size_by=work")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     result = run.results["guests"][0]["result"]
     assert len(result["repeats"]) == 3

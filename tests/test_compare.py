@@ -43,7 +43,7 @@ def test_normalise_to_the_named_baseline():
 @pytest.mark.e2e
 def test_two_cpu_ranks_scale_and_the_comparison_is_recorded(tmp: Path):
     run = run_bench(tmp, *SMOKE, "scenario=scaling", "profile.vcpus=2", TWO_RANKS, "scenario.baseline=1-rank",
-                    "workload.max_steps=null", "workload.epochs=4")
+                    "workload.max_steps=null", "workload.epochs=4", "workload.size_by=work")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     rows = list(csv.DictReader((run.run_dir / "comparison.csv").open()))
     assert [r["label"] for r in rows] == ["1-rank", "2-ranks"]

@@ -31,7 +31,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
     server = start_server(tmp, port)
     fallback = store_at(tmp / "fallback.db")
     args, run_dir, _ = bench_args(tmp, *SMOKE, f"fallback_tracking_uri={fallback}", f"workload.epochs={EPOCHS}",
-                                  "workload.max_steps=null")
+                                  "workload.max_steps=null", "workload.size_by=work")
     args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
     bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})

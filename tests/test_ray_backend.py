@@ -174,7 +174,8 @@ def test_no_cluster_at_the_address_is_one_line_within_seconds(tmp: Path):
 def start_long_run(tmp: Path, cluster: Cluster) -> tuple[subprocess.Popen, Path]:
     """A 2-guest Ray run that trains for minutes; returns once both guests are past the barrier."""
     args, run_dir, _ = bench_args(tmp, *SMOKE, "scenario=concurrent", *M60_4Q, "workload.epochs=500",
-                                  "workload.max_steps=null", "backend=ray", f"ray.address={cluster.address}",
+                                  "workload.max_steps=null", "workload.size_by=work", "backend=ray",
+                                  f"ray.address={cluster.address}",
                                   "workload.allow_cpu_fallback=true")  # the cluster's GPU is logical
     runner = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "none")})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from suites.study.planner import EPISODE_1, plan_study
+from suites.study.planner import EPISODE_1, Measured, plan_study
 from suites.study.settings import StudySettings
 
 from .helpers import REPO
@@ -61,15 +61,15 @@ def test_two_gpus_keep_the_phases_that_fit_and_four_run_everything():
 
 
 def test_the_budget_trims_sizes_then_repeats_then_profiles_and_says_so():
-    plan = plan_study(1, NO_TF, StudySettings(budget_s=120))
+    plan = plan_study(1, NO_TF, StudySettings(budget_s=80))
     why = skipped(plan)
     assert plan.tier == "smoke" and "full sizes (smoke sizes instead)" in why
     assert plan.repeats == 2 and "repeat 3 of each phase" in why
     budget = [k for k, w in why.items() if "over the budget" in w]
-    assert all("study.budget_s=120" in why[k] for k in budget)
+    assert all("study.budget_s=80" in why[k] for k in budget)
     assert budget.index("mixed m60-1q") < budget.index("mixed m60-4q") < budget.index("mixed")  # profiles first
-    assert [p.name for p in plan.parts] == ["gpu-vs-cpu"] and plan.estimate_s <= 120  # the last part kept
-    assert plan_study(1, NO_TF, StudySettings(budget_s=120, repeats=3)).repeats == 3  # asked for: kept
+    assert [p.name for p in plan.parts] == ["gpu-vs-cpu"] and plan.estimate_s <= 80  # the last part kept
+    assert plan_study(1, NO_TF, StudySettings(budget_s=80, repeats=3)).repeats == 3  # asked for: kept
 
 
 def test_missing_moderngl_skips_episode_2():
@@ -114,7 +114,11 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     of m60-8q and a consolidation, each phase once (repeats and their spread: tests/test_honest.py)."""
     proc = study(tmp_path, "study.budget_s=65", "study.repeats=1", "study.max_guests=2")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (folder,) = (tmp_path / "study").iterdir()
+    (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())
+    probed = json.loads((tmp_path / "study" / "calibration.json").read_text())  # this host's probe, kept
+    (figures,) = probed.values()
+    assert set(figures) == {"graphics-replay/smoke", "mnist-torch/smoke"} and all(s > 0 for s in figures.values())
+    assert "probed on this host" in proc.stdout and "estimate s" in proc.stdout  # planned from it, shown beside
     md = (folder / "report.md").read_text()
     for part in EPISODE_1:
         for ref in part.references:
@@ -171,11 +175,29 @@ def test_the_planner_uses_the_gpu_seconds_gpu_check_measured(tmp_path: Path):
     measured = load_timings(str(summary))
     assert measured == {("cifar10-torch", "full"): 400.0, ("mnist-torch", "full"): 2.5}  # NaN and junk dropped
     settings = StudySettings(budget_s=100_000, tier="full")
-    guessed, timed = plan_study(1, {}, settings), plan_study(1, {}, settings, measured)
+    guessed, timed = plan_study(1, {}, settings), plan_study(1, {}, settings, Measured(gpu_work=measured))
     assert timed.estimate_s > guessed.estimate_s + 1000  # cifar10 at 400 s, not the 15 s guess
-    assert plan_study(0, {}, settings, measured).estimate_s == plan_study(0, {}, settings).estimate_s  # CPU: unused
+    assert timed.sources["cifar10-torch"] == "make gpu-check" and guessed.sources["cifar10-torch"].startswith("table")
+    assert plan_study(0, {}, settings, Measured(gpu_work=measured)).estimate_s == \
+        plan_study(0, {}, settings).estimate_s  # CPU: unused
     with pytest.raises(ConfigError, match="study.timings: .* is not a gpu-check summary.json"):
         load_timings(str(tmp_path / "missing.json"))
+
+
+def test_the_plan_comes_from_this_hosts_probe_where_it_ran():
+    fast = Measured(probed={("graphics-replay", "smoke"): 1.0, ("mnist-torch", "smoke"): 1.0})
+    slow = Measured(probed={("graphics-replay", "smoke"): 60.0, ("mnist-torch", "smoke"): 60.0})
+    roomy = StudySettings(budget_s=100_000)  # nothing trimmed: the estimates themselves
+    assert plan_study(0, NO_TF, roomy, fast).estimate_s < plan_study(0, NO_TF, roomy).estimate_s \
+        < plan_study(0, NO_TF, roomy, slow).estimate_s
+    planned = plan_study(0, NO_TF, roomy, slow)
+    assert planned.sources == {"graphics-replay": "probed on this host", "mnist-torch": "probed on this host"}
+    assert planned.part_estimates["mixed"] == 3 * planned.repeats * 60.0 * len(planned.parts[0].phases)
+    assert sum(planned.part_estimates.values()) == pytest.approx(planned.estimate_s)
+    # within the 480 s budget, a host the probe found slow gets less of the study, each trim said
+    table, trimmed = plan_study(0, NO_TF, StudySettings()), plan_study(0, NO_TF, StudySettings(), slow)
+    assert len(trimmed.skips) > len(table.skips) and trimmed.estimate_s <= 480
+    assert any("over the budget" in skip.why for skip in trimmed.skips)
 
 
 def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):

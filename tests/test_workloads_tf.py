@@ -19,7 +19,8 @@ def guest_result(tmp: Path, *overrides: str) -> dict:
 
 
 def test_mnist_tf_learns_synthetic_digits(tmp: Path):
-    r = guest_result(tmp, "workload=mnist-tf", "profile.vcpus=1", "workload.epochs=5", "workload.batch_size=100")
+    r = guest_result(tmp, "workload=mnist-tf", "profile.vcpus=1", "workload.epochs=5", "workload.batch_size=100",
+                     "workload.size_by=work")
     m = r["metrics"]
     assert m["test_accuracy"] > 0.8 and m["steps"] == 50 and m["images"] == 5000
     assert r["info"]["precision"] == "float32" and r["info"]["framebuffer_cap"] == "not applied (no GPU)"
@@ -50,3 +51,4 @@ def test_a_diverged_keras_run_is_a_failure_with_its_reason(tmp: Path):
     assert run.proc.returncode == 1, run.proc.stderr[-2000:]
     result = run.results["guests"][0]["result"]
     assert result["status"] == "failed" and "training diverged: loss nan" in result["error"], result["error"]
+    assert "precision float32" in result["error"]  # what it trained in is said (mixed_float16 on a GPU)

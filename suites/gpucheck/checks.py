@@ -178,6 +178,7 @@ def cifar_throughput(ctx: Context, compiled: bool) -> Row:
     mode = ["workload.compile_mode=reduce-overhead"] if compiled else []
     res = bench(ctx, name, ["profile=passthrough-1gpu", "workload=cifar10-torch", "workload.precision=fp16",
                             "workload.target_accuracy=null",  # throughput only: CIFAR_EPOCHS per repeat, no target
+                            "workload.size_by=work",  # ... of that fixed work: the study's full tier is scaled from it
                             f"workload.epochs={CIFAR_EPOCHS}", f"workload.compile={str(compiled).lower()}", *mode,
                             f"workload.min_timed_s={CIFAR_MIN_WINDOW_S}",
                             "repeats=5", f"data.synthetic_train={CIFAR_TRAIN}", *real], limit_s=300)

@@ -25,7 +25,11 @@ CALIBRATE_FRACTION = 0.1  # of the window: how long the last probe must last for
 CALIBRATE_MIN_S = 0.05  # ... and at least this (a clock read and a sync are microseconds)
 FIRST_PROBE = 4  # steps after the warm-up in the first probe
 MAX_PROBES = 4
-MARGIN = 1.15  # steps for 1.15 windows: a run a little faster than its probe still fills the window
+# The schedule is laid over 1.5 windows of steps, and a single-rank run ends once its window has lasted (hold):
+# a run up to a third faster than its probe (a probe beside a busy moment) still fills its window, and one
+# slower ends at the schedule's last step, its window the longer. Ranks train in lockstep, so they end at the
+# schedule's last step together (a clock read on each would part them by a step).
+MARGIN = 1.5
 
 
 def size(workload: Workload, cfg: Any, open_ended: bool = False,
@@ -44,7 +48,7 @@ def size(workload: Workload, cfg: Any, open_ended: bool = False,
         if step_s * probe >= need_s:
             break
         probe = max(probe * 2, min(1_000_000, math.ceil(need_s / max(step_s, 1e-9) * 1.2)))
-    window_s = cfg.max_window_s if open_ended else max(cfg.min_window_s, cfg.min_timed_s)  # a window with a rate
+    window_s = cfg.max_window_s if open_ended else cfg.min_window_s
     timed = max(cfg.min_timed_steps, math.ceil(window_s * MARGIN / max(step_s, 1e-9)))
     total = cfg.warmup_steps + timed
     out: Record = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": window_s,
@@ -58,6 +62,15 @@ def size(workload: Workload, cfg: Any, open_ended: bool = False,
     workload.sized_steps = total
     workload.build()  # fresh weights, the schedule over the sized steps
     return out
+
+
+def hold(meter: StepMeter, cfg: Any, chosen: Record, world: int, stop: Callable[[], bool] | None = None) -> None:
+    """The meter's end rule for a run sized by time: it ends once the window has lasted ``workload.min_window_s``
+    (one rank: at once then; an open-ended run: once ``stop`` says so too); ranks end at the sized steps."""
+    if chosen.get("sized_by") != TIME or world > 1:
+        return
+    meter.hold_s = cfg.min_window_s
+    meter.stop_requested = stop or (lambda: True)
 
 
 def probe_step_s(workload: Workload, cfg: Any, probe: int) -> float:

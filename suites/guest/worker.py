@@ -51,7 +51,8 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
     if open_ended and ctx.world_size > 1:  # the runner's stop reaches rank 0 only; ranks must stop together
         open_ended = False
         ctx.info["until_stopped"] = f"not applied: {ctx.world_size} ranks (sized by workload.min_window_s)"
-    ctx.info.update(sizing.size(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload)))
+    chosen = sizing.size(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload))
+    ctx.info.update(chosen)
     ranks.barrier()  # every rank has prepared
     setup = time.time() - t_proc_start
     log(spec, f"ready after {setup:.1f} s, waiting at the start barrier")
@@ -73,8 +74,7 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
         meter = StepMeter(cfg.warmup_steps, total,
                           lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)),
                           min_steps=cfg.min_timed_steps, min_s=cfg.min_timed_s)
-        if stop is not None:
-            meter.stop_requested, meter.hold_s = stop.is_set, cfg.min_window_s
+        sizing.hold(meter, cfg, chosen, ctx.world_size, stop.is_set if stop is not None else None)
         compiled = workload.compiled_frames()
         meter.start()
         workload.train(meter)

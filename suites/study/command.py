@@ -45,9 +45,9 @@ from suites.record.recorder import Recorder, RunRef
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
 from suites.run.shield import interrupt_reason, stop_on_signals
-from suites.study import results
+from suites.study import calibration, results
 from suites.study import writeup as study_report
-from suites.study.planner import Part, Skip, StudyPlan, plan_study
+from suites.study.planner import Measured, Part, Skip, StudyPlan, plan_study, workloads_of
 from suites.study.settings import StudySettings, load_settings, load_timings, split_args
 from suites.workloads import workload_class
 
@@ -109,9 +109,27 @@ def prepare(sp: StudyPlan, comps: dict[str, Composition], out: Console) -> tuple
     return ready, skips
 
 
+def measured_plan(sp: StudyPlan, settings: StudySettings, gpus: int, inv: Inventory, overrides: list[str],
+                  probe: bool, out: Console) -> StudyPlan:
+    """The plan again from this host's probe of the workloads ``sp`` runs (``probe``: measure what the cache lacks,
+    else the cache alone); ``sp`` itself where nothing was measured or study.calibrate=false."""
+    if not settings.calibrate:
+        return sp
+    where = Path(settings.out_dir)
+    held = held_by_others(sorted(os.sched_getaffinity(0)))
+    if probe and held:  # a probe beside another run would time that run's load (and queue for its cores)
+        say(out)(f"study: not probed (another benchmark run holds {describe(held)}): planned from what is cached")
+    probed = calibration.probe(workloads_of(sp.parts), sp.tier, overrides, where, inv, say(out)) \
+        if probe and not held else calibration.cached(where, inv)
+    if not probed:
+        return sp
+    return plan_study(gpus, missing_components(), settings, Measured(probed, load_timings(settings.timings)))
+
+
 def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
     line = say(out)
     line(f"study: {gpu_status}; sizes {sp.tier}, {sp.repeats} repeat(s) per phase, estimate {sp.estimate_s:.0f} s")
+    line("  seconds per phase run from: " + "; ".join(f"{w} {how}" for w, how in sp.sources.items()))
     for p in sp.parts:
         line(f"  run  episode {p.episode} {p.name}: {', '.join(p.labels)}")
     for s in sp.skips:
@@ -141,13 +159,17 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
     for i, (part, planned) in enumerate(ready, 1):
         say(out)(f"== study part {i}/{len(ready)}: episode {part.episode} {part.name} "
                  f"({time.monotonic() - t0:.0f} s elapsed, {sp.estimate_s:.0f} s planned) ==")
-        why = ""
+        why, t_part = "", time.monotonic()
         try:
             code = run_comparison(planned.comp, run_dir / part.name, out, "study",
                                   planned, recorder, ref, {"bench.study_part": part.name,
                                                            "bench.episode": str(part.episode)})
         except KeyboardInterrupt as exc:
             code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
+        sp.actual_s[part.name] = time.monotonic() - t_part
+        if sp.overran(part.name):
+            say(out)(f"study: {part.name} {sp.overran(part.name)} ({sp.actual_s[part.name]:.0f} s, planned "
+                     f"{sp.part_estimates[part.name]:.0f} s)")
         worst = max(worst, code)
         if code == EXIT_INTERRUPTED:
             # a part that stopped its own guests at an interrupt returns its code; the handler knows the signal
@@ -163,8 +185,26 @@ def record_plan(recorder: Recorder, ref: RunRef | None, settings: StudySettings,
     params = {**inv.as_params(), **settings_params,
               "tier": sp.tier, "repeats": sp.repeats, "estimate_s": round(sp.estimate_s), "gpus": sp.gpus,
               "elapsed_s": round(elapsed), "parts": ",".join(p.name for p in sp.parts)}
-    tags = {"bench.skips": json.dumps([[s.what, s.why] for s in sp.skips])}
-    recorder.comparison_results(ref, mlflow_runs.ComparisonResults(params, {"elapsed_s": elapsed}, tags), run_dir)
+    tags = {"bench.skips": json.dumps([[s.what, s.why] for s in sp.skips]),
+            "bench.estimates_from": json.dumps(sp.sources)}
+    metrics = {"elapsed_s": elapsed, **{f"{name}.estimate_s": s for name, s in sp.part_estimates.items()},
+               **{f"{name}.actual_s": s for name, s in sp.actual_s.items()}}
+    recorder.comparison_results(ref, mlflow_runs.ComparisonResults(params, metrics, tags), run_dir)
+
+
+def show_timing(out: Console, sp: StudyPlan) -> None:
+    """Each part's planned seconds beside what it took, a part past twice its estimate said."""
+    from rich.table import Table
+
+    table = Table(title="study: each part's estimate and what it took", title_justify="left",
+                  caption="estimate: the planner's (seconds per phase run from: " + "; ".join(
+                      f"{w} {how}" for w, how in sp.sources.items()) + ")", caption_justify="left")
+    for col in ("part", "estimate s", "took s", ""):
+        table.add_column(col, justify="right" if col.endswith(" s") else "left")
+    for name, planned in sp.part_estimates.items():
+        took = sp.actual_s.get(name)
+        table.add_row(name, f"{planned:.0f}", f"{took:.0f}" if took is not None else "not run", sp.overran(name))
+    out.print(table)
 
 
 def publish(ref: RunRef, experiment: str, run_dir: Path, out: Console) -> list[Path]:
@@ -191,12 +231,18 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(mine)
         inv = inventory.collect()
         gpus, gpu_status = gpus_to_plan_with(inv, overrides)
-        sp = plan_study(gpus, missing_components(), settings, load_timings(settings.timings))
+        sp = plan_study(gpus, missing_components(), settings, Measured(gpu_work=load_timings(settings.timings)))
         comps = compose_parts(sp, overrides)
         require_outside_source(Path(settings.out_dir), "study.out_dir")
         require_makeable(Path(settings.out_dir), "study.out_dir")
         for comp in comps.values():  # each part's store, cache and artifact folders, before anything starts
             check_out_dirs(comp.cfg)
+        planned = [sp.overrides(p) for p in sp.parts]
+        # a probe is a bench on this host: not for --plan, nor where the parts' guests run elsewhere (a Ray fleet)
+        on_host = all(c.cfg.backend is not BackendKind.ray for c in comps.values())
+        sp = measured_plan(sp, settings, gpus, inv, overrides, "--plan" not in argv and on_host, out)
+        if [sp.overrides(p) for p in sp.parts] != planned:  # trimmed otherwise by what was measured
+            comps = compose_parts(sp, overrides)
         show_plan(out, sp, gpu_status)
         if "--plan" in argv:
             return 0
@@ -217,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": results.STUDY_KIND})
     with cores:  # held from planning to the last part's end
         code = run_parts(ready, sp, run_dir, recorder, ref, out)
+    show_timing(out, sp)
     record_plan(recorder, ref, settings, sp, time.time() - t0, run_dir, inv)
     files = publish(ref, cfg.experiment, run_dir, out) if ref is not None else []
     recorder.finish(ref, files, "FINISHED" if code == 0 else ("KILLED" if code == EXIT_INTERRUPTED else "FAILED"))

@@ -12,18 +12,19 @@ why everything else is skipped; nothing here touches a file or a process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from suites.study.settings import StudySettings
 
 TIME_X, THROUGHPUT_X = "time_x", "throughput_x"
 DEFAULT_REPEATS = 3
 CONSOLIDATION_MEMORY_MiB = 4096  # per guest: a smoke or default-size CAD or MNIST guest stays well under it
-# Seconds per phase run the budget is planned with: process start, CUDA or llvmpipe set-up and recording, then
-# each workload's training at a tier. Rough figures (CPU: this project's 2-core machines; GPU: unmeasured
-# guesses for one H100). ``make gpu-check`` measures the GPU ones and hands them to the study it runs
-# (study.timings=<its summary.json>), which uses them instead; replace these once a GPU run has measured them.
-OVERHEAD_S = {"cpu": 7.0, "gpu": 12.0}
+# Seconds per phase run the budget is planned with where nothing was measured: process start, CUDA or llvmpipe
+# set-up and recording, then each workload's training at a tier. What a study measures comes first: the probe of
+# this host (suites/study/calibration.py: one timed run per workload, whole, cached per host and device), then
+# ``make gpu-check``'s GPU seconds (study.timings=<its summary.json>); these figures only fill what neither has
+# (CPU: this project's 2-core machines; GPU: 7.7 s of overhead measured on an H200, the work rough guesses).
+OVERHEAD_S = {"cpu": 7.0, "gpu": 8.0}
 WORK_S = {  # (workload, tier) -> {host kind: seconds}
     # the record's recipe (issue 31): MNIST 1 epoch, 23 s on 2 cores with real MNIST; CIFAR-10 9.9 epochs at ~265
     # images/s on 2 cores (the default 6,000 synthetic images), ~3 s on one A100 for the real 50,000 (airbench94)
@@ -112,6 +113,16 @@ class Skip:
         return f"{self.what}: {self.why}"
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What the planner knows of this host instead of its table: ``probed``, seconds of a whole phase run per
+    (workload, tier) on this host's own kind (CPU or GPU), by the study's probe; ``gpu_work``, GPU training
+    seconds per (workload, tier) from make gpu-check."""
+
+    probed: dict[tuple[str, str], float] = field(default_factory=dict)
+    gpu_work: dict[tuple[str, str], float] = field(default_factory=dict)
+
+
 @dataclass
 class StudyPlan:
     parts: list[Part]
@@ -120,6 +131,14 @@ class StudyPlan:
     repeats: int
     estimate_s: float
     gpus: int
+    part_estimates: dict[str, float] = field(default_factory=dict)  # part name -> seconds planned
+    sources: dict[str, str] = field(default_factory=dict)  # workload -> where its seconds came from
+    actual_s: dict[str, float] = field(default_factory=dict)  # part name -> seconds it took (filled as it runs)
+
+    def overran(self, name: str) -> str:
+        """'ran 2.4x its estimate' where a part took more than twice its planned seconds, else ''."""
+        planned, took = self.part_estimates.get(name, 0.0), self.actual_s.get(name, 0.0)
+        return f"ran {took / planned:.1f}x its estimate" if planned > 0 and took > 2 * planned else ""
 
     def overrides(self, part: Part) -> list[str]:
         """The command line of one part: its scenario and workload, sizes, repeats, phases' own settings."""
@@ -129,22 +148,33 @@ class StudyPlan:
                 f"scenario.repeats={self.repeats}"]
 
 
-def phase_work_s(part: Part, label: str, needs_gpus: int, tier: str, host: str,
-                 measured: dict[tuple[str, str], float] | None = None) -> float:
-    """Seconds one run of one phase is planned to take: ``measured`` GPU seconds (make gpu-check) where given."""
-    def work(workload: str, kind: str) -> float:
-        if kind == "gpu" and measured and (workload, tier) in measured:
-            return measured[(workload, tier)]
-        return float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
+def phase_work_s(part: Part, label: str, needs_gpus: int, tier: str, host: str, measured: Measured) -> float:
+    """Seconds one run of one phase is planned to take: this host's probe where it ran that workload on the kind
+    of device the phase uses, else make gpu-check's GPU seconds with the overhead, else the table."""
+    def run(workload: str, kind: str) -> float:
+        if kind == host and (workload, tier) in measured.probed:
+            return measured.probed[(workload, tier)]
+        if kind == "gpu" and (workload, tier) in measured.gpu_work:
+            return OVERHEAD_S[kind] + measured.gpu_work[(workload, tier)]
+        return OVERHEAD_S[kind] + float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
 
     if part.episode == 1:  # a phase that needs no GPU trains on the CPU wherever it runs
-        return OVERHEAD_S[host] + work(part.workload, host if needs_gpus else "cpu")
-    cad, ml = work("graphics-replay", host), work("mnist-torch", host)
-    return OVERHEAD_S[host] + max(cad, ml)
+        return run(part.workload, host if needs_gpus else "cpu")
+    return max(run("graphics-replay", host), run("mnist-torch", host))
+
+
+def source_of(workload: str, tier: str, host: str, measured: Measured) -> str:
+    """Where the planner's seconds for ``workload`` came from, in words."""
+    if (workload, tier) in measured.probed:
+        return "probed on this host"
+    if host == "gpu" and (workload, tier) in measured.gpu_work:
+        return "make gpu-check"
+    return "table (not measured)"
 
 
 def estimate_s(part: Part, tier: str, repeats: int, host: str, max_guests: int,
-               measured: dict[tuple[str, str], float] | None = None) -> float:
+               measured: Measured | None = None) -> float:
+    measured = measured or Measured()
     if part.scenario == "consolidation":  # ML alone, then 1..max_guests CAD guests beside it, once each
         return (1 + max_guests) * phase_work_s(part, "", 0, tier, host, measured)
     runs = 3 if part.scenario == "mixed" else 1  # a mixed profile is three phases: CAD, CAD + ML, ML
@@ -176,10 +206,11 @@ DROP_ORDER = ("gpu-vs-cpu-keras", "multi-guest", "passthrough-vs-vgpu-cifar10", 
 
 
 def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
-               measured: dict[tuple[str, str], float] | None = None) -> StudyPlan:
+               measured: Measured | None = None) -> StudyPlan:
     """The parts to run on a host with ``gpus`` NVIDIA GPUs, without the ``missing`` components (name -> why),
-    sized to ``settings.budget_s`` (with ``measured`` GPU seconds per (workload, tier) where make gpu-check gave
-    them); every part left out, and every trim, is a Skip with its reason."""
+    sized to ``settings.budget_s`` by what was ``measured`` of this host (its probe, make gpu-check's seconds) and
+    the table for the rest; every part left out, and every trim, is a Skip with its reason."""
+    measured = measured or Measured()
     parts, skips = [], []
     for part in [*EPISODE_1, *episode_2(settings)]:
         kept, why = runnable(part, gpus, missing)
@@ -220,4 +251,12 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
     parts = [replace(p, overrides=tuple(f"scenario.study.max_guests={max_guests}" if o.startswith(
         "scenario.study.max_guests=") else o for o in p.overrides)) if p.scenario == "consolidation" else p
              for p in parts]
-    return StudyPlan(parts, skips, tier, repeats, total(), gpus)
+    estimates = {p.name: estimate_s(p, tier, repeats, host, max_guests, measured) for p in parts}
+    sources = {w: source_of(w, tier, host, measured) for w in workloads_of(parts)}
+    return StudyPlan(parts, skips, tier, repeats, total(), gpus, estimates, sources)
+
+
+def workloads_of(parts: list[Part]) -> list[str]:
+    """The workloads the parts run (episode 2: the CAD and the ML guest's), each once: what a probe times."""
+    out = [w for p in parts for w in ((p.workload,) if p.episode == 1 else ("graphics-replay", "mnist-torch"))]
+    return list(dict.fromkeys(out))

@@ -43,6 +43,9 @@ class StudySettings:
     # A gpu-check summary.json whose measured GPU seconds ("timings": {"<workload>/<tier>": s}) the planner uses
     # instead of its guesses (suites/study/planner.py WORK_S).
     timings: Optional[str] = field(default=None, metadata={"path": True})
+    # Plan from a probe of this host: one timed bench run per workload at the study's sizes, cached per host and
+    # device in <out_dir>/calibration.json (suites/study/calibration.py); false: the planner's table alone.
+    calibrate: bool = True
 
     def check(self) -> None:
         require(self.budget_s > 0, "study.budget_s", f"must be > 0, got {self.budget_s}")

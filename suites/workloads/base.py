@@ -98,8 +98,9 @@ class TrainConfig(WorkloadConfig):
         require(self.max_steps is None or self.max_steps >= 1, "workload.max_steps", "must be >= 1")
         require(self.size_by in SIZE_BY, "workload.size_by",
                 f"must be one of {', '.join(SIZE_BY)}, got {self.size_by!r}")
-        require(0 < self.min_window_s <= 3600 and math.isfinite(self.min_window_s), "workload.min_window_s",
-                f"must be a number of seconds in (0, 3600], got {self.min_window_s}")
+        require(self.min_timed_s <= self.min_window_s <= 3600 and math.isfinite(self.min_window_s),
+                "workload.min_window_s", f"must be seconds from workload.min_timed_s ({self.min_timed_s:g}: the "
+                f"window a rate needs) to 3600, got {self.min_window_s}")
         require(self.min_window_s <= self.max_window_s <= 86400, "workload.max_window_s",
                 f"must be seconds from workload.min_window_s to 86400, got {self.max_window_s}")
         require(not (self.until_stopped and self.sized_by() == WORK), "workload.until_stopped",
