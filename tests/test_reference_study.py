@@ -194,6 +194,14 @@ def test_the_plan_comes_from_this_hosts_probe_where_it_ran():
     assert planned.sources == {"graphics-replay": "probed on this host", "mnist-torch": "probed on this host"}
     assert planned.part_estimates["mixed"] == 3 * planned.repeats * 60.0 * len(planned.parts[0].phases)
     assert sum(planned.part_estimates.values()) == pytest.approx(planned.estimate_s)
+    # a CPU host's consolidation steps share its cores: n4's five guests on 2 cores take 2.5 steps' time
+    two_cores = dataclasses.replace(slow, cores=2)
+    assert plan_study(0, NO_TF, roomy, two_cores).part_estimates["consolidation"] == 60.0 * (1 + 1 + 1.5 + 2 + 2.5)
+    # the probe's own seconds come out of the budget, and the trim says so
+    whole = plan_study(0, NO_TF, StudySettings(budget_s=950), slow)
+    spent = plan_study(0, NO_TF, StudySettings(budget_s=950), dataclasses.replace(slow, spent_s=100.0))
+    assert whole.estimate_s == 900 and spent.estimate_s <= 850  # 900 s of parts no longer fit in 950 - 100
+    assert any("less the 100 s spent probing" in skip.why for skip in spent.skips)
     # within the 480 s budget, a host the probe found slow gets less of the study, each trim said
     table, trimmed = plan_study(0, NO_TF, StudySettings()), plan_study(0, NO_TF, StudySettings(), slow)
     assert len(trimmed.skips) > len(table.skips) and trimmed.estimate_s <= 480

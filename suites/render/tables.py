@@ -215,12 +215,15 @@ def result_notes(outcome: ScenarioOutcome) -> list[str]:
     for o in outcome.guests:
         m, gid = o.result.metrics, o.spec.guest_id
         if missed_target(m) and o.result.ok:
-            by_reason.setdefault(f"missed its target: {missed_target(m)} (strict=true makes this a failure)",
-                                 []).append(gid)
+            precision = o.result.info.get("precision")
+            trained = f", trained in {precision}" if precision and o.placement.gpus else ""  # fp16 on a GPU
+            by_reason.setdefault(f"missed its target: {missed_target(m)}{trained} (strict=true makes this a "
+                                 "failure)", []).append(gid)
         blank = o.result.info.get("images_per_sec_blank")
         if blank and not m.get(vocab.IMAGES_PER_SEC.key) == m.get(vocab.IMAGES_PER_SEC.key):
             by_reason.setdefault(f"images/s blank: {blank} (the timed window workload.min_timed_steps / "
-                                 "min_timed_s a rate needs; train longer, or fewer warm-up steps)", []).append(gid)
+                                 "min_timed_s a rate needs; workload.size_by=time sizes the run to "
+                                 "workload.min_window_s, or fewer warm-up steps)", []).append(gid)
         elif rate_gap(m):
             by_reason.setdefault(rate_gap(m), []).append(gid)
     return [f"note: {', '.join(gids)}: {reason}" for reason, gids in by_reason.items()]

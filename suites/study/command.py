@@ -119,11 +119,13 @@ def measured_plan(sp: StudyPlan, settings: StudySettings, gpus: int, inv: Invent
     held = held_by_others(sorted(os.sched_getaffinity(0)))
     if probe and held:  # a probe beside another run would time that run's load (and queue for its cores)
         say(out)(f"study: not probed (another benchmark run holds {describe(held)}): planned from what is cached")
+    t0 = time.monotonic()
     probed = calibration.probe(workloads_of(sp.parts), sp.tier, overrides, where, inv, say(out)) \
         if probe and not held else calibration.cached(where, inv)
     if not probed:
         return sp
-    return plan_study(gpus, missing_components(), settings, Measured(probed, load_timings(settings.timings)))
+    return plan_study(gpus, missing_components(), settings, Measured(
+        probed, load_timings(settings.timings), inv.cpus_usable, spent_s=time.monotonic() - t0))
 
 
 def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
@@ -231,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(mine)
         inv = inventory.collect()
         gpus, gpu_status = gpus_to_plan_with(inv, overrides)
-        sp = plan_study(gpus, missing_components(), settings, Measured(gpu_work=load_timings(settings.timings)))
+        sp = plan_study(gpus, missing_components(), settings,
+                        Measured(gpu_work=load_timings(settings.timings), cores=inv.cpus_usable))
         comps = compose_parts(sp, overrides)
         require_outside_source(Path(settings.out_dir), "study.out_dir")
         require_makeable(Path(settings.out_dir), "study.out_dir")

@@ -121,6 +121,8 @@ class Measured:
 
     probed: dict[tuple[str, str], float] = field(default_factory=dict)
     gpu_work: dict[tuple[str, str], float] = field(default_factory=dict)
+    cores: int = 0  # this host's cores: a CPU host's guests share them (0: unknown, not counted)
+    spent_s: float = 0.0  # seconds the study already spent measuring, out of its budget
 
 
 @dataclass
@@ -176,7 +178,12 @@ def estimate_s(part: Part, tier: str, repeats: int, host: str, max_guests: int,
                measured: Measured | None = None) -> float:
     measured = measured or Measured()
     if part.scenario == "consolidation":  # ML alone, then 1..max_guests CAD guests beside it, once each
-        return (1 + max_guests) * phase_work_s(part, "", 0, tier, host, measured)
+        step = phase_work_s(part, "", 0, tier, host, measured)
+        # on a CPU host the step's k + 1 guests share its cores: a step takes as much longer (an H100 runs them
+        # side by side; a 2-core host ran n4's five guests in 2.4x a guest's time)
+        shared = (lambda k: max(1.0, (k + 1) / measured.cores)) if host == "cpu" and measured.cores else \
+            (lambda k: 1.0)
+        return sum(step * shared(k) for k in range(1 + max_guests))
     runs = 3 if part.scenario == "mixed" else 1  # a mixed profile is three phases: CAD, CAD + ML, ML
     return sum(runs * repeats * phase_work_s(part, label, g, tier, host, measured) for label, g in part.phases)
 
@@ -224,10 +231,14 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
     def total() -> float:
         return sum(estimate_s(p, tier, repeats, host, max_guests, measured) for p in parts)
 
-    def trim(what: str) -> None:
-        skips.append(Skip(what, f"over the budget (estimate {total():.0f} s > study.budget_s={settings.budget_s:g})"))
+    budget = settings.budget_s - measured.spent_s  # the probe's seconds are the study's too
+    spent = f" less the {measured.spent_s:.0f} s spent probing" if measured.spent_s else ""
 
-    while parts and total() > settings.budget_s:
+    def trim(what: str) -> None:
+        skips.append(Skip(what, f"over the budget (estimate {total():.0f} s > study.budget_s={settings.budget_s:g}"
+                                f"{spent})"))
+
+    while parts and total() > budget:
         mixed = next((i for i, p in enumerate(parts) if p.scenario == "mixed"), None)
         if tier == "full" and settings.tier == "auto":
             trim("full sizes (smoke sizes instead)")
