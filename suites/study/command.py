@@ -198,7 +198,7 @@ def show_timing(out: Console, sp: StudyPlan) -> None:
     """Each part's planned seconds beside what it took, a part past twice its estimate said."""
     from rich.table import Table
 
-    table = Table(title="study: each part's estimate and what it took", title_justify="left",
+    table = Table(title="study: the parts, planned and taken", title_justify="left",
                   caption="estimate: the planner's (seconds per phase run from: " + "; ".join(
                       f"{w} {how}" for w, how in sp.sources.items()) + ")", caption_justify="left")
     for col in ("part", "estimate s", "took s", ""):
