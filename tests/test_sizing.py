@@ -116,8 +116,9 @@ def test_a_slowdown_measured_apart_is_inconclusive_never_a_verdict():
 
 
 # --- through the runner -------------------------------------------------------------------------------------------
-def test_four_ranks_each_fill_the_window_of_a_gpu_fast_step(tmp: Path):
-    run = run_bench(tmp, "workload=fixed-step", "workload.step_ms=0.5", "workload.min_window_s=1",
+@pytest.mark.parametrize("step_ms", ["0.5", "50"], ids=["gpu-like-0.5ms", "cpu-like-50ms"])
+def test_four_ranks_each_fill_the_window_whatever_the_step_time(tmp: Path, step_ms: str):
+    run = run_bench(tmp, "workload=fixed-step", f"workload.step_ms={step_ms}", "workload.min_window_s=1",
                     "workload.ranks=4", "progress=quiet")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     result = json.loads((run.run_dir / "results.json").read_text())["guests"][0]["result"]
