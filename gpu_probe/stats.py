@@ -99,13 +99,18 @@ FASTER, SLOWER, WITHIN_NOISE, NO_SPREAD = "faster", "slower", "within noise", "n
 BOOTSTRAP_EXACT_N = 6  # below this many values every resample is enumerated (deterministic); above, 4000 drawn
 
 
-def covered_fraction(window: tuple[float, float], span: tuple[float, float]) -> float:
-    """The share of ``window`` (start, end) that ``span`` covers: 1 = all of it, 0 = none; NaN for an empty
-    window."""
+def covered_fraction(window: tuple[float, float], *spans: tuple[float, float]) -> float:
+    """The share of ``window`` (start, end) that any of ``spans`` covers: 1 = all of it, 0 = none; NaN for an
+    empty window."""
     length = window[1] - window[0]
     if not length > 0:
         return math.nan
-    return max(0.0, min(window[1], span[1]) - max(window[0], span[0])) / length
+    covered, reach = 0.0, window[0]
+    for start, end in sorted(spans):  # the spans' union, clipped to the window
+        start, end = max(start, reach), min(end, window[1])
+        if end > start:
+            covered, reach = covered + end - start, end
+    return covered / length
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ TRIANGLES_PER_SEC = Metric("triangles_per_sec", "triangles/s", "triangles submit
 PIXELS_OK = Metric("pixels_ok", "bool", "1 when every checked frame matched its reference, else 0")
 
 # --- concurrency (a scenario run's guests beside each other) ---------------
-OVERLAP = Metric("overlap_pct", "%", "two guests measured beside each other: the share of each one's timed window "
-                 "the other was at work, the smaller (the worst pair; overlap_pct.<a>.<b> per pair)")
+OVERLAP = Metric("overlap_pct", "%", "guests measured beside each other: the worst guest's share of its timed window "
+                 "with a guest of another workload at work (overlap_pct.<a>.<b>: each pair's, the smaller share)")
 
 # --- sampler columns --------------------------------------------------------
 HOST_CPU = Metric("host_cpu_pct", "%", "whole-host CPU load, 100 = all cores busy")

@@ -85,21 +85,33 @@ def test_an_open_ended_run_stops_when_told_once_its_window_has_lasted():
 
 
 # --- overlap -------------------------------------------------------------------------------------------------------
-def guest(gid: str, window: tuple[float, float], active: tuple[float, float]) -> GuestOutcome:
+def guest(gid: str, window: tuple[float, float], active: tuple[float, float], workload: str = "mnist-torch"):
     result = GuestResult(gid, "ok", t_train_start=active[0], t_train_end=active[1], windows=[window])
-    return GuestOutcome(spec=type("Spec", (), {"guest_id": gid})(), placement=None, result=result,  # type: ignore
-                        log_path=Path("/dev/null"))
+    spec = type("Spec", (), {"guest_id": gid, "workload": workload})()
+    return GuestOutcome(spec=spec, placement=None, result=result, log_path=Path("/dev/null"))  # type: ignore
 
 
 def test_a_pair_overlaps_as_much_as_each_window_had_the_other_at_work():
     assert covered_fraction((0.0, 10.0), (5.0, 20.0)) == 0.5 and math.isnan(covered_fraction((1.0, 1.0), (0, 2)))
-    cad = guest("g0", (1.0, 11.0), (0.0, 11.0))
+    assert covered_fraction((0.0, 10.0), (0.0, 3.0), (2.0, 4.0), (8.0, 12.0)) == 0.6  # a union, counted once
+    cad = guest("g0", (1.0, 11.0), (0.0, 11.0), "graphics-replay")
     ml = guest("g1", (2.0, 11.2), (0.0, 11.2))  # trained until the CAD replay ended (one step past it)
     assert overlaps([cad, ml])["overlap_pct"] == pytest.approx(100 * 9.0 / 9.2)
-    short = guest("g2", (0.5, 0.6), (0.0, 0.6))  # a 0.1 s ML run beside a 10 s replay: within it, but it apart
-    got = overlaps([cad, short, ml])
-    assert got["overlap_pct.g0.g2"] == 0.0 and got["overlap_pct"] == 0.0 and len(got) == 4  # 3 pairs + the worst
+    assert overlaps([cad, ml])["overlap_pct.g0.g1"] == pytest.approx(100 * 9.0 / 9.2)
+    short = guest("g1", (0.5, 0.6), (0.0, 0.6))  # a 0.1 s ML run beside a 10 s replay: within it, but it apart
+    assert overlaps([cad, short])["overlap_pct"] == 0.0
     assert overlaps([cad]) == {}
+
+
+def test_a_consolidation_step_is_beside_each_other_while_some_cad_guest_replays():
+    # two CAD replays of different lengths, the ML guest open-ended until the last ends: the CAD pair overlaps
+    # little (one finished first), yet every window had a guest of the other workload at work all along
+    cads = [guest("g0", (0.1, 6.0), (0.0, 6.0), "graphics-replay"), guest("g1", (0.1, 10.0), (0.0, 10.0),
+                                                                           "graphics-replay")]
+    ml = guest("g2", (0.5, 10.1), (0.0, 10.1))
+    got = overlaps([*cads, ml])
+    assert got["overlap_pct.g0.g1"] == pytest.approx(100 * 5.9 / 9.9) and got["overlap_pct.g1.g2"] > 90
+    assert got["overlap_pct"] == pytest.approx(100 * 9.5 / 9.6)  # the ML window's last 0.1 s had no replay
 
 
 def test_a_slowdown_measured_apart_is_inconclusive_never_a_verdict():

@@ -72,20 +72,28 @@ class ScenarioOutcome:
 
 
 def overlaps(guests: list[GuestOutcome]) -> dict[str, float]:
-    """How far each concurrent pair's figures were measured beside each other, in %: the share of each guest's
-    timed window (first window's start to last one's end) during which the other was at work (its training or
-    replay, warm-up included), the smaller of the two, as ``overlap_pct.<a>.<b>``; the worst pair as
-    ``overlap_pct``. {} for a run of fewer than two such guests."""
-    spans = {o.spec.guest_id: ((o.result.windows[0][0], o.result.windows[-1][1]),
+    """How far the guests' figures were measured beside each other, in %. Per concurrent pair
+    (``overlap_pct.<a>.<b>``): the share of each one's timed window (first window's start to last one's end) during
+    which the other was at work (its training or replay, warm-up included), the smaller of the two. The run's
+    ``overlap_pct``: the worst guest's share of its window during which a guest of another workload was at work
+    (any guest where all run one workload), what a slowdown beside the others needs. {} under two such guests."""
+    spans = {o.spec.guest_id: (o.spec.workload, (o.result.windows[0][0], o.result.windows[-1][1]),
                                (o.result.t_train_start, o.result.t_train_end)) for o in guests
              if o.result.ok and o.result.windows and None not in (o.result.t_train_start, o.result.t_train_end)}
     ids = sorted(spans)
-    pairs = {f"{vocab.OVERLAP.key}.{a}.{b}": 100 * min(covered_fraction(spans[a][0], spans[b][1]),
-                                                         covered_fraction(spans[b][0], spans[a][1]))
-             for i, a in enumerate(ids) for b in ids[i + 1:]}
-    if not pairs:
+    if len(ids) < 2:
         return {}
-    return {**pairs, vocab.OVERLAP.key: min(pairs.values())}
+    out = {f"{vocab.OVERLAP.key}.{a}.{b}": 100 * min(covered_fraction(spans[a][1], spans[b][2]),
+                                                       covered_fraction(spans[b][1], spans[a][2]))
+           for i, a in enumerate(ids) for b in ids[i + 1:]}
+    mixed = len({w for w, _, _ in spans.values()}) > 1
+
+    def beside(gid: str) -> float:
+        others = [active for other, (w, _, active) in spans.items()
+                  if other != gid and (not mixed or w != spans[gid][0])]
+        return 100 * covered_fraction(spans[gid][1], *others)
+
+    return {**out, vocab.OVERLAP.key: min(beside(g) for g in ids)}
 
 
 def busy_text(before: HostLoad | None, during_pct: float, threshold_pct: float) -> str:
