@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -176,7 +175,7 @@ class GuestHandle:
         self.setup_time_s: float | None = None
         self.samples = RemoteUsage()  # what a guest's VM sampled of its own GPU (the "samples" event)
         self.open_ended = bool(spec.workload_config.get("until_stopped"))  # trains until told to stop
-        self.stopped_at: float | None = None  # when it was told
+        self.told_to_stop = False
 
     @property
     def pid(self) -> int | None:
@@ -203,8 +202,8 @@ class GuestHandle:
 
     def stop(self) -> None:
         """Tell an open-ended guest its peers have finished (once)."""
-        if self.state == "running" and self.stopped_at is None:
-            self.stopped_at = time.time()
+        if self.state == "running" and not self.told_to_stop:
+            self.told_to_stop = True
             self.pipe.send(STOP)
 
     def pump(self) -> None:

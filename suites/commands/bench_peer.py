@@ -280,7 +280,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     for name in ("batch", "steps", "rounds", "images"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
-            parser.exit(2, f"error: --{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}\n")
+            parser.exit(2, f"error: --{name} must be >= 1, got {getattr(args, name)}\n")
     if args.steps is not None:
         args.window_s = None  # a fixed count: no window aimed at
     elif not 0 < args.window_s <= 3600:

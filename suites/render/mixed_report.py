@@ -31,7 +31,7 @@ MIXED_COLUMNS = (  # (header, key, format): each header names its statistic; eve
     ("sequential s", "sequential_s", "{:.1f}"),
     ("concurrent s", "concurrent_s", "{:.1f}"),
     ("concurrent/sequential (median of ratios)", "concurrent_vs_sequential", "{:.2f}"),
-    ("overlap % (worst pair)", "overlap_pct", "{:.0f}"),
+    ("overlap % (worst guest)", "overlap_pct", "{:.0f}"),
     ("CPU % cad", "cad.host_cpu_pct", "{:.0f}"),
     ("CPU % mixed", "mixed.host_cpu_pct", "{:.0f}"),
     ("CPU % ml", "ml.host_cpu_pct", "{:.0f}"),
@@ -135,7 +135,7 @@ def mixed_console_tables(rep: MixedReport) -> list[Table]:
     cols = (("CAD p95 frame ms alone", "cad_p95_frame_ms_alone", "{:.1f}"),
             ("CAD p95 frame ms mixed", "cad_p95_frame_ms_mixed", "{:.1f}"),
             ("sequential s", "sequential_s", "{:.1f}"), ("concurrent s", "concurrent_s", "{:.1f}"),
-            ("overlap % (worst pair)", "overlap_pct", "{:.0f}"), ("GPU % mixed", "mixed.gpu_util_pct", "{:.0f}"),
+            ("overlap % (worst guest)", "overlap_pct", "{:.0f}"), ("GPU % mixed", "mixed.gpu_util_pct", "{:.0f}"),
             ("energy J mixed", "mixed.energy_J", "{:.0f}"))
     for h in ("profile", *(h for h, _, _ in cols), "host CPU % cad / mixed / ml"):
         details.add_column(h, justify="left" if h == "profile" else "right", overflow="fold")

@@ -53,10 +53,9 @@ class PhaseNumbers:
     cad_run_time_s: float = math.nan  # mean over CAD guests
     cad_p95_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest
     cad_frames: float = 0.0
-    ml_train_time_s: float = math.nan  # the slowest ML guest
     ml_images_per_sec: float = math.nan  # the slowest ML guest's steady rate: what its slowdown is read from
     ml_images: float = 0.0
-    overlap_pct: float = math.nan  # the worst concurrent pair's overlap of timed windows (vocab.OVERLAP)
+    overlap_pct: float = math.nan  # the worst guest's window share beside the other workload (vocab.OVERLAP)
     failed: int = 0
     host_other_cpu_pct: float = math.nan  # other processes' CPU over the phase, % of one core (a busy host)
 
@@ -74,7 +73,6 @@ class PhaseNumbers:
             cad_run_time_s=summarize(m.get(vocab.RUN_TIME.key) for m in cad).mean,
             cad_p95_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p95"), math.nan) for m in cad],
             cad_frames=sum(m.get(vocab.FRAMES.key, 0.0) for m in cad),
-            ml_train_time_s=max((m.get(vocab.TRAIN_TIME.key, math.nan) for m in ml), default=math.nan),
             ml_images_per_sec=min((m.get(vocab.IMAGES_PER_SEC.key, math.nan) for m in ml), default=math.nan),
             ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),
             overlap_pct=phase.get(vocab.OVERLAP.key, math.nan),

@@ -22,6 +22,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from hydra.errors import HydraException
@@ -109,10 +111,11 @@ def prepare(sp: StudyPlan, comps: dict[str, Composition], out: Console) -> tuple
     return ready, skips
 
 
-def measured_plan(sp: StudyPlan, settings: StudySettings, gpus: int, inv: Inventory, overrides: list[str],
-                  probe: bool, out: Console) -> StudyPlan:
-    """The plan again from this host's probe of the workloads ``sp`` runs (``probe``: measure what the cache lacks,
-    else the cache alone); ``sp`` itself where nothing was measured or study.calibrate=false."""
+def measured_plan(sp: StudyPlan, replan: Callable[[Measured], StudyPlan], known: Measured, settings: StudySettings,
+                  inv: Inventory, overrides: list[str], probe: bool, out: Console) -> StudyPlan:
+    """The plan again (``replan``) with this host's probe of the workloads ``sp`` runs added to what was ``known``
+    (``probe``: measure what the cache lacks, else the cache alone); ``sp`` itself where nothing was measured or
+    study.calibrate=false."""
     if not settings.calibrate:
         return sp
     where = Path(settings.out_dir)
@@ -124,8 +127,7 @@ def measured_plan(sp: StudyPlan, settings: StudySettings, gpus: int, inv: Invent
         if probe and not held else calibration.cached(where, inv)
     if not probed:
         return sp
-    return plan_study(gpus, missing_components(), settings, Measured(
-        probed, load_timings(settings.timings), inv.cpus_usable, spent_s=time.monotonic() - t0))
+    return replan(replace(known, probed=probed, spent_s=time.monotonic() - t0))
 
 
 def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
@@ -233,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(mine)
         inv = inventory.collect()
         gpus, gpu_status = gpus_to_plan_with(inv, overrides)
-        sp = plan_study(gpus, missing_components(), settings,
-                        Measured(gpu_work=load_timings(settings.timings), cores=inv.cpus_usable))
+        known = Measured(gpu_work=load_timings(settings.timings), cores=inv.cpus_usable)
+        missing = missing_components()
+        sp = plan_study(gpus, missing, settings, known)
         comps = compose_parts(sp, overrides)
         require_outside_source(Path(settings.out_dir), "study.out_dir")
         require_makeable(Path(settings.out_dir), "study.out_dir")
@@ -243,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         planned = [sp.overrides(p) for p in sp.parts]
         # a probe is a bench on this host: not for --plan, nor where the parts' guests run elsewhere (a Ray fleet)
         on_host = all(c.cfg.backend is not BackendKind.ray for c in comps.values())
-        sp = measured_plan(sp, settings, gpus, inv, overrides, "--plan" not in argv and on_host, out)
+        sp = measured_plan(sp, lambda measured: plan_study(gpus, missing, settings, measured), known, settings, inv,
+                           overrides, "--plan" not in argv and on_host, out)
         if [sp.overrides(p) for p in sp.parts] != planned:  # trimmed otherwise by what was measured
             comps = compose_parts(sp, overrides)
         show_plan(out, sp, gpu_status)

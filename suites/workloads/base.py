@@ -330,8 +330,9 @@ class Workload:
     sized_steps: int | None = None
 
     def sized_by(self) -> str:
-        """'time' where the harness sizes this run by its step time, else 'work' (the workload's own count)."""
-        return WORK
+        """'time' where the harness sizes this run by its step time, else 'work' (the workload's own count): a
+        training config's ``size_by`` says which."""
+        return self.cfg.sized_by() if isinstance(self.cfg, TrainConfig) else WORK
 
     def total_steps(self) -> int:
         raise NotImplementedError
@@ -364,9 +365,6 @@ class Classifier(Workload):
 
     _accuracy: float | None = None
     full_precision: ClassVar[str] = "fp32"  # the framework's name for plain fp32 (what a diverged run may fall back to)
-
-    def sized_by(self) -> str:
-        return self.cfg.sized_by()
 
     def test_accuracy(self) -> float:
         raise NotImplementedError

@@ -41,9 +41,6 @@ class FixedStep(Workload):
     def prepare(self) -> None:
         self.ctx.info["device"] = "none"  # it sleeps: no device does its work
 
-    def sized_by(self) -> str:
-        return self.cfg.sized_by()
-
     def total_steps(self) -> int:
         per_rank = max(1, self.cfg.images // self.ctx.world_size)
         return self.sized_steps or self.cfg.total_steps(per_rank)
@@ -53,6 +50,3 @@ class FixedStep(Workload):
         while not meter.over(total):
             time.sleep(step_s)
             meter.step(self.cfg.batch_size * self.ctx.world_size)  # images across all ranks
-
-    def evaluate(self) -> dict[str, float]:
-        return {}
