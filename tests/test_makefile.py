@@ -10,6 +10,8 @@ import pytest
 
 from .helpers import REPO
 
+pytestmark = pytest.mark.e2e  # make starts a shell and, on the look for a GPU, python3
+
 
 def dry_setup(tmp_path: Path, *make_vars: str, nvidia_smi: str | None = None) -> str:
     path = os.environ["PATH"]

@@ -208,6 +208,7 @@ def test_the_plan_comes_from_this_hosts_probe_where_it_ran():
     assert any("over the budget" in skip.why for skip in trimmed.skips)
 
 
+@pytest.mark.e2e  # the probe is a bench run
 def test_the_probe_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path: Path):
     from gpu_probe import inventory
     from suites.study import calibration

@@ -128,6 +128,7 @@ def test_a_slowdown_measured_apart_is_inconclusive_never_a_verdict():
 
 
 # --- through the runner -------------------------------------------------------------------------------------------
+@pytest.mark.e2e
 @pytest.mark.parametrize("step_ms", ["0.5", "50"], ids=["gpu-like-0.5ms", "cpu-like-50ms"])
 def test_four_ranks_each_fill_the_window_whatever_the_step_time(tmp: Path, step_ms: str):
     run = run_bench(tmp, "workload=fixed-step", f"workload.step_ms={step_ms}", "workload.min_window_s=1",
@@ -143,6 +144,7 @@ MIXED_FAST_ML = ["scenario=mixed", "progress=quiet", "scenario.study.cad.overrid
                  "scenario.study.ml.workload=fixed-step", "profile.memory_MiB=2048", "scenario.repeats=1"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("ml,overlapped", [
     ("['workload.step_ms=0.5','workload.min_window_s=0.5','workload.until_stopped=true']", True),
     ("['workload.step_ms=0.5','workload.min_window_s=0.25']", False)], ids=["until-stopped", "short"])
