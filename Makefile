@@ -3,8 +3,15 @@
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
+# A variable given on the command line or in the environment is text: raw gives it as written (a $(...) in it is
+# never run by make) and q as one shell word in single quotes (a ; $(...) ` or quote in it never reaches the shell
+# as code). ARGS, several words, goes as one word to suites/makeargs.py, which splits it as a shell would without
+# running anything (shlex) and runs the command with them. Variables this file defines are expanded as usual.
+raw = $(if $(filter command line environment%,$(origin $(1))),$(value $(1)),$($(1)))
+qs = '$(subst ','\'',$(1))'
+q = $(call qs,$(call raw,$(1)))
 VENV ?= .venv
-PY := $(VENV)/bin/python
+PY := $(call q,VENV)/bin/python
 # TensorFlow: on a GPU host (nvidia-smi lists a GPU, or NVML counts one) the tf-gpu extra (TensorFlow with its CUDA
 # libraries), else tf (tensorflow-cpu); said at setup. GPU_HOST=1 or GPU_HOST=0 decides instead of the look.
 ifeq ($(origin GPU_HOST),undefined)
@@ -13,7 +20,7 @@ GPU_HOST := $(shell { nvidia-smi -L 2>/dev/null | grep -q '^GPU '; } || python3 
   sys.exit(nv.nvmlInit_v2() or nv.nvmlDeviceGetCount_v2(ctypes.byref(n)) or n.value == 0)' >/dev/null 2>&1 \
   && echo 1 || echo 0)
 endif
-TF_EXTRA := $(if $(filter 1,$(GPU_HOST)),tf-gpu,tf)
+TF_EXTRA := $(if $(filter 1,$(call raw,GPU_HOST)),tf-gpu,tf)
 EXTRAS ?= dev,$(TF_EXTRA),graphics,ray,slurm
 # Debian packages: headless OpenGL without a GPU (Mesa llvmpipe through EGL), apitrace replay, and
 # chromium for the MLflow UI test.
@@ -27,7 +34,8 @@ CLUSTER_PKGS := slurmctld slurmd slurm-client slurmdbd munge mariadb-server ipro
 VM_PKGS := qemu-system-x86
 PORT ?= 5000
 CONDA := $(shell command -v conda 2>/dev/null)
-STAMP := $(VENV)/.installed-$(EXTRAS)
+STAMP := $(call raw,VENV)/.installed-$(call raw,EXTRAS)
+EXTRAS_Q := $(call qs,.[$(call raw,EXTRAS)])
 # make setup installs with uv (on PATH, else this release from PyPI into .uv/), falling back to pip. Bytecode is
 # compiled at install, as pip does: where PYTHONDONTWRITEBYTECODE is set (CI here), Python never writes it, and
 # every guest and test process compiled torch and MLflow from source again (the test suite took 35 min, not 21).
@@ -42,11 +50,15 @@ UV_SOURCES := --index-strategy unsafe-best-match $(foreach u,$(PIP_INDEXES),--ex
 comma := ,
 # A comma in profile/workload/scenario is a Hydra sweep: `make bench -m profile=m60-1q,m60-8q` (make ignores -m);
 # multirun=1 makes any command one (a single run submitted through launcher=slurm is a sweep of one point).
-SWEEP := $(if $(or $(findstring $(comma),$(profile)$(workload)$(scenario)),$(multirun)),--multirun)
+SWEEP := $(if $(or $(findstring $(comma),$(call raw,profile)$(call raw,workload)$(call raw,scenario)),\
+           $(call raw,multirun)),--multirun)
 # launcher=slurm (configs/hydra/launcher/slurm.yaml) or submitit_local runs the sweep's jobs through submitit.
-OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workload=$(workload)) \
-             $(if $(scenario),scenario=$(scenario)) $(if $(launcher),hydra/launcher=$(launcher)) \
-             $(if $(backend),backend=$(backend)) $(ARGS)
+override = $(if $(call raw,$(1)),$(call qs,$(2)=$(call raw,$(1))))
+OVERRIDES := $(SWEEP) $(call override,profile,profile) $(call override,workload,workload) \
+             $(call override,scenario,scenario) $(call override,launcher,hydra/launcher) \
+             $(call override,backend,backend)
+# A command with the user's ARGS after its own: python -m suites.makeargs '<ARGS>' suites <command> ...
+SUITES = $(PY) -m suites.makeargs $(call q,ARGS) suites
 
 .PHONY: setup setup-system setup-cluster setup-vm report bench study gpu-check bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
@@ -54,28 +66,28 @@ OVERRIDES := $(SWEEP) $(if $(profile),profile=$(profile)) $(if $(workload),workl
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml environment.yml
-	@echo "setup: TensorFlow from the $(TF_EXTRA) extra ($(if $(filter 1,$(GPU_HOST)),a GPU answered (nvidia-smi or \
+	@echo "setup: TensorFlow from the $(TF_EXTRA) extra ($(if $(filter 1,$(call raw,GPU_HOST)),a GPU answered (nvidia-smi or \
 	NVML): TensorFlow with its CUDA libraries,no GPU answered (nvidia-smi nor NVML): tensorflow-cpu); GPU_HOST=0|1 \
 	decides instead)"
 ifneq ($(CONDA),)
-	@echo "setup: conda env at $(VENV) from environment.yml"
-	conda env create --yes -p $(VENV) -f environment.yml
-	$(PY) -m pip install -e '.[$(EXTRAS)]'
+	@echo "setup: conda env at "$(call q,VENV)" from environment.yml"
+	conda env create --yes -p $(call q,VENV) -f environment.yml
+	$(PY) -m pip install -e $(EXTRAS_Q)
 else
 	@uv=$$(command -v uv || { test -x $(UV_BOOT)/bin/uv || python3 -m pip install --quiet --target $(UV_BOOT) \
 	  uv==$(UV_VERSION) >/dev/null 2>&1; test -x $(UV_BOOT)/bin/uv && echo $(UV_BOOT)/bin/uv; }); \
 	if [ -n "$$uv" ]; then \
-	  echo "setup: venv at $(VENV) with $$uv ($$($$uv --version))"; \
-	  { test -x $(PY) || $$uv venv --quiet --python python3 $(VENV); } && \
-	  $$uv pip install --quiet --compile-bytecode --python $(PY) $(UV_SOURCES) -e '.[$(EXTRAS)]'; \
+	  echo "setup: venv at "$(call q,VENV)" with $$uv ($$($$uv --version))"; \
+	  { test -x $(PY) || $$uv venv --quiet --python python3 $(call q,VENV); } && \
+	  $$uv pip install --quiet --compile-bytecode --python $(PY) $(UV_SOURCES) -e $(EXTRAS_Q); \
 	else \
 	  echo "setup: uv could not be had (not on PATH; pip install uv==$(UV_VERSION) failed): installing with pip"; \
-	  { test -x $(PY) || python3 -m venv $(VENV); } && \
+	  { test -x $(PY) || python3 -m venv $(call q,VENV); } && \
 	  { $(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip --quiet; } && \
-	  $(PY) -m pip install --quiet -e '.[$(EXTRAS)]'; \
+	  $(PY) -m pip install --quiet -e $(EXTRAS_Q); \
 	fi
 endif
-	touch $@
+	touch $(call qs,$@)
 
 # Installs only what is missing; as root directly, else through sudo, else says what to run.
 define apt_install
@@ -98,45 +110,45 @@ setup-cluster:
 # user-space (Debian contrib/non-free; gcc and make); VM_DRIVER=<NVIDIA-Linux-x86_64-*-grid.run>: the GRID guest
 # driver a vGPU needs, from the user's file. See docs/vm.md.
 setup-vm: setup
-	$(call apt_install,$(VM_PKGS) $(if $(VM_DRIVER),gcc make xz-utils))
+	$(call apt_install,$(VM_PKGS) $(if $(call raw,VM_DRIVER),gcc make xz-utils))
 	$(PY) -m suites.backends.vm.image
-	$(if $(VM_DRIVER),$(PY) -m suites.backends.vm.image --driver $(VM_DRIVER))
+	$(if $(call raw,VM_DRIVER),$(PY) -m suites.backends.vm.image --driver $(call q,VM_DRIVER))
 
-bench: setup setup-system $(if $(filter vm,$(backend)),setup-vm)
-	$(PY) -m suites bench $(OVERRIDES)
+bench: setup setup-system $(if $(filter vm,$(call raw,backend)),setup-vm)
+	$(SUITES) bench $(OVERRIDES)
 
 # The reference study in one command: every part this host can run, sized by study.budget_s, one report in
 # outputs/study/<time>/ (ARGS='study.budget_s=900 data.root=../shared/data'; --plan shows the plan only).
 study: setup setup-system
-	$(PY) -m suites study $(ARGS)
+	$(SUITES) study
 
 # Every GPU path of the suite in one command: table, outputs/gpu-check/<time>/ and one tarball (ARGS='data.root=...
 # strict=true only=a,b2'). BARE=1: the bare GPU image's python3 with PYTHONPATH set (../shared/device/prepare.sh), no
 # venv or Debian packages installed.
-gpu-check: $(if $(BARE),,setup setup-system)
-	$(if $(BARE),python3,$(PY)) -m suites gpu-check $(ARGS)
+gpu-check: $(if $(call raw,BARE),,setup setup-system)
+	$(if $(call raw,BARE),$(subst $(PY),python3,$(SUITES)),$(SUITES)) gpu-check
 
 # The mixed / consolidation scenarios' report from the MLflow store (latest mixed and consolidation runs; the store and
 # experiment defaults are suites/config/schema.py's, like every CLI's).
 report: setup
-	$(PY) -m suites report $(ARGS)
+	$(SUITES) report
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
 bench-ml: setup
-	$(PY) -m suites bench-ml $(ARGS)
+	$(SUITES) bench-ml
 
 # What a guest VM costs next to a guest process: boot, start skew of 2 and 4 VMs, in-VM / process throughput.
 bench-vm: setup setup-vm
-	$(PY) -m suites bench-vm $(ARGS)
+	$(SUITES) bench-vm
 
 # cifar10-torch beside the published CIFAR-10 speed record (PyPI airbench's airbench94), interleaved in one process:
 # images/s of both with their CI, the ratio and its verdict (goal >= 0.95); ARGS='--flops' for parameters and FLOPs.
 bench-peer: setup
-	$(PY) -m suites bench-peer $(ARGS)
+	$(SUITES) bench-peer
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup
-	$(PY) -m gpu_probe.bench_sampler $(ARGS)
+	$(PY) -m suites.makeargs $(call q,ARGS) gpu_probe.bench_sampler
 
 # Bytecode for the suite's own modules first: where PYTHONDONTWRITEBYTECODE is set (CI here) every one of the
 # hundreds of processes the tests start would compile them again.
@@ -155,15 +167,15 @@ test-fast: setup lint
 	$(PY) -m pytest -m "not e2e and not cluster and not vm" -n 2 --dist load --durations=10
 
 lint: setup
-	$(VENV)/bin/ruff check .
+	$(call q,VENV)/bin/ruff check .
 
 # MLflow's UI on the default store; URI=sqlite:///... opens another (a run that fell back names its store). Without
 # MLflow 3's job execution unless you set MLFLOW_SERVER_ENABLE_JOB_EXECUTION: its GenAI job runners (8 more
 # processes, 30 s of CPU at start on 2 cores) serve nothing a benchmark's runs need.
 ui: setup
 	@mkdir -p outputs
-	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(VENV)/bin/mlflow ui --backend-store-uri "$(if $(URI),$(URI),$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)'))" \
-	  --host 127.0.0.1 --port $(PORT)
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(call q,VENV)/bin/mlflow ui --backend-store-uri $(if $(call raw,URI),$(call q,URI),"$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") \
+	  --host 127.0.0.1 --port $(call q,PORT)
 
 clean:
 	rm -rf outputs multirun .pytest_cache .ruff_cache

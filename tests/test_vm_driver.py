@@ -4,11 +4,14 @@ the image's own apt sources leave the host's lists alone."""
 
 from __future__ import annotations
 
+import io
+import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 
-from suites.backends.vm import image, nvidia
+from suites.backends.vm import image, makeself, nvidia
 from suites.errors import ConfigError
 
 GOOD = "NVIDIA-Linux-x86_64-535.261.03-grid.run"
@@ -22,8 +25,63 @@ def run_file(tmp_path: Path, name: str = GOOD, data: bytes = HEADER) -> Path:
     return path
 
 
+def makeself_run(tmp_path: Path, members: dict[str, bytes], marker: Path, name: str = GOOD) -> Path:
+    """A makeself archive as NVIDIA's are laid out: a stub of N lines naming N (``head -n N``) and the payload's
+    size, then an xz tar. Run, its stub would write ``marker``."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:xz") as tar:
+        for member, data in members.items():
+            info = tarfile.TarInfo(member)
+            if data.startswith(b"->"):
+                info.type, info.linkname = tarfile.SYMTYPE, data[2:].decode()
+            else:
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    payload = buf.getvalue()
+    stub = HEADER + f'filesizes="{len(payload)}"\ntouch {marker}\n'.encode()
+    lines = stub.count(b"\n") + 2
+    stub += f'offset=`head -n {lines} "$0" | wc -c | tr -d " "`\nexit 0\n'.encode()
+    path = tmp_path / name
+    path.write_bytes(stub + payload)
+    return path
+
+
+def test_a_grid_run_is_unpacked_as_data_and_its_script_never_runs(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    """Serious case 1 of issue 53: ``sh x.run --extract-only`` ran whatever the file's stub said."""
+    marker = tmp_path / "ran"
+    run = makeself_run(tmp_path, {"kernel-open/Makefile": b"all:\n", "libcuda.so.535.261.03": b"\x7fELF cuda",
+                                  "nvidia-smi": b"\x7fELF smi"}, marker)
+    assert nvidia.check_run_file(run) == "535.261.03"
+    monkeypatch.setattr(nvidia, "cached_modules", lambda built, build: [])  # modules: built and cached elsewhere
+    layer = nvidia.grid_layer(run, "6.1.0-56-cloud-amd64", tmp_path / "work", tmp_path / "cache")
+    assert {n for n, _, _ in layer.files} == {"nvidia/lib/libcuda.so.535.261.03", "nvidia/bin/nvidia-smi"}
+    assert (tmp_path / "work" / "grid" / "kernel-open" / "Makefile").read_bytes() == b"all:\n"
+    assert not marker.exists()
+    subprocess.run(["sh", str(run)], check=True)  # the same file run: its stub is what would have run
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("stub, says", [
+    (HEADER + b"touch pwned\n", "its stub names no payload offset"),
+    (HEADER + b'offset=`head -n 40 "$0"`\n', "the payload starts after line 40"),
+    (HEADER + b'offset=`head -n 4 "$0"`\nnot a tar at all, but long enough to look' + b"." * 300,
+     "no compressed tar after line 4"),
+])
+def test_a_run_whose_payload_cannot_be_read_as_data_is_refused(tmp_path: Path, stub: bytes, says: str):
+    with pytest.raises(ConfigError, match=says):
+        nvidia.check_run_file(run_file(tmp_path, GOOD, stub))
+
+
+def test_a_payload_member_pointing_outside_its_folder_is_refused(tmp_path: Path):
+    run = makeself_run(tmp_path, {"kernel-open/evil": b"->../../../outside"}, tmp_path / "ran")
+    with pytest.raises(ConfigError, match="its payload could not be unpacked"):
+        makeself.unpack(run, tmp_path / "grid")
+    assert not (tmp_path / "outside").exists()
+
+
 def test_a_grid_guest_driver_that_looks_like_nvidias_gives_its_version(tmp_path: Path):
-    assert nvidia.check_run_file(run_file(tmp_path)) == "535.261.03"
+    assert nvidia.check_run_file(makeself_run(tmp_path, {"x": b""}, tmp_path / "ran")) == "535.261.03"
 
 
 @pytest.mark.parametrize("name, data, says", [
@@ -115,3 +173,36 @@ def test_a_run_asking_for_a_fake_grid_driver_or_an_image_without_its_driver_is_o
     run = run_bench(tmp_path / "b", *SMOKE, "backend=vm", "vm.accel=tcg", "vm.guest_driver=open",
                     f"vm.image_dir={tmp_path / 'none'}")
     assert one_error_line(run.proc).startswith(f"error: backend=vm: no VM image in {tmp_path / 'none'}")
+
+
+def fake_debian(work: Path, release: str = "6.1.0-56-cloud-amd64") -> list[Path]:
+    """What ``apt.fetch`` leaves for the image: a kernel (its boot header), busybox and the three modules."""
+    root = work / "root"
+    (root / "boot").mkdir(parents=True)
+    (root / "boot" / f"vmlinuz-{release}").write_bytes(b"\0" * 0x202 + b"HdrS" + b"\0" * 64)
+    (root / "bin").mkdir()
+    (root / "bin" / "busybox").write_bytes(b"\x7fELF busybox")
+    moddir = root / "lib" / "modules" / release
+    moddir.mkdir(parents=True)
+    for m in image.MODULES:
+        (moddir / f"{m}.ko").write_bytes(b"\0depends=\0")
+    return []
+
+
+def test_a_failed_driver_build_leaves_the_working_image_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Serious case 9 of issue 53: the build deleted image.json before it built, so a failure left no image."""
+    monkeypatch.setattr(image, "versioned_kernel_package", lambda: "linux-image-6.1.0-56-cloud-amd64")
+    monkeypatch.setattr(image.apt, "fetch", lambda packages, work: fake_debian(work))
+    folder = tmp_path / "vm-nvidia"
+    built = image.build(folder)
+    assert built.driver is None and image.find(folder).initrd.is_file()
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    def fails(release: str, work: Path) -> nvidia.Layer:
+        raise ConfigError("building the NVIDIA open kernel modules failed (exit 2): nv-pci.c: error")
+
+    monkeypatch.setattr(nvidia, "open_layer", fails)
+    assert image.main(["--driver", nvidia.OPEN, str(folder)]) == 2
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert image.find(folder).driver is None  # still the working image it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vm-nvidia"]  # no half-built folder left beside it

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -108,14 +109,14 @@ def gzip_magic(path: Path) -> str:
 
 def build(image_dir: Path, driver: str = "") -> Image:
     """Download the kernel and busybox packages (apt-get download: no root needed), unpack them, add the NVIDIA
-    driver ``driver`` names ("open", a GRID .run's path, "" none), pack the initramfs, write the manifest last (an
-    interrupted build is never taken for a finished one)."""
+    driver ``driver`` names ("open", a GRID .run's path, "" none), pack the initramfs into a new folder beside
+    ``image_dir`` and put it in ``image_dir``'s place once whole: a build that fails or is stopped leaves the image
+    that was there working."""
     run_file = Path(driver) if driver and driver != nvidia.OPEN else None
     if run_file is not None:
         nvidia.check_run_file(run_file)  # before anything is downloaded
-    image_dir.mkdir(parents=True, exist_ok=True)
-    (image_dir / MANIFEST).unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="vm-image-", dir=image_dir) as tmp:
+    image_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{image_dir.name}-build-", dir=image_dir.parent) as tmp:
         work = Path(tmp)
         kernel_pkg = versioned_kernel_package()
         debs = apt.fetch([kernel_pkg, BUSYBOX_PACKAGE], work)
@@ -124,7 +125,21 @@ def build(image_dir: Path, driver: str = "") -> Image:
         release = kernel_release(root)
         layer = None if not driver else nvidia.grid_layer(run_file, release, work) if run_file else \
             nvidia.open_layer(release, work)
-        return assemble(root, image_dir, packages, layer)
+        staged = work / "image"
+        staged.mkdir()
+        assemble(root, staged, packages, layer)
+        swap(staged, image_dir)
+    return find(image_dir)
+
+
+def swap(new: Path, image_dir: Path) -> None:
+    """``new`` (a whole image) in ``image_dir``'s place: two renames on one file system, the old image removed
+    only after."""
+    old = image_dir.with_name(f".{image_dir.name}-old-{os.getpid()}")
+    if image_dir.exists():
+        image_dir.rename(old)
+    new.rename(image_dir)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def kernel_release(root: Path) -> str:

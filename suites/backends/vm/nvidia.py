@@ -9,7 +9,7 @@ may be another version, and a user-space that differs from its kernel module by 
 
 A vGPU guest needs NVIDIA's GRID guest driver instead (licensed, not redistributable): the user's
 ``NVIDIA-Linux-x86_64-<version>-grid.run`` is checked here (a makeself archive of NVIDIA's, a guest driver) before
-anything is built from it.
+anything is built from it, and its payload is read as data (makeself.py): the file's own script is never run.
 
 The built modules are cached by kernel release and driver version (``~/.cache/gpu-mixed-bench/vm-nvidia``): a
 second image build, or CI's, takes the cached ones.
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from suites.backends.vm import apt as debian
+from suites.backends.vm import makeself
 from suites.backends.vm.apt import run
 from suites.errors import ConfigError
 
@@ -73,6 +74,7 @@ def check_run_file(path: Path) -> str:
     if b"NVIDIA" not in head or m.group(1).encode() not in head:
         raise ConfigError(f"vm.guest_driver={path}: a makeself archive, but not NVIDIA's driver {m.group(1)} "
                           "(its header names neither)")
+    makeself.payload_span(path)  # a payload that can be read as data: the stub itself is never run
     return m.group(1)
 
 
@@ -216,11 +218,11 @@ def payload(found: list[Path]) -> list[tuple[str, int, bytes]]:
 
 
 def grid_layer(run_file: Path, release: str, work: Path, cache: Path = CACHE) -> Layer:
-    """The GRID guest driver from the user's ``.run``: unpacked (no install on this host), its open kernel
-    modules built for ``release`` as :func:`open_layer` builds Debian's, its own user-space taken along."""
+    """The GRID guest driver from the user's ``.run``: unpacked as data (never run, no install on this host), its
+    open kernel modules built for ``release`` as :func:`open_layer` builds Debian's, its own user-space taken
+    along."""
     version = check_run_file(run_file)
-    tree = work / "grid"
-    run(["sh", str(run_file), "--extract-only", "--target", str(tree)], f"unpacking {run_file.name}")
+    tree = makeself.unpack(run_file, work / "grid")
 
     def build(out: Path) -> None:
         headers, common = kernel_headers(release, work / "kbuild", cache / "apt")
