@@ -114,7 +114,9 @@ def line_kinds(output: str) -> list[str]:
 def test_the_readme_output_block_is_what_a_fresh_run_prints(tmp_path: Path):
     """The README's first command, run as a user runs it (full size, not smoke) on this kind of host: it reaches its
     target on the synthetic stand-in, its rate reconciles with its train time, and the README's block shows the
-    same table, notes and figures within noise (a factor of 3 in images/s: 2-core hosts of this kind differ so)."""
+    same table, columns, notes and status. Speeds are compared only within one run (its rate against its own train
+    time): a rate measured on the host that wrote the README says nothing of this one (hosts of this kind differ
+    3x and more)."""
     store = [f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'artifacts'}",
              f"data.cache_dir={tmp_path / 'data'}", f"hydra.run.dir={tmp_path / 'run'}", "data.download=false"]
     proc = subprocess.run([sys.executable, "-m", "suites.commands.bench", *README_COMMAND.split()[2:], *store],
@@ -132,9 +134,8 @@ def test_the_readme_output_block_is_what_a_fresh_run_prints(tmp_path: Path):
     assert list(fresh) == list(shown)  # the same columns
     for row in (fresh, shown):
         assert "<" not in row["test acc"] and number(row["test acc"]) >= 99.0 and row["status"] == "ok"
-    assert 1 / 3 <= number(shown["images/s"]) / number(fresh["images/s"]) <= 3, (shown, fresh)
-    assert 1 / 3 <= number(shown["train s"]) / number(fresh["train s"]) <= 3, (shown, fresh)
-    # the README's own figures reconcile: images / train s within the warm-up's share of its images/s
+    # each run's own figures reconcile: images / train s at most its images/s (the warm-up is outside the window)
     images = 24000 // 512 * 512
-    assert images / number(shown["train s"]) <= number(shown["images/s"]) * 1.05
+    for row in (fresh, shown):
+        assert images / number(row["train s"]) <= number(row["images/s"]) * 1.05, row
     assert line_kinds(proc.stdout) == line_kinds(readme_output())
