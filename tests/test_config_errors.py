@@ -51,6 +51,8 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "synthetic-set-beyond-memory": (["data.synthetic_train=1000000000"], "synthetic images take up to"),
     "mistyped-tracking-scheme": (["tracking_uri=foo://bar"], "tracking_uri: unknown scheme 'foo://'"),
     "empty-tracking-uri": (["tracking_uri="], "tracking_uri: must name an MLflow store"),
+    "profile-name-past-a-file-name": ([f"profile={'m' * 5000}"], "profile: a value of 5000 bytes; Hydra looks it up"),
+    "key-past-a-file-name": ([f"+{'k' * 300}=1"], "a key of 300 bytes; Hydra looks it up as a file name"),
     "render-target-too-large": (["workload=graphics-replay", "workload.resolution=[16384,16384]", "workload.samples=8"],
                                 "16384x16384 x MSAA 8 = 2147483648 samples is more than 536870912"),
 }
@@ -92,3 +94,32 @@ def test_explicit_data_root_beats_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("BENCH_DATA_ROOT", "/from/env")
     assert compose_config().data.root == "/from/env"
     assert compose_config("data.root=/explicit").data.root == "/explicit"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["-m", "seed=range(0)"], "the sweep has no points (seed=range(0) gives no value): nothing to run"),
+    (["--cfg", "job", "profile=m60-9q"], "Could not find 'profile/m60-9q'"),
+    (["--cfg", "job", "-m", "profile=m60-1q,m60-9q"], "sweep point profile=m60-9q: "),
+    (["--cfg", "job", f"+{'k' * 300}=1"], "a key of 300 bytes"),
+])
+def test_sweeps_and_hydras_printing_flags_are_checked_before_hydra_starts(args: list[str], says: str):
+    """Issue 53, item 5: a 0-point sweep was an IndexError traceback, and ``--cfg job`` with a bad value Hydra's
+    own multi-line error."""
+    from hydra.errors import HydraException
+
+    from suites.commands.bench import parse_command, precheck
+    from suites.config.schema import one_line, register_configs
+    from suites.errors import BenchError
+
+    register_configs()
+    with pytest.raises((BenchError, HydraException)) as exc:  # what the command turns into its one error: line
+        precheck(parse_command(args))
+    assert says in one_line(exc.value) and "\n" not in one_line(exc.value)
+
+
+def test_a_long_value_that_is_not_a_file_name_is_taken():
+    from suites.commands.bench import parse_command, precheck
+    from suites.config.schema import register_configs
+
+    register_configs()
+    assert precheck(parse_command(["--cfg", "job", f"+note='{'a b ' * 200}'"])).composed is None

@@ -50,6 +50,9 @@ def precheck_sweep(overrides: list[str]) -> tuple[list[tuple[list[str], list[str
     used to reach Hydra's launcher as a multi-line error after the first jobs had run). The points, in order, and
     each one's composition with Hydra's node (its job number set, as the launcher will)."""
     points, nodes = sweep_points(overrides), []
+    if not points:
+        swept = [o for o in overrides if "range(" in o or "," in o] or overrides
+        raise ConfigError(f"the sweep has no points ({' '.join(swept)} gives no value): nothing to run")
     for num, (point, named) in enumerate(points):
         try:
             nodes.append(hydra_node(point, num))
@@ -128,10 +131,14 @@ def precheck(line: CommandLine) -> Checked:
     runs), and the folders it writes checked as Hydra resolves them (the run's or the sweep's folder is made and
     held for this command); raises the first problem. Hydra's informational flags run nothing."""
     require_parseable(line.overrides)
-    if line.informational:
-        return Checked()
     refuse_retired(line.overrides)  # before Hydra composes: it would say only that `experiment` is taken
     overrides = with_search_path(line)
+    if line.informational:  # Hydra prints (--cfg job, --help, ...); what it composes is checked first
+        if line.multirun:
+            precheck_sweep(overrides)
+        elif line.overrides:
+            compose_run(overrides, without_hydra(hydra_node(overrides)))
+        return Checked()
     if line.multirun:
         points, nodes = precheck_sweep(overrides)
         dirs = sweep_dirs(points, nodes)

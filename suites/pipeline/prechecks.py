@@ -3,12 +3,13 @@ the folders a run writes can be made, outside the source tree. Used by ``bench``
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from suites.config.schema import BenchConfig, one_line
+from suites.config.schema import CONFIG_DIR, BenchConfig, one_line
 from suites.errors import ConfigError
 from suites.record.outdirs import require_makeable, require_outside_source
 from suites.record.store import sqlite_path
@@ -22,9 +23,26 @@ def require_parseable(overrides: list[str]) -> None:
     parser = OverridesParser.create()
     for given in overrides:
         try:
-            parser.parse_override(given)
+            parsed = parser.parse_override(given)
         except HydraException as exc:
             raise ConfigError(unparseable(given, exc)) from None
+        require_file_names(parsed.key_or_group, str(parsed.value()) if parsed.value() is not None else "")
+
+
+NAME_MAX = 255  # a file name's bytes on Linux file systems
+
+
+def require_file_names(key: str, value: str) -> None:
+    """Hydra looks a key up as a config group folder, and a group's value as a file in it: a name longer than a
+    file name can be was ``OSError: File name too long`` from deep inside Hydra."""
+    plain = key.lstrip("+~")
+    for what, names in (("key", re.split(r"[./@]", plain)), ("value", value.split("/"))):
+        if what == "value" and not (plain.startswith("hydra/") or (CONFIG_DIR / plain.split("@")[0]).is_dir()):
+            return  # not a group's: a value, never a file name
+        for name in names:
+            if len(name.encode()) > NAME_MAX:
+                raise ConfigError(f"{key[:30]}{'…' if len(key) > 30 else ''}: a {what} of {len(name.encode())} "
+                                  f"bytes; Hydra looks it up as a file name, which holds at most {NAME_MAX}")
 
 
 def unparseable(given: str, exc: Exception) -> str:
