@@ -47,15 +47,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+LINE_MAX = 300  # an error line, whole
+
+
 def import_directory(folder: Path, dst: str, experiment: str) -> int:
     try:
         result = import_export(folder, dst, experiment)
     except (OSError, ValueError, KeyError) as exc:
-        said = first_line(exc, limit=500)  # names the file and the field: never cut
-        print(f"error: {said if str(folder) in said else f'{folder}: {said}'}", file=sys.stderr)
+        said = first_line(exc, limit=LINE_MAX)  # names the file and the field
+        print(f"error: {said if str(folder) in said else f'{folder}: {said}'}"[:LINE_MAX], file=sys.stderr)
         return 2
     except Exception as exc:
-        print(f"error: import into {redact(dst)} failed: {first_line(exc)}", file=sys.stderr)
+        print(f"error: import into {redact(dst)} failed, nothing of it kept: {first_line(exc)}"[:LINE_MAX],
+              file=sys.stderr)
         return 2
     if result.left:
         print(f"{folder}: already imported into {redact(dst)}; nothing copied")

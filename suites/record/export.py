@@ -116,6 +116,7 @@ EXPORT_MAX_BYTES = 64 * 2**20
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # MLflow's are 32 hex digits; never a path
 STATUSES = ("RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED")
 TEXT_MAX = {"tags": MAX_TAG_LEN, "params": MAX_PARAM_LEN}
+EPOCH_MS = (946_684_800_000, 4_102_444_800_000)  # 2000-01-01 to 2100-01-01: what a recorded run's clock says
 
 
 def read_export(path: Path) -> Record:
@@ -157,8 +158,9 @@ def run_problem(run: Any) -> str:
     if run.get("run_name") is not None and not isinstance(run["run_name"], str):
         return "run_name: must be text"
     for key in ("start_time", "end_time"):
-        if run.get(key) is not None and (not isinstance(run[key], int) or isinstance(run[key], bool)):
-            return f"{key}: must be epoch milliseconds"
+        if run.get(key) is not None and (not isinstance(run[key], int) or isinstance(run[key], bool)
+                                         or not EPOCH_MS[0] <= run[key] <= EPOCH_MS[1]):
+            return f"{key}: must be epoch milliseconds (2000 to 2100), got {str(run[key])[:40]}"
     for key, limit in TEXT_MAX.items():
         values = run.get(key)
         if not isinstance(values, dict):
@@ -174,9 +176,13 @@ def run_problem(run: Any) -> str:
 
 
 def check_artifacts(folder: Path, run_ids: list[str]) -> None:
-    """Every artifact file lies inside the export (no link out of it: an import would copy what it points at)."""
+    """Every artifact is a plain file of the export: an export holds files only (MLflow's artifacts are), and an
+    import would copy what a link points at (a link out of it), or follow a link loop inside it without end."""
     root = folder.resolve()
     for rid in run_ids:
         for path in (folder / rid).rglob("*") if (folder / rid).is_dir() else []:
-            if path.is_symlink() and root not in path.resolve().parents:
-                raise ValueError(f"{path}: a link out of the export ({path.resolve()}); not imported")
+            if path.is_symlink():
+                where = path.resolve(strict=False)
+                raise ValueError(f"{path}: a link out of the export ({where}); not imported"
+                                 if root not in where.parents else "a link inside the export (it holds files "
+                                 f"only; not imported): {path.relative_to(folder.parent)} -> {where.name}")

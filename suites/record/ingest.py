@@ -17,7 +17,7 @@ from typing import Any
 from suites.config.schema import ARTIFACT_DIR, EXPERIMENT
 from suites.errors import redact
 from suites.record.export import ExportedStore, quiet_downloads
-from suites.record.store import Tracker, log_batch
+from suites.record.store import Tracker, log_batch, sqlite_path
 
 SKIP_TAGS = ("mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type", "mlflow.runName")
 
@@ -31,9 +31,28 @@ def existing(client: Any, run_id: str | None) -> str | None:
         return None
 
 
-def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None = None) -> str:
+@dataclass
+class Copying:
+    """One import under way: the runs it made in the target (deleted again if it fails: all or nothing), and the
+    tags every copy carries (which import made it)."""
+
+    made: list[str] = field(default_factory=list)
+    mark: dict[str, str] = field(default_factory=dict)
+
+    def undo(self, dst: Any) -> None:
+        for run_id in reversed(self.made):  # deleted runs are out of every search: a retry imports afresh
+            try:
+                dst.delete_run(run_id)
+            except Exception:  # noqa: S110 - the store that failed the import may refuse this too; said by the caller
+                pass
+
+
+def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None = None,
+             copying: Copying | None = None) -> str:
     """A copy of ``run`` in ``dst`` (or its data written into the existing run ``into``)."""
+    copying = copying or Copying()
     tags = {k: v for k, v in run.data.tags.items() if k not in SKIP_TAGS and k != "bench.imported_to"}
+    tags.update(copying.mark)
     if parent:
         tags["mlflow.parentRunId"] = parent
     if into:
@@ -42,6 +61,7 @@ def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into
     else:
         new = dst.create_run(exp_id, start_time=run.info.start_time, tags=tags,
                              run_name=run.info.run_name).info.run_id
+        copying.made.append(new)
     have = dst.get_run(new).data.params if into else {}
     params = {k: v for k, v in run.data.params.items() if k not in have}  # logged before the store died
     log_batch(dst, new, params=params, metrics=dict(run.data.metrics), timestamp_ms=run.info.start_time or 0,
@@ -56,13 +76,26 @@ def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into
 
 
 def copy_tree(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent: str | None,
-              into: str | None = None) -> str:
+              into: str | None = None, copying: Copying | None = None) -> str:
     """``run`` and every run nested below it, parents before children."""
-    new = copy_run(src, dst, run, exp_id, parent, into)
+    copying = copying or Copying()
+    new = copy_run(src, dst, run, exp_id, parent, into, copying)
     for child in runs:
         if child.data.tags.get("mlflow.parentRunId") == run.info.run_id:
-            copy_tree(src, dst, child, runs, exp_id, new)
+            copy_tree(src, dst, child, runs, exp_id, new, copying=copying)
     return new
+
+
+def copy_whole(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent: str | None = None,
+               into: str | None = None, mark: dict[str, str] | None = None) -> str:
+    """:func:`copy_tree`, all or nothing: when a copy fails, the runs it made are deleted again and the error goes
+    on (a run left RUNNING without its metrics was counted as imported, and never imported again)."""
+    copying = Copying(mark=dict(mark or {}))
+    try:
+        return copy_tree(src, dst, run, runs, exp_id, parent, into, copying)
+    except BaseException:
+        copying.undo(dst)
+        raise
 
 
 @dataclass
@@ -86,7 +119,7 @@ def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT, every_
     runs = src.search_runs([exp.experiment_id], max_results=50000, order_by=["attributes.start_time ASC"])
     meant = redact(to_uri)  # fallback runs name their store as the recorder printed it: without credentials
     # made by a Tracker, as every run's experiment is (the artifact root matters only for a new local store)
-    exp_id = Tracker(to_uri, experiment, artifact_root=Path(ARTIFACT_DIR)).experiment_id
+    exp_id = Tracker(to_uri, experiment, artifact_root=artifact_root(to_uri)).experiment_id
     dst = MlflowClient(to_uri)
     result = Imported()
     for run in runs:
@@ -100,7 +133,7 @@ def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT, every_
         # a phase of a comparison whose run exists there nests under it; a comparison finished here completes it
         parent = existing(dst, tags.get("bench.comparison_parent"))
         into = existing(dst, tags.get("bench.completes"))
-        new = copy_tree(src, dst, run, runs, exp_id, parent, into)
+        new = copy_whole(src, dst, run, runs, exp_id, parent, into)
         src.set_tag(run.info.run_id, "bench.imported_to", f"{meant} {new}")
         result.done.append((run.info.run_id, new))
     return result
@@ -111,10 +144,31 @@ def import_export(folder: Path, to_uri: str, experiment: str = EXPERIMENT) -> Im
     once: a second import of the same export copies nothing."""
     from mlflow.tracking import MlflowClient
 
-    src = ExportedStore(folder)
-    exp_id = Tracker(to_uri, experiment, artifact_root=Path(ARTIFACT_DIR)).experiment_id
+    src = ExportedStore(folder)  # every run and artifact checked before anything is written
+    exp_id = Tracker(to_uri, experiment, artifact_root=artifact_root(to_uri)).experiment_id
     dst = MlflowClient(to_uri)
-    root = src.root
-    if dst.search_runs([exp_id], f"tags.`bench.imported_from` = '{root.info.run_id}'", max_results=1):
+    root = src.root.info.run_id
+    earlier = dst.search_runs([exp_id], f"tags.`bench.imported_from` = '{root}'", max_results=100)
+    if any(finished_import(r) for r in earlier):
         return Imported(left={"already imported": 1})
-    return Imported(done=[(root.info.run_id, copy_tree(src, dst, root, src.runs, exp_id, None))])
+    for half in dst.search_runs([exp_id], f"tags.`{IMPORT_OF}` = '{root}'", max_results=50000):
+        dst.delete_run(half.info.run_id)  # an import killed part-way (its undo never ran): it starts again whole
+    new = copy_whole(src, dst, src.root, src.runs, exp_id, mark={IMPORT_OF: root})
+    dst.set_tag(new, IMPORT_DONE, "true")
+    return Imported(done=[(root, new)])
+
+
+IMPORT_OF, IMPORT_DONE = "bench.import_of", "bench.import_done"
+
+
+def finished_import(run: Any) -> bool:
+    """A copied export root that is whole: tagged done once its tree was copied (an import from before these tags
+    has neither tag and counts as whole)."""
+    tags = run.data.tags
+    return tags.get(IMPORT_DONE) == "true" or IMPORT_OF not in tags
+
+
+def artifact_root(to_uri: str) -> Path:
+    """Where a new experiment's artifacts go in a local store: beside its database (a server chooses its own)."""
+    db = sqlite_path(to_uri)
+    return db.parent / "mlartifacts" if db is not None else Path(ARTIFACT_DIR)

@@ -1,0 +1,112 @@
+"""Bad input, round 4 (issue 53): imports that are all or nothing, nothing written into the source tree, a
+measurement that survives a full disk. Each test is named after the case it covers; each fails on 5fed0b2.
+
+(The round's other cases are tested beside the code they guard: test_vm_driver.py (a GRID .run is data),
+test_makefile.py (make variables are text), test_config_errors.py (one line, not a traceback).)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .helpers import REPO, one_error_line
+from .test_bad_input import export_doc
+
+ROOT, CHILD = "a" * 32, "b" * 32
+
+
+def export(tmp_path: Path, doc: dict | None = None) -> Path:
+    folder = tmp_path / "study" / "mlflow-export"
+    (folder / "artifacts" / CHILD).mkdir(parents=True, exist_ok=True)
+    (folder / "artifacts" / CHILD / "notes.txt").write_text("a part's notes\n")
+    (folder / "runs.json").write_text(json.dumps(doc or export_doc()))
+    return folder
+
+
+def runs_in(db: Path) -> list[tuple[str, str]]:
+    """(run name, status) of every active run in store ``db``."""
+    from mlflow.tracking import MlflowClient
+
+    if not db.exists():
+        return []
+    client = MlflowClient(f"sqlite:///{db}")
+    exps = [e.experiment_id for e in client.search_experiments()]
+    return sorted((r.info.run_name, r.info.status) for r in client.search_runs(exps))
+
+
+def sync(folder: Path, db: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "suites.commands.sync", "--run-dir", str(folder), "--to",
+                           f"sqlite:///{db}"], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.e2e
+def test_sync_of_an_export_with_a_link_loop_is_one_short_line_and_imports_nothing(tmp_path: Path):
+    folder = export(tmp_path)
+    (folder / "artifacts" / CHILD / "loop").symlink_to(".")  # points inside the export: passed the old check
+    proc = sync(tmp_path / "study", tmp_path / "team.db")
+    line = one_error_line(proc)
+    assert line.startswith("error: ") and len(line) <= 300
+    assert f"a link inside the export (it holds files only; not imported): artifacts/{CHILD}/loop -> " in line
+    assert runs_in(tmp_path / "team.db") == []
+    (folder / "artifacts" / CHILD / "loop").unlink()
+    ok = sync(tmp_path / "study", tmp_path / "team.db")
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert runs_in(tmp_path / "team.db") == [("part", "FINISHED"), ("study", "FINISHED")]
+
+
+@pytest.mark.e2e
+def test_sync_of_a_child_with_a_bad_timestamp_imports_nothing_and_the_fixed_export_imports_whole(tmp_path: Path):
+    doc = export_doc()
+    doc["runs"][1]["start_time"] = -1
+    export(tmp_path, doc)
+    line = one_error_line(sync(tmp_path / "study", tmp_path / "team.db"))
+    assert "runs[1].start_time: must be epoch milliseconds (2000 to 2100), got -1" in line
+    assert runs_in(tmp_path / "team.db") == []
+    export(tmp_path)
+    assert sync(tmp_path / "study", tmp_path / "team.db").returncode == 0
+    assert runs_in(tmp_path / "team.db") == [("part", "FINISHED"), ("study", "FINISHED")]
+    again = sync(tmp_path / "study", tmp_path / "team.db")
+    assert "already imported" in again.stdout and len(runs_in(tmp_path / "team.db")) == 2
+
+
+def test_an_import_that_fails_part_way_is_rolled_back_and_a_retry_imports_it_whole(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch):
+    """A failure the checks cannot foresee (the target refuses the child's artifacts): the root copied before it
+    is deleted again, so the retry is not told `already imported`."""
+    from mlflow.tracking import MlflowClient
+
+    from suites.record import ingest
+
+    export(tmp_path)
+    db = tmp_path / "team.db"
+    real = MlflowClient.log_artifacts
+
+    def refuses(self: MlflowClient, run_id: str, local_dir: str, artifact_path: str | None = None) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(MlflowClient, "log_artifacts", refuses)
+    with pytest.raises(OSError, match="No space left"):
+        ingest.import_export(tmp_path / "study", f"sqlite:///{db}")
+    assert runs_in(db) == []
+    monkeypatch.setattr(MlflowClient, "log_artifacts", real)
+    done = ingest.import_export(tmp_path / "study", f"sqlite:///{db}")
+    assert len(done.done) == 1 and runs_in(db) == [("part", "FINISHED"), ("study", "FINISHED")]
+    assert (tmp_path / "mlartifacts").is_dir()  # beside the target store, not the working directory's outputs/
+
+
+def test_a_half_import_left_by_a_killed_sync_is_replaced_by_the_retry(tmp_path: Path):
+    from mlflow.tracking import MlflowClient
+
+    from suites.record import ingest
+
+    export(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'team.db'}"
+    exp_id = ingest.Tracker(uri, ingest.EXPERIMENT, artifact_root=ingest.artifact_root(uri)).experiment_id
+    MlflowClient(uri).create_run(exp_id, run_name="study", tags={"bench.imported_from": ROOT,
+                                                                 ingest.IMPORT_OF: ROOT})  # never marked done
+    assert len(ingest.import_export(tmp_path / "study", uri).done) == 1
+    assert runs_in(tmp_path / "team.db") == [("part", "FINISHED"), ("study", "FINISHED")]
