@@ -44,7 +44,7 @@ def test_a_run_directory_in_the_source_tree_is_refused_and_nothing_is_written(tm
     """``hydra.run.dir=configs`` used to overwrite configs/config.yaml, and every later run failed."""
     before = git_status()
     run = run_bench(tmp, *SMOKE, f"hydra.run.dir={run_dir}", timeout=120)
-    assert "is inside the suite's source tree" in one_error_line(run.proc)
+    assert "is in the suite's source tree" in one_error_line(run.proc)
     assert git_status() == before
 
 

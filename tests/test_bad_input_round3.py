@@ -65,7 +65,7 @@ def test_plusplus_or_repeated_run_dir_in_the_source_tree_is_refused_and_git_stay
                                                                                          spelling: list[str]):
     before = git_status()
     proc = bench(tmp, *SMOKE, *spelling)
-    assert "hydra.run.dir: " in one_error_line(proc) and "is inside the suite's source tree" in proc.stderr
+    assert "hydra.run.dir: " in one_error_line(proc) and "is in the suite's source tree" in proc.stderr
     assert git_status() == before
 
 
@@ -73,7 +73,7 @@ def test_plusplus_or_repeated_run_dir_in_the_source_tree_is_refused_and_git_stay
 def test_a_sweep_dir_in_the_source_tree_with_subdir_dot_is_refused_and_git_stays_clean(tmp: Path):
     before = git_status()
     proc = bench(tmp, "-m", *SMOKE, "scenario.guests=1", "hydra.sweep.dir=configs", "hydra.sweep.subdir=.")
-    assert one_error_line(proc).startswith("error: hydra.sweep.dir: configs is inside the suite's source tree")
+    assert one_error_line(proc).startswith("error: hydra.sweep.dir: configs is in the suite's source tree")
     assert git_status() == before
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from .helpers import REPO, one_error_line
-from .test_bad_input import export_doc
+from .test_bad_input import export_doc, git_status
 
 ROOT, CHILD = "a" * 32, "b" * 32
 
@@ -110,3 +110,61 @@ def test_a_half_import_left_by_a_killed_sync_is_replaced_by_the_retry(tmp_path: 
                                                                  ingest.IMPORT_OF: ROOT})  # never marked done
     assert len(ingest.import_export(tmp_path / "study", uri).done) == 1
     assert runs_in(tmp_path / "team.db") == [("part", "FINISHED"), ("study", "FINISHED")]
+
+
+INSIDE = "configs/written-by-a-test"  # in the source tree; git would show anything written there
+PATH_OPTIONS = {  # every option of every command that names where it writes
+    "bench hydra.run.dir": ["bench", f"hydra.run.dir={INSIDE}"],
+    "bench hydra.sweep.dir": ["bench", "-m", "seed=1,2", f"hydra.sweep.dir={INSIDE}"],
+    "bench tracking_uri": ["bench", f"tracking_uri=sqlite:///{INSIDE}/m.db"],
+    "bench fallback_tracking_uri": ["bench", f"fallback_tracking_uri=sqlite:///{INSIDE}/y.db"],
+    "bench artifact_dir": ["bench", f"artifact_dir={INSIDE}"],
+    "bench data.cache_dir": ["bench", f"data.cache_dir={INSIDE}"],
+    "study study.out_dir": ["study", "--plan", f"study.out_dir={INSIDE}"],
+    "study fallback_tracking_uri": ["study", "--plan", f"fallback_tracking_uri=sqlite:///{INSIDE}/y.db"],
+    "study artifact_dir": ["study", "--plan", f"artifact_dir={INSIDE}"],
+    "report --out": ["report", "--out", INSIDE],
+    "gpu-check out_dir": ["gpu-check", f"out_dir={INSIDE}"],
+    "sync --to": ["sync", "--to", f"sqlite:///{INSIDE}/team.db"],
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", sorted(PATH_OPTIONS))
+def test_no_path_option_of_any_command_writes_into_the_source_tree(name: str):
+    proc = subprocess.run([sys.executable, "-m", "suites", *PATH_OPTIONS[name]], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    line = one_error_line(proc)
+    assert "is in the suite's source tree" in line and "configs/written-by-a-test" in line, line
+    assert not (REPO / INSIDE).exists()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("args, says", [
+    (["report", "--out", ""], "--out: empty; name a folder"),
+    (["study", "--plan", "hydra.run.dir=configs"], "hydra.run.dir: a study writes its parts under study.out_dir"),
+    (["gpu-check", "out_dir="], "gpu-check: out_dir: empty"),
+])
+def test_an_empty_output_folder_or_one_a_command_never_uses_is_refused(args: list[str], says: str):
+    """``report --out ''`` wrote its five files into the repository root; ``study hydra.run.dir=configs`` was
+    taken silently."""
+    before = git_status()
+    assert says in one_error_line(subprocess.run([sys.executable, "-m", "suites", *args], cwd=REPO,
+                                                 capture_output=True, text=True, timeout=120))
+    assert git_status() == before
+
+
+@pytest.mark.e2e
+def test_report_out_into_a_run_folder_is_refused_and_into_a_report_folder_is_taken(tmp_path: Path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "results.json").write_text("{}")
+    (tmp_path / "empty.db").write_bytes(b"")
+    proc = subprocess.run([sys.executable, "-m", "suites", "report", "--out", str(run_dir)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert f"--out {run_dir}: holds results.json, not a report" in one_error_line(proc)
+    assert [p.name for p in run_dir.iterdir()] == ["results.json"]
+    proc = subprocess.run([sys.executable, "-m", "suites", "report", "--tracking-uri",
+                           f"sqlite:///{tmp_path / 'empty.db'}"], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert "no store at" in one_error_line(proc) and (tmp_path / "empty.db").stat().st_size == 0  # not written

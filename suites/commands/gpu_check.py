@@ -33,7 +33,7 @@ from suites.gpucheck import checks, judges
 from suites.gpucheck.checks import Context, Row
 from suites.pipeline.orchestrate import best_effort, console, say
 from suites.record.export import export_tree
-from suites.record.outdirs import require_makeable, require_outside_source
+from suites.record.outdirs import require_output_dir
 from suites.record.rundir import write_atomic
 from suites.render import tables
 
@@ -151,9 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     t0, out = time.monotonic(), console()
     try:
         args = parse(argv)
+        require_output_dir(args["out_dir"], "gpu-check: out_dir")
         root = Path(args["out_dir"]) / run_stamp()
-        require_outside_source(root, "gpu-check: out_dir")
-        require_makeable(root, "gpu-check: out_dir")  # before any GPU time is spent, not at the summary
+        require_output_dir(root, "gpu-check: out_dir")  # before any GPU time is spent, not at the summary
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

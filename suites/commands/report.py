@@ -9,8 +9,9 @@ from pathlib import Path
 
 from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
-from suites.errors import first_line, redact
+from suites.errors import ConfigError, first_line, redact
 from suites.record import reader
+from suites.record.outdirs import require_output_dir
 from suites.record.store import cap_retries, sqlite_path
 from suites.render import mixed_report
 from suites.study import results
@@ -31,9 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cap_retries(args.tracking_uri)
     db = sqlite_path(args.tracking_uri)
-    if db is not None and not db.is_file():  # MLflow would make an empty store there and report nothing
-        print(f"error: --tracking-uri {args.tracking_uri}: no store at {db} (make bench records into "
-              f"{TRACKING_URI})", file=sys.stderr)
+    if db is not None and (not db.is_file() or db.stat().st_size == 0):  # MLflow would make its tables there
+        print(f"error: --tracking-uri {args.tracking_uri}: no store at {db}{' (an empty file)' if db.exists() else ''}"
+              f" (make bench records into {TRACKING_URI})", file=sys.stderr)
+        return 2
+    try:
+        require_report_dir(args.out)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
         return write(args)
@@ -43,6 +49,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --tracking-uri {redact(args.tracking_uri)}: store not readable ({first_line(exc)})"
               f"{fallback_hint(args.tracking_uri)}", file=sys.stderr)
     return 2
+
+
+REPORT_FILES = ("report.md", "report.html")  # what marks a folder a report's own (mixed_report, study writeup)
+
+
+def require_report_dir(out: str) -> None:
+    """--out is written as any output folder is (named, outside the source tree, writable), and never over
+    another command's files: an existing folder must be empty or a report's own (a run folder's results stay)."""
+    require_output_dir(out, "--out")
+    folder = Path(out)
+    held = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    if held and not any(name in held for name in REPORT_FILES):
+        raise ConfigError(f"--out {out}: holds {', '.join(held[:3])}{' ...' if len(held) > 3 else ''}, not a "
+                          "report; give a new folder or a report's own (default outputs/report)")
 
 
 def fallback_hint(uri: str) -> str:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
-from suites.errors import first_line, redact
+from suites.errors import ConfigError, first_line, redact
 from suites.record.ingest import import_export, import_runs
-from suites.record.store import check_server, local_store
+from suites.record.outdirs import require_output_dir
+from suites.record.store import check_server, local_store, sqlite_path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +25,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", dest="every_store", action="store_true",
                     help="also import runs recorded while another store was down (default: only --to's)")
     args = ap.parse_args(argv)
-    dst = local_store(absolute_uri(args.dst, Path.cwd()))  # as the runner wrote it: relative paths resolved
+    dst = absolute_uri(args.dst, Path.cwd())  # as the runner wrote it: relative paths resolved
+    db = sqlite_path(dst)
+    try:  # a local target store (and its artifacts beside it) is written as any output folder is
+        if db is not None:
+            require_output_dir(db.parent, "--to")
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    dst = local_store(dst)
     try:  # an unreachable target is one line within seconds, even with nothing to import
         check_server(dst)
     except Exception as exc:

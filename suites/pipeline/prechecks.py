@@ -11,7 +11,7 @@ from hydra.errors import HydraException
 
 from suites.config.schema import CONFIG_DIR, BenchConfig, one_line
 from suites.errors import ConfigError
-from suites.record.outdirs import require_makeable, require_outside_source
+from suites.record.outdirs import require_output_dir
 from suites.record.store import sqlite_path
 
 __all__ = ["check_out_dirs", "require_parseable", "unparseable"]
@@ -57,13 +57,14 @@ def unparseable(given: str, exc: Exception) -> str:
 
 
 def check_out_dirs(cfg: BenchConfig) -> None:
-    """The data cache, the artifact root and a local MLflow store's folder can be made, outside the source tree."""
+    """The data cache, the artifact root and the local MLflow stores' folders (the fallback's too) can be made,
+    outside the source tree."""
     folders = {"data.cache_dir": Path(cfg.data.cache_dir), "artifact_dir": Path(cfg.artifact_dir)}
-    db = sqlite_path(cfg.tracking_uri)
-    if db is not None:
-        folders["tracking_uri"] = db.parent
-        if db.exists() and not db.is_file():
-            raise ConfigError(f"tracking_uri: {db} is not a file (an MLflow sqlite store is one file)")
+    for key in ("tracking_uri", "fallback_tracking_uri"):  # the fallback store is written when the first is down
+        db = sqlite_path(getattr(cfg, key))
+        if db is not None:
+            folders[key] = db.parent
+            if db.exists() and not db.is_file():
+                raise ConfigError(f"{key}: {db} is not a file (an MLflow sqlite store is one file)")
     for key, folder in folders.items():
-        require_outside_source(folder, key)
-        require_makeable(folder, key)
+        require_output_dir(folder, key)

@@ -63,6 +63,15 @@ def require_makeable(path: Path, key: str, keep: bool = False) -> list[Path]:
                 pass
 
 
+def require_output_dir(path: Path | str, key: str, keep: bool = False) -> list[Path]:
+    """The one check of a folder a command writes: named (an empty name would be the working directory),
+    outside the source tree, and makeable and writable with room (:func:`require_makeable`)."""
+    if not str(path).strip():
+        raise ConfigError(f"{key}: empty; name a folder (under outputs/, or outside the source tree)")
+    require_outside_source(Path(path), key)
+    return require_makeable(Path(path), key, keep)
+
+
 def require_outside_source(path: Path, key: str, repo: Path = REPO_ROOT) -> None:
     """Never inside the suite's own source tree: only the repository's ignored output folders take results."""
     where = path.resolve()
@@ -70,8 +79,8 @@ def require_outside_source(path: Path, key: str, repo: Path = REPO_ROOT) -> None
         return
     rel = where.relative_to(repo)
     if not rel.parts or rel.parts[0] not in WRITABLE_IN_REPO:
-        raise ConfigError(f"{key}: {path} is inside the suite's source tree ({repo}), whose files a run would "
-                          "overwrite; use a folder outside it, or under outputs/")
+        raise ConfigError(f"{key}: {path} is in the suite's source tree (its files would be overwritten); use a "
+                          "folder under outputs/ or outside it")
 
 
 class RunDirClaim:
@@ -102,8 +111,7 @@ class RunDirClaim:
 def claim_run_dir(path: Path, key: str = "hydra.run.dir") -> RunDirClaim:
     """Make ``path`` (one ConfigError where it cannot be), hold it for this command, and refuse it if another
     command holds it or it already holds files."""
-    require_outside_source(path, key)
-    made = require_makeable(path, key, keep=True)
+    made = require_output_dir(path, key, keep=True)
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

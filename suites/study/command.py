@@ -42,7 +42,7 @@ from suites.pipeline.orchestrate import PlannedComparison, best_effort, console,
 from suites.pipeline.prechecks import check_out_dirs, require_parseable
 from suites.record import mlflow_runs
 from suites.record.export import export_tree
-from suites.record.outdirs import require_makeable, require_outside_source
+from suites.record.outdirs import require_output_dir
 from suites.record.recorder import Recorder, RunRef
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
@@ -63,6 +63,16 @@ def missing_components() -> dict[str, str]:
         if lacking:
             out[component] = f"{', '.join(lacking)} not installed: {loss}"
     return out
+
+
+def refuse_run_dirs(overrides: list[str]) -> None:
+    """A study writes every part under study.out_dir: a Hydra run or sweep folder given to it would be taken
+    silently and never used."""
+    for given in overrides:
+        key = given.partition("=")[0].lstrip("+~")
+        if key in ("hydra.run.dir", "hydra.sweep.dir"):
+            raise ConfigError(f"{key}: a study writes its parts under study.out_dir (default outputs/study); "
+                              f"give study.out_dir=<folder> instead")
 
 
 def compose_parts(sp: StudyPlan, overrides: list[str]) -> dict[str, Composition]:
@@ -232,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     out = console()
     try:
         require_parseable(overrides)
+        refuse_run_dirs(overrides)
         settings = load_settings(mine)
         inv = inventory.collect()
         gpus, gpu_status = gpus_to_plan_with(inv, overrides)
@@ -239,8 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         missing = missing_components()
         sp = plan_study(gpus, missing, settings, known)
         comps = compose_parts(sp, overrides)
-        require_outside_source(Path(settings.out_dir), "study.out_dir")
-        require_makeable(Path(settings.out_dir), "study.out_dir")
+        require_output_dir(settings.out_dir, "study.out_dir")
         for comp in comps.values():  # each part's store, cache and artifact folders, before anything starts
             check_out_dirs(comp.cfg)
         planned = [sp.overrides(p) for p in sp.parts]
