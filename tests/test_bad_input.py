@@ -126,7 +126,8 @@ def test_a_bench_beside_a_study_queues_for_its_cores(tmp: Path):
         assert "another benchmark run on this host holds" in line
         # the arithmetic right, the holder named, the fix that works (it said '... > 0 host cores (... or set
         # scenario.cpu_overcommit=true)' on cfed7fc)
-        assert re.search(r"\d+ vCPUs wanted, 0 of \d+ cores free", line) and "wait_for_cores_s=600" in line, line
+        assert re.search(r"\d+ vCPUs wanted, 0 of \d+ cores free", line), line
+        assert "wait_for_cores_s=<seconds> (default 600)" in line, line
         assert "host cores" not in line and "cpu_overcommit" not in line
         assert str(tmp / "s" / "study") in bench.stderr and f"pid {study.pid} `" in line
     finally:

@@ -470,7 +470,8 @@ def placed_beside_core_0(lock_dir: Path) -> Callable[[], str]:
     def make() -> str:
         held = corelock.held_by_others([0], lock_dir)
         if held:
-            raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}")
+            raise corelock.CoresHeld(f"another benchmark run on this host holds {corelock.describe(held)}",
+                                     corelock.describe(held))
         return "placed"
 
     return make
@@ -493,7 +494,8 @@ def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_p
     assert said == []  # wait_for_cores_s=0: refused at once
     threading.Timer(1.0, lease.release).start()
     made, mine = plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=30.0, on_wait=said.append)
-    assert made == "placed" and len(said) == 1 and "waiting for cores: 0 s of 30 s waited" in said[0]
+    assert made == "placed" and len(said) == 1
+    assert said[0].startswith("waiting for cores: 0 s of 30 s (wait_for_cores_s); held by")
     assert "outputs/runs/first" in said[0] and f"pid {os.getpid()} `" in said[0]  # the holder: pid, command, run
     mine.release()
 
@@ -511,4 +513,4 @@ def test_case_7_a_run_waiting_for_cores_says_so_at_least_every_10_s(tmp_path: Pa
         plan_mod.plan_and_lease(placed_beside_core_0(tmp_path), lambda made: [], tmp_path / "run", wait_s=2.2,
                                 on_wait=said.append)
     lease.release()
-    assert 3 <= len(said) <= 6 and all("s of 2.2 s waited" in line and "outputs/runs/first" in line for line in said)
+    assert 3 <= len(said) <= 6 and all("s of 2.2 s (wait_for_cores_s); held by" in line and "outputs/runs/first" in line for line in said)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suites.backends.leftovers import state_root
+from suites.config.paths import shown
 from suites.errors import PlacementError
 
 
@@ -36,10 +37,11 @@ class Holder:
 
     def __str__(self) -> str:
         return f"pid {self.pid}" + (f" `{command_of(self.pid)}`" if command_of(self.pid) else "") + (
-            f", run dir {self.run}" if self.run else "")
+            f", run dir {shown(self.run)}" if self.run else "")
 
 
-def command_of(pid: str, width: int = 60) -> str:
+
+def command_of(pid: str, width: int = 48) -> str:
     """The holder's command line, shortened ('' where it cannot be read: gone, or another PID namespace)."""
     try:
         raw = Path(f"/proc/{int(pid)}/cmdline").read_bytes()
@@ -124,7 +126,12 @@ def describe(held: dict[int, Holder]) -> str:
 
 
 class CoresHeld(PlacementError):
-    """The run does not fit in the cores other benchmark runs leave free now (it would once they end)."""
+    """The run does not fit in the cores other benchmark runs leave free now (it would once they end); ``held``
+    names who holds them (what a waiting run says)."""
+
+    def __init__(self, message: str, held: str = "") -> None:
+        super().__init__(message)
+        self.held = held or message
 
 
 class CoresTaken(CoresHeld):

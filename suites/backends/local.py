@@ -55,8 +55,9 @@ def on_free_cores(place: Callable[[list[int]], list[Placement]]) -> list[Placeme
         wanted = getattr(exc, "vcpus_wanted", None)
         short = f"{wanted} vCPUs wanted, " if wanted else ""
         raise corelock.CoresHeld(f"{short}{len(free)} of {len(host_cpus)} cores free: another benchmark run on this "
-                                 f"host holds {corelock.describe(held)}; wait_for_cores_s=<seconds> waits for it "
-                                 "(e.g. wait_for_cores_s=600), or run again when it ends") from exc
+                                 f"host holds {corelock.describe(held)}; run again when it ends, or give "
+                                 "wait_for_cores_s=<seconds> (default 600) to wait for it",
+                                 corelock.describe(held)) from exc
     if held:
         company = (f"another benchmark run holds {corelock.describe(held)} on this host: caches, memory "
                    "bandwidth and GPUs are shared with it")

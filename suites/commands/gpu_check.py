@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     t0, out = time.monotonic(), console()
     try:
         args = parse(argv)
-        require_output_dir(args["out_dir"], "gpu-check: out_dir")
+        if not str(args["out_dir"]).strip():
+            raise ConfigError("gpu-check: out_dir: empty; name a folder (default outputs/gpu-check)")
         root = Path(args["out_dir"]) / run_stamp()
         require_output_dir(root, "gpu-check: out_dir")  # before any GPU time is spent, not at the summary
     except ConfigError as exc:

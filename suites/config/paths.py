@@ -53,3 +53,12 @@ def absolute_paths(node: T, launch: Path) -> T:
         if new is not value:
             changes[f.name] = new
     return dataclasses.replace(node, **changes) if changes else node  # type: ignore[type-var]
+
+
+def shown(path: str | Path) -> str:
+    """A path as a person reads it on the console: relative to the working directory where it lies under it,
+    else as it is."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve())) or "."
+    except (ValueError, OSError):
+        return str(path)

@@ -141,8 +141,9 @@ class BenchConfig:
     repeats: int = 1  # each guest trains N times; results are olympic means with CoV
     strict: bool = False  # refuse (exit 2, before anything starts) a run whose profile this host cannot enforce
     # A run that does not fit beside other benchmark runs' cores waits this long for them, then is refused
-    # (0: refused at once). Default $BENCH_WAIT_FOR_CORES_S, else 0 (configs/config.yaml).
-    wait_for_cores_s: float = 0.0
+    # (0: refused at once). Default $BENCH_WAIT_FOR_CORES_S, else 600 (configs/config.yaml): a newcomer's first
+    # command on a shared host queues instead of being refused.
+    wait_for_cores_s: float = 600.0
     # The host is busy when processes that are not the run's use more than this much CPU (% of one core) before or
     # during it: every figure is marked so and its verdicts are inconclusive (strict=true refuses). Default
     # $BENCH_HOST_BUSY_PCT, else 25 (configs/config.yaml); at or above 100 x the host's cores the check is off.

@@ -20,6 +20,7 @@ from gpu_probe.hostload import other_load
 from suites.backends.corelock import CoresHeld
 from suites.backends.placement import NOT_ENFORCED, first_reason
 from suites.config.compose import Composition, RunConfig, scenario_title
+from suites.config.paths import shown
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
 from suites.record import mlflow_runs, reader, rundir
@@ -41,8 +42,9 @@ def console() -> Console:
 
 
 def say(out: Console) -> Callable[[str], None]:
-    """Plain lines (no markup), never wrapped, so logs and greps see a whole command."""
-    return lambda text: out.print(text, markup=False, highlight=False, soft_wrap=True)
+    """Plain lines (no markup), folded at spaces to 120 columns as a table is (rich's own wrap would cut a path or
+    a command inside a word): a path longer than a line stands alone on its own."""
+    return lambda text: out.print(tables.fold_line(text), markup=False, highlight=False, soft_wrap=True)
 
 
 def best_effort(out: Console, what: str, draw: Callable[[], Any]) -> Any:
@@ -102,7 +104,7 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
         run_id = recorder.scenario(outcome, params, run_dir, run_name(cfg, run_dir), parent,
                                    {"bench.launcher": launcher, **(tags or {})})
     if run_id:
-        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {run_dir}")
+        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {shown(run_dir)}")
     return outcome, run_id
 
 

@@ -12,6 +12,7 @@ says so.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,7 @@ class Recorder:
         uri = self.tracker.uri if self.tracker is not None else self.uri
         if uri.startswith(("http:", "https:")):
             return f"browse {redact(uri)}"
-        return "make ui to browse" if uri == self.default_uri else f"make ui URI={uri} to browse"
+        return "make ui to browse" if uri == self.default_uri else f"make ui URI={shlex.quote(uri)} to browse"
 
     # --- the run directory ------------------------------------------------------------------------
     @staticmethod

@@ -6,6 +6,7 @@ import math
 import os
 import shutil
 import sys
+import textwrap
 from typing import Any
 
 from rich.table import Table
@@ -13,6 +14,7 @@ from rich.table import Table
 from gpu_probe import vocab
 from gpu_probe.shapes import Record
 from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
+from suites.config.paths import shown
 from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
 from suites.run.compare import PhaseRow
@@ -29,6 +31,20 @@ def console_width() -> int:
     cols = os.environ.get("COLUMNS", "")
     width = int(cols) if cols.isdigit() else shutil.get_terminal_size((TABLE_WIDTH, 24)).columns
     return max(40, min(width, TABLE_WIDTH))
+
+
+def fold_line(text: str, width: int = TABLE_WIDTH) -> str:
+    """A plain line folded at spaces to ``width`` columns, its continuations indented two more; a word longer than
+    a line (a path, a URI) stands alone on its own line, whole, so it can still be copied."""
+    out: list[str] = []
+    for line in text.splitlines() or [""]:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = line[:len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(line, width, initial_indent=lead, subsequent_indent=lead + "  ", break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 def fold_shared(texts: list[str], min_len: int = 24) -> tuple[list[str], list[str]]:
@@ -178,7 +194,7 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
     lines = [
         f"status: {outcome.status}   validity: {outcome.validity_label}   "
         f"makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
-        + (f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})" if outcome.data
+        + (f"data: {outcome.data.get('source', '?')} ({shown(outcome.data.get('root', '?'))})" if outcome.data
          else "data: none (the workload reads no data)"),
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",
         f"sampler: {s.achieved_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "

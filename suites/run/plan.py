@@ -177,11 +177,18 @@ def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], r
         except CoresHeld as exc:
             now = time.monotonic()
             if now >= deadline:
+                if wait_s > 0:
+                    raise CoresHeld(f"waited {wait_s:g} s (wait_for_cores_s) for cores: {exc}", exc.held) from exc
                 raise
             if now >= next_say:
-                on_wait(f"waiting for cores: {now - start:.0f} s of {wait_s:g} s waited ({exc})")
+                on_wait(waiting_line(now - start, wait_s, exc.held))
                 next_say = now + WAIT_REPORT_S
             time.sleep(random.uniform(0.2, 0.6))
+
+
+def waiting_line(waited: float, wait_s: float, held: str) -> str:
+    """'waiting for cores: 10 s of 600 s (wait_for_cores_s); held by <who>'."""
+    return f"waiting for cores: {waited:.0f} s of {wait_s:g} s (wait_for_cores_s); held by {held}"
 
 
 def _plan_and_lease_once(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path,
