@@ -168,3 +168,110 @@ def test_report_out_into_a_run_folder_is_refused_and_into_a_report_folder_is_tak
                            f"sqlite:///{tmp_path / 'empty.db'}"], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
     assert "no store at" in one_error_line(proc) and (tmp_path / "empty.db").stat().st_size == 0  # not written
+
+
+@pytest.mark.e2e
+def test_the_first_command_beside_another_run_waits_for_its_cores_by_default_and_finishes(tmp_path: Path):
+    """A newcomer's `make bench profile=m60-8q` on a host where another run holds the cores was refused; now it
+    waits (wait_for_cores_s defaults to 600 s), says so naming the holder, and runs once the cores are free."""
+    import os
+    import threading
+
+    from suites.backends import corelock
+
+    from .helpers import SMOKE, bench_args
+
+    lease = corelock.CoreLease("outputs/runs/the-other-run").acquire(sorted(os.sched_getaffinity(0)))
+    timer = threading.Timer(4.0, lease.release)
+    timer.start()
+    try:
+        args, run_dir, _ = bench_args(tmp_path, "profile=m60-8q", *SMOKE, "workload=idle", "workload.seconds=1")
+        env = {k: v for k, v in os.environ.items() if k != "BENCH_WAIT_FOR_CORES_S"}  # the product's default
+        proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    finally:
+        timer.cancel()
+        lease.release()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "waiting for cores: 0 s of 600 s (wait_for_cores_s); held by cores " in proc.stdout
+    assert "run dir outputs/runs/the-other-run" in proc.stdout and (run_dir / "results.json").is_file()
+    assert all(len(line) <= 120 for line in proc.stdout.splitlines()), max(proc.stdout.splitlines(), key=len)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 24 MiB tmpfs of this test's own (the suite's tests run as root on hosts of this kind)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(disk)], check=True, capture_output=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False, capture_output=True)
+
+
+def fill(disk: Path) -> None:
+    """Every byte of ``disk`` taken (the write that finds it full ends the filling)."""
+    try:
+        with (disk / "filler").open("wb") as f:
+            while True:
+                f.write(b"\0" * 2**20)
+    except OSError:
+        pass
+
+
+@pytest.mark.e2e
+def test_a_disk_that_fills_during_a_run_loses_no_measurement(tmp_path: Path, small_disk: Path):
+    """Serious case 5: the free-space check runs at the start only; a disk full by the end was an ENOSPC
+    traceback, with no results.json and no MLflow run although the figures were in memory."""
+    import os
+    import time
+
+    from .helpers import SMOKE, bench_args
+
+    args, run_dir, uri = bench_args(tmp_path, *SMOKE, "workload=idle", "workload.seconds=3",
+                                    f"hydra.run.dir={small_disk / 'run'}")
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not (small_disk / "run" / "g0.log").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    fill(small_disk)
+    out, err = proc.communicate(timeout=300)
+    assert "Traceback" not in out + err, err[-3000:]
+    rescued = list((tmp_path / "tmp").glob("gpu-mixed-bench-rescued/*/results.json"))
+    assert len(rescued) == 1, out + err
+    results = json.loads(rescued[0].read_text())
+    assert results["guests"][0]["result"]["status"] == "ok"
+    assert any("No space left on device" in r and str(rescued[0].parent) in r for r in results["reasons"])
+    assert f"results.json could not be written in {small_disk / 'run'} (No space left on device); kept in " \
+        f"{rescued[0].parent}" in out.replace("\n  ", " ")  # as said, its lines folded at 120 columns unfolded
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                              "tags.`bench.role` != 'guest'")
+    assert len(runs) == 1 and "No space left on device" in runs[0].data.tags["bench.failure"]
+    assert "results.json" in {a.path for a in client.list_artifacts(runs[0].info.run_id)}
+
+
+def test_where_neither_the_run_folder_nor_the_rescue_folder_takes_the_results_the_figures_are_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from suites.record import recorder as recorder_module
+    from suites.record.recorder import Recorder
+    from suites.render.tables import figures_line
+
+    from .test_plots import outcome
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setattr(recorder_module, "rescue_dir", lambda run_dir: blocked / "rescued")  # not makeable either
+    said: list[str] = []
+    recorder = Recorder.__new__(Recorder)
+    recorder.say = said.append
+    o = outcome(guests=2)
+    o.guests[0].result.metrics = {"images_per_sec": 1234.5, "test_accuracy": 0.991}
+    assert recorder.local(o, blocked / "run") is None
+    assert "results.json could not be written in" in o.reasons[-1] and f"nor in {blocked}/" in o.reasons[-1]
+    assert said == [f"warning: {o.reasons[-1]}"]
+    assert figures_line(o).startswith("g0 cifar10-torch ok: images_per_sec=1234.5, test_accuracy=0.991; g1 ")

@@ -513,4 +513,5 @@ def test_case_7_a_run_waiting_for_cores_says_so_at_least_every_10_s(tmp_path: Pa
         plan_mod.plan_and_lease(placed_beside_core_0(tmp_path), lambda made: [], tmp_path / "run", wait_s=2.2,
                                 on_wait=said.append)
     lease.release()
-    assert 3 <= len(said) <= 6 and all("s of 2.2 s (wait_for_cores_s); held by" in line and "outputs/runs/first" in line for line in said)
+    assert 3 <= len(said) <= 6
+    assert all("s of 2.2 s (wait_for_cores_s); held by" in line and "outputs/runs/first" in line for line in said)

@@ -9,6 +9,7 @@ stderr (the log).
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -21,11 +22,30 @@ from suites.guest.setup import apply_resources, die_with_parent
 from suites.guest.worker import failure_text, run
 
 
+class LogStream(io.TextIOWrapper):
+    """The guest's log (its stderr, a file in the run folder): a disk that fills during the run stops the log,
+    never the guest, whose figures still reach the runner through the protocol pipe."""
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except OSError:
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            pass
+
+
 def protocol_stream() -> TextIO:
-    """Keep a private copy of stdout for protocol lines; fd 1 becomes stderr."""
+    """Keep a private copy of stdout for protocol lines; fd 1 becomes stderr; both log streams outlive a full
+    disk."""
     fd = os.dup(1)
     os.dup2(2, 1)
-    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stdout = LogStream(io.FileIO(1, "w", closefd=False), line_buffering=True)
+    sys.stderr = LogStream(io.FileIO(2, "w", closefd=False), line_buffering=True)
     return os.fdopen(fd, "w", buffering=1)
 
 

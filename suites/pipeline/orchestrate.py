@@ -7,6 +7,7 @@ that cannot be drawn is a warning, never the end of the run.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,16 +96,20 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
     recorder.provenance(run_dir, redact(OmegaConf.to_yaml(dcfg, resolve=True)), planned.inventory)
     outcome = execute(planned, run_dir)
     with Shield(say(out), f"recording what was measured (results.json in {run_dir})"):
-        recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or tracking error
-        best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, run_dir / "utilisation.png"))
+        kept = recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or store
+        files = kept or run_dir  # the run's files: its folder, or the rescue folder its results went to
+        best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, files / "utilisation.png"))
         show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
         params = {k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
                   for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True)).items()}  # type: ignore[arg-type]
         # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
-        run_id = recorder.scenario(outcome, params, run_dir, run_name(cfg, run_dir), parent,
+        run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), parent,
                                    {"bench.launcher": launcher, **(tags or {})})
     if run_id:
-        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {shown(run_dir)}")
+        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {shown(files)}")
+    elif kept is None:  # neither a file nor a store holds them: the figures themselves, in the last line
+        print(f"error: nothing could be recorded; what was measured: {tables.figures_line(outcome)}",
+              file=sys.stderr)
     return outcome, run_id
 
 

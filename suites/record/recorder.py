@@ -12,7 +12,9 @@ says so.
 
 from __future__ import annotations
 
+import os
 import shlex
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,12 @@ from suites.run.outcome import ScenarioOutcome
 
 T = TypeVar("T")
 Say = Callable[[str], None]
+
+
+def rescue_dir(run_dir: Path) -> Path:
+    """Where a run's results go when its own folder cannot take them: the system's temporary folder (another
+    disk, most often), named after the run and this process."""
+    return Path(tempfile.gettempdir()) / "gpu-mixed-bench-rescued" / f"{run_dir.name}-{os.getpid()}"
 
 
 @dataclass
@@ -67,9 +75,26 @@ class Recorder:
     def provenance(run_dir: Path, config_yaml: str, inventory: Inventory) -> None:
         rundir.write_provenance(run_dir, config_yaml, inventory)
 
-    @staticmethod
-    def local(outcome: ScenarioOutcome, run_dir: Path) -> None:
-        rundir.write_results(outcome, run_dir)
+    def local(self, outcome: ScenarioOutcome, run_dir: Path) -> Path | None:
+        """results.json and samples.csv in ``run_dir``; where that fails (a disk that filled during the run, a
+        folder removed), in a rescue folder under the system's temporary folder, said and recorded with the run
+        as its reason. The folder that holds them, or None where neither could be written (the store, or the
+        command's last line, then holds the figures)."""
+        try:
+            rundir.write_results(outcome, run_dir)
+            return run_dir
+        except OSError as exc:
+            failed = f"results.json could not be written in {run_dir} ({exc.strerror or first_line(exc)})"
+        rescue = rescue_dir(run_dir)
+        outcome.reasons.append(f"{failed}; kept in {rescue}")
+        try:
+            rundir.write_results(outcome, rescue)
+        except OSError as exc:
+            outcome.reasons[-1] = f"{failed}; nor in {rescue} ({exc.strerror or first_line(exc)})"
+            self.say(f"warning: {outcome.reasons[-1]}")
+            return None
+        self.say(f"warning: {outcome.reasons[-1]}")
+        return rescue
 
     # --- the store ----------------------------------------------------------------------------------
     def scenario(self, outcome: ScenarioOutcome, config_params: Record, run_dir: Path, name: str,

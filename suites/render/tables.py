@@ -33,6 +33,14 @@ def console_width() -> int:
     return max(40, min(width, TABLE_WIDTH))
 
 
+def figures_line(outcome: ScenarioOutcome) -> str:
+    """Every guest's measured figures on one line (the last resort when no file or store could take them)."""
+    return "; ".join(f"{o.spec.guest_id} {o.spec.workload} {o.result.status}: "
+                     + ", ".join(f"{k}={v:.6g}" for k, v in sorted(o.result.metrics.items())
+                                 if isinstance(v, (int, float)))
+                     for o in outcome.guests) or "no guest ran"
+
+
 def fold_line(text: str, width: int = TABLE_WIDTH) -> str:
     """A plain line folded at spaces to ``width`` columns, its continuations indented two more; a word longer than
     a line (a path, a URI) stands alone on its own line, whole, so it can still be copied."""
