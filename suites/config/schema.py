@@ -137,6 +137,9 @@ class BenchConfig:
     # artifact root for a new experiment on a local store
     artifact_dir: str = field(default=ARTIFACT_DIR, metadata={"path": True})
     progress: ProgressMode = ProgressMode.auto
+    # "full" or "smoke" (+preset=smoke: a seconds-long check of the machinery): every score built on a smoke run
+    # says so (set by the scale group, configs/config.yaml)
+    scale: str = "full"
     seed: int = 0
     repeats: int = 1  # each guest trains N times; results are olympic means with CoV
     strict: bool = False  # refuse (exit 2, before anything starts) a run whose profile this host cannot enforce
@@ -203,8 +206,8 @@ def register_configs() -> None:
     cs.store(name="base_config", node=BenchConfig)
     cs.store(group="profile", name="base_profile", node=ProfileConfig)
     cs.store(group="scenario", name="base_scenario", node=ScenarioConfig)
-    for scale in ("full", "smoke"):  # markers: only the workload_scale entry they select carries values
-        cs.store(group="scale", name=scale, node={}, package="_global_")
+    for scale in ("full", "smoke"):  # the workload_scale entry they select carries the values; they name themselves
+        cs.store(group="scale", name=scale, node={"scale": scale}, package="_global_")
     for name, plugin in registry().items():
         cs.store(group="workload", name=f"base_{name.replace('-', '_')}", node=plugin.config_cls)
         if not (CONFIG_DIR / "workload" / f"{name}.yaml").exists():

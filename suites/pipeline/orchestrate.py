@@ -28,6 +28,7 @@ from suites.record import mlflow_runs, reader, rundir
 from suites.record.recorder import Recorder, RunRef
 from suites.record.store import flatten
 from suites.render import mixed_report, plots, tables
+from suites.run import marks
 from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute
 from suites.run.mixed import MixedRun
@@ -204,7 +205,9 @@ def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str
                   **{f"reference.{label}": ref for label, ref in references.items()},
                   **(mixed.params() if mixed else {})}
         results = mlflow_runs.ComparisonResults(params, {**row_metrics(rows), **(mixed.results() if mixed else {})},
-                                                row_tags(rows), curves(rows) if mixed is None else {})
+                                                {**row_tags(rows), **(marks.tags_of(mixed.score_marks()) if mixed
+                                                                      else {})},
+                                                curves(rows) if mixed is None else {})
         ref = recorder.comparison_results(ref, results, run_dir)
         files = publish_report(ref, cfg, run_dir, out) if mixed is not None and ref is not None else []
         recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from suites.config.schema import EXPERIMENT
+from suites.run.marks import Mark, marks_of
 from suites.run.mixed import PhaseNumbers, by_profile, consolidation_metrics
 
 
@@ -28,6 +29,7 @@ class MixedReport:
     qos: dict[str, float] = field(default_factory=dict)  # the limits the verdicts judge against
     stop_reason: str = ""  # why the consolidation sweep ended
     header: dict[str, str] = field(default_factory=dict)  # host, GPU, date, git SHA of the runs read
+    marks: dict[str, list[Mark]] = field(default_factory=dict)  # kind -> what marks its scores (run.marks)
 
 
 def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[PhaseNumbers]]:
@@ -91,20 +93,33 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
         if run is not None:
             describe(client, run, rep)
     if mixed is not None:
-        flat = by_profile(phase_numbers(client, mixed.info.run_id))
+        phases = phase_numbers(client, mixed.info.run_id)
+        rep.marks["mixed"] = run_marks(phases, mixed.data.params)
+        flat = by_profile(phases)
         for key, value in flat.items():
             profile, name = key.split(".", 1)
             rep.mixed.setdefault(profile, {})[name] = value
         rep.sources.append(mixed.info.run_id)
     if cons is not None:
-        numbers = {label: runs[-1] for label, runs in phase_numbers(client, cons.info.run_id).items()}
+        phases = phase_numbers(client, cons.info.run_id)
+        numbers = {label: runs[-1] for label, runs in phases.items()}
         params = cons.data.params
+        rep.marks["consolidation"] = run_marks(phases, params)
         rep.consolidation = consolidation_metrics(numbers, float(params.get("qos_p95_frame_ms", "nan")),
-                                                        float(params.get("qos_ml_slowdown_pct", "nan")))
+                                                  float(params.get("qos_ml_slowdown_pct", "nan")),
+                                                  float(params.get("host_busy_pct", "inf")),
+                                                  params.get("scale", "full"))
         rep.consolidation_profile = next(iter(numbers), "?/").split("/")[0]
         rep.stop_reason = params.get("stop_reason", "")
         rep.sources.append(cons.info.run_id)
     return rep
+
+
+def run_marks(phases: dict[str, list[PhaseNumbers]], params: dict[str, str]) -> list[Mark]:
+    """What marks a comparison's scores, from its phases (every repeat) as the runner judged them."""
+    flat = {label + (f" r{i + 1}" if len(runs) > 1 else ""): n for label, runs in phases.items()
+            for i, n in enumerate(runs)}
+    return marks_of(flat, float(params.get("host_busy_pct", "inf")), params.get("scale", "full"))
 
 
 def describe(client: Any, comparison: Any, rep: MixedReport) -> None:
@@ -124,6 +139,8 @@ def describe(client: Any, comparison: Any, rep: MixedReport) -> None:
                           f"{host.get('host.cpus_usable', '?')} cores)",
                   "GPU": host.get("host.gpu_names", "?"), "date": started.strftime("%Y-%m-%d %H:%M UTC"),
                   "git SHA": host.get("host.git_sha", "?")}
+    if params.get("scale") == "smoke":
+        rep.header["run size"] = "+preset=smoke (a seconds-long check, not a measurement)"
 
 
 def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: str) -> MixedReport:

@@ -17,6 +17,7 @@ from suites.backends.placement import NOT_ENFORCED, weakest
 from suites.record.reader import MixedReport
 from suites.render import mixed_plots
 from suites.render.tables import fmt, validity_banner
+from suites.run import marks
 from suites.run.mixed import mixed_verdict
 
 FIGURES = ("slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png", "consolidation.png")
@@ -56,8 +57,13 @@ def verdicts(rep: MixedReport) -> dict[str, tuple[str, str]]:
     """Per profile: does it consolidate? (judged by run.mixed.mixed_verdict on the figures from the store)"""
     cad, ml = rep.qos.get("qos_cad_slowdown_pct", 5.0), rep.qos.get("qos_ml_slowdown_pct", 15.0)
     out = {}
+    found = rep.marks.get("mixed", [])
     for p, d in rep.mixed.items():
         said, sentence = mixed_verdict(p, d, cad, ml, rep.qos.get("host_busy_pct", math.inf))
+        if marks.inconclusive(found) and not said.startswith("inconclusive"):
+            said = f"inconclusive ({next(m.text for m in found if m.voids)})"
+        if found:
+            sentence += f" — {marks.text_of(found)}"
         if profile_validity(rep, p) == NOT_ENFORCED:
             sentence += (f" — NOT a GPU measurement (profile not enforced: {rep.validity_reason})"
                          if rep.validity_reason else " — NOT a GPU measurement (profile not enforced: CPU stand-in)")
@@ -74,7 +80,15 @@ def spread_cells(rep: MixedReport, profile: str, said: str) -> dict[str, str]:
     return dict(zip(SPREAD_HEADERS, (
         interval(d, "cad_run_time_increase_pct"), interval(d, "ml_train_time_increase_pct"),
         fmt(d.get("ml_train_time_increase_pct.n", 1.0), "{:.0f}"), profile_validity(rep, profile),
-        said, rep.references.get(profile, "-")), strict=True))
+        said, reference(rep, profile)), strict=True))
+
+
+def reference(rep: MixedReport, profile: str) -> str:
+    """The reference study's finding, only beside phases that had their GPU (as gpu-vs-cpu shows it): a CPU
+    stand-in's slowdowns are not the M60's."""
+    if profile_validity(rep, profile) == NOT_ENFORCED:
+        return "- (no GPU: not comparable)"
+    return rep.references.get(profile, "-")
 
 
 def mixed_rows(rep: MixedReport) -> list[list[str]]:
@@ -90,18 +104,29 @@ def banner(rep: MixedReport) -> str | None:
 def consolidation_rows(rep: MixedReport) -> list[list[str]]:
     c, rows = rep.consolidation, []
     for n in sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos")):
+        meets = "inconclusive" if c.get(f"n{n}.inconclusive") else "yes" if c.get(f"n{n}.meets_qos") else "no"
         rows.append([str(n), fmt(c.get(f"n{n}.p95_frame_ms_worst"), "{:.1f}"),
                      fmt(c.get(f"n{n}.ml_slowdown_pct"), "{:+.1f}"), fmt(c.get(f"n{n}.host_cpu_pct"), "{:.0f}"),
-                     "yes" if c.get(f"n{n}.meets_qos") else "no"])
+                     meets])
     return rows
 
 
 def consolidation_headline(rep: MixedReport) -> str:
-    """'N CAD guest(s) per GPU at QoS (n=1: no spread)': 'per GPU' only where the guests had one."""
+    """'N CAD guest(s) per GPU at QoS (n=1: no spread)': 'per GPU' only where the guests had one; a score that
+    a mark voids is 'inconclusive', and every mark follows it (run/marks.py)."""
     count = rep.consolidation.get("guests_at_qos", math.nan)
     on_gpu = bool(rep.validity) and all(v != NOT_ENFORCED for v in rep.validity.values())
     where = "per GPU" if on_gpu else "beside the ML guest (no GPU: not a per-GPU figure)"
-    return f"{count:.0f} CAD guest(s) {where} at QoS (n=1: no spread)"
+    found = rep.marks.get("consolidation", [])
+    head = "inconclusive, " if marks.inconclusive(found) else ""
+    return f"{head}{count:.0f} CAD guest(s) {where} at QoS (n=1: no spread)" + (
+        f" — {marks.text_of(found)}" if found else "")
+
+
+def longest_word(texts: list[str]) -> int | None:
+    """A column's narrowest width that never breaks inside a word: a number or ``key=value`` folded across lines
+    (``host_busy_pct=2`` / ``5)``) reads as another figure."""
+    return max((len(w) for t in texts for w in t.split()), default=None)
 
 
 def with_interval(d: dict[str, float], key: str, pattern: str) -> str:
@@ -121,12 +146,14 @@ def mixed_console_tables(rep: MixedReport) -> list[Table]:
                   "cad + ml makespans (ml's scaled to the images trained mixed), the median of the per-repeat ratios; "
                   "[95% CI] on the log scale of each ratio; a verdict needs the guests' timed windows to overlap "
                   "≥ 90 %"))
+    cells = {p: spread_cells(rep, p, said[p][0]) for p in rep.mixed}
     for h in ("profile", "CAD run time +% [95% CI]", "ML train time +% [95% CI]", "concurrent/ sequential [95% CI]",
               "n", "validity", "verdict", "reference study (2 x M60)"):
+        texts = [c[h] for c in cells.values()] if h in SPREAD_HEADERS else []
         t.add_column(h, justify="left" if h in ("profile", "validity", "verdict", "reference study (2 x M60)")
-                     else "right", overflow="fold")
+                     else "right", overflow="fold", min_width=longest_word(texts))
     for p, d in rep.mixed.items():
-        c = spread_cells(rep, p, said[p][0])
+        c = cells[p]
         t.add_row(p, with_interval(d, "cad_run_time_increase_pct", "{:+.1f}"),
                   with_interval(d, "ml_train_time_increase_pct", "{:+.1f}"),
                   with_interval(d, "concurrent_vs_sequential", "{:.2f}"), c["n"], c["validity"], c["verdict"],

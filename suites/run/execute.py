@@ -23,7 +23,15 @@ from suites.backends.mps import MpsDaemon
 from suites.config.schema import Sharing
 from suites.errors import first_line
 from suites.run import outcome as run_outcome
-from suites.run.outcome import GuestOutcome, ScenarioOutcome, busy_check_on, busy_text, measured_validity, missed_target
+from suites.run.outcome import (
+    GuestOutcome,
+    ScenarioOutcome,
+    busy_check_on,
+    busy_text,
+    busy_worst,
+    measured_validity,
+    missed_target,
+)
 from suites.run.plan import Plan
 from suites.run.progress import ProgressView
 from suites.run.shield import Shield, interrupt_reason
@@ -47,8 +55,9 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
             with Shield(warn, "stopping the run's MPS daemon", give_up=None):
                 daemon.stop()
     outcome = outcome_of(plan, guests, sampler, timing, interrupted)
-    outcome.host_busy = busy_text(before, outcome.host_metrics.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan),
-                                  plan.cfg.host_busy_pct)
+    during = outcome.host_metrics.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan)
+    outcome.host_busy = busy_text(before, during, plan.cfg.host_busy_pct)
+    outcome.host_metrics[f"{vocab.HOST_OTHER_CPU.key}.worst"] = busy_worst(before, during)
     if outcome.host_busy and plan.cfg.strict and outcome.status == "ok":  # measured and kept, not a success
         outcome.status = "failed"
         outcome.reasons.append(f"{outcome.host_busy} during the run (strict=true)")

@@ -31,7 +31,8 @@ from suites.config.scenario import CAD_ALONE as CAD
 from suites.config.scenario import MIXED, PhaseConfig
 from suites.config.scenario import ML_ALONE as ML
 from suites.config.schema import BenchConfig
-from suites.run.outcome import ScenarioOutcome
+from suites.run import marks
+from suites.run.outcome import ScenarioOutcome, missed_target
 from suites.workloads import base, registry
 
 
@@ -57,7 +58,9 @@ class PhaseNumbers:
     ml_images: float = 0.0
     overlap_pct: float = math.nan  # the worst guest's window share beside the other workload (vocab.OVERLAP)
     failed: int = 0
-    host_other_cpu_pct: float = math.nan  # other processes' CPU over the phase, % of one core (a busy host)
+    host_other_cpu_pct: float = math.nan  # other processes' CPU, % of one core: the worse of before and during
+    ml_rate_blank: int = 0  # ML guests that finished without a rate (a window too short): no slowdown from them
+    ml_missed: str = ""  # why an ML guest missed its accuracy target ('' where none did)
 
     @classmethod
     def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]]) -> "PhaseNumbers":
@@ -77,7 +80,10 @@ class PhaseNumbers:
             ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),
             overlap_pct=phase.get(vocab.OVERLAP.key, math.nan),
             failed=sum(1 for _, ok, _ in guests if not ok),
-            host_other_cpu_pct=phase.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan),
+            host_other_cpu_pct=phase.get(f"{vocab.HOST_OTHER_CPU.key}.worst",
+                                         phase.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan)),
+            ml_rate_blank=sum(1 for m in ml if not m.get(vocab.IMAGES_PER_SEC.key, math.nan) > 0),
+            ml_missed=next((missed_target(m) for m in ml if missed_target(m)), ""),
         )
 
 
@@ -132,10 +138,16 @@ def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
     return out
 
 
-def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct: float) -> tuple[bool, str]:
-    """Does a consolidation step meet QoS? (verdict, reason when not)."""
+def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct: float,
+        busy_pct: float = math.inf) -> tuple[bool, str]:
+    """Does a consolidation step meet QoS? (verdict, reason when not: 'inconclusive (...)' where the step cannot
+    be judged, a busy host's or a blank rate's)."""
     if step.failed:
         return False, f"{step.failed} guest(s) failed"
+    busy = max((p.host_other_cpu_pct for p in (step, ml_alone) if p is not None and p.host_other_cpu_pct > busy_pct),
+               default=None)
+    if busy is not None:
+        return False, f"inconclusive (host busy: other processes {busy:.0f} % of a core > host_busy_pct={busy_pct:g})"
     worst = max(step.cad_p95_frame_ms, default=math.nan)
     if not worst <= p95_ms:
         return False, f"CAD p95 frame time {worst:.1f} ms > {p95_ms:g} ms"
@@ -143,6 +155,8 @@ def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct
         if overlap_shortfall(step.overlap_pct):  # a slowdown measured partly alone: no verdict (an absolute p95 is)
             return False, overlap_shortfall(step.overlap_pct)
         slow = ml_slowdown_pct(step, ml_alone)
+        if slow != slow:  # a rate that is blank: no slowdown was measured, so none is judged
+            return False, "inconclusive (ML rate blank: its timed window too short for a rate)"
         if not slow <= ml_pct:
             return False, f"ML slowdown {slow:.1f} % > {ml_pct:g} %"
     return True, ""
@@ -182,7 +196,8 @@ class MixedRun:
         latest = {k: v[-1] for k, v in self.numbers.items()}
         alone = next((v for k, v in latest.items() if k.endswith(f"/{ML}")), None)
         s = self.settings
-        self.verdicts[label] = qos(latest[label], alone, s.qos_p95_frame_ms, s.qos_ml_slowdown_pct)
+        self.verdicts[label] = qos(latest[label], alone, s.qos_p95_frame_ms, s.qos_ml_slowdown_pct,
+                                   self.cfg.host_busy_pct)
         if not self.verdicts[label][0] and self.first_miss is None:
             self.first_miss = label
         return self.steps_past_miss() < self.settings.steps_past_miss or self.first_miss is None
@@ -199,14 +214,20 @@ class MixedRun:
         if self.kind == "mixed":
             return by_profile(self.numbers)
         return consolidation_metrics({k: v[-1] for k, v in self.numbers.items()}, self.settings.qos_p95_frame_ms,
-                                     self.settings.qos_ml_slowdown_pct)
+                                     self.settings.qos_ml_slowdown_pct, self.cfg.host_busy_pct, self.cfg.scale)
+
+    def score_marks(self) -> list[marks.Mark]:
+        """What marks the scores built on these phases (every repeat's)."""
+        flat = {f"{k}" + (f" r{i + 1}" if len(v) > 1 else ""): n for k, v in self.numbers.items()
+                for i, n in enumerate(v)}
+        return marks.marks_of(flat, self.cfg.host_busy_pct, self.cfg.scale)
 
     def params(self) -> Record:
         s = self.settings
         out = {"kind": self.kind, "profiles": ",".join(mixed_profiles(self.cfg)), "cad_workload": s.cad.workload,
                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,
                "qos_ml_slowdown_pct": s.qos_ml_slowdown_pct, "qos_cad_slowdown_pct": s.qos_cad_slowdown_pct,
-               "host_busy_pct": self.cfg.host_busy_pct,
+               "host_busy_pct": self.cfg.host_busy_pct, "scale": self.cfg.scale,
                "capacity_note": self.capacity_note or "-"}
         out.update({f"reference.{p}": s.reference[p] for p in mixed_profiles(self.cfg) if p in s.reference})
         if self.kind == "consolidation":
@@ -317,14 +338,19 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
     return out
 
 
-def consolidation_metrics(numbers: dict[str, PhaseNumbers], p95_ms: float, ml_pct: float) -> dict[str, float]:
+def consolidation_metrics(numbers: dict[str, PhaseNumbers], p95_ms: float, ml_pct: float,
+                          busy_pct: float = math.inf, scale: str = "full") -> dict[str, float]:
+    """Per step its figures and verdict; the score (guests_at_qos) and whether it is one (``inconclusive``: a
+    mark that voids it, :mod:`suites.run.marks`)."""
     alone = next((v for k, v in numbers.items() if k.endswith(f"/{ML}")), None)
-    out: dict[str, float] = {"guests_at_qos": 0.0, "qos_p95_frame_ms": p95_ms, "qos_ml_slowdown_pct": ml_pct}
+    out: dict[str, float] = {"guests_at_qos": 0.0, "qos_p95_frame_ms": p95_ms, "qos_ml_slowdown_pct": ml_pct,
+                             "inconclusive": float(marks.inconclusive(marks.marks_of(numbers, busy_pct, scale)))}
     for label, n in numbers.items():
         if label.endswith(f"/{ML}"):
             continue
         count = int(label.split("/n")[-1])
-        ok, _ = qos(n, alone, p95_ms, ml_pct)
+        ok, why = qos(n, alone, p95_ms, ml_pct, busy_pct)
+        out[f"n{count}.inconclusive"] = float(why.startswith("inconclusive"))
         out[f"n{count}.p95_frame_ms_worst"] = max(n.cad_p95_frame_ms, default=math.nan)
         out[f"n{count}.ml_slowdown_pct"] = ml_slowdown_pct(n, alone) if alone else math.nan
         out[f"n{count}.{vocab.OVERLAP.key}"] = n.overlap_pct

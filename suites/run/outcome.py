@@ -96,10 +96,16 @@ def overlaps(guests: list[GuestOutcome]) -> dict[str, float]:
     return {**out, vocab.OVERLAP.key: min(beside(g) for g in ids)}
 
 
+def busy_worst(before: HostLoad | None, during_pct: float) -> float:
+    """Other processes' CPU (% of one core) that says whether the host was busy: the worse of the look before the
+    run and the mean during it (what the phase says, and what every score built on it reads: ``.worst``)."""
+    return max(before.other_pct if before else 0.0, during_pct if during_pct == during_pct else 0.0)
+
+
 def busy_text(before: HostLoad | None, during_pct: float, threshold_pct: float) -> str:
     """``host busy (other processes: X % of a core)`` where other processes used more than ``threshold_pct`` of a
     core before the run (``before``) or on average during it, else ''."""
-    worst = max(before.other_pct if before else 0.0, during_pct if during_pct == during_pct else 0.0)
+    worst = busy_worst(before, during_pct)
     if worst <= threshold_pct:
         return ""
     steal = before.steal_pct if before else 0.0
