@@ -21,7 +21,6 @@ from gpu_probe.hostload import other_load
 from suites.backends.corelock import CoresHeld
 from suites.backends.placement import NOT_ENFORCED, first_reason
 from suites.config.compose import Composition, RunConfig, scenario_title
-from suites.config.paths import shown
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
 from suites.record import mlflow_runs, reader, rundir
@@ -46,7 +45,8 @@ def console() -> Console:
 def say(out: Console) -> Callable[[str], None]:
     """Plain lines (no markup), folded at spaces to 120 columns as a table is (rich's own wrap would cut a path or
     a command inside a word): a path longer than a line stands alone on its own."""
-    return lambda text: out.print(tables.fold_line(text), markup=False, highlight=False, soft_wrap=True)
+    return lambda text: out.print(tables.fold_line(tables.relative_paths(text)), markup=False, highlight=False,
+                                  soft_wrap=True)
 
 
 def best_effort(out: Console, what: str, draw: Callable[[], Any]) -> Any:
@@ -107,7 +107,7 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
         run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), parent,
                                    {"bench.launcher": launcher, **(tags or {})})
     if run_id:
-        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {shown(files)}")
+        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {files}")
     elif kept is None:  # neither a file nor a store holds them: the figures themselves, in the last line
         print(f"error: nothing could be recorded; what was measured: {tables.figures_line(outcome)}",
               file=sys.stderr)

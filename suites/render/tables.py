@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -14,7 +16,6 @@ from rich.table import Table
 from gpu_probe import vocab
 from gpu_probe.shapes import Record
 from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
-from suites.config.paths import shown
 from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
 from suites.run.compare import PhaseRow
@@ -39,6 +40,15 @@ def figures_line(outcome: ScenarioOutcome) -> str:
                      + ", ".join(f"{k}={v:.6g}" for k, v in sorted(o.result.metrics.items())
                                  if isinstance(v, (int, float)))
                      for o in outcome.guests) or "no guest ran"
+
+
+def relative_paths(text: str) -> str:
+    """Absolute paths under the working directory shown relative to it (``outputs/runs/...``, not
+    ``/home/me/gpu-mixed-bench/outputs/runs/...``): shorter lines that still open from where the user stands."""
+    cwd = str(Path.cwd())
+    if cwd == "/":
+        return text
+    return re.sub(rf"(?<![\w./-]){re.escape(cwd)}/(?=[\w.-])", "", text)
 
 
 def fold_line(text: str, width: int = TABLE_WIDTH) -> str:
@@ -203,7 +213,7 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
     lines = [
         f"status: {outcome.status}   validity: {outcome.validity_label}   "
         f"makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
-        + (f"data: {outcome.data.get('source', '?')} ({shown(outcome.data.get('root', '?'))})" if outcome.data
+        + (f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})" if outcome.data
          else "data: none (the workload reads no data)"),
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",
         f"sampler: {s.achieved_hz:.1f} Hz achieved of {s.rate_hz:g} Hz requested, {len(s.rows)} samples, "
