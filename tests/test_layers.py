@@ -18,6 +18,7 @@ Layers, lowest first; a module may import its own layer and the ones below:
     suites.study     the reference study (make study): settings, planner, command, results, write-up
     suites.commands  one module per command: they assemble
     suites.__main__, suites.bench   python -m suites <command>; python -m suites.bench (bare GPU images)
+    suites.makeargs  how the Makefile runs a command with ARGS (split as a shell would, nothing run)
 
 Imports of project modules sit at module level (lazy imports of heavy libraries such as torch,
 tensorflow, ray, mlflow, matplotlib, moderngl, pandas stay inside functions).
@@ -34,7 +35,7 @@ from .helpers import REPO
 
 LAYERS = ("gpu_probe", "suites.errors", "suites.poll", "suites.data", "suites.workloads", "suites.guest",
           "suites.config", "suites.backends", "suites.run", "suites.record", "suites.render", "suites.pipeline",
-          "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__", "suites.bench")
+          "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__", "suites.bench", "suites.makeargs")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
 
