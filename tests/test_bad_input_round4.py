@@ -275,3 +275,48 @@ def test_where_neither_the_run_folder_nor_the_rescue_folder_takes_the_results_th
     assert "results.json could not be written in" in o.reasons[-1] and f"nor in {blocked}/" in o.reasons[-1]
     assert said == [f"warning: {o.reasons[-1]}"]
     assert figures_line(o).startswith("g0 cifar10-torch ok: images_per_sec=1234.5, test_accuracy=0.991; g1 ")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("args, says", [
+    (["bench", "-cd"], "error: -cd: needs a folder"),  # took the internal run-dir pin as its value
+    (["bench", "hydra.run.dir='/tmp/a\nb'"], "holds a control character (a newline?)"),
+    (["bench", "experiment=a'b\"é"], "quote the value: experiment='a\\'b\"é'"),  # the hint itself parses
+    (["report", "--mixed-run", "../../etc"], "--mixed-run '../../etc': not an MLflow run id"),
+    (["bench-vm", "--vms", "100000"], "--vms 100000: 100000 VMs x 2048 MiB is more than this host's memory"),
+])
+def test_the_rounds_smaller_cases_are_one_line_before_anything_starts(tmp_path: Path, args: list[str], says: str):
+    proc = subprocess.run([sys.executable, "-m", "suites", *args], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert says in one_error_line(proc)
+    assert "bench-vm:" not in proc.stdout  # bench-vm said nothing of a round: nothing started
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_quote_hint_for_a_value_with_both_quotes_is_what_hydra_reads_back():
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from suites.pipeline.prechecks import unparseable
+
+    hint = unparseable("experiment=a'b\"é", ValueError("x")).split("quote the value: ", 1)[1]
+    assert OverridesParser.create().parse_override(hint).value() == "a'b\"é"
+
+
+@pytest.mark.e2e
+def test_sync_from_a_truncated_store_names_the_source_and_report_reads_no_empty_store(tmp_path: Path):
+    (tmp_path / "fallback.db").write_bytes(b"SQLite format 3\0"[:7] + b"\0" * 90)
+    proc = subprocess.run([sys.executable, "-m", "suites", "sync", "--from", f"sqlite:///{tmp_path / 'fallback.db'}",
+                           "--to", f"sqlite:///{tmp_path / 'team.db'}"], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert f"--from sqlite:///{tmp_path / 'fallback.db'}: {tmp_path / 'fallback.db'} is not an MLflow store" \
+        in one_error_line(proc)
+    assert not (tmp_path / "team.db").exists()
+
+
+def test_a_vm_run_asking_for_a_driver_without_its_image_is_told_the_build_with_that_driver(tmp_path: Path):
+    from suites.backends.vm.backend import image_for
+    from suites.config.schema import VmConfig
+    from suites.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"build it with `make setup-vm VM_DRIVER=open`"):
+        image_for(VmConfig(guest_driver="open", image_dir=str(tmp_path / "none")))

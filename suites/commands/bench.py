@@ -86,6 +86,8 @@ def parse_command(args: list[str]) -> CommandLine:
         if a in ("-m", "--multirun"):
             line.multirun = True
         elif a in ("--config-dir", "-cd"):
+            if not following or following.startswith("-"):
+                raise ConfigError(f"{a}: needs a folder (--config-dir <folder>: one more config directory)")
             line.config_dir, i = following, i + 1
         elif a.startswith("--config-dir="):
             line.config_dir = a.split("=", 1)[1]
@@ -166,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def cli() -> None:
     register_configs()
-    line = parse_command(sys.argv[1:])
     try:
+        line = parse_command(sys.argv[1:])
         checked = precheck(line)
     except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
         fail(one_line(exc))

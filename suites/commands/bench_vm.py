@@ -23,7 +23,14 @@ from gpu_probe.stats import Interval, confidence_interval, ratio_interval, verdi
 from suites.commands.bench_ml import VERDICTS, bench_run, host_cores
 from suites.render import tables
 
-SMOKE = ["+preset=smoke", "profile.vcpus=1", "profile.memory_MiB=2048"]  # 4 VMs fit a 24 GiB host
+VM_MiB = 2048
+SMOKE = ["+preset=smoke", "profile.vcpus=1", f"profile.memory_MiB={VM_MiB}"]  # 4 VMs fit a 24 GiB host
+
+
+def host_memory_MiB() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().total // 2**20)
 
 
 def vm_facts(run_dir: Path, results: dict) -> list[dict]:
@@ -96,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1 or any(n < 1 for n in args.vms):
         print("error: --rounds and --vms must be >= 1", file=sys.stderr)
+        return 2
+    fits = host_memory_MiB() // VM_MiB
+    if max(args.vms) > fits:  # said before the first VM starts, not by the bench of that count
+        print(f"error: --vms {max(args.vms)}: {max(args.vms)} VMs x {VM_MiB} MiB is more than this host's memory "
+              f"holds ({fits} VMs)", file=sys.stderr)
         return 2
     out = Console(width=tables.console_width())
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,6 +11,7 @@ from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import ConfigError, first_line, redact
 from suites.record import reader
+from suites.record.export import RUN_ID
 from suites.record.outdirs import require_output_dir
 from suites.record.store import cap_retries, sqlite_path
 from suites.render import mixed_report
@@ -30,16 +31,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study", nargs="?", const="latest", metavar="RUN_ID",
                     help="the make study report instead (default: the latest study run), into --out")
     args = ap.parse_args(argv)
+    try:  # what the command line says is checked before any store is opened
+        require_report_dir(args.out)
+        for flag, given in (("--mixed-run", args.mixed_run), ("--consolidation-run", args.consolidation_run),
+                            ("--study", args.study if args.study != "latest" else None)):
+            if given is not None and not RUN_ID.match(given):
+                raise ConfigError(f"{flag} {given[:80]!r}: not an MLflow run id (32 hex digits); leave it out for "
+                                  "the latest run")
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     cap_retries(args.tracking_uri)
     db = sqlite_path(args.tracking_uri)
     if db is not None and (not db.is_file() or db.stat().st_size == 0):  # MLflow would make its tables there
         print(f"error: --tracking-uri {args.tracking_uri}: no store at {db}{' (an empty file)' if db.exists() else ''}"
               f" (make bench records into {TRACKING_URI})", file=sys.stderr)
-        return 2
-    try:
-        require_report_dir(args.out)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
         return write(args)

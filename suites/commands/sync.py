@@ -41,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.run_dir is not None:
         return import_directory(args.run_dir, dst, args.experiment)
+    src_db = sqlite_path(absolute_uri(args.src, Path.cwd()))
+    if src_db is not None and src_db.is_file() and not is_sqlite(src_db):
+        print(f"error: --from {args.src}: {src_db} is not an MLflow store (no SQLite header: truncated or another "
+              "file?); nothing imported", file=sys.stderr)
+        return 2
     try:
         result = import_runs(local_store(absolute_uri(args.src, Path.cwd())), dst, args.experiment, args.every_store)
     except Exception as exc:
@@ -57,6 +62,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 LINE_MAX = 300  # an error line, whole
+
+
+def is_sqlite(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(16) == b"SQLite format 3\0"
 
 
 def import_directory(folder: Path, dst: str, experiment: str) -> int:

@@ -70,6 +70,9 @@ def resolved(hcfg: DictConfig, key: str) -> str:
         raise ConfigError(f"{key}: {one_line(exc)}") from exc
     if value is None or not str(value).strip():
         raise ConfigError(f"{key}: empty; give a folder (the default is outputs/runs/${{run_stamp:}})")
+    if not str(value).isprintable():  # a newline in a folder's name splits every line that names it
+        raise ConfigError(f"{key}: {str(value)!r} holds a control character (a newline?); give a folder name "
+                          "without one")
     return str(value)
 
 

@@ -52,8 +52,9 @@ def unparseable(given: str, exc: Exception) -> str:
     shown = value if value.isprintable() else repr(value)  # one line, whatever the value holds
     if not value.isprintable() or value[:1] in ("'", '"'):
         return f"{key}: the value {shown} cannot be parsed ({one_line(exc)}); check its quotes and characters"
-    quote = '"' if "'" in value else "'"
-    return f"{key}: the value {value} cannot be parsed as written; quote the value: {key}={quote}{value}{quote}"
+    quote = '"' if "'" in value and '"' not in value else "'"
+    inner = value.replace("'", "\\'") if quote == "'" else value  # both quotes in it: Hydra's \' escape
+    return f"{key}: the value {value} cannot be parsed as written; quote the value: {key}={quote}{inner}{quote}"
 
 
 def check_out_dirs(cfg: BenchConfig) -> None:

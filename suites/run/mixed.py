@@ -297,6 +297,8 @@ def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pc
 
 def pct_text(figures: dict[str, float], key: str) -> str:
     v, lo, hi = (figures.get(k, math.nan) for k in (key, f"{key}.ci_low", f"{key}.ci_high"))
+    if v != v:
+        return "not measured"
     return f"{v:+.1f} %" + (f" [{lo:+.1f}, {hi:+.1f}]" if lo == lo and hi == hi else "")
 
 

@@ -298,10 +298,14 @@ def image_for(cfg: VmConfig) -> Image:
     ``vm.guest_driver``), holding that driver; a fake .run or an image without it is one ConfigError."""
     if cfg.guest_driver and cfg.guest_driver != nvidia.OPEN:
         nvidia.check_run_file(Path(cfg.guest_driver))
-    img = find(Path(cfg.image_dir) if cfg.image_dir else NVIDIA_DIR if cfg.guest_driver else DEFAULT_DIR)
+    build = f"make setup-vm VM_DRIVER={shlex.quote(cfg.guest_driver)}" if cfg.guest_driver else "make setup-vm"
+    try:
+        img = find(Path(cfg.image_dir) if cfg.image_dir else NVIDIA_DIR if cfg.guest_driver else DEFAULT_DIR)
+    except ConfigError as exc:  # the build that gives an image with this driver, not the plain one
+        raise ConfigError(str(exc).replace("`make setup-vm`", f"`{build}`", 1)) from None
     if cfg.guest_driver and not img.holds(cfg.guest_driver):
         raise ConfigError(f"vm.guest_driver={cfg.guest_driver}: the VM image in {img.dir} holds {img.driver_text()}"
-                          f"; build it with make setup-vm VM_DRIVER={cfg.guest_driver}")
+                          f"; build it with {build}")
     return img
 
 
