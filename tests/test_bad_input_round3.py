@@ -345,14 +345,14 @@ def test_after_a_fall_back_the_browse_hint_names_the_fallback_store(tmp: Path):
     said: list[str] = []
     recorder = Recorder(cfg, said.append)
     assert any("recording to the fallback store" in s for s in said), said
-    assert recorder.browse() == f"make ui URI={fallback} to browse"  # `make ui` alone opens outputs/mlflow.db
+    assert recorder.browse() == f"`make ui URI={fallback}` to browse"  # `make ui` alone opens outputs/mlflow.db
 
 
 @pytest.mark.e2e
 def test_make_ui_opens_the_store_named_by_uri():
     dry = subprocess.run(["make", "-n", "ui", "URI=sqlite:////tmp/x.db"], cwd=REPO, capture_output=True, text=True,
                          timeout=60).stdout
-    assert '--backend-store-uri "sqlite:////tmp/x.db"' in dry, dry
+    assert "--backend-store-uri 'sqlite:////tmp/x.db'" in dry, dry
 
 
 @pytest.mark.e2e

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from suites.render.tables import unfold
+
 from .helpers import REPO, one_error_line
 from .test_bad_input import export_doc, git_status
 
@@ -245,7 +247,7 @@ def test_a_disk_that_fills_during_a_run_loses_no_measurement(tmp_path: Path, sma
     assert results["guests"][0]["result"]["status"] == "ok"
     assert any("No space left on device" in r and str(rescued[0].parent) in r for r in results["reasons"])
     assert f"results.json could not be written in {small_disk / 'run'} (No space left on device); kept in " \
-        f"{rescued[0].parent}" in out.replace("\n  ", " ")  # as said, its lines folded at 120 columns unfolded
+        f"{rescued[0].parent}" in unfold(out)  # as said, its lines folded at 120 columns read whole
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(uri)

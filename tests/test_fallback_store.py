@@ -14,6 +14,7 @@ import pytest
 
 from suites.commands import sync
 from suites.record.ingest import import_runs
+from suites.render.tables import unfold
 
 from .helpers import REPO, SMOKE, bench_args, free_port, start_server, stop, store_at, training, wait_while_running
 
@@ -45,6 +46,7 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp: Path):
             bench.kill()
         stop(server)  # also when the test failed before it stopped it: no server outlives its test
     assert bench.returncode == 0, err[-2000:]
+    out = unfold(out)  # lines folded at 120 columns, read whole
     assert "unreachable" in out and "recording to the fallback store" in out and "python -m suites sync" in out, out
     runs = mlflow_runs(fallback)
     scenario = next(r for r in runs if r.data.tags.get("bench.role") == "scenario")
@@ -182,7 +184,7 @@ def test_a_tracking_uri_answering_html_or_stalling_falls_back_once_within_the_ca
         server.shutdown()
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr[-2000:]
-    said = [ln for ln in proc.stdout.splitlines() + proc.stderr.splitlines() if uri in ln and "fallback" in ln]
+    said = [ln for ln in unfold(proc.stdout).splitlines() + proc.stderr.splitlines() if uri in ln and "fallback" in ln]
     assert len(said) == 1 and "unreachable" in said[0], proc.stdout + proc.stderr
     # the default cap: one retry of a 10 s request timeout, not MLflow's minutes of exponential backoff
     assert took < 120, f"{took:.0f} s"

@@ -12,6 +12,7 @@ from gpu_probe import vocab
 from gpu_probe.datasheet import datasheet
 from gpu_probe.shapes import Record
 from gpu_probe.stats import summarize
+from suites.render.tables import unfold
 
 OK, FAILED, SKIPPED, INCONCLUSIVE = "ok", "failed", "skipped", "inconclusive"
 CIFAR_MAX_COV = 0.02  # b2/b3: images/s over 5 repeats
@@ -234,7 +235,7 @@ def mps(full: Record, share: Record, four: Record, key: str = "fp32_TFLOPS") -> 
 
 def study(returncode: int, stdout: str, stderr: str) -> Verdict:
     """h: the study wrote its report; every part it ran finished (exit 0)."""
-    report = [ln for ln in stdout.splitlines() if ln.startswith("study: ") and "report.html" in ln]
+    report = [ln for ln in unfold(stdout).splitlines() if ln.startswith("study: ") and "report.html" in ln]
     if returncode not in (0, 1) or not report:
         errors = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
         return Verdict(failed((errors or [f"exit {returncode}, no report"])[-1]))

@@ -68,7 +68,7 @@ class Recorder:
         uri = self.tracker.uri if self.tracker is not None else self.uri
         if uri.startswith(("http:", "https:")):
             return f"browse {redact(uri)}"
-        return "make ui to browse" if uri == self.default_uri else f"make ui URI={shlex.quote(uri)} to browse"
+        return "make ui to browse" if uri == self.default_uri else f"`make ui URI={shlex.quote(uri)}` to browse"
 
     # --- the run directory ------------------------------------------------------------------------
     @staticmethod
@@ -170,5 +170,5 @@ class Recorder:
                      "the run directory")
             return False
         self.say(f"warning: MLflow store {uri} unreachable ({first_line(exc)}); recording to the fallback store "
-                 f"{fallback}; import later: python -m suites sync --from {fallback} --to {uri}")
+                 f"{fallback}; import later: `python -m suites sync --from {fallback} --to {uri}`")
         return True

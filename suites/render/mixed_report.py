@@ -62,11 +62,11 @@ def verdicts(rep: MixedReport) -> dict[str, tuple[str, str]]:
         said, sentence = mixed_verdict(p, d, cad, ml, rep.qos.get("host_busy_pct", math.inf))
         if marks.inconclusive(found) and not said.startswith("inconclusive"):
             said = f"inconclusive ({next(m.text for m in found if m.voids)})"
-        if found:
-            sentence += f" — {marks.text_of(found)}"
         if profile_validity(rep, p) == NOT_ENFORCED:
             sentence += (f" — NOT a GPU measurement (profile not enforced: {rep.validity_reason})"
                          if rep.validity_reason else " — NOT a GPU measurement (profile not enforced: CPU stand-in)")
+        if found:
+            sentence += f" — {marks.text_of(found)}"
         out[p] = (said, sentence)
     return out
 

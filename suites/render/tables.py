@@ -51,17 +51,29 @@ def relative_paths(text: str) -> str:
     return re.sub(rf"(?<![\w./-]){re.escape(cwd)}/(?=[\w.-])", "", text)
 
 
+KEEP = "\x00"  # a space inside a `command`: never a place to fold
+
+
+def unfold(text: str) -> str:
+    """:func:`fold_line`'s lines joined again: each continuation (two more spaces) back onto its line (what a
+    program reading the output sees as one line)."""
+    return re.sub(r"\n(\s*)  (?=\S)", " ", text)
+
+
 def fold_line(text: str, width: int = TABLE_WIDTH) -> str:
-    """A plain line folded at spaces to ``width`` columns, its continuations indented two more; a word longer than
-    a line (a path, a URI) stands alone on its own line, whole, so it can still be copied."""
+    """A plain line folded at spaces to ``width`` columns, its continuations indented two more. A word longer than
+    a line (a path, a URI) stands alone on its own line, whole, and so does a `command` in backquotes: a command
+    folded across lines would run half of it when pasted into a shell."""
     out: list[str] = []
     for line in text.splitlines() or [""]:
         if len(line) <= width:
             out.append(line)
             continue
         lead = line[:len(line) - len(line.lstrip(" "))]
-        out += textwrap.wrap(line, width, initial_indent=lead, subsequent_indent=lead + "  ", break_long_words=False,
-                             break_on_hyphens=False) or [line]
+        kept = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", KEEP), line)
+        out += [part.replace(KEEP, " ") for part in textwrap.wrap(
+            kept, width, initial_indent=lead, subsequent_indent=lead + "  ", break_long_words=False,
+            break_on_hyphens=False)] or [line]
     return "\n".join(out)
 
 

@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     if ref is not None:
         best_effort(out, "run export", lambda: export_tree(ref.tracker.uri, ref.run_id, run_dir))
     say(out)(f"study: {run_dir / 'report.html'} ({time.time() - t0:.0f} s); elsewhere: "
-             f"python -m suites sync --run-dir {run_dir}")
+             f"`python -m suites sync --run-dir {run_dir}`")
     return code
 
 
