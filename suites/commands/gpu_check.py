@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     gpu = ", ".join(str(g.get("name")) for g in inv.gpus) or inv.gpu_status
     out.print(table(rows, f"gpu-check on {gpu} ({elapsed:.0f} s; {root})"))
     size = tarball.stat().st_size
-    say(out)(f"gpu-check: {root / 'summary.md'}; bring back {tarball} ({size / 2**20:.1f} MiB"
+    say(out)(f"gpu-check: {root / 'summary.md'}")
+    say(out)(f"bring back: {tarball} ({size / 2**20:.1f} MiB"
              + (", over the 16 MiB a device call returns: leave runs/ behind)" if size > TARBALL_MAX else ")"))
     failed = [r for r in rows if r.result.startswith((judges.FAILED, judges.INCONCLUSIVE))]  # neither has passed
     skipped = [r for r in rows if r.result.startswith(judges.SKIPPED)]

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +50,6 @@ def relative_paths(text: str) -> str:
     return re.sub(rf"(?<![\w./-]){re.escape(cwd)}/(?=[\w.-])", "", text)
 
 
-KEEP = "\x00"  # a space inside a `command`: never a place to fold
-
-
 def unfold(text: str) -> str:
     """:func:`fold_line`'s lines joined again: each continuation (two more spaces) back onto its line (what a
     program reading the output sees as one line)."""
@@ -70,10 +66,18 @@ def fold_line(text: str, width: int = TABLE_WIDTH) -> str:
             out.append(line)
             continue
         lead = line[:len(line) - len(line.lstrip(" "))]
-        kept = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", KEEP), line)
-        out += [part.replace(KEEP, " ") for part in textwrap.wrap(
-            kept, width, initial_indent=lead, subsequent_indent=lead + "  ", break_long_words=False,
-            break_on_hyphens=False)] or [line]
+        words = re.findall(r"(?:`[^`]*`|\S)+", line)
+        current = lead
+        for word in words:
+            if current.strip() and len(current) + 1 + len(word) > width:
+                out.append(current)
+                current = lead + "  "
+            current += (" " if current.strip() else "") + word
+            if len(current) > width:  # a word longer than a line: alone on its own
+                out.append(current)
+                current = lead + "  "
+        if current.strip():
+            out.append(current)
     return "\n".join(out)
 
 
