@@ -103,3 +103,10 @@ def test_verdict_cells_never_break_inside_a_number_or_a_key_value():
     text = console.export_text()
     assert "host_busy_pct=25)" in text, text  # it read 'host_busy_pct=2' / '5))': a threshold of 2
     assert max(len(line) for line in text.splitlines()) <= 120
+
+
+def test_a_slowdown_that_was_not_measured_is_said_so_not_printed_as_nan():
+    from suites.run.mixed import pct_text
+
+    assert pct_text({"ml_train_time_increase_pct": math.nan}, "ml_train_time_increase_pct") == "not measured"
+    assert pct_text({"x_pct": 4.0, "x_pct.ci_low": 1.0, "x_pct.ci_high": 7.0}, "x_pct") == "+4.0 % [+1.0, +7.0]"
