@@ -8,6 +8,7 @@ import copy
 import functools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -251,3 +252,10 @@ def runs_of(uri: str):
     mlflow.set_tracking_uri(uri)
     df = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
     return df[df["tags.bench.role"] == "scenario"], df[df["tags.bench.role"] == "guest"]
+
+
+def over_width(output: str, width: int = 120) -> list[str]:
+    """The printed lines wider than ``width`` columns, but for a word or `command` longer than a line, which stands
+    alone on its own line (suites/render/tables.py fold_line)."""
+    return [line for line in output.splitlines() if len(line.rstrip()) > width
+            and re.sub(r"`[^`]*`", "", line.strip()).count(" ")]

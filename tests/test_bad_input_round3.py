@@ -24,6 +24,7 @@ from suites.config import compose as compose_module
 from suites.config.compose import compose_run, without_hydra
 from suites.config.schema import register_configs
 from suites.pipeline.hydra_dirs import hydra_node, quoted
+from suites.render.tables import unfold
 
 from .helpers import REPO, SMOKE, bench_args, free_port, one_error_line, store_at, wait_while_running
 from .test_bad_input import export_doc, git_status
@@ -216,7 +217,8 @@ def test_a_sweep_runs_every_point_past_a_refused_one_and_says_which(tmp: Path):
         ("0", "scenario.guests=1", "ok"), ("1", "scenario.guests=12", "refused"), ("2", "scenario.guests=1", "ok")]
     assert "12 vCPUs > " in rows[1]["reason"] and (sweep / "sweep_summary.png").is_file()
     assert "note: job 1 (scenario.guests=12): refused: " in proc.stdout
-    assert "sweep summary: " in proc.stdout and "(MLflow run " in proc.stdout, proc.stdout[-2000:]
+    said = unfold(proc.stdout)  # lines folded at 120 columns, read whole
+    assert "sweep summary: " in said and "(MLflow run " in said, proc.stdout[-2000:]
 
 
 @pytest.mark.e2e
@@ -239,7 +241,7 @@ def test_a_sweep_interrupted_during_its_last_point_writes_the_summary_of_the_poi
     rows = summary(sweep)
     assert [(r["job"], r["point"], r["status"]) for r in rows] == [("0", "workload.seconds=1", "ok"),
                                                                    ("1", "workload.seconds=120", "interrupted")]
-    assert "sweep summary: " in out, out[-2000:]
+    assert "sweep summary: " in unfold(out), out[-2000:]
 
 
 # --- 4. an override Hydra cannot parse ---------------------------------------------------------------------------

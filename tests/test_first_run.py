@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from suites.render.tables import unfold
 from suites.run.compare import PhaseRow, normalise
 
 from .helpers import REPO, SMOKE, bench_args, one_error_line, run_bench
@@ -40,7 +41,8 @@ def test_a_run_beside_a_cpu_burner_is_marked_host_busy(tmp: Path, burner: subpro
     assert results["host_busy"].startswith("host busy (other processes: ") and "host_busy_pct=25" in \
         results["host_busy"]
     assert results["host_metrics"]["host_other_cpu_pct.mean"] > 25  # the sampler saw it during the run too
-    assert "HOST BUSY (OTHER PROCESSES: " in run.proc.stdout and "no verdict is drawn from it" in run.proc.stdout
+    said = unfold(run.proc.stdout)  # lines folded at 120 columns, read whole
+    assert "HOST BUSY (OTHER PROCESSES: " in said and "no verdict is drawn from it" in said
 
 
 @pytest.mark.e2e

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from suites.render.tables import unfold
+
 from .helpers import REPO, SMOKE
 
 pytestmark = [pytest.mark.e2e]
@@ -31,7 +33,7 @@ def test_make_bench_sweep_lands_every_run_in_one_experiment(tmp: Path):
     assert set(scenarios["params.workload"]) == {"mnist-torch"}
     assert sorted(scenarios["tags.mlflow.runName"]) == ["single-m60-1q-mnist-torch-0", "single-m60-8q-mnist-torch-1"]
     # one table across the jobs at the end, printed, written beside them and recorded as a sweep run
-    assert "2 job(s)" in proc.stdout and "sweep summary: " in proc.stdout, proc.stdout[-3000:]
+    assert "2 job(s)" in proc.stdout and "sweep summary: " in unfold(proc.stdout), proc.stdout[-3000:]
     summary = list(csv.DictReader((tmp / "sweep" / "sweep_summary.csv").open()))
     assert [(r["job"], r["profile"], r["validity"], r["n"]) for r in summary] == [
         ("0", "m60-1q", "not enforced", "1"), ("1", "m60-8q", "not enforced", "1")]

@@ -37,7 +37,7 @@ class SweepSummary(Callback):
         if not rows:
             return
         not_ok = sweep_notes(rows)
-        out.print(sweep_table(rows, f"sweep summary ({sweep_dir}): {len(rows)} job(s)" +
+        out.print(sweep_table(rows, f"sweep summary: {len(rows)} job(s)" +  # its folder: the line under it
                               (f", {len(not_ok)} not ok" if not_ok else "")))
         for line in not_ok:
             say(out)(f"note: {line}")
