@@ -1,12 +1,13 @@
 """``python -m suites.makeargs '<ARGS>' <module> [args]``: how the Makefile runs a command with the user's
 ``ARGS``. make hands ARGS over as one single-quoted word; here it is split as a shell splits words (quotes,
 backslashes, spaces: ``shlex``) without running anything a shell would (``;``, ``$(...)``, backquotes stay text),
-and ``<module>`` runs as ``python -m <module> [args] <ARGS' words>``.
+and ``<module>`` replaces this process as ``python -m <module> [args] <ARGS' words>`` (exec, no shell: the
+process list, and a run waiting for cores, name the command that runs, not this one).
 """
 
 from __future__ import annotations
 
-import runpy
+import os
 import shlex
 import sys
 
@@ -28,9 +29,7 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"error: ARGS={text!r}: {exc} (quote a value with spaces as ARGS=\"key='a b'\")", file=sys.stderr)
         return 2
-    sys.argv = [module, *rest, *extra]
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
-    return 0
+    os.execv(sys.executable, [sys.executable, "-m", module, *rest, *extra])
 
 
 if __name__ == "__main__":
