@@ -40,7 +40,6 @@ class Holder:
             f", run dir {shown(self.run)}" if self.run else "")
 
 
-
 def command_of(pid: str, width: int = 48) -> str:
     """The holder's command line, shortened ('' where it cannot be read: gone, or another PID namespace)."""
     try:

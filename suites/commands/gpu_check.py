@@ -33,7 +33,7 @@ from suites.gpucheck import checks, judges
 from suites.gpucheck.checks import Context, Row
 from suites.pipeline.orchestrate import best_effort, console, say
 from suites.record.export import export_tree
-from suites.record.outdirs import require_output_dir
+from suites.record.outdirs import require_named, require_output_dir
 from suites.record.rundir import write_atomic
 from suites.render import tables
 
@@ -151,8 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     t0, out = time.monotonic(), console()
     try:
         args = parse(argv)
-        if not str(args["out_dir"]).strip():
-            raise ConfigError("gpu-check: out_dir: empty; name a folder (default outputs/gpu-check)")
+        require_named(args["out_dir"], "gpu-check: out_dir")  # out_dir= would put the run in the working directory
         root = Path(args["out_dir"]) / run_stamp()
         require_output_dir(root, "gpu-check: out_dir")  # before any GPU time is spent, not at the summary
     except ConfigError as exc:

@@ -41,13 +41,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.run_dir is not None:
         return import_directory(args.run_dir, dst, args.experiment)
-    src_db = sqlite_path(absolute_uri(args.src, Path.cwd()))
+    src = absolute_uri(args.src, Path.cwd())
+    src_db = sqlite_path(src)
     if src_db is not None and src_db.is_file() and not is_sqlite(src_db):
         print(f"error: --from {args.src}: {src_db} is not an MLflow store (no SQLite header: truncated or another "
               "file?); nothing imported", file=sys.stderr)
         return 2
     try:
-        result = import_runs(local_store(absolute_uri(args.src, Path.cwd())), dst, args.experiment, args.every_store)
+        result = import_runs(local_store(src), dst, args.experiment, args.every_store)
     except Exception as exc:
         print(f"error: import into {redact(args.dst)} failed: {first_line(exc)}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ layers below this one (data, workloads) mark their fields without importing it.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlparse
@@ -62,3 +63,12 @@ def shown(path: str | Path) -> str:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve())) or "."
     except (ValueError, OSError):
         return str(path)
+
+
+def relative_paths(text: str) -> str:
+    """Absolute paths under the working directory shown relative to it (``outputs/runs/...``, not
+    ``/home/me/gpu-mixed-bench/outputs/runs/...``): shorter lines that still open from where the user stands."""
+    cwd = str(Path.cwd().resolve())
+    if cwd == "/":
+        return text
+    return re.sub(rf"(?<![\w./-]){re.escape(cwd)}/(?=[\w.-])", "", text)

@@ -21,6 +21,7 @@ from gpu_probe.hostload import other_load
 from suites.backends.corelock import CoresHeld
 from suites.backends.placement import NOT_ENFORCED, first_reason
 from suites.config.compose import Composition, RunConfig, scenario_title
+from suites.config.paths import relative_paths
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
 from suites.record import mlflow_runs, reader, rundir
@@ -45,7 +46,7 @@ def console() -> Console:
 def say(out: Console) -> Callable[[str], None]:
     """Plain lines (no markup), folded at spaces to 120 columns as a table is (rich's own wrap would cut a path or
     a command inside a word): a path longer than a line stands alone on its own."""
-    return lambda text: out.print(tables.fold_line(tables.relative_paths(text)), markup=False, highlight=False,
+    return lambda text: out.print(tables.fold_line(relative_paths(text)), markup=False, highlight=False,
                                   soft_wrap=True)
 
 

@@ -47,10 +47,9 @@ class Copying:
                 pass
 
 
-def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None = None,
-             copying: Copying | None = None) -> str:
-    """A copy of ``run`` in ``dst`` (or its data written into the existing run ``into``)."""
-    copying = copying or Copying()
+def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None,
+             copying: Copying) -> str:
+    """A copy of ``run`` in ``dst`` (or its data written into the existing run ``into``), counted in ``copying``."""
     tags = {k: v for k, v in run.data.tags.items() if k not in SKIP_TAGS and k != "bench.imported_to"}
     tags.update(copying.mark)
     if parent:
@@ -75,14 +74,13 @@ def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into
     return new
 
 
-def copy_tree(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent: str | None,
-              into: str | None = None, copying: Copying | None = None) -> str:
+def copy_tree(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent: str | None, into: str | None,
+              copying: Copying) -> str:
     """``run`` and every run nested below it, parents before children."""
-    copying = copying or Copying()
     new = copy_run(src, dst, run, exp_id, parent, into, copying)
     for child in runs:
         if child.data.tags.get("mlflow.parentRunId") == run.info.run_id:
-            copy_tree(src, dst, child, runs, exp_id, new, copying=copying)
+            copy_tree(src, dst, child, runs, exp_id, new, None, copying)
     return new
 
 

@@ -63,11 +63,17 @@ def require_makeable(path: Path, key: str, keep: bool = False) -> list[Path]:
                 pass
 
 
+def require_named(path: Path | str, key: str) -> None:
+    """A folder given by name: an empty one would be the working directory (``--out ''`` wrote the repository's
+    root)."""
+    if not str(path).strip():
+        raise ConfigError(f"{key}: empty; name a folder (under outputs/, or outside the source tree)")
+
+
 def require_output_dir(path: Path | str, key: str, keep: bool = False) -> list[Path]:
     """The one check of a folder a command writes: named (an empty name would be the working directory),
     outside the source tree, and makeable and writable with room (:func:`require_makeable`)."""
-    if not str(path).strip():
-        raise ConfigError(f"{key}: empty; name a folder (under outputs/, or outside the source tree)")
+    require_named(path, key)
     require_outside_source(Path(path), key)
     return require_makeable(Path(path), key, keep)
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from suites.config.schema import EXPERIMENT
-from suites.run.marks import Mark, marks_of
+from suites.run.marks import Mark, of_repeats
 from suites.run.mixed import PhaseNumbers, by_profile, consolidation_metrics
 
 
@@ -107,8 +107,7 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
         rep.marks["consolidation"] = run_marks(phases, params)
         rep.consolidation = consolidation_metrics(numbers, float(params.get("qos_p95_frame_ms", "nan")),
                                                   float(params.get("qos_ml_slowdown_pct", "nan")),
-                                                  float(params.get("host_busy_pct", "inf")),
-                                                  params.get("scale", "full"))
+                                                  float(params.get("host_busy_pct", "inf")))
         rep.consolidation_profile = next(iter(numbers), "?/").split("/")[0]
         rep.stop_reason = params.get("stop_reason", "")
         rep.sources.append(cons.info.run_id)
@@ -117,9 +116,7 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
 
 def run_marks(phases: dict[str, list[PhaseNumbers]], params: dict[str, str]) -> list[Mark]:
     """What marks a comparison's scores, from its phases (every repeat) as the runner judged them."""
-    flat = {label + (f" r{i + 1}" if len(runs) > 1 else ""): n for label, runs in phases.items()
-            for i, n in enumerate(runs)}
-    return marks_of(flat, float(params.get("host_busy_pct", "inf")), params.get("scale", "full"))
+    return of_repeats(phases, float(params.get("host_busy_pct", "inf")), params.get("scale", "full"))
 
 
 def describe(client: Any, comparison: Any, rep: MixedReport) -> None:

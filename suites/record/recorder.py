@@ -85,14 +85,13 @@ class Recorder:
             return run_dir
         except OSError as exc:
             failed = f"results.json could not be written in {run_dir} ({exc.strerror or first_line(exc)})"
-        rescue = rescue_dir(run_dir)
-        outcome.reasons.append(f"{failed}; kept in {rescue}")
+        rescue: Path | None = rescue_dir(run_dir)
+        outcome.reasons.append(f"{failed}; kept in {rescue}")  # in the rescued results.json too
         try:
             rundir.write_results(outcome, rescue)
         except OSError as exc:
             outcome.reasons[-1] = f"{failed}; nor in {rescue} ({exc.strerror or first_line(exc)})"
-            self.say(f"warning: {outcome.reasons[-1]}")
-            return None
+            rescue = None
         self.say(f"warning: {outcome.reasons[-1]}")
         return rescue
 

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -39,15 +38,6 @@ def figures_line(outcome: ScenarioOutcome) -> str:
                      + ", ".join(f"{k}={v:.6g}" for k, v in sorted(o.result.metrics.items())
                                  if isinstance(v, (int, float)))
                      for o in outcome.guests) or "no guest ran"
-
-
-def relative_paths(text: str) -> str:
-    """Absolute paths under the working directory shown relative to it (``outputs/runs/...``, not
-    ``/home/me/gpu-mixed-bench/outputs/runs/...``): shorter lines that still open from where the user stands."""
-    cwd = str(Path.cwd())
-    if cwd == "/":
-        return text
-    return re.sub(rf"(?<![\w./-]){re.escape(cwd)}/(?=[\w.-])", "", text)
 
 
 def unfold(text: str) -> str:

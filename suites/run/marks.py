@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Mark", "inconclusive", "marks_of", "tags_of", "text_of"]
+__all__ = ["Mark", "inconclusive", "marks_of", "of_repeats", "tags_of", "text_of"]
 
 SMOKE = "smoke"
 
@@ -49,6 +49,14 @@ def marks_of(phases: dict[str, Phase], busy_pct: float = math.inf, scale: str = 
     if scale == SMOKE:
         out.append(Mark("+preset=smoke: a seconds-long check of the machinery, not a measurement", False))
     return out
+
+
+def of_repeats(phases: dict[str, list[Phase]], busy_pct: float = math.inf, scale: str = "full") -> list[Mark]:
+    """:func:`marks_of` every repeat of each phase (label -> its repeats, ``<label> r<i>`` where there are several):
+    what the runner and the report read back both judge."""
+    flat = {label + (f" r{i + 1}" if len(runs) > 1 else ""): p for label, runs in phases.items()
+            for i, p in enumerate(runs)}
+    return marks_of(flat, busy_pct, scale)
 
 
 def inconclusive(marks: list[Mark]) -> bool:

@@ -214,13 +214,11 @@ class MixedRun:
         if self.kind == "mixed":
             return by_profile(self.numbers)
         return consolidation_metrics({k: v[-1] for k, v in self.numbers.items()}, self.settings.qos_p95_frame_ms,
-                                     self.settings.qos_ml_slowdown_pct, self.cfg.host_busy_pct, self.cfg.scale)
+                                     self.settings.qos_ml_slowdown_pct, self.cfg.host_busy_pct)
 
     def score_marks(self) -> list[marks.Mark]:
         """What marks the scores built on these phases (every repeat's)."""
-        flat = {f"{k}" + (f" r{i + 1}" if len(v) > 1 else ""): n for k, v in self.numbers.items()
-                for i, n in enumerate(v)}
-        return marks.marks_of(flat, self.cfg.host_busy_pct, self.cfg.scale)
+        return marks.of_repeats(self.numbers, self.cfg.host_busy_pct, self.cfg.scale)
 
     def params(self) -> Record:
         s = self.settings
@@ -341,12 +339,12 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
 
 
 def consolidation_metrics(numbers: dict[str, PhaseNumbers], p95_ms: float, ml_pct: float,
-                          busy_pct: float = math.inf, scale: str = "full") -> dict[str, float]:
+                          busy_pct: float = math.inf) -> dict[str, float]:
     """Per step its figures and verdict; the score (guests_at_qos) and whether it is one (``inconclusive``: a
     mark that voids it, :mod:`suites.run.marks`)."""
     alone = next((v for k, v in numbers.items() if k.endswith(f"/{ML}")), None)
     out: dict[str, float] = {"guests_at_qos": 0.0, "qos_p95_frame_ms": p95_ms, "qos_ml_slowdown_pct": ml_pct,
-                             "inconclusive": float(marks.inconclusive(marks.marks_of(numbers, busy_pct, scale)))}
+                             "inconclusive": float(marks.inconclusive(marks.marks_of(numbers, busy_pct)))}
     for label, n in numbers.items():
         if label.endswith(f"/{ML}"):
             continue
