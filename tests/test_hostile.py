@@ -480,8 +480,6 @@ def placed_beside_core_0(lock_dir: Path) -> Callable[[], str]:
 @pytest.mark.e2e  # trains, renders or waits for real (seconds)
 def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_path: Path):
     """wait_for_cores_s: the run queues for cores another run holds (saying so once), or is refused at its end."""
-    import threading
-
     from suites.backends import corelock
     from suites.run.plan import plan_and_lease
 
@@ -492,8 +490,12 @@ def test_case_1_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_p
     with pytest.raises(corelock.CoresHeld):
         plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=0.0, on_wait=said.append)
     assert said == []  # wait_for_cores_s=0: refused at once
-    threading.Timer(1.0, lease.release).start()
-    made, mine = plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=30.0, on_wait=said.append)
+
+    def waits(line: str) -> None:  # the first run frees its cores once this one says it waits (no guessed delay)
+        said.append(line)
+        lease.release()
+
+    made, mine = plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=30.0, on_wait=waits)
     assert made == "placed" and len(said) == 1
     assert said[0].startswith("waiting for cores: 0 s of 30 s (wait_for_cores_s); held by")
     assert "outputs/runs/first" in said[0] and f"pid {os.getpid()} `" in said[0]  # the holder: pid, command, run
