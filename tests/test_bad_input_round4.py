@@ -241,9 +241,7 @@ def test_a_disk_that_fills_during_a_run_loses_no_measurement(tmp_path: Path, sma
                                     f"hydra.run.dir={small_disk / 'run'}")
     env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
     (tmp_path / "tmp").mkdir()
-    err = tmp_path / "stderr"
-    with err.open("w") as err_file:
-        proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=err_file, text=True, env=env)
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
     while not (small_disk / "run" / "g0.log").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
