@@ -30,8 +30,9 @@ SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace chromium
 # `make test` only; no service is enabled or started by the install.
 CLUSTER_PKGS := slurmctld slurmd slurm-client slurmdbd munge mariadb-server iproute2
 # backend=vm: QEMU (Debian 12's qemu-system-common brings virtiofsd); the VM image (a Debian kernel and busybox,
-# unpacked, no root needed) is built into .vm/ by suites/backends/vm/image.py.
-VM_PKGS := qemu-system-x86
+# unpacked, no root needed) is built into .vm/ by suites/backends/vm/image.py; cpio lists what its initramfs holds
+# (`zcat .vm-nvidia/initrd.gz | cpio -t`: the driver's modules, firmware, user-space).
+VM_PKGS := qemu-system-x86 cpio
 PORT ?= 5000
 CONDA := $(shell command -v conda 2>/dev/null)
 STAMP := $(call raw,VENV)/.installed-$(call raw,EXTRAS)
@@ -106,9 +107,11 @@ setup-system:
 setup-cluster:
 	$(call apt_install,$(CLUSTER_PKGS))
 
-# VM_DRIVER=open: also .vm-nvidia, with NVIDIA's open kernel modules built for the image kernel and their
-# user-space (Debian contrib/non-free; gcc and make); VM_DRIVER=<NVIDIA-Linux-x86_64-*-grid.run>: the GRID guest
-# driver a vGPU needs, from the user's file. See docs/vm.md.
+# VM_DRIVER=open: also .vm-nvidia, with NVIDIA's open kernel modules built for the image kernel, their GSP firmware,
+# user-space and EGL (Debian contrib/non-free; gcc and make; CUDA 12.x only); VM_DRIVER=<NVIDIA-Linux-x86_64-*.run>:
+# NVIDIA's own driver (passthrough, CUDA 13 needs 580+), VM_DRIVER=<NVIDIA-Linux-x86_64-*-grid.run>: the GRID guest
+# driver a vGPU needs, both from the user's file, read as data. A driver older than the guest's torch needs is
+# refused before anything is built. See docs/vm.md.
 setup-vm: setup
 	$(call apt_install,$(VM_PKGS) $(if $(call raw,VM_DRIVER),gcc make xz-utils))
 	$(PY) -m suites.backends.vm.image

@@ -82,7 +82,9 @@ def node_notes(guest_id: str, src: RemoteUsage) -> list[str]:
     if node.get("trace"):
         out.append(f"{guest_id}: the NVML answers {where} were replayed from {node['trace']} (not a GPU)")
     power = [r[k] for r in src.rows for k in r if k.endswith(vocab.POWER.key)]
-    if src.rows and not any(isinstance(v, float) and not math.isnan(v) for v in power):
+    gpu_rows = any(isinstance(v, float) and not math.isnan(v)  # none where NVML answered nothing there
+                   for r in src.rows for k, v in r.items() if k != "t")
+    if gpu_rows and not any(isinstance(v, float) and not math.isnan(v) for v in power):
         out.append(f"{guest_id}: its GPU ({where}) does not expose power (a vGPU guest's NVML does not): no power or "
                    "energy for it")
     return out

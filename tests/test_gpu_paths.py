@@ -171,3 +171,25 @@ def test_nvml_pids_of_another_pid_namespace_are_said_not_attributed():
     assert not foreign_pid_namespace({os.getpid()}, ours)  # NVML sees the guest's own pid: attribute
     assert not foreign_pid_namespace(set(), ours)  # nothing on the GPU yet: nothing to say
     assert foreign_pid_namespace({4_000_000_001}, ours)  # a host pid that names no process here
+
+
+def test_a_cad_guest_in_a_vm_names_its_gpu_by_index_through_nvml_and_picks_that_egl_device(
+        monkeypatch: pytest.MonkeyPatch):
+    """Inside a VM the guest's GPU is "0" (the VM's own, numbered from 0): NVML's device of that index gives its UUID
+    and PCI address, and the EGL device is matched by them as on a host, not taken by EGL's own numbering. No GPU
+    here: a recorded vGPU guest's NVML answers stand in for the VM's driver, and the EGL device list for its EGL."""
+    from gpu_probe.trace import TRACE_ENV
+    from suites.workloads.base import GuestContext
+    from suites.workloads.graphics import egldevice
+    from suites.workloads.graphics.egldevice import EglDevice
+    from suites.workloads.graphics.replay import GraphicsReplay, GraphicsReplayConfig
+
+    from .helpers import REPO
+
+    monkeypatch.setenv(TRACE_ENV, str(REPO / "tests" / "traces" / "m60-8q-vgpu-guest.json"))
+    listed = [EglDevice(0, None, None, None),  # Mesa's software device comes first
+              EglDevice(1, "GPU-5e1a7c3b-0000-4c2d-9e8f-0a1b2c3d4e58", "0000:02:01.0", "/dev/dri/card0")]
+    monkeypatch.setattr(egldevice, "list_devices", lambda libegl=None: listed)
+    ctx = GuestContext("g0", [0], ["0"], None, {}, 0)
+    assert GraphicsReplay(GraphicsReplayConfig(), ctx).egl_device() == 1
+    assert ctx.info["egl_device"] == "EGL device 1: UUID GPU-5e1a7c3b-0000-4c2d-9e8f-0a1b2c3d4e58"

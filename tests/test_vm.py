@@ -20,7 +20,7 @@ import pytest
 from suites.backends import corelock
 from suites.backends.handle import exit_reason
 from suites.backends.leftovers import Ledger, own_dir
-from suites.backends.placement import TCG_EMULATION
+from suites.backends.placement import TCG_EMULATION, Placement
 from suites.backends.vm import backend, devices, image, qemu, share
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import ConfigError, PlacementError
@@ -60,16 +60,16 @@ def mdev_type(sysfs: Path, parent: str, type_id: str, name: str, available: int)
     return t
 
 
-def grid_standin(tmp_path: Path) -> Path:
-    """The default image, its manifest saying it holds a GRID guest driver (no such file here: NVIDIA's is
-    licensed): what a vGPU run needs to get as far as its mdev."""
-    folder = tmp_path / "vm-grid"
+def grid_standin(tmp_path: Path, version: str = "580.95.05", cuda: str = "13.0") -> Path:
+    """The default image, its manifest saying it holds a GRID guest driver serving CUDA ``cuda`` (no such file here:
+    NVIDIA's is licensed): what a vGPU run needs to get as far as its mdev."""
+    folder = tmp_path / f"vm-grid-{version}"
     folder.mkdir()
     for name in ("vmlinuz", "initrd.gz"):
         (folder / name).symlink_to(image.DEFAULT_DIR / name)
     meta = json.loads((image.DEFAULT_DIR / image.MANIFEST).read_text())
-    meta["nvidia"] = {"version": "535.261.03", "kind": "grid", "file": "NVIDIA-Linux-x86_64-535.261.03-grid.run",
-                      "source": "GRID guest driver (a test's stand-in)", "modules": []}
+    meta["nvidia"] = {"version": version, "kind": "grid", "file": f"NVIDIA-Linux-x86_64-{version}-grid.run",
+                      "source": "GRID guest driver (a test's stand-in)", "modules": [], "cuda": cuda}
     (folder / image.MANIFEST).write_text(json.dumps(meta))
     return folder
 
@@ -395,7 +395,7 @@ def test_a_vm_that_ends_before_its_guest_reports_says_qemus_own_words(tmp_path: 
                            tmp_path / "g0.log")  # type: ignore[arg-type]
     machine.console.write_text("")
     machine.console.with_suffix(".qemu.log").write_text("qemu: linux kernel too old to load a ram disk\n")
-    pipe = backend.VmPipe(machine, [0], ("qemu", "virtiofsd"), 10.0)
+    pipe = backend.VmPipe(machine, Placement("g0", [0], [], []), ("qemu", "virtiofsd"), 10.0)
     assert pipe.log_tail() == ("the VM ended before its guest reported; "
                                "QEMU: qemu: linux kernel too old to load a ram disk")
 
@@ -427,6 +427,30 @@ def test_a_host_whose_gpus_are_not_bound_to_vfio_is_refused_naming_them(tmp_path
                     f"vm.image_dir={grid_standin(tmp_path)}")
     assert run.proc.returncode == 2 and "mdev types offered: none" in run.proc.stderr
     assert not run.run_dir.exists()
+
+
+@pytest.mark.vm
+@pytest.mark.e2e
+@needs_vm
+def test_a_gpu_in_a_vm_whose_driver_cannot_serve_the_guests_cuda_is_refused_before_any_vm_starts(tmp_path: Path):
+    """An image built for another venv, or before its build checked: its driver (535: CUDA 12.2) against the guest's
+    torch (this venv's, read from its files) would end every GPU guest a CPU fallback; one line says so first."""
+    from suites.backends.vm import cudaver
+
+    needs = cudaver.guest_needs()
+    if not needs:
+        pytest.skip("this venv's torch and TensorFlow are CPU builds: they need no CUDA of a driver")
+    sysfs = tmp_path / "sys"
+    mdev_type(sysfs, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
+    pci_gpu(sysfs, "0000:3b:00.0", "nvidia")
+    old = grid_standin(tmp_path, "535.261.03", "12.2")
+    run = run_bench(tmp_path / "run", *SMOKE, *VM, "profile=m60-8q", f"vm.sysfs={sysfs}", f"vm.image_dir={old}")
+    name, need = max(needs.items(), key=lambda item: cudaver.major_minor(item[1]))
+    assert one_error_line(run.proc) == (
+        f"error: backend=vm: the VM image in {old}: driver 535.261.03 supports CUDA 12.2; this {name} needs CUDA "
+        f"{need} (driver >= {cudaver.min_branch(need)}): pass vm.guest_driver=<NVIDIA-Linux-x86_64-"
+        f"{cudaver.min_branch(need)} or newer .run>")
+    assert not run.run_dir.exists() and not (sysfs / "bus" / "mdev").exists()  # nothing made
 
 
 @pytest.mark.vm
@@ -555,7 +579,7 @@ def test_a_guest_over_its_vm_memory_is_killed_by_the_vms_kernel_and_said_so(tmp_
                          "[    5.519567] Out of memory: Killed process 107 (python) total-vm:276188kB, "
                          "anon-rss:232424kB, file-rss:4kB, shmem-rss:0kB, UID:0 pgtables:520kB oom_score_adj:0\n"
                          "Killed\nbench-vm: guest exited with code 137\n[    5.61] reboot: Power down\n")
-    pipe = backend.VmPipe(m, [0], ("qemu", "virtiofsd"), 60)
+    pipe = backend.VmPipe(m, Placement("g0", [0], [], []), ("qemu", "virtiofsd"), 60)
     assert backend.guest_exit(m.console) == -9
     reason = exit_reason(backend.guest_exit(m.console), pipe.log_tail())
     assert reason == "killed by SIGKILL (the VM's kernel killed it: out of memory (-m 4096 MiB, the profile's memory))"
@@ -608,24 +632,46 @@ def test_a_vm_sees_what_its_guest_needs_of_the_host_read_only_and_nothing_else(t
 @needs_vm
 def test_an_image_with_nvidias_open_driver_boots_says_no_device_and_gives_its_own_user_space(tmp_path: Path):
     """make setup-vm VM_DRIVER=open's image (the modules built for the image kernel: minutes once, then cached in
-    ~/.cache/gpu-mixed-bench/vm-nvidia) boots under TCG on this GPU-less host: no NVIDIA device on its PCI bus, said
-    by init and by nvidia-smi, and the guest loads the image's NVML, not the host's."""
-    img = image.build(tmp_path / "vm-nvidia", "open")
+    ~/.cache/gpu-mixed-bench/vm-nvidia) carries the modules' GSP firmware and EGL, and boots under TCG on this
+    GPU-less host: init says the module and firmware were not loaded for want of an NVIDIA device, nvidia-smi says
+    it found no driver, the EGL vendor file is in the VM's view, CUDA inside says no device, and the guest loads the
+    image's NVML, not the host's; all of it in the guest's placement note. Debian's driver (535: CUDA 12.2) cannot
+    serve this project's torch (cu130), so the build is told the guest needs no CUDA: the refusal is
+    test_vm_driver's; the newer drivers that pass it are NVIDIA's .run files, not fetchable here."""
+    from .test_vm_driver import cpio_list
+
+    img = image.build(tmp_path / "vm-nvidia", "open", needs={})
     version = str(img.driver["version"])
     assert img.driver["modules"] == ["nvidia/modules/nvidia.ko", "nvidia/modules/nvidia-uvm.ko",
                                      "nvidia/modules/nvidia-modeset.ko"]
     assert img.driver["source"].startswith("open kernel modules (Debian nvidia-open-kernel-source ")
     assert img.driver["kind"] == "open" and img.holds("open") and image.find(img.dir).holds("open")
+    assert img.driver["cuda"] == "12.2" and img.driver["cuda_from"] == f"read from libcuda.so.{version}"
+    firmware = [f"lib/firmware/nvidia/{version}/gsp_ga10x.bin", f"lib/firmware/nvidia/{version}/gsp_tu10x.bin"]
+    listed = cpio_list(img.initrd)
+    assert set(firmware) | {"nvidia/egl_vendor.d/10_nvidia.json", "nvidia/lib/libEGL_nvidia.so.0"} <= set(listed)
     run = run_bench(tmp_path / "run", *SMOKE, *VM, "profile=passthrough-1gpu", f"vm.image_dir={img.dir}")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     console = (run.run_dir / "g0.log").read_text()
-    assert f"bench-vm: nvidia: no NVIDIA device on the VM's PCI bus (driver {version} not loaded)" in console
+    said = [f"nvidia module: not loaded: no NVIDIA device on the VM's PCI bus (driver {version})",
+            f"nvidia firmware: gsp_ga10x.bin gsp_tu10x.bin in /lib/firmware/nvidia/{version}, not loaded: no NVIDIA "
+            "device",
+            "nvidia EGL: vendor file /run/nvidia/egl_vendor.d/10_nvidia.json, library "
+            "/run/nvidia/lib/libEGL_nvidia.so.0"]
+    for line in said:
+        assert f"bench-vm: {line}\n" in console, console[-3000:]
     smi = [ln for ln in console.splitlines() if ln.startswith("bench-vm: nvidia-smi: ")]
     assert smi and "NVIDIA driver" in smi[0], console[-3000:]  # it could not talk to a driver, and says so
+    assert "bench-vm: cuda: no device (cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected; driver " \
+        "CUDA 12.2)" in console
     assert f"bench-vm: NVML from /run/nvidia/lib/libnvidia-ml.so.{version}" in console
     guest = run.results["guests"][0]
-    assert f"NVIDIA driver {version}: open kernel modules" in guest["placement"]["note"]
+    note = guest["placement"]["note"]
+    assert f"NVIDIA driver {version}: open kernel modules" in note
+    assert all(line in note for line in said) and "CUDA: no device (cuInit: CUDA_ERROR_NO_DEVICE" in note
     assert guest["placement"]["validity"] == "not enforced"  # no GPU here: the profile is not enforced, as without
+    # the module is not loaded (nvidia-smi made /dev/nvidiactl regardless): nothing sampled inside, nothing said of it
+    assert not any(n.startswith("g0: ") for n in run.results["sampler"]["notes"]), run.results["sampler"]["notes"]
 
 
 @pytest.mark.vm

@@ -25,7 +25,8 @@ def run_file(tmp_path: Path, name: str = GOOD, data: bytes = HEADER) -> Path:
     return path
 
 
-def makeself_run(tmp_path: Path, members: dict[str, bytes], marker: Path, name: str = GOOD) -> Path:
+def makeself_run(tmp_path: Path, members: dict[str, bytes], marker: Path, name: str = GOOD,
+                 version: str = "535.261.03") -> Path:
     """A makeself archive as NVIDIA's are laid out: a stub of N lines naming N (``head -n N``) and the payload's
     size, then an xz tar. Run, its stub would write ``marker``."""
     buf = io.BytesIO()
@@ -38,7 +39,7 @@ def makeself_run(tmp_path: Path, members: dict[str, bytes], marker: Path, name: 
                 info.size = len(data)
             tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
     payload = buf.getvalue()
-    stub = HEADER + f'filesizes="{len(payload)}"\ntouch {marker}\n'.encode()
+    stub = HEADER.replace(b"535.261.03", version.encode()) + f'filesizes="{len(payload)}"\ntouch {marker}\n'.encode()
     lines = stub.count(b"\n") + 2
     stub += f'offset=`head -n {lines} "$0" | wc -c | tr -d " "`\nexit 0\n'.encode()
     path = tmp_path / name
@@ -46,17 +47,44 @@ def makeself_run(tmp_path: Path, members: dict[str, bytes], marker: Path, name: 
     return path
 
 
-def test_a_grid_run_is_unpacked_as_data_and_its_script_never_runs(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch):
-    """Serious case 1 of issue 53: ``sh x.run --extract-only`` ran whatever the file's stub said."""
+def driver_members(version: str, cuda: str = "") -> dict[str, bytes]:
+    """A driver package's payload as NVIDIA lays it out (a libcuda whose PTX compiler banner says ``cuda``)."""
+    banner = f"\0Cuda compilation tools, release {cuda}, V{cuda}.1\0".encode() if cuda else b""
+    return {"kernel-open/Makefile": b"all:\n", f"libcuda.so.{version}": b"\x7fELF cuda" + banner,
+            "nvidia-smi": b"\x7fELF smi", f"libEGL_nvidia.so.{version}": b"\x7fELF egl",
+            f"libnvidia-eglcore.so.{version}": b"\x7fELF eglcore", "10_nvidia.json": VENDOR_JSON,
+            "firmware/gsp_ga10x.bin": b"GSP ga10x", "firmware/gsp_tu10x.bin": b"GSP tu10x",
+            f"32/libcuda.so.{version}": b"\x7fELF 32-bit", "nvidia-installer": b"\x7fELF installer"}
+
+
+VENDOR_JSON = b'{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_nvidia.so.0"}}\n'
+
+
+NVIDIA_RUN = "NVIDIA-Linux-x86_64-580.95.05.run"
+
+
+@pytest.mark.parametrize("name, version, kind", [(GOOD, "535.261.03", nvidia.GRID),
+                                                 (NVIDIA_RUN, "580.95.05", nvidia.NVIDIA)])
+def test_a_driver_run_is_unpacked_as_data_and_its_script_never_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    name: str, version: str, kind: str):
+    """Serious case 1 of issue 53 (``sh x.run --extract-only`` ran whatever the file's stub said), for the GRID
+    guest driver and NVIDIA's own package alike: the libraries the loader asks for by soname get their links (the
+    installer that makes them is never run), the EGL vendor file and the GSP firmware come along."""
     marker = tmp_path / "ran"
-    run = makeself_run(tmp_path, {"kernel-open/Makefile": b"all:\n", "libcuda.so.535.261.03": b"\x7fELF cuda",
-                                  "nvidia-smi": b"\x7fELF smi"}, marker)
-    assert nvidia.check_run_file(run) == "535.261.03"
+    run = makeself_run(tmp_path, driver_members(version), marker, name, version)
+    assert nvidia.check_run_file(run) == (version, kind)
     monkeypatch.setattr(nvidia, "cached_modules", lambda built, build: [])  # modules: built and cached elsewhere
-    layer = nvidia.grid_layer(run, "6.1.0-56-cloud-amd64", tmp_path / "work", tmp_path / "cache")
-    assert {n for n, _, _ in layer.files} == {"nvidia/lib/libcuda.so.535.261.03", "nvidia/bin/nvidia-smi"}
-    assert (tmp_path / "work" / "grid" / "kernel-open" / "Makefile").read_bytes() == b"all:\n"
+    driver = nvidia.run_driver(run, tmp_path / "work")
+    layer = driver.with_modules("6.1.0-56-cloud-amd64", tmp_path / "work", tmp_path / "cache")
+    files = {n: data for n, _, data in layer.files}
+    assert set(files) == {f"nvidia/lib/libcuda.so.{version}", "nvidia/lib/libcuda.so.1", "nvidia/bin/nvidia-smi",
+                          f"nvidia/lib/libEGL_nvidia.so.{version}", "nvidia/lib/libEGL_nvidia.so.0",
+                          f"nvidia/lib/libnvidia-eglcore.so.{version}", nvidia.EGL_VENDOR,
+                          f"lib/firmware/nvidia/{version}/gsp_ga10x.bin",
+                          f"lib/firmware/nvidia/{version}/gsp_tu10x.bin"}
+    assert files["nvidia/lib/libcuda.so.1"] == f"libcuda.so.{version}".encode()  # a link: the target is the data
+    assert layer.kind == kind and layer.file == name and layer.source.endswith("(built for 6.1.0-56-cloud-amd64)")
+    assert (tmp_path / "work" / "run" / "kernel-open" / "Makefile").read_bytes() == b"all:\n"
     assert not marker.exists()
     subprocess.run(["sh", str(run)], check=True)  # the same file run: its stub is what would have run
     assert marker.exists()
@@ -81,12 +109,13 @@ def test_a_payload_member_pointing_outside_its_folder_is_refused(tmp_path: Path)
 
 
 def test_a_grid_guest_driver_that_looks_like_nvidias_gives_its_version(tmp_path: Path):
-    assert nvidia.check_run_file(makeself_run(tmp_path, {"x": b""}, tmp_path / "ran")) == "535.261.03"
+    assert nvidia.check_run_file(makeself_run(tmp_path, {"x": b""}, tmp_path / "ran")) == ("535.261.03", nvidia.GRID)
 
 
 @pytest.mark.parametrize("name, data, says", [
     (None, b"", "no such file"),
-    ("driver.run", HEADER, "not a GRID guest driver's name"),
+    ("driver.run", HEADER, "not an NVIDIA guest driver's name"),
+    ("NVIDIA-Linux-x86_64-535.261.03-grid.run.sh", HEADER, "not an NVIDIA guest driver's name"),
     ("NVIDIA-Linux-x86_64-535.261.03-vgpu-kvm.run", HEADER, "the host's vGPU manager, not the guest's driver"),
     (GOOD, b"\x7fELF\x02\x01\x01" + b"\0" * 100, "not a makeself archive"),
     (GOOD, b"#!/bin/sh\n# Makeself 2.4\nlabel=\"something else 1.0\"\n", "not NVIDIA's driver 535.261.03"),
@@ -142,8 +171,14 @@ def test_the_images_apt_reads_its_own_sources_and_lists_not_the_hosts(tmp_path: 
     assert f"-oDir::State::Lists={tmp_path / 'apt' / 'lists'}" in opts
     assert "-oDir::Etc::SourceParts=/nonexistent" in opts
     sources = (tmp_path / "apt" / "sources.list").read_text()
-    assert "http://deb.debian.org/debian bookworm main contrib non-free" in sources
-    assert "http://deb.debian.org/debian-security bookworm-security main contrib non-free" in sources
+    assert "http://deb.debian.org/debian bookworm main contrib non-free non-free-firmware\n" in sources
+    assert "http://deb.debian.org/debian-security bookworm-security main contrib non-free non-free-firmware" in sources
+    (tmp_path / "apt" / "lists" / "old_Packages").write_text("")  # lists of other sources: fetched again
+    nvidia.apt_options(tmp_path / "apt")
+    assert (tmp_path / "apt" / "lists" / "old_Packages").exists()  # the same sources: kept
+    (tmp_path / "apt" / "sources.list").write_text("deb http://deb.debian.org/debian bookworm main\n")
+    nvidia.apt_options(tmp_path / "apt")
+    assert not (tmp_path / "apt" / "lists" / "old_Packages").exists()
 
 
 def test_an_image_holds_the_driver_its_manifest_names_by_kind_and_file(tmp_path: Path):
@@ -198,11 +233,77 @@ def test_a_failed_driver_build_leaves_the_working_image_in_place(tmp_path: Path,
     assert built.driver is None and image.find(folder).initrd.is_file()
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
 
-    def fails(release: str, work: Path) -> nvidia.Layer:
-        raise ConfigError("building the NVIDIA open kernel modules failed (exit 2): nv-pci.c: error")
+    def fails(work: Path, cache: Path = nvidia.CACHE) -> nvidia.Driver:
+        raise ConfigError("apt-get download firmware-nvidia-gsp failed (exit 100): E: Unable to locate package")
 
-    monkeypatch.setattr(nvidia, "open_layer", fails)
+    monkeypatch.setattr(nvidia, "open_driver", fails)
     assert image.main(["--driver", nvidia.OPEN, str(folder)]) == 2
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     assert image.find(folder).driver is None  # still the working image it was
     assert sorted(p.name for p in tmp_path.iterdir()) == ["vm-nvidia"]  # no half-built folder left beside it
+
+
+def build_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: str = "",
+               needs: dict[str, str] | None = None) -> tuple[image.Image, list[list[str]]]:
+    """image.build on a faked Debian (kernel, busybox), the driver's modules faked as built: what it fetched."""
+    fetched: list[list[str]] = []
+    monkeypatch.setattr(image, "versioned_kernel_package", lambda: "linux-image-6.1.0-56-cloud-amd64")
+    monkeypatch.setattr(image.apt, "fetch", lambda packages, work: fetched.append(packages) or fake_debian(work))
+    monkeypatch.setattr(nvidia, "cached_modules", lambda built, build: [
+        (f"nvidia/modules/{m}", 0o100644, b"\0module") for m in nvidia.MODULES])
+    return image.build(tmp_path / "vm-nvidia", driver, needs), fetched
+
+
+def cpio_list(initrd: Path) -> list[str]:
+    """What the initramfs holds, as ``zcat initrd.gz | cpio -t`` lists it."""
+    unpacked = subprocess.run(["zcat", str(initrd)], capture_output=True, check=True).stdout
+    return subprocess.run(["cpio", "-t", "--quiet"], input=unpacked, capture_output=True, check=True).stdout \
+        .decode().split()
+
+
+def test_the_initramfs_holds_the_gsp_firmware_of_its_modules_version_and_the_egl_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The open kernel modules load gsp_*.bin of their own version from /lib/firmware/nvidia/<version>/ (the
+    initramfs: the kernel's loader reads its root) at the GPU's first open; EGL's library and vendor file are in
+    /nvidia, which init.sh binds at /run/nvidia in the VM's view."""
+    run = makeself_run(tmp_path, driver_members("580.95.05", "13.0"), tmp_path / "ran", NVIDIA_RUN, "580.95.05")
+    img, _ = build_with(tmp_path, monkeypatch, str(run), {"torch": "13.0"})
+    listed = cpio_list(img.initrd)
+    for path in ("lib/firmware/nvidia/580.95.05/gsp_ga10x.bin", "lib/firmware/nvidia/580.95.05/gsp_tu10x.bin",
+                 "nvidia/modules/nvidia.ko", "nvidia/lib/libcuda.so.1", "nvidia/lib/libEGL_nvidia.so.0",
+                 "nvidia/lib/libEGL_nvidia.so.580.95.05", "nvidia/egl_vendor.d/10_nvidia.json"):
+        assert path in listed, (path, listed)
+    for folder in ("lib/firmware", "lib/firmware/nvidia", "lib/firmware/nvidia/580.95.05", "nvidia/egl_vendor.d"):
+        inside = [i for i, p in enumerate(listed) if p.startswith(f"{folder}/")]  # the unpacker makes no folder
+        assert inside and listed.index(folder) < min(inside), folder
+    assert not any(p.startswith("nvidia/lib/32") or "installer" in p for p in listed)
+    assert img.driver["kind"] == nvidia.NVIDIA and img.driver["file"] == NVIDIA_RUN and img.holds(str(run))
+    assert img.driver["cuda"] == "13.0" and img.driver["cuda_from"] == "read from libcuda.so.580.95.05"
+    assert img.driver["firmware"] == ["lib/firmware/nvidia/580.95.05/gsp_ga10x.bin",
+                                      "lib/firmware/nvidia/580.95.05/gsp_tu10x.bin"]
+    assert img.driver["guest_cuda"] == {"torch": "13.0"} and not (tmp_path / "ran").exists()
+
+
+def test_a_driver_older_than_the_guests_cuda_is_refused_in_one_line_before_anything_is_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Debian's newest driver (550, CUDA 12.4) against this project's torch (cu130): every GPU guest in the VM
+    would have ended a CPU fallback, said nowhere before the run."""
+    old = "NVIDIA-Linux-x86_64-550.163.01.run"
+    run = makeself_run(tmp_path, driver_members("550.163.01", "12.4"), tmp_path / "ran", old, "550.163.01")
+    monkeypatch.setattr(image, "versioned_kernel_package", lambda: pytest.fail("the kernel fetched before the check"))
+    monkeypatch.setattr(nvidia, "cached_modules", lambda built, build: pytest.fail("modules built before the check"))
+    monkeypatch.setattr(image.cudaver, "guest_needs", lambda: {"torch": "13.0", "tensorflow": "12.5"})
+    assert image.main(["--driver", str(run), str(tmp_path / "vm-nvidia")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["error: setup-vm: driver 550.163.01 supports CUDA 12.4; this torch needs CUDA 13.0 (driver >= 580): "
+                   "pass VM_DRIVER=<NVIDIA-Linux-x86_64-580 or newer .run>"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [old]  # no image, no half-built folder, nothing run
+
+
+def test_a_plain_setup_vm_fetches_the_kernel_and_busybox_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``make setup-vm`` without VM_DRIVER stays what it was: no driver, firmware or CUDA check on its way."""
+    monkeypatch.setattr(nvidia, "driver_of", lambda *a, **k: pytest.fail("a driver fetched without VM_DRIVER"))
+    monkeypatch.setattr(image.cudaver, "guest_needs", lambda: pytest.fail("the CUDA check ran without a driver"))
+    img, fetched = build_with(tmp_path, monkeypatch)
+    assert fetched == [["linux-image-6.1.0-56-cloud-amd64", image.BUSYBOX_PACKAGE]] and img.driver is None
+    assert not any(p.startswith(("nvidia", "lib/firmware")) for p in cpio_list(img.initrd))

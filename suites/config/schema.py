@@ -110,8 +110,9 @@ class VmConfig:
     kvm_probe_s: float = 20.0  # accel=auto: how long the KVM test boot may take before TCG is used
     # where GPUs are looked up (VFIO, mdev types); tests point it at a fixture tree
     sysfs: str = field(default="/sys", metadata={"path": True})
-    # the NVIDIA driver the image must hold: "" any (or none), "open", or the GRID guest driver .run it was built
-    # from (make setup-vm VM_DRIVER=...); with one, the image is .vm-nvidia unless image_dir says otherwise
+    # the NVIDIA driver the image must hold: "" any (or none), "open", or the NVIDIA (passthrough) or GRID guest
+    # driver (vGPU) .run it was built from (make setup-vm VM_DRIVER=...); with one, the image is .vm-nvidia unless
+    # image_dir says otherwise
     guest_driver: str = ""
 
     def check(self) -> None:

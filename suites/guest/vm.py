@@ -14,15 +14,32 @@ import sys
 import time
 from collections.abc import Callable
 
+from gpu_probe import cudainit
 from gpu_probe.nvml import Nvml
 from gpu_probe.sampler import Sampler
 from gpu_probe.trace import TRACE_ENV, lib_from_env
 from suites.guest.__main__ import main
 from suites.guest.protocol import event
 
+BOOT_NOTES = "/run/bench-vm/nvidia.txt"  # what the VM's init said of its NVIDIA driver (init.sh)
 
-def sync_clock() -> None:
-    sys.stdout.write(event("boot", uptime_s=time.clock_gettime(time.CLOCK_BOOTTIME)))
+
+def gpu_boot(notes: str = BOOT_NOTES) -> dict[str, object]:
+    """What the VM's init found of its NVIDIA driver (module, firmware, nvidia-smi, EGL lines) and whether CUDA
+    starts here (a cuInit and device count in a child process), said on the console: the runner puts them in the
+    guest's placement note, and the guest's validity is 'enforced' only where CUDA started on its GPU."""
+    try:
+        with open(notes) as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        lines = []
+    cuda = cudainit.check()
+    print(f"bench-vm: cuda: {cuda['text']}", file=sys.stderr, flush=True)
+    return {"lines": lines, "cuda": cuda}
+
+
+def sync_clock(boot: dict[str, object]) -> None:
+    sys.stdout.write(event("boot", uptime_s=time.clock_gettime(time.CLOCK_BOOTTIME), gpu_boot=boot))
     sys.stdout.flush()
     word, _, value = sys.stdin.readline().partition(" ")
     if word != "clock":
@@ -50,7 +67,7 @@ def say_nvml_library(lib_dir: str = "/run/nvidia/lib") -> None:
 
 class OwnGpu:
     """The VM's GPU sampled from inside (as a fleet node samples its own): where the image's driver is loaded
-    (/dev/nvidiactl) or an NVML trace stands in for one. A VFIO-bound GPU is not in the host's NVML: these rows are
+    (/sys/module/nvidia) or an NVML trace stands in for one. A VFIO-bound GPU is not in the host's NVML: these rows are
     the only GPU series of the guest; they go to the runner as one ``samples`` event before the result."""
 
     def __init__(self, rate_hz: float = 10.0) -> None:
@@ -59,7 +76,8 @@ class OwnGpu:
 
     @classmethod
     def wanted(cls) -> bool:
-        return os.path.exists("/dev/nvidiactl") or bool(os.environ.get(TRACE_ENV))
+        # the module loaded (init.sh loads it only for a device): nvidia-smi makes /dev/nvidiactl even without one
+        return os.path.isdir("/sys/module/nvidia") or bool(os.environ.get(TRACE_ENV))
 
     def send(self, send: Callable[[str], None]) -> None:
         s = self.sampler
@@ -70,6 +88,6 @@ class OwnGpu:
 
 if __name__ == "__main__":
     say_nvml_library()
-    sync_clock()  # first: the VM's samples are stamped on the host's clock
+    sync_clock(gpu_boot())  # first: the VM's samples are stamped on the host's clock
     own = OwnGpu() if OwnGpu.wanted() else None
     sys.exit(main(own.send if own else None))

@@ -41,7 +41,7 @@ from suites.backends.placement import (
     no_gpu_note,
     place_cpus,
 )
-from suites.backends.vm import devices, nvidia, qemu, share
+from suites.backends.vm import boot, cudaver, devices, nvidia, qemu, share
 from suites.backends.vm.image import DEFAULT_DIR, NVIDIA_DIR, Image, find
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import VmConfig
@@ -104,6 +104,12 @@ class VmBackend(Backend):
         if not inv.has_gpu and not devices.nvidia_gpus(self.sysfs):
             return [no_gpu_note(profile)] * n, [[] for _ in ids], NOT_ENFORCED
         inside = [str(k) for k in range(profile.gpus)]  # the VM's own GPUs, numbered from 0
+        driver = self.image.driver or {}
+        version = str(driver.get("version", ""))  # an image built before its manifest said its CUDA: the table's
+        too_old = cudaver.mismatch(version, str(driver.get("cuda") or cudaver.branch_cuda(version)),
+                                   cudaver.guest_needs(), "vm.guest_driver") if driver else ""
+        if too_old:  # every GPU guest would end a CPU fallback: said before any VM starts
+            raise PlacementError(f"backend=vm: the VM image in {self.image.dir}: {too_old}")
         if profile.kind is ProfileKind.passthrough:
             args = devices.passthrough_for(profile, n, self.sysfs)
             self.devices = dict(zip(ids, args, strict=True))
@@ -148,7 +154,7 @@ class VmBackend(Backend):
             machine = qemu.Machine(spec.guest_id, len(p.vcpus), spec.memory_MiB, self.accel.kind, self.image,
                                    log_dir / f"{spec.guest_id}.vm.sh", sockets / f"{spec.guest_id}.fs",
                                    sockets / f"{spec.guest_id}.qmp", log_dir / f"{spec.guest_id}.log", vfio)
-            pipe = VmPipe(machine, p.vcpus, (self.qemu, self.virtiofsd), self.cfg.boot_timeout_s)
+            pipe = VmPipe(machine, p, (self.qemu, self.virtiofsd), self.cfg.boot_timeout_s)
             started.append(GuestHandle(spec, machine.console, pipe))
             pipe.start(spec)
 
@@ -181,11 +187,12 @@ def socket_root() -> Path:
 class VmPipe(GuestPipe):
     """One guest VM seen as a pipe: QEMU's stdin/stdout are the guest's protocol port, its console is the log."""
 
-    def __init__(self, machine: qemu.Machine, host_cpus: list[int], tools: tuple[str, str],
+    def __init__(self, machine: qemu.Machine, placement: Placement, tools: tuple[str, str],
                  boot_timeout_s: float) -> None:
         super().__init__(machine.console)
         self.machine = machine
-        self.host_cpus = host_cpus
+        self.placement = placement  # its note and validity take what the VM's boot said of its GPU (boot.py)
+        self.host_cpus = placement.vcpus
         self.qemu_bin, self.virtiofsd = tools
         self.boot_timeout_s = boot_timeout_s
         self.fsd: subprocess.Popen[bytes] | None = None
@@ -242,7 +249,9 @@ class VmPipe(GuestPipe):
         if ev["event"] == "boot":
             self.send(f"clock {time.time():.6f}")
             self.send(self._spec_line)
-            self.facts.update(t_boot=time.time(), boot_s=time.monotonic() - (self.t_qemu or time.monotonic()))
+            self.facts.update(t_boot=time.time(), boot_s=time.monotonic() - (self.t_qemu or time.monotonic()),
+                              gpu_boot=ev.get("gpu_boot"))
+            boot.apply(self.placement, ev.get("gpu_boot"))
             self.save_facts()
             return False
         if ev["event"] == "ready":
@@ -319,6 +328,10 @@ def boot_script(spec: GuestSpec) -> str:
     # an image's NVIDIA user-space (init.sh binds it there), before the host's: CUDA and NVML load it by name
     lines += ['[ -d /run/nvidia/lib ] && export LD_LIBRARY_PATH="/run/nvidia/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" '
               'PATH="/run/nvidia/bin:$PATH"']
+    # and its EGL vendor file before the view's (Mesa's stays listed: a guest without the GPU still renders);
+    # an __EGL_VENDOR_LIBRARY_FILENAMES the guest's environment names wins over these folders, as libglvnd reads
+    lines += ['[ -d /run/nvidia/egl_vendor.d ] && export __EGL_VENDOR_LIBRARY_DIRS="/run/nvidia/egl_vendor.d:'
+              '/etc/glvnd/egl_vendor.d:/usr/share/glvnd/egl_vendor.d"']
     lines += [f"cd {shlex.quote(str(REPO_ROOT))}", f"exec {shlex.quote(sys.executable)} -m suites.guest.vm"]
     return "\n".join(lines) + "\n"
 

@@ -8,7 +8,7 @@ Why virtiofs and not 9p: the smallest Debian kernel
 for the many small reads of Python imports. The initramfs holds only busybox (``busybox-static``), the kernel's
 virtio modules with their dependencies (read from each module's own ``depends=``), and ``init.sh``.
 
-``python -m suites.backends.vm.image [--driver open|<GRID .run>] [DIR]`` builds it (``make setup-vm``,
+``python -m suites.backends.vm.image [--driver open|<NVIDIA .run>|<GRID .run>] [DIR]`` builds it (``make setup-vm``,
 ``VM_DRIVER=...``: with an NVIDIA driver, suites/backends/vm/nvidia.py, in ``.vm-nvidia``); :func:`find` is what the
 backend uses.
 """
@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.backends.vm import apt, nvidia
+from suites.backends.vm import apt, cudaver, nvidia
 from suites.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -55,14 +55,15 @@ class Image:
             (f"; {self.driver_text()}" if self.driver else "; no NVIDIA driver")
 
     def driver_kind(self) -> str:
-        """nvidia.OPEN, nvidia.GRID, or "" (no driver, or an image built before the manifest said its kind)."""
+        """nvidia.OPEN, NVIDIA, GRID, or "" (no driver, or an image built before the manifest said its kind)."""
         return str((self.driver or {}).get("kind", ""))
 
     def holds(self, driver: str) -> bool:
-        """Whether it holds the driver ``driver`` names: nvidia.OPEN, or a GRID .run (by its file name)."""
+        """Whether it holds the driver ``driver`` names: nvidia.OPEN, or an NVIDIA or GRID .run (by its file name)."""
         if driver == nvidia.OPEN:
             return self.driver_kind() == nvidia.OPEN
-        return self.driver_kind() == nvidia.GRID and (self.driver or {}).get("file") == Path(driver).name
+        return self.driver_kind() in (nvidia.NVIDIA, nvidia.GRID) and \
+            (self.driver or {}).get("file") == Path(driver).name
 
     def driver_text(self) -> str:
         return f"NVIDIA driver {self.driver['version']}: {self.driver['source']}" if self.driver else \
@@ -107,24 +108,27 @@ def gzip_magic(path: Path) -> str:
         return "" if f.read(2) == b"\x1f\x8b" else "is not a gzip initramfs"
 
 
-def build(image_dir: Path, driver: str = "") -> Image:
+def build(image_dir: Path, driver: str = "", needs: dict[str, str] | None = None) -> Image:
     """Download the kernel and busybox packages (apt-get download: no root needed), unpack them, add the NVIDIA
-    driver ``driver`` names ("open", a GRID .run's path, "" none), pack the initramfs into a new folder beside
+    driver ``driver`` names ("open", a .run's path, "" none), pack the initramfs into a new folder beside
     ``image_dir`` and put it in ``image_dir``'s place once whole: a build that fails or is stopped leaves the image
-    that was there working."""
-    run_file = Path(driver) if driver and driver != nvidia.OPEN else None
-    if run_file is not None:
-        nvidia.check_run_file(run_file)  # before anything is downloaded
+    that was there working. A driver that cannot serve the CUDA the guest's frameworks need (``needs``; None: this
+    Python's torch and TensorFlow) is refused before its modules or the image are built."""
+    if driver and driver != nvidia.OPEN:
+        nvidia.check_run_file(Path(driver))  # before anything is downloaded
     image_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{image_dir.name}-build-", dir=image_dir.parent) as tmp:
         work = Path(tmp)
+        drv = nvidia.driver_of(driver, work / "driver") if driver else None
+        if drv is not None:
+            guest = cudaver.guest_needs() if needs is None else needs
+            cudaver.check(drv.layer.version, drv.layer.cuda, guest, "VM_DRIVER")
+            drv.layer.guest_cuda = guest
         kernel_pkg = versioned_kernel_package()
         debs = apt.fetch([kernel_pkg, BUSYBOX_PACKAGE], work)
         root = work / "root"
         packages = {name: version for name, version in (deb_version(d) for d in debs)}
-        release = kernel_release(root)
-        layer = None if not driver else nvidia.grid_layer(run_file, release, work) if run_file else \
-            nvidia.open_layer(release, work)
+        layer = drv.with_modules(kernel_release(root), work / "driver") if drv is not None else None
         staged = work / "image"
         staged.mkdir()
         assemble(root, staged, packages, layer)
@@ -162,9 +166,10 @@ def assemble(root: Path, image_dir: Path, packages: dict[str, str], layer: nvidi
     entries += [(f"lib/modules/{m.name}", 0o100644, m.read_bytes()) for m in modules]
     entries.append(("lib/modules/order", 0o100644, "".join(f"{m.name}\n" for m in modules).encode()))
     entries.append(("init", 0o100755, INIT.read_bytes()))
-    if layer is not None:  # /nvidia: modules, lib, bin and the version, for init.sh
-        entries += [(d, 0o040755, b"") for d in ("nvidia", "nvidia/modules", "nvidia/lib", "nvidia/bin")]
-        entries += [*layer.files, ("nvidia/version", 0o100644, layer.version.encode() + b"\n")]
+    if layer is not None:  # /nvidia (modules, lib, bin, EGL vendor file, version: init.sh), its GSP firmware
+        files = [*layer.files, ("nvidia/version", 0o100644, layer.version.encode() + b"\n")]
+        entries += [(d, 0o040755, b"") for d in folders_of([n for n, _, _ in files], {n for n, _, _ in entries})]
+        entries += files
     shutil.copyfile(root / "boot" / f"vmlinuz-{release}", image_dir / "vmlinuz")
     (image_dir / "initrd.gz").write_bytes(gzip.compress(newc(entries), 6))
     meta = {"kernel": "vmlinuz", "initrd": "initrd.gz", "release": release, "packages": packages,
@@ -173,6 +178,13 @@ def assemble(root: Path, image_dir: Path, packages: dict[str, str], layer: nvidi
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     (image_dir / MANIFEST).write_text(json.dumps(meta, indent=2) + "\n")
     return find(image_dir)
+
+
+def folders_of(paths: list[str], made: set[str]) -> list[str]:
+    """The folders ``paths`` lie in, parents first, less those ``made`` already: the kernel's initramfs unpacker
+    makes no folder a file's path implies."""
+    wanted = {str(parent) for p in paths for parent in Path(p).parents if str(parent) != "."}
+    return sorted(wanted - made, key=lambda d: (d.count("/"), d))
 
 
 def init_sha256() -> str:

@@ -14,22 +14,32 @@ stop() { sync; poweroff -f; }
 if [ "$(param bench.probe)" = 1 ]; then say "probe booted"; stop; fi
 for m in $(cat /lib/modules/order); do insmod "/lib/modules/$m" || say "insmod $m failed"; done
 # An image with an NVIDIA driver (make setup-vm VM_DRIVER=...): its modules load only when the VM's PCI bus has an
-# NVIDIA device (vendor 0x10de), and its device nodes are made here (devtmpfs makes none for them).
-nvidia_state=""
+# NVIDIA device (vendor 0x10de), and its device nodes are made here (devtmpfs makes none for them). What it found is
+# said on the console and kept in /run/bench-vm/nvidia.txt for the guest (its placement note; suites/guest/vm.py).
+noted=""
+note() { say "$*"; noted="$noted$*
+"; }
+gpus=""
 if [ -d /nvidia/modules ]; then
-  gpus=""
+  v="$(cat /nvidia/version)"
+  fw="$(cd "/lib/firmware/nvidia/$v" 2>/dev/null && ls gsp_*.bin 2>/dev/null | tr '\n' ' ')"
   for d in /sys/bus/pci/devices/*; do [ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] && gpus="$gpus ${d##*/}"; done
   if [ -z "$gpus" ]; then
-    nvidia_state="no NVIDIA device on the VM's PCI bus (driver $(cat /nvidia/version) not loaded)"
+    note "nvidia module: not loaded: no NVIDIA device on the VM's PCI bus (driver $v)"
+    note "nvidia firmware: ${fw:-none }in /lib/firmware/nvidia/$v, not loaded: no NVIDIA device"
   else
-    for m in nvidia nvidia-uvm nvidia-modeset; do insmod "/nvidia/modules/$m.ko" || say "nvidia: insmod $m failed"; done
+    failed=""
+    for m in nvidia nvidia-uvm nvidia-modeset; do insmod "/nvidia/modules/$m.ko" 2>/dev/null || failed="$failed $m"; done
+    if [ -n "$failed" ]; then
+      note "nvidia module: insmod failed for$failed ($(dmesg | grep -E 'NVRM|nvidia' | tail -1))"
+    else
+      note "nvidia module: driver $(cat /sys/module/nvidia/version 2>/dev/null || echo "$v") loaded for$gpus"
+    fi
     mknod -m 666 /dev/nvidiactl c 195 255
     i=0; for g in $gpus; do mknod -m 666 "/dev/nvidia$i" c 195 "$i"; i=$((i + 1)); done
     uvm="$(sed -n 's/^\([0-9]*\) nvidia-uvm$/\1/p' /proc/devices)"
     [ -n "$uvm" ] && mknod -m 666 /dev/nvidia-uvm c "$uvm" 0 && mknod -m 666 /dev/nvidia-uvm-tools c "$uvm" 1
-    nvidia_state="driver $(cat /nvidia/version) loaded for$gpus"
   fi
-  say "nvidia: $nvidia_state"
 fi
 port=""
 for p in /sys/class/virtio-ports/*; do [ "$(cat "$p/name" 2>/dev/null)" = bench ] && port="/dev/${p##*/}"; done
@@ -44,9 +54,23 @@ mkdir -p /host/dev/shm
 for d in run dev/shm; do mount -t tmpfs -o mode=1777 tmpfs "/host/$d"; done
 if [ -d /nvidia/lib ]; then  # the image's user-space, not the host's (whose version may differ): /run/nvidia
   mkdir -p /host/run/nvidia && mount -o bind /nvidia /host/run/nvidia
-  LD_LIBRARY_PATH=/run/nvidia/lib chroot /host /run/nvidia/bin/nvidia-smi -L 2>&1 | head -5 |
-    while read -r line; do [ -n "$line" ] && say "nvidia-smi: $line"; done
+  smi() { LD_LIBRARY_PATH=/run/nvidia/lib chroot /host /run/nvidia/bin/nvidia-smi "$@" 2>&1; }
+  while read -r line; do [ -n "$line" ] && note "nvidia-smi: $line"; done <<SMI
+$(smi -L | head -5)
+SMI
+  if [ -n "$gpus" ]; then  # the GPU's first open (nvidia-smi's) loaded its GSP firmware, or failed to
+    bad="$(dmesg | grep -m1 -iE 'firmware load for nvidia/|RmFetchGspRmImages|GSP.*(fail|error)')"
+    gsp="$(smi -q | sed -n 's/^ *GSP Firmware Version *: *//p' | head -1)"
+    note "nvidia firmware: ${bad:-GSP firmware ${gsp:-(version not said)} running (nvidia-smi -q)}"
+  fi
+  egl=/run/nvidia/egl_vendor.d/10_nvidia.json
+  if [ -f "/host$egl" ] && [ -e /host/run/nvidia/lib/libEGL_nvidia.so.0 ]; then
+    note "nvidia EGL: vendor file $egl, library /run/nvidia/lib/libEGL_nvidia.so.0"
+  else
+    note "nvidia EGL: none in the image (a CAD guest renders with the host view's EGL)"
+  fi
 fi
+mkdir -p /host/run/bench-vm && printf '%s' "$noted" > /host/run/bench-vm/nvidia.txt
 boot="$(param bench.boot)"
 say "booted in $(cut -d' ' -f1 /proc/uptime) s; running $boot"
 exec 3<>"$port"  # a virtio-serial port opens once: one descriptor for both directions

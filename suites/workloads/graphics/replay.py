@@ -18,6 +18,7 @@ from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
 from gpu_probe.shapes import Record
 from gpu_probe.stats import percentile
+from gpu_probe.trace import lib_from_env
 from suites.data.options import DataConfig
 from suites.errors import BenchError, ConfigError, require
 from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
@@ -112,26 +113,29 @@ class GraphicsReplay(Workload):
 
     def egl_device(self) -> int:
         """``workload.egl_device`` when set; else the EGL device that is the guest's GPU, matched by UUID or PCI
-        bus id (EGL ignores CUDA_VISIBLE_DEVICES: index 0 was the host's first GPU, whatever the placement);
-        without a GPU, device 0 (Mesa)."""
+        bus id (EGL ignores CUDA_VISIBLE_DEVICES: index 0 was the host's first GPU, whatever the placement); a GPU
+        given by index (inside a VM) is first named by NVML's device of that index; without a GPU, device 0 (Mesa)."""
         cfg, ctx = self.cfg, self.ctx
         if cfg.egl_device >= 0:
             ctx.info["egl_device"] = f"EGL device {cfg.egl_device}: workload.egl_device"
             return cfg.egl_device
         if not ctx.gpus:
             return 0
-        if ctx.gpus[0].isdigit():  # an index, where NVML gave no UUID: CUDA's PCI order, which EGL's may not be
-            ctx.info["egl_device"] = f"EGL device {ctx.gpus[0]}: by index (no GPU UUID)"
-            return int(ctx.gpus[0])
-        with Nvml() as nv:
-            pci = nv.pci_bus_id(ctx.gpus[0])
+        uuid = ctx.gpus[0]
+        with Nvml(lib_from_env()[0]) as nv:  # a recorded trace stands in where one is given (no GPU: the tests)
+            if uuid.isdigit():  # an index (a VM's own GPUs, numbered from 0): CUDA's PCI order, which is NVML's
+                uuid = str(nv.device_info(int(uuid)).get("uuid") or uuid)
+            pci = nv.pci_bus_id(uuid) if not uuid.isdigit() else None
+        if uuid.isdigit():  # NVML gave no UUID: by index, which EGL's order may not follow
+            ctx.info["egl_device"] = f"EGL device {uuid}: by index (no GPU UUID)"
+            return int(uuid)
         try:
             devices = egldevice.list_devices(cfg.libegl)
             if not any(d.uuid or d.pci for d in devices):  # no device says which GPU it is: Mesa only, most likely
                 ctx.info["egl_device"] = ("EGL device 0: no EGL device names its GPU: "
                                           f"{egldevice.nvidia_egl_problem() or 'NVIDIA EGL lists no UUID or PCI'}")
                 return 0  # a software renderer there labels the guest 'not enforced' (renderer_note)
-            index, ctx.info["egl_device"] = egldevice.choose(devices, ctx.gpus[0], pci)
+            index, ctx.info["egl_device"] = egldevice.choose(devices, uuid, pci)
         except egldevice.EglDeviceError as exc:  # another GPU's device would render, labelled as this one's
             raise renderer.GraphicsUnavailable(str(exc)) from None
         return index
