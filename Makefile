@@ -1,5 +1,5 @@
-# make setup | setup-system | setup-cluster | setup-vm | bench | study | gpu-check | report | bench-ml | bench-vm |
-# bench-peer | bench-sampler | test | test-fast | lint | ui | clean
+# make setup | setup-system | setup-cluster | setup-vm | bench | study | size | gpu-check | report | bench-ml |
+# bench-vm | bench-peer | bench-sampler | test | test-fast | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -61,7 +61,7 @@ OVERRIDES := $(SWEEP) $(call override,profile,profile) $(call override,workload,
 # A command with the user's ARGS after its own: python -m suites.makeargs '<ARGS>' suites <command> ...
 SUITES = $(PY) -m suites.makeargs $(call q,ARGS) suites
 
-.PHONY: setup setup-system setup-cluster setup-vm report bench study gpu-check bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
+.PHONY: setup setup-system setup-cluster setup-vm report bench study size gpu-check bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
 
 setup: $(STAMP)
@@ -124,6 +124,11 @@ bench: setup setup-system $(if $(filter vm,$(call raw,backend)),setup-vm)
 # outputs/study/<time>/ (ARGS='study.budget_s=900 data.root=../shared/data'; --plan shows the plan only).
 study: setup setup-system
 	$(SUITES) study
+
+# A sizing: which profile, CAD guests per GPU, GPUs, hosts and cost per user for a mix, each with its confidence
+# range; one report in outputs/sizing/<time>/ (ARGS='sizing.mix={cad: 40, ml: 4} sizing.gpu=L40S'). docs/sizing.md
+size: setup setup-system
+	$(SUITES) size
 
 # Every GPU path of the suite in one command: table, outputs/gpu-check/<time>/ and one tarball (ARGS='data.root=...
 # strict=true only=a,b2'). BARE=1: the bare GPU image's python3 with PYTHONPATH set (../shared/device/prepare.sh), no

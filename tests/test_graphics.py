@@ -192,6 +192,8 @@ def test_frame_stats_are_percentiles_of_frame_times():
     # linear interpolation between the 19th and 20th of 20 sorted frames (100 and 200 ms)
     assert stats["vs.frame_time_ms.p95"] == pytest.approx(105.0)
     assert stats["vs.frame_time_ms.p99"] == pytest.approx(181.0)
+    assert stats["vs.stutter_pct"] == pytest.approx(10.0)  # 2 of 20 frames over twice the 10 ms median
+    assert frame_stats([0.010] * 10 + [0.0199], [], "vs")["vs.stutter_pct"] == 0.0  # under twice: no hitch
 
 
 # --- framebuffer cap and missing EGL: recorded failures, not crashes ---------------------------------

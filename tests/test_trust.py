@@ -168,7 +168,8 @@ def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatc
 
     from .helpers import compose_config
 
-    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8",
+                         "scenario.repeats=1")
     run = study_mod.MixedRun(cfg)
     slowdowns = {"m60-2q/ml": 10.0, "m60-2q/n1": 10.5, "m60-2q/n2": 20.0, "m60-2q/n3": 40.0, "m60-2q/n4": 60.0}
     monkeypatch.setattr(study_mod, "numbers", lambda label: study_mod.PhaseNumbers(
@@ -180,6 +181,29 @@ def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatc
     assert run.stop_reason().startswith("QoS missed at n2: ML slowdown 100.0 % > 15 %; 2 step(s) measured past it")
     curve = study_mod.consolidation_metrics({k: v[-1] for k, v in run.numbers.items()}, 100.0, 15.0)
     assert curve["guests_at_qos"] == 1 and [curve[f"n{n}.meets_qos"] for n in (1, 2, 3, 4)] == [1, 0, 0, 0]
+
+
+def test_a_consolidation_step_runs_its_repeats_in_a_row_and_one_missing_tile_fails_it(monkeypatch):
+    """scenario.repeats (default 3) for a consolidation: each step's repeats in a row, judged once all are in; a
+    repeat that misses QoS fails the step (VMmark's rule), and says which repeat."""
+    from suites.run import mixed as study_mod
+
+    from .helpers import compose_config
+
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=3",
+                         "scenario.study.steps_past_miss=0")
+    assert cfg.scenario.phase_repeats == 3
+    run = study_mod.MixedRun(cfg)
+    rates = {"m60-2q/ml": [100.0] * 3, "m60-2q/n1": [99.0, 98.0, 97.0], "m60-2q/n2": [95.0, 50.0, 96.0]}
+    calls = iter([(label, i) for label in rates for i in range(3)])
+    monkeypatch.setattr(study_mod, "numbers", lambda _: (lambda label, i: study_mod.PhaseNumbers(
+        cad_p95_frame_ms=[20.0] if label != "m60-2q/ml" else [], ml_images_per_sec=rates[label][i]))(*next(calls)))
+    going = [run.keep_going(label, None) for label in rates for _ in range(3)]
+    assert going == [True] * 8 + [False]  # n2 judged only after its third repeat
+    assert run.verdicts["m60-2q/n2"] == (False, "ML slowdown 100.0 % > 15 % (repeat 2/3)")
+    curve = study_mod.consolidation_metrics(run.numbers, 100.0, 15.0)
+    assert curve["guests_at_qos"] == 1 and curve["n2.repeats"] == 3
+    assert curve["n1.ml_slowdown_pct"] == pytest.approx(100 / 98 * 100 - 100)  # the median repeat's
 
 
 def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_not_fit(monkeypatch):

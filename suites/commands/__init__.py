@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "make bench"),
     "study": ("suites.study.command", "the reference study, planned to a time budget, with its report",
               "make study"),
+    "size": ("suites.capacity.command", "which profile, guests per GPU, GPUs and cost for a mix, with its confidence",
+             "make size"),
     "report": ("suites.commands.report", "a mixed / consolidation report (or --study's) read back from MLflow",
                "make report"),
     "sync": ("suites.commands.sync", "import runs recorded while a store was down, or a run tree brought back",

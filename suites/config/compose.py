@@ -161,6 +161,8 @@ def mixed_phases(cfg: BenchConfig) -> list[PhaseConfig]:
     sized, _ = consolidation_memory(cfg)
     base = [f"profile={p}", *([f"profile.memory_MiB={sized}"] if sized else [])]
     steps = [PhaseConfig(f"{p}/{ML_ALONE}", list(base), [ml])] if study.with_ml else []
+    if study.cad_alone:
+        steps.append(PhaseConfig(f"{p}/{CAD_ALONE}", list(base), [GuestGroup(cad.workload, 1, list(cad.overrides))]))
     for n in range(1, study.max_guests + 1):
         group = GuestGroup(cad.workload, n, list(cad.overrides))
         steps.append(PhaseConfig(f"{p}/n{n}", list(base), [group, ml] if study.with_ml else [group]))

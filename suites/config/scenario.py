@@ -46,6 +46,8 @@ class MixedConfig:
     cad: GuestGroup = field(default_factory=lambda: GuestGroup(workload="graphics-replay"))
     ml: GuestGroup = field(default_factory=lambda: GuestGroup(workload="mnist-torch"))
     with_ml: bool = True  # consolidation: one ML guest runs beside the CAD guests
+    # consolidation: one CAD guest alone first too, so each step's CAD slowdown has its baseline (make size)
+    cad_alone: bool = False
     max_guests: int = 4  # consolidation: stop adding CAD guests here (or at the profile's capacity)
     qos_p95_frame_ms: float = 100.0  # consolidation QoS: every CAD guest's p95 frame time at most this
     qos_ml_slowdown_pct: float = 15.0  # and the ML guest at most this much slower than alone
@@ -77,7 +79,8 @@ class ScenarioConfig:
     kind: str = "plain"  # plain | mixed (3 phases per profile) | consolidation (add CAD guests until QoS fails)
     study: MixedConfig = field(default_factory=MixedConfig)
     # A comparison runs every phase this often, interleaved (A B C A B C), for spread and verdicts; unset: 3
-    # (consolidation: 1, each step judged as it comes). The smoke experiment sets 1 (n=1, no spread).
+    # (a consolidation's steps: in a row, A A A B B B, each judged on all of its repeats). The smoke experiment
+    # sets 1 (n=1, no spread).
     repeats: Optional[int] = None
 
     @property
@@ -87,8 +90,8 @@ class ScenarioConfig:
 
     @property
     def phase_repeats(self) -> int:
-        if self.kind == "consolidation":
-            return 1
+        """A consolidation's steps run their repeats in a row (each step judged on all of them), the other
+        comparisons' phases interleaved."""
         return self.repeats if self.repeats is not None else (DEFAULT_REPEATS if self.compares else 1)
 
     def check(self) -> None:

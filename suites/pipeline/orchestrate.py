@@ -217,33 +217,37 @@ def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str
 
 def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorder, ref: RunRef | None,
                mixed: MixedRun | None, out: Console, launcher: str) -> tuple[dict[str, list[ScenarioOutcome]], int]:
-    """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. Stops at an
-    interrupt, or where a consolidation step misses QoS. (outcomes per phase label, worst exit code)"""
+    """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. A consolidation's
+    steps instead each run their repeats in a row (A A A B B B): a step is judged on all of its repeats before the
+    sweep decides to add a guest. Stops at an interrupt, or where a consolidation step misses QoS. (outcomes per
+    phase label, worst exit code)"""
     outcomes: dict[str, list[ScenarioOutcome]] = {}
     worst = 0
-    for r in range(1, repeats + 1):
-        for planned in plans:
-            label, slug = planned.run.label, planned.run.label.replace("/", "-")
-            overrides = planned.run.phase.overrides if planned.run.phase else []
-            say(out)(f"phase {label}" + (f" (repeat {r}/{repeats})" if repeats > 1 else "")
-                     + f": {' '.join(overrides) or '(as given)'}")
-            outcome, _ = run_scenario(planned, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), recorder, out,
-                                      launcher, ref, {"bench.phase": label, "bench.scenario": planned.cfg.scenario.name,
-                                                      "bench.repeat": str(r)})
-            outcomes.setdefault(label, []).append(outcome)
-            worst = max(worst, outcome.exit_code)
-            if outcome.status == "interrupted":
-                if mixed is not None:
-                    mixed.interrupted = True
-                return outcomes, worst
-            if mixed is not None and not mixed.keep_going(label, outcome):
-                say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): sweep ends here, "
-                         f"{mixed.steps_past_miss()} step(s) past the first miss ({mixed.first_miss})")
-                return outcomes, worst
-            if mixed is not None and not mixed.verdicts.get(label, (True, ""))[0]:
-                say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): the sweep goes on "
-                         f"{mixed.settings.steps_past_miss - mixed.steps_past_miss()} more step(s), to show how QoS "
-                         "breaks")
+    in_a_row = mixed is not None and mixed.kind == "consolidation"
+    order = [(r, p) for p in plans for r in range(1, repeats + 1)] if in_a_row else \
+        [(r, p) for r in range(1, repeats + 1) for p in plans]
+    for r, planned in order:
+        label, slug = planned.run.label, planned.run.label.replace("/", "-")
+        overrides = planned.run.phase.overrides if planned.run.phase else []
+        say(out)(f"phase {label}" + (f" (repeat {r}/{repeats})" if repeats > 1 else "")
+                 + f": {' '.join(overrides) or '(as given)'}")
+        outcome, _ = run_scenario(planned, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), recorder, out,
+                                  launcher, ref, {"bench.phase": label, "bench.scenario": planned.cfg.scenario.name,
+                                                  "bench.repeat": str(r)})
+        outcomes.setdefault(label, []).append(outcome)
+        worst = max(worst, outcome.exit_code)
+        if outcome.status == "interrupted":
+            if mixed is not None:
+                mixed.interrupted = True
+            return outcomes, worst
+        if mixed is not None and not mixed.keep_going(label, outcome):
+            say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): sweep ends here, "
+                     f"{mixed.steps_past_miss()} step(s) past the first miss ({mixed.first_miss})")
+            return outcomes, worst
+        if mixed is not None and not mixed.verdicts.get(label, (True, ""))[0]:
+            say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): the sweep goes on "
+                     f"{mixed.settings.steps_past_miss - mixed.steps_past_miss()} more step(s), to show how QoS "
+                     "breaks")
     return outcomes, worst
 
 

@@ -69,3 +69,13 @@ def check_out_dirs(cfg: BenchConfig) -> None:
                 raise ConfigError(f"{key}: {db} is not a file (an MLflow sqlite store is one file)")
     for key, folder in folders.items():
         require_output_dir(folder, key)
+
+
+def refuse_run_dirs(overrides: list[str], command: str, key: str, default: str) -> None:
+    """A command that writes every part under its own folder setting (``key``, default ``default``): a Hydra run or
+    sweep folder given to it would be taken silently and never used."""
+    for given in overrides:
+        name = given.partition("=")[0].lstrip("+~")
+        if name in ("hydra.run.dir", "hydra.sweep.dir"):
+            raise ConfigError(f"{name}: a {command} writes its parts under {key} (default {default}); "
+                              f"give {key}=<folder> instead")

@@ -14,7 +14,8 @@ from typing import Any
 
 from suites.config.schema import EXPERIMENT
 from suites.run.marks import Mark, of_repeats
-from suites.run.mixed import PhaseNumbers, by_profile, consolidation_metrics
+from suites.run.mixed import by_profile, consolidation_metrics
+from suites.run.phase_numbers import PhaseNumbers
 
 
 @dataclass
@@ -43,9 +44,11 @@ def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[PhaseNumber
         if not label:
             continue
         guests = client.search_runs([exp], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1000)
+        guests = sorted(guests, key=lambda g: g.data.tags.get("bench.guest_id", ""))
         out.setdefault(label, []).append(PhaseNumbers.from_guests(
             run.data.metrics, [(g.data.params.get("workload", "?"), g.data.tags.get("bench.status") == "ok",
-                                g.data.metrics) for g in guests]))
+                                g.data.metrics) for g in guests],
+            [g.data.tags.get("bench.guest_id", "?") for g in guests]))
     return out
 
 
@@ -102,13 +105,12 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
         rep.sources.append(mixed.info.run_id)
     if cons is not None:
         phases = phase_numbers(client, cons.info.run_id)
-        numbers = {label: runs[-1] for label, runs in phases.items()}
         params = cons.data.params
         rep.marks["consolidation"] = run_marks(phases, params)
-        rep.consolidation = consolidation_metrics(numbers, float(params.get("qos_p95_frame_ms", "nan")),
+        rep.consolidation = consolidation_metrics(phases, float(params.get("qos_p95_frame_ms", "nan")),
                                                   float(params.get("qos_ml_slowdown_pct", "nan")),
                                                   float(params.get("host_busy_pct", "inf")))
-        rep.consolidation_profile = next(iter(numbers), "?/").split("/")[0]
+        rep.consolidation_profile = next(iter(phases), "?/").split("/")[0]
         rep.stop_reason = params.get("stop_reason", "")
         rep.sources.append(cons.info.run_id)
     return rep

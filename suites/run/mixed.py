@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 
 from gpu_probe import vocab
 from gpu_probe.shapes import Record
@@ -32,59 +32,8 @@ from suites.config.scenario import MIXED, PhaseConfig
 from suites.config.scenario import ML_ALONE as ML
 from suites.config.schema import BenchConfig
 from suites.run import marks
-from suites.run.outcome import ScenarioOutcome, missed_target
-from suites.workloads import base, registry
-
-
-def kind_of(workload: str) -> str:
-    """ML or CAD, as the workload's plugin declares (unknown names count as ML, as they did before kinds)."""
-    plugin = registry().get(workload)
-    return plugin.kind if plugin is not None else base.ML
-
-
-@dataclass
-class PhaseNumbers:
-    """What one phase measured, reduced to what the mixed scenarios need (NaN where not measured)."""
-
-    makespan_s: float = math.nan
-    host_cpu_pct: float = math.nan  # 100 = all host cores
-    gpu_util_pct: float = math.nan
-    energy_J: float = math.nan  # GPU board energy over the phase, where power is readable
-    cad_guests: int = 0
-    cad_run_time_s: float = math.nan  # mean over CAD guests
-    cad_p95_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest
-    cad_frames: float = 0.0
-    ml_images_per_sec: float = math.nan  # the slowest ML guest's steady rate: what its slowdown is read from
-    ml_images: float = 0.0
-    overlap_pct: float = math.nan  # the worst guest's window share beside the other workload (vocab.OVERLAP)
-    failed: int = 0
-    host_other_cpu_pct: float = math.nan  # other processes' CPU, % of one core: the worse of before and during
-    ml_rate_blank: int = 0  # ML guests that finished without a rate (a window too short): no slowdown from them
-    ml_missed: str = ""  # why an ML guest missed its accuracy target ('' where none did)
-
-    @classmethod
-    def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]]) -> "PhaseNumbers":
-        """``phase``: the scenario run's metrics; ``guests``: (workload, ok, metrics) per guest."""
-        cad = [m for w, ok, m in guests if ok and kind_of(w) == base.CAD]
-        ml = [m for w, ok, m in guests if ok and kind_of(w) == base.ML]
-        return cls(
-            makespan_s=phase.get(vocab.MAKESPAN.key, math.nan),
-            host_cpu_pct=phase.get(f"{vocab.HOST_CPU.key}.mean", math.nan),
-            gpu_util_pct=summarize(v for k, v in phase.items() if vocab.is_gpu_key(k, vocab.GPU_UTIL, "mean")).mean,
-            energy_J=phase.get(vocab.ENERGY.key, math.nan),
-            cad_guests=len(cad),
-            cad_run_time_s=summarize(m.get(vocab.RUN_TIME.key) for m in cad).mean,
-            cad_p95_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p95"), math.nan) for m in cad],
-            cad_frames=sum(m.get(vocab.FRAMES.key, 0.0) for m in cad),
-            ml_images_per_sec=min((m.get(vocab.IMAGES_PER_SEC.key, math.nan) for m in ml), default=math.nan),
-            ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),
-            overlap_pct=phase.get(vocab.OVERLAP.key, math.nan),
-            failed=sum(1 for _, ok, _ in guests if not ok),
-            host_other_cpu_pct=phase.get(f"{vocab.HOST_OTHER_CPU.key}.worst",
-                                         phase.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan)),
-            ml_rate_blank=sum(1 for m in ml if not m.get(vocab.IMAGES_PER_SEC.key, math.nan) > 0),
-            ml_missed=next((missed_target(m) for m in ml if missed_target(m)), ""),
-        )
+from suites.run.outcome import ScenarioOutcome
+from suites.run.phase_numbers import PhaseNumbers
 
 
 def pct_increase(mixed: float, alone: float) -> float:
@@ -162,10 +111,22 @@ def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct
     return True, ""
 
 
+def step_qos(repeats: list[PhaseNumbers], alone: list[PhaseNumbers] | None, p95_ms: float, ml_pct: float,
+             busy_pct: float = math.inf) -> tuple[bool, str]:
+    """A consolidation step over its repeats (VMmark's rule: a tile that misses fails the step): each repeat judged
+    by :func:`qos` beside the ML-alone repeat of its index (the last one where there are fewer)."""
+    for i, step in enumerate(repeats):
+        ok, why = qos(step, alone[min(i, len(alone) - 1)] if alone else None, p95_ms, ml_pct, busy_pct)
+        if not ok:
+            return False, why + (f" (repeat {i + 1}/{len(repeats)})" if len(repeats) > 1 else "")
+    return True, ""
+
+
 def numbers(outcome: ScenarioOutcome) -> PhaseNumbers:
     # exactly the phase run's MLflow metrics (suites.record.mlflow_runs), so the report reads the same numbers back
     phase = {**outcome.host_metrics, vocab.MAKESPAN.key: outcome.makespan_s or math.nan}
-    return PhaseNumbers.from_guests(phase, [(o.spec.workload, o.result.ok, o.result.metrics) for o in outcome.guests])
+    return PhaseNumbers.from_guests(phase, [(o.spec.workload, o.result.ok, o.result.metrics) for o in outcome.guests],
+                                    [o.spec.guest_id for o in outcome.guests])
 
 
 # --- the run: what a comparison asks of a mixed scenario ---------------------------------------------------------
@@ -184,20 +145,21 @@ class MixedRun:
 
     def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
         """Consolidation: a step past the profile's capacity ends the sweep there (True: drop it and the rest)."""
-        if self.kind == "consolidation" and phase.label.split("/")[-1] not in ("n1", ML):
+        if self.kind == "consolidation" and phase.label.split("/")[-1] not in ("n1", ML, CAD):
             self.capacity_note = f"stopped at {phase.label}: {exc}"
             return True
         return False
 
     def keep_going(self, label: str, outcome: ScenarioOutcome) -> bool:
         self.numbers.setdefault(label, []).append(numbers(outcome))
-        if self.kind != "consolidation" or label.endswith(f"/{ML}"):
+        if self.kind != "consolidation" or label.endswith((f"/{ML}", f"/{CAD}")):  # baselines: not judged
             return True
-        latest = {k: v[-1] for k, v in self.numbers.items()}
-        alone = next((v for k, v in latest.items() if k.endswith(f"/{ML}")), None)
+        if len(self.numbers[label]) < self.cfg.scenario.phase_repeats:
+            return True  # a step is judged once all its repeats are in (they run in a row)
+        alone = next((v for k, v in self.numbers.items() if k.endswith(f"/{ML}")), None)
         s = self.settings
-        self.verdicts[label] = qos(latest[label], alone, s.qos_p95_frame_ms, s.qos_ml_slowdown_pct,
-                                   self.cfg.host_busy_pct)
+        self.verdicts[label] = step_qos(self.numbers[label], alone, s.qos_p95_frame_ms, s.qos_ml_slowdown_pct,
+                                        self.cfg.host_busy_pct)
         if not self.verdicts[label][0] and self.first_miss is None:
             self.first_miss = label
         return self.steps_past_miss() < self.settings.steps_past_miss or self.first_miss is None
@@ -213,7 +175,7 @@ class MixedRun:
         """The comparison run's derived metrics (what the report recomputes from the phase runs)."""
         if self.kind == "mixed":
             return by_profile(self.numbers)
-        return consolidation_metrics({k: v[-1] for k, v in self.numbers.items()}, self.settings.qos_p95_frame_ms,
+        return consolidation_metrics(self.numbers, self.settings.qos_p95_frame_ms,
                                      self.settings.qos_ml_slowdown_pct, self.cfg.host_busy_pct)
 
     def score_marks(self) -> list[marks.Mark]:
@@ -338,24 +300,33 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
     return out
 
 
-def consolidation_metrics(numbers: dict[str, PhaseNumbers], p95_ms: float, ml_pct: float,
-                          busy_pct: float = math.inf) -> dict[str, float]:
-    """Per step its figures and verdict; the score (guests_at_qos) and whether it is one (``inconclusive``: a
-    mark that voids it, :mod:`suites.run.marks`)."""
-    alone = next((v for k, v in numbers.items() if k.endswith(f"/{ML}")), None)
+def consolidation_metrics(numbers: dict[str, PhaseNumbers] | dict[str, list[PhaseNumbers]], p95_ms: float,
+                          ml_pct: float, busy_pct: float = math.inf) -> dict[str, float]:
+    """Per step its figures (medians over its repeats) and verdict (every repeat's: :func:`step_qos`); the score
+    (guests_at_qos) and whether it is one (``inconclusive``: a mark that voids it, :mod:`suites.run.marks`)."""
+    runs = {k: v if isinstance(v, list) else [v] for k, v in numbers.items()}
+    alone = next((v for k, v in runs.items() if k.endswith(f"/{ML}")), None)
     out: dict[str, float] = {"guests_at_qos": 0.0, "qos_p95_frame_ms": p95_ms, "qos_ml_slowdown_pct": ml_pct,
-                             "inconclusive": float(marks.inconclusive(marks.marks_of(numbers, busy_pct)))}
-    for label, n in numbers.items():
-        if label.endswith(f"/{ML}"):
+                             "inconclusive": float(marks.inconclusive(marks.of_repeats(runs, busy_pct)))}
+    for label, steps in runs.items():
+        if label.endswith((f"/{ML}", f"/{CAD}")):
             continue
         count = int(label.split("/n")[-1])
-        ok, why = qos(n, alone, p95_ms, ml_pct, busy_pct)
+        ok, why = step_qos(steps, alone, p95_ms, ml_pct, busy_pct)
+        paired = [ml_slowdown_pct(n, alone[min(i, len(alone) - 1)]) for i, n in enumerate(steps)] if alone else []
         out[f"n{count}.inconclusive"] = float(why.startswith("inconclusive"))
-        out[f"n{count}.p95_frame_ms_worst"] = max(n.cad_p95_frame_ms, default=math.nan)
-        out[f"n{count}.ml_slowdown_pct"] = ml_slowdown_pct(n, alone) if alone else math.nan
-        out[f"n{count}.{vocab.OVERLAP.key}"] = n.overlap_pct
+        out[f"n{count}.p95_frame_ms_worst"] = median(max(n.cad_p95_frame_ms, default=math.nan) for n in steps)
+        out[f"n{count}.ml_slowdown_pct"] = median(paired)
+        out[f"n{count}.{vocab.OVERLAP.key}"] = min((n.overlap_pct for n in steps), default=math.nan)
         out[f"n{count}.meets_qos"] = float(ok)
-        out[f"n{count}.host_cpu_pct"] = n.host_cpu_pct
+        out[f"n{count}.host_cpu_pct"] = median(n.host_cpu_pct for n in steps)
+        out[f"n{count}.repeats"] = float(len(steps))
         if ok and count == out["guests_at_qos"] + 1:  # the largest count with every step before it passing
             out["guests_at_qos"] = float(count)
     return out
+
+
+def median(values: Iterable[float]) -> float:
+    """The median of the finite values (NaN for none)."""
+    finite = [v for v in values if v == v]
+    return statistics.median(finite) if finite else math.nan

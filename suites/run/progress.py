@@ -11,7 +11,7 @@ from suites.backends.handle import GuestHandle
 
 
 class ProgressView:
-    def __init__(self, mode: str, log_every_s: float = 15.0) -> None:
+    def __init__(self, mode: str, log_every_s: float = 8.0) -> None:  # a line at least every 10 s (make size)
         self.live = mode == "live" or (mode == "auto" and sys.stderr.isatty())
         self.quiet = mode == "quiet"
         self.log_every_s = log_every_s

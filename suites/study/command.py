@@ -39,7 +39,7 @@ from suites.config.schema import BackendKind, one_line, register_configs, run_st
 from suites.errors import BenchError, ConfigError, PlacementError
 from suites.pipeline.jobs import fail
 from suites.pipeline.orchestrate import PlannedComparison, best_effort, console, plan_comparison, run_comparison, say
-from suites.pipeline.prechecks import check_out_dirs, require_parseable
+from suites.pipeline.prechecks import check_out_dirs, refuse_run_dirs, require_parseable
 from suites.record import mlflow_runs
 from suites.record.export import export_tree
 from suites.record.outdirs import require_output_dir
@@ -63,16 +63,6 @@ def missing_components() -> dict[str, str]:
         if lacking:
             out[component] = f"{', '.join(lacking)} not installed: {loss}"
     return out
-
-
-def refuse_run_dirs(overrides: list[str]) -> None:
-    """A study writes every part under study.out_dir: a Hydra run or sweep folder given to it would be taken
-    silently and never used."""
-    for given in overrides:
-        key = given.partition("=")[0].lstrip("+~")
-        if key in ("hydra.run.dir", "hydra.sweep.dir"):
-            raise ConfigError(f"{key}: a study writes its parts under study.out_dir (default outputs/study); "
-                              f"give study.out_dir=<folder> instead")
 
 
 def compose_parts(sp: StudyPlan, overrides: list[str]) -> dict[str, Composition]:
@@ -242,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     out = console()
     try:
         require_parseable(overrides)
-        refuse_run_dirs(overrides)
+        refuse_run_dirs(overrides, "study", "study.out_dir", "outputs/study")
         settings = load_settings(mine)
         inv = inventory.collect()
         gpus, gpu_status = gpus_to_plan_with(inv, overrides)

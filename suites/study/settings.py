@@ -13,11 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
-
-from suites.config.paths import absolute_paths, launch_dir
-from suites.config.schema import one_line
+from suites.config.own import load_own
 from suites.errors import ConfigError, require
 
 PREFIX = "study."
@@ -75,12 +71,4 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def load_settings(args: list[str]) -> StudySettings:
     """``study.key=value`` arguments over the defaults, validated; any problem is one ConfigError line."""
-    try:
-        merged = OmegaConf.merge(OmegaConf.structured(StudySettings),
-                                 OmegaConf.from_dotlist([a[len(PREFIX):] for a in args]))
-        settings = OmegaConf.to_object(merged)
-    except (OmegaConfBaseException, ValueError) as exc:
-        raise ConfigError(f"study: {one_line(exc)}") from exc
-    assert isinstance(settings, StudySettings)
-    settings.check()
-    return absolute_paths(settings, launch_dir())
+    return load_own(StudySettings, "study", [a[len(PREFIX):] for a in args])

@@ -257,6 +257,8 @@ def frame_stats(frame_s: list[float], gpu_ms: list[float], scope: str) -> dict[s
            vocab.scoped_key(scope, vocab.FRAMES): float(len(ms))}
     for q in (50, 95, 99):
         out[vocab.scoped_key(scope, vocab.FRAME_TIME, f"p{q}")] = percentile(ms, q)
+    median = percentile(ms, 50)  # stutter: the hitches a p95 averages away (a frame twice as long as usual)
+    out[vocab.scoped_key(scope, vocab.STUTTER)] = 100.0 * sum(1 for t in ms if t > 2 * median) / len(ms)
     if gpu_ms:
         out[vocab.scoped_key(scope, vocab.GPU_FRAME_TIME, "p50")] = percentile(sorted(gpu_ms), 50)
     return out

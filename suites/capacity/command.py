@@ -1,0 +1,276 @@
+"""``make size`` (``python -m suites size [sizing=<name>] [sizing.key=value ...] [bench overrides ...]``): which
+profile, how many guests per GPU, how many GPUs and hosts, at what cost per user, for a mix of CAD users and ML
+jobs, each figure with the range its confidence gives.
+
+For each candidate profile of the GPU (configs/profile; on a host without a GPU, ``sizing.consolidation_profile``
+alone, said) a consolidation sweep is measured, or reused from the store where an earlier sizing measured the same
+thing (same GPU, driver, profile, workloads, sizes, repeats, policy): ML alone, one CAD guest alone, then 1, 2, ...
+CAD guests beside the ML guest, ``sizing.repeats`` times each in a row. Each curve is read for ``N_safe`` /
+``N_point`` / knee (suites/capacity/curve.py), the mix solved (solver.py), and one MLflow run records it (params:
+the mix and the limits; metrics: the answer), its consolidations nested under it, with the report
+(``<sizing.out_dir>/<time>/sizing.{md,html,png}``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+from rich.console import Console
+
+from gpu_probe import inventory
+from gpu_probe.datasheet import memory_MiB
+from gpu_probe.inventory import Inventory
+from suites.backends.placement import weakest
+from suites.capacity import curve, measured, solver
+from suites.capacity.result import SizingResult, title_label
+from suites.capacity.settings import SizingSettings, describe, load_settings, split_args
+from suites.config.compose import Composition, compose_run
+from suites.config.profiles import ProfileConfig
+from suites.config.schema import one_line, register_configs, run_stamp
+from suites.errors import BenchError, ConfigError
+from suites.pipeline.jobs import fail
+from suites.pipeline.orchestrate import console, plan_comparison, run_comparison, say
+from suites.pipeline.prechecks import check_out_dirs, refuse_run_dirs, require_parseable
+from suites.record import mlflow_runs
+from suites.record.outdirs import require_output_dir
+from suites.record.reader import phase_numbers
+from suites.record.recorder import Recorder, RunRef
+from suites.render import sizing_report
+from suites.run.outcome import EXIT_INTERRUPTED
+from suites.run.plan import plan_and_lease
+from suites.run.shield import stop_on_signals
+
+KIND = "sizing"
+REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
+
+
+def part_overrides(settings: SizingSettings, profile: str, policy: str, tier: str, p: ProfileConfig) -> list[str]:
+    """One consolidation's command line: the profile, its CAD size's viewsets, the repeats, the policy."""
+    viewsets = ",".join(settings.cad_sizes[settings.cad_size])
+    out = ["scenario=consolidation", f"profile={profile}", f"scenario.repeats={settings.repeats}",
+           f"scenario.study.max_guests={settings.max_guests}", "scenario.study.cad_alone=true",
+           "scenario.study.steps_past_miss=2", "scenario.study.cad.overrides=['workload.size=small',"
+           f"'workload.viewsets=[{viewsets}]']"]
+    if tier == "smoke":
+        out.insert(0, "+preset=smoke")
+    if policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
+        out += ["sharing=mps", f"profile.mps_share_pct={max(1, 100 // max(1, p.max_per_gpu))}"]
+    return out
+
+
+def reuse_key(inv: Inventory, overrides: list[str], profile: str, policy: str) -> str:
+    """What makes a stored consolidation this one's measurement: GPU, driver, profile, policy, its command line."""
+    return json.dumps({"gpu": ", ".join(str(g.get("name")) for g in inv.gpus) or "no GPU",
+                       "driver": inv.driver_version or "-", "profile": profile, "policy": policy,
+                       "overrides": overrides}, sort_keys=True)
+
+
+def stored(client: Any, experiment: str, key: str) -> str | None:
+    """The newest finished consolidation recorded with ``key`` (bench.sizing_key), or None."""
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return None
+    runs = client.search_runs([exp.experiment_id], "tags.`bench.kind` = 'consolidation' and "
+                              "attributes.status = 'FINISHED'", max_results=200,
+                              order_by=["attributes.start_time DESC"])
+    return next((r.info.run_id for r in runs if r.data.tags.get("bench.sizing_key") == key), None)
+
+
+def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str],
+               out: Console) -> tuple[str, list[ProfileConfig], list[tuple[str, str, Composition]], list[str]]:
+    """(the GPU sized for, its candidates, the consolidations to measure or reuse, notes), every part composed
+    before anything starts; a problem is one ConfigError."""
+    gpu = settings.gpu or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
+    candidates = measured.candidate_profiles(gpu, settings.profiles)
+    if not candidates:
+        raise ConfigError(f"sizing.gpu={gpu}: no vGPU profile of it in configs/profile (sizing.profiles names "
+                          "candidates by hand)")
+    notes, tier = [], settings.tier
+    if tier == "auto":
+        tier = "full" if inv.gpus else "smoke"
+    policies = list(settings.policies)
+    if not inv.gpus:
+        names = [c.name for c in candidates]
+        chosen = settings.consolidation_profile if settings.consolidation_profile in names else names[0]
+        notes.append(f"no GPU: only {chosen} measured (on the CPU no profile is enforced: one curve stands for "
+                     f"none of them); the others' GPU time is not measured")
+        measure = [chosen]
+        if "mps" in policies:
+            policies.remove("mps")
+            notes.append("policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
+    else:
+        measure = [c.name for c in candidates]
+    by_name = {c.name: c for c in candidates}
+    parts = []
+    for name in measure:
+        for policy in policies:
+            try:
+                comp = compose_run([*part_overrides(settings, name, policy, tier, by_name[name]), *overrides])
+            except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+                raise ConfigError(f"sizing part {name}/{policy}: {one_line(exc)}") from exc
+            check_out_dirs(comp.cfg)
+            parts.append((name, policy, comp))
+    say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
+             f"({', '.join(f'{n}/{p}' for n, p, _ in parts)}), sizes {tier}, {settings.repeats} repeat(s) per step")
+    return gpu, candidates, parts, notes
+
+
+def measure(parts: list[tuple[str, str, Composition]], settings: SizingSettings, inv: Inventory, run_dir: Path,
+            recorder: Recorder, ref: RunRef | None, out: Console, notes: list[str]) -> dict[tuple[str, str], str]:
+    """Each part's consolidation run id: reused from the store, or measured now (nested under the sizing run)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(recorder.tracker.uri) if recorder.tracker else None
+    ids: dict[tuple[str, str], str] = {}
+    for i, (name, policy, comp) in enumerate(parts, 1):
+        key = reuse_key(inv, [a for a in part_overrides(settings, name, policy, "", comp.cfg.profile)
+                              if not a.startswith("+preset")] + [comp.cfg.scale], name, policy)
+        found = stored(client, comp.cfg.experiment, key) if client is not None and settings.reuse else None
+        if found:
+            say(out)(f"== size part {i}/{len(parts)}: {name}/{policy}: reused consolidation run {found} ==")
+            ids[(name, policy)] = found
+            continue
+        say(out)(f"== size part {i}/{len(parts)}: {name}/{policy}: measuring ==")
+        try:
+            planned, cores = plan_and_lease(lambda c=comp: plan_comparison(c, out), lambda c: c.plans, run_dir,
+                                            comp.cfg.wait_for_cores_s, say(out))
+        except BenchError as exc:  # this profile does not fit here: the others are still sized
+            notes.append(f"{name}/{policy}: not measured: {one_line(exc)}")
+            say(out)(f"size: {notes[-1]}")
+            continue
+        with cores:
+            code = run_comparison(comp, run_dir / f"{name}-{policy}", out, "size", planned, recorder, ref,
+                                  {"bench.sizing_key": key, "bench.sizing_part": f"{name}/{policy}"})
+        if client is not None and ref is not None:
+            found = child_of(client, ref.run_id, f"{name}/{policy}")
+            if found:
+                ids[(name, policy)] = found
+        if code == EXIT_INTERRUPTED:  # what was measured is still read and recorded; the rest is said
+            notes.append(f"interrupted during {name}/{policy} (its steps so far are read); not measured: "
+                         + (", ".join(f"{n}/{p}" for n, p, _ in parts[i:]) or "nothing else"))
+            break
+    return ids
+
+
+def child_of(client: Any, parent: str, part: str) -> str | None:
+    exp = client.get_run(parent).info.experiment_id
+    runs = client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}' and tags.`bench.sizing_part` = '{part}'")
+    return runs[0].info.run_id if runs else None
+
+
+def solve(settings: SizingSettings, inv: Inventory, gpu: str, candidates: list[ProfileConfig],
+          ids: dict[tuple[str, str], str], uri: str, notes: list[str]) -> SizingResult:
+    """The curves read back from the store (never from memory), the mix solved."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    limits = [curve.Limit(k, v) for k, v in settings.limits.items()]
+    caps, validity, phases_all, policies = {}, {}, [], {}
+    for (name, policy), run_id in ids.items():
+        phases = phase_numbers(client, run_id)
+        cap = curve.capacity(measured.steps_of(phases), limits)
+        tags = client.get_run(run_id).data.tags
+        worth = weakest([v for k, v in tags.items() if k.startswith("bench.validity.")])
+        policies.setdefault(policy, {})[f"{name}.n_point"] = float(cap.n_point)
+        if policy == settings.policies[0] or (name, settings.policies[0]) not in ids:
+            caps[name], validity[name] = cap, worth
+            phases_all.append(phases)
+    cad_peak, ml_peak = measured.demand(phases_all)
+    if cad_peak != cad_peak:
+        notes.append("peak GPU memory not measured (no GPU): no profile is excluded by its framebuffer")
+    # the host measured is the host sized for where it has the GPU; a host without one describes no GPU server
+    here = bool(inv.gpus)
+    host = solver.Host(settings.gpus_per_host, settings.host.cores or (inv.cpus_usable if here else None),
+                       settings.host.memory_MiB or (int(host_memory_MiB()) if here else None),
+                       settings.host.cpu_overcommit)
+    if host.cores is None or host.memory_MiB is None:
+        notes.append("host CPU and memory: not limits (no GPU here, and sizing.host.cores / memory_MiB not given)")
+    cands = [solver.Candidate(c.name, gpu, c.framebuffer_MiB or memory_MiB(c.gpu_model) or 0, c.max_per_gpu, c.vcpus,
+                              c.memory_MiB, caps.get(c.name), validity.get(c.name, "not measured"))
+             for c in candidates]
+    mix = solver.Mix(int(settings.mix.get("cad", 0)), int(settings.mix.get("ml", 0)))
+    answer = solver.solve(cands, mix, solver.Demand(cad_peak, ml_peak, settings.reserve_MiB), host, settings.spare,
+                          solver.Prices(settings.price.gpu, settings.price.licence_per_year, settings.years))
+    provenance = {"GPU": ", ".join(str(g.get("name")) for g in inv.gpus) or "no GPU", "sized for": gpu,
+                  "driver": inv.driver_version or "-", "mode": "vGPU profiles (" + (
+                      "emulated on this host's GPU" if inv.gpus else "not enforced: no GPU") + ")",
+                  "scheduler policy": ", ".join(sorted({p for _, p in ids})), "host": f"{inv.hostname} "
+                  f"({inv.cpu_model}, {inv.cpus_usable} cores)", "runs": ", ".join(ids.values()) or "none",
+                  "clocks": "as the driver set them (never changed by the suite)"}
+    return SizingResult(mix, gpu, settings.limits, caps, answer, validity, provenance, notes,
+                        policies if len(policies) > 1 else {})
+
+
+def host_memory_MiB() -> float:
+    import psutil
+
+    return psutil.virtual_memory().total / 2**20
+
+
+def record(recorder: Recorder, ref: RunRef | None, settings: SizingSettings, result: SizingResult, run_dir: Path,
+           files: list[Path]) -> None:
+    rec = result.answer.recommended
+    metrics: dict[str, float] = {}
+    for s in result.answer.sized:
+        metrics.update(sizing_report.sized_metrics(s))
+    for profile, cap in result.capacities.items():
+        metrics.update({f"{profile}.n_point": float(cap.n_point), f"{profile}.n_safe": float(cap.n_safe)})
+        if cap.knee is not None:
+            metrics[f"{profile}.knee"] = float(cap.knee)
+    if rec is not None:
+        metrics.update({f"answer.{k}": v for k, v in sizing_report.sized_metrics(rec).items()})
+    params = {**describe(settings), "recommended": rec.profile if rec else "none",
+              "validity": result.weakest, **{f"provenance.{k}": v for k, v in result.provenance.items()}}
+    tags = {"bench.title": title_label(result), "bench.answer": " ".join(sizing_report.recommendation(result)[:1])}
+    recorder.comparison_results(ref, mlflow_runs.ComparisonResults(params, metrics, tags), run_dir)
+    recorder.finish(ref, files, "FINISHED")
+
+
+def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, str, list[ProfileConfig],
+                                                    list[tuple[str, str, Composition]], list[str]]:
+    """Everything checked and composed before anything starts or is written; a problem ends it in one line."""
+    register_configs()
+    name, mine, overrides = split_args(argv)
+    try:
+        require_parseable(overrides)
+        refuse_run_dirs(overrides, "sizing", "sizing.out_dir", "outputs/sizing")
+        settings = load_settings(name, mine)
+        require_output_dir(settings.out_dir, "sizing.out_dir")
+        inv = inventory.collect()
+        return (settings, inv, *plan_parts(settings, inv, overrides, out))
+    except (BenchError, HydraException, OmegaConfBaseException) as exc:
+        fail(one_line(exc))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    out, t0 = console(), time.monotonic()
+    settings, inv, gpu, candidates, parts, notes = prepare(argv, out)
+    stop_on_signals()
+    run_dir = Path(settings.out_dir) / run_stamp()
+    run_dir.mkdir(parents=True)
+    recorder = Recorder(parts[0][2].cfg, say(out))
+    ref = recorder.start_comparison(f"sizing-{run_dir.name}", {"bench.role": KIND, "bench.kind": KIND})
+    ids = measure(parts, settings, inv, run_dir, recorder, ref, out, notes)
+    if recorder.tracker is None:
+        fail("size: no store to read the curves back from (tracking_uri and its fallback both failed)")
+    result = solve(settings, inv, gpu, candidates, ids, recorder.tracker.uri, notes)
+    files = sizing_report.write(result, run_dir)
+    for item in sizing_report.console_tables(result):
+        out.print(item) if not isinstance(item, str) else say(out)(item)
+    record(recorder, ref, settings, result, run_dir, files)
+    say(out)(f"size: {run_dir / 'sizing.html'} ({time.monotonic() - t0:.0f} s)")
+    return 0  # a mix no measured profile serves is an answer (said, and recorded: recommended=none), not a fault
+
+
+if __name__ == "__main__":
+    sys.exit(main())

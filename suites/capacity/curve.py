@@ -1,0 +1,178 @@
+"""A consolidation curve read for capacity: how many guests per GPU, from the point and from its confidence.
+
+A curve is the steps a consolidation sweep measured (1, 2, ... guests per GPU), each repeated: one *tile* per
+repeat (VMmark's word: the set of guests that run together, judged as one). Every QoS metric is held to its
+:class:`Limit`. Read from the curve, never past it:
+
+- ``n_point``: the largest guest count whose every step up to it has each metric's *median* within its limit;
+- ``n_safe``: the same with each metric's *upper 95 % bound* (a step with one repeat has no bound: not safe);
+- the *knee*: the last step before the sharpest rise of the curve's load (each step's worst metric over its limit).
+
+A tile in which any guest failed fails its step, whatever its figures, and the step says which guest. A count
+between two measured steps can be *predicted* (interpolated), and is labelled so; one outside them is not given.
+Pure: no I/O (suites/capacity/solver.py takes capacities to a mix).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from gpu_probe.stats import Interval, confidence_interval, ratio_interval
+
+__all__ = ["Capacity", "Limit", "Reading", "Step", "Tile", "capacity", "predict"]
+
+MEASURED, PREDICTED = "measured", "predicted"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A QoS metric's ceiling; a slowdown in % is judged on its ratio's interval (1 + x/100, log scale)."""
+
+    metric: str  # e.g. cad_slowdown_pct, ml_slowdown_pct, cad_p95_frame_ms
+    ceiling: float
+
+    @property
+    def is_slowdown(self) -> bool:
+        return self.metric.endswith("_pct")
+
+    def interval(self, values: list[float]) -> Interval:
+        if not self.is_slowdown:
+            return confidence_interval(values)
+        iv = ratio_interval(1 + v / 100 for v in values)
+        back = (lambda r: (r - 1) * 100 if r == r else math.nan)  # noqa: E731
+        return Interval(iv.n, back(iv.median), back(iv.mean), back(iv.low), back(iv.high), iv.level, iv.method)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One repeat of one step: each QoS metric's value (a per-guest metric: its worst guest's) and the guests
+    that failed."""
+
+    metrics: dict[str, float]
+    failed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    guests: int  # guests per GPU at this step
+    tiles: tuple[Tile, ...]
+
+
+@dataclass
+class Reading:
+    """One step judged: its medians and bounds per metric, whether it meets QoS on each, and why not."""
+
+    guests: int
+    n: int  # repeats
+    median: dict[str, float] = field(default_factory=dict)
+    upper: dict[str, float] = field(default_factory=dict)  # the 95 % interval's upper bound (NaN with n < 2)
+    failed: tuple[str, ...] = ()  # guests that failed in any tile: the step fails
+    point_ok: bool = False
+    safe_ok: bool = False
+    why: str = ""  # why it misses on the point (or, meeting it, on the bound); '' where both meet
+    load: float = math.nan  # the worst metric's median over its limit (1 = at the limit)
+
+
+@dataclass
+class Capacity:
+    n_point: int
+    n_safe: int
+    knee: int | None
+    readings: list[Reading]
+    why_point: str  # what ended n_point (the first step that missed, or the curve's end)
+    why_safe: str
+
+    @property
+    def measured(self) -> list[int]:
+        return [r.guests for r in self.readings]
+
+
+def values_of(step: Step, metric: str) -> list[float]:
+    """``metric`` in each tile whose guests all finished (a failed tile's figures are not the step's)."""
+    values = [t.metrics.get(metric, math.nan) for t in step.tiles if not t.failed]
+    return [v for v in values if v == v]
+
+
+def read_step(step: Step, limits: list[Limit]) -> Reading:
+    """One step: every metric's median and upper bound (the limited ones judged, the others reported)."""
+    failed = tuple(dict.fromkeys(g for t in step.tiles for g in t.failed))
+    r = Reading(step.guests, len(step.tiles), failed=failed)
+    judged = {limit.metric for limit in limits}
+    for metric in dict.fromkeys(k for t in step.tiles for k in t.metrics if k not in judged):
+        values = values_of(step, metric)
+        iv = Limit(metric, math.inf).interval(values)
+        r.median[metric] = statistics.median(values) if values else math.nan
+        r.upper[metric] = iv.high if iv.spread else math.nan
+    misses, unsure, loads = [], [], []
+    for limit in limits:
+        values = values_of(step, limit.metric)
+        if not values:
+            misses.append(f"{limit.metric} not measured")
+            r.median[limit.metric] = r.upper[limit.metric] = math.nan
+            continue
+        iv = limit.interval(values)
+        r.median[limit.metric] = statistics.median(values)
+        r.upper[limit.metric] = iv.high if iv.spread else math.nan
+        loads.append(r.median[limit.metric] / limit.ceiling if limit.ceiling else math.inf)
+        if not r.median[limit.metric] <= limit.ceiling:
+            misses.append(f"{limit.metric} {r.median[limit.metric]:.1f} > {limit.ceiling:g}")
+        elif not r.upper[limit.metric] <= limit.ceiling:
+            unsure.append(f"{limit.metric} upper bound {r.upper[limit.metric]:.1f} > {limit.ceiling:g}"
+                          if iv.spread else f"{limit.metric}: n={iv.n}, no interval")
+    r.load = max(loads, default=math.nan)
+    if failed:
+        misses.insert(0, f"tile failed: {', '.join(failed)} failed")
+    r.point_ok = not misses
+    r.safe_ok = r.point_ok and not unsure
+    r.why = "; ".join(misses or unsure)
+    return r
+
+
+def largest_passing(readings: list[Reading], ok: str) -> tuple[int, str]:
+    """(the largest count whose every step up to it passes, what ended it)."""
+    best = 0
+    for r in readings:
+        if not getattr(r, ok):
+            return best, f"{r.guests} guest(s): {r.why}"
+        best = r.guests
+    return best, f"every measured step passed (the curve ends at {readings[-1].guests})" if readings else "no step"
+
+
+def knee(readings: list[Reading]) -> int | None:
+    """The last step before the load's slope rises most (the curve's bend); None under three steps, or where the
+    slope never rises."""
+    pts = [(r.guests, r.load) for r in readings if r.load == r.load]
+    if len(pts) < 3:
+        return None
+    bends = []
+    for (n0, y0), (n1, y1), (n2, y2) in zip(pts, pts[1:], pts[2:], strict=False):
+        bends.append(((y2 - y1) / (n2 - n1) - (y1 - y0) / (n1 - n0), n1))
+    rise, at = max(bends)
+    return at if rise > 0 else None
+
+
+def capacity(steps: list[Step], limits: list[Limit]) -> Capacity:
+    """The curve's capacity on ``limits`` (steps in any order; read in guest order)."""
+    readings = [read_step(s, limits) for s in sorted(steps, key=lambda s: s.guests)]
+    n_point, why_point = largest_passing(readings, "point_ok")
+    n_safe, why_safe = largest_passing(readings, "safe_ok")
+    return Capacity(n_point, n_safe, knee(readings), readings, why_point, why_safe)
+
+
+def predict(readings: list[Reading], guests: int, metric: str) -> tuple[float, str]:
+    """``metric``'s median at ``guests``: (value, MEASURED) where that step was measured, (interpolated, PREDICTED)
+    between two measured steps, (NaN, why) outside them: never extrapolated."""
+    pts = sorted((r.guests, r.median.get(metric, math.nan)) for r in readings)
+    pts = [(n, v) for n, v in pts if v == v]
+    for n, v in pts:
+        if n == guests:
+            return v, MEASURED
+    below = [(n, v) for n, v in pts if n < guests]
+    above = [(n, v) for n, v in pts if n > guests]
+    if not below or not above:
+        span = f"{pts[0][0]}..{pts[-1][0]}" if pts else "none"
+        return math.nan, f"not measured: {guests} is outside the measured steps ({span})"
+    (n0, v0), (n1, v1) = below[-1], above[0]
+    return v0 + (v1 - v0) * (guests - n0) / (n1 - n0), PREDICTED

@@ -1,0 +1,81 @@
+"""Consolidation runs as curve.py's steps, the GPU's profiles as candidates: from what was measured, nothing more.
+
+A step's tile (one repeat) holds, against the baselines of the same repeat index:
+
+- ``cad_slowdown_pct``: the CAD guests' mean run time over the CAD guest alone's (the reference study's "CAD");
+- ``ml_slowdown_pct``: the ML guest's time per image over its time alone (suites.run.mixed.ml_slowdown_pct);
+- ``cad_p95_frame_ms``, ``cad_p99_frame_ms``, ``cad_stutter_pct``: the worst CAD guest's;
+- ``ml_jitter_pct``: the ML guest's rate jitter.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from gpu_probe.datasheet import memory_MiB
+from suites.capacity.curve import Step, Tile
+from suites.config.profiles import ProfileConfig, ProfileKind, family
+from suites.config.scenario import CAD_ALONE, ML_ALONE
+from suites.config.schema import CONFIG_DIR
+from suites.run.mixed import ml_slowdown_pct, pct_increase
+from suites.run.phase_numbers import PhaseNumbers
+
+__all__ = ["candidate_profiles", "demand", "steps_of"]
+
+
+def worst(values: list[float]) -> float:
+    return max((v for v in values if v == v), default=math.nan)
+
+
+def tile(step: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) -> Tile:
+    metrics = {"cad_p95_frame_ms": worst(step.cad_p95_frame_ms), "cad_p99_frame_ms": worst(step.cad_p99_frame_ms),
+               "cad_stutter_pct": worst(step.cad_stutter_pct), "ml_jitter_pct": step.ml_jitter_pct}
+    if ml is not None:
+        metrics["ml_slowdown_pct"] = ml_slowdown_pct(step, ml)
+    if cad is not None:
+        metrics["cad_slowdown_pct"] = pct_increase(step.cad_run_time_s, cad.cad_run_time_s)
+    return Tile(metrics, tuple(step.failed_guests) or (("a guest",) * bool(step.failed)))
+
+
+def steps_of(phases: dict[str, list[PhaseNumbers]]) -> list[Step]:
+    """The steps (``<profile>/n<k>``) of one consolidation, each repeat a tile beside the baselines' repeat of its
+    index (the last one where there are fewer)."""
+    def base(kind: str) -> list[PhaseNumbers]:
+        return next((runs for label, runs in phases.items() if label.endswith(f"/{kind}")), [])
+
+    ml, cad = base(ML_ALONE), base(CAD_ALONE)
+    steps = []
+    for label, runs in phases.items():
+        tail = label.rsplit("/", 1)[-1]
+        if not (tail.startswith("n") and tail[1:].isdigit()):
+            continue
+        tiles = tuple(tile(n, ml[min(i, len(ml) - 1)] if ml else None, cad[min(i, len(cad) - 1)] if cad else None)
+                      for i, n in enumerate(runs))
+        steps.append(Step(int(tail[1:]), tiles))
+    return sorted(steps, key=lambda s: s.guests)
+
+
+def demand(phases: list[dict[str, list[PhaseNumbers]]]) -> tuple[float, float]:
+    """(a CAD guest's, an ML guest's) peak GPU memory over every phase measured: NaN where no GPU reported it."""
+    runs = [n for p in phases for rs in p.values() for n in rs]
+    return worst([n.cad_gpu_mem_MiB for n in runs]), worst([n.ml_gpu_mem_MiB for n in runs])
+
+
+def load_profile(path: Path) -> ProfileConfig:
+    raw = OmegaConf.load(path)
+    raw.pop("defaults", None)
+    profile = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ProfileConfig), raw))
+    assert isinstance(profile, ProfileConfig)
+    return profile
+
+
+def candidate_profiles(gpu: str, only: list[str]) -> list[ProfileConfig]:
+    """The vGPU profiles (configs/profile) of ``gpu``'s family, largest framebuffer first; ``only`` where given."""
+    fam = family(gpu)
+    profiles = [load_profile(p) for p in sorted((CONFIG_DIR / "profile").glob("*.yaml"))]
+    chosen = [p for p in profiles if p.name in only] if only else \
+        [p for p in profiles if p.kind is ProfileKind.vgpu and fam and family(p.gpu_model) == fam]
+    return sorted(chosen, key=lambda p: (-(p.framebuffer_MiB or memory_MiB(p.gpu_model) or 0), p.name))

@@ -1,0 +1,39 @@
+"""One sizing as plain data: what the command measured or reused, read, solved and records (the report's input)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from suites.backends.placement import EMULATED, NOT_ENFORCED, VALIDITY
+from suites.capacity.curve import Capacity
+from suites.capacity.solver import Answer, Mix
+
+__all__ = ["SizingResult", "title_label"]
+
+
+@dataclass
+class SizingResult:
+    mix: Mix
+    gpu: str  # the GPU sized for
+    limits: dict[str, float]
+    capacities: dict[str, Capacity]  # profile -> its curve read (only the measured ones)
+    answer: Answer
+    validity: dict[str, str]  # profile -> what its measurement is worth (placement's validity words)
+    provenance: dict[str, str]  # GPU, driver, mode, policy, clocks, host, run ids
+    notes: list[str] = field(default_factory=list)  # what was skipped or assumed, one line each
+    policies: dict[str, dict[str, float]] = field(default_factory=dict)  # policy -> {profile.n_point, .p99_ms}
+    tier: str = "full"
+
+    @property
+    def weakest(self) -> str:
+        return min(self.validity.values(), key=VALIDITY.index) if self.validity else NOT_ENFORCED
+
+
+def title_label(result: SizingResult) -> str:
+    """What the sizing is worth, at the head of every rendering (as the comparison figures say theirs)."""
+    weakest = result.weakest
+    if weakest == NOT_ENFORCED:
+        return "not a GPU sizing: profiles emulated on the CPU (no GPU; profiles not enforced)"
+    if weakest == EMULATED or weakest.startswith("emulated"):
+        return f"profiles emulated on {result.provenance.get('GPU', 'another GPU')} ({weakest}), not their own GPU"
+    return "measured on the profiles' own GPU (enforced)"

@@ -1,0 +1,109 @@
+"""``make size``'s own settings: ``configs/sizing/<name>.yaml`` (``sizing=<name>``, default ``default``) with
+``sizing.<key>=<value>`` over it; every other argument is a bench override given to each consolidation it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from suites.config.own import load_own
+from suites.config.schema import CONFIG_DIR
+from suites.errors import ConfigError, require
+
+__all__ = ["PREFIX", "SizingSettings", "load_settings", "split_args"]
+
+PREFIX = "sizing."
+GROUP = CONFIG_DIR / "sizing"
+POLICIES = ("time-slice", "mps")
+TIERS = ("auto", "full", "smoke")
+
+
+@dataclass
+class HostSettings:
+    cores: Optional[int] = None  # null: this host's
+    memory_MiB: Optional[int] = None
+    cpu_overcommit: float = 1.0
+
+
+@dataclass
+class PriceSettings:
+    gpu: Optional[float] = None
+    licence_per_year: Optional[float] = None
+
+
+@dataclass
+class SizingSettings:
+    mix: dict[str, int] = field(default_factory=lambda: {"cad": 20, "ml": 2})
+    cad_size: str = "medium"
+    cad_sizes: dict[str, list[str]] = field(default_factory=dict)
+    gpu: str = ""
+    profiles: list[str] = field(default_factory=list)
+    consolidation_profile: str = "m60-2q"
+    gpus_per_host: int = 4
+    spare: int = 0
+    host: HostSettings = field(default_factory=HostSettings)
+    qos: dict[str, Optional[float]] = field(default_factory=dict)
+    reserve_MiB: float = 0.0
+    price: PriceSettings = field(default_factory=PriceSettings)
+    years: float = 3.0
+    repeats: int = 3
+    max_guests: int = 4
+    policies: list[str] = field(default_factory=lambda: ["time-slice"])
+    tier: str = "auto"
+    reuse: bool = True
+    out_dir: str = field(default="outputs/sizing", metadata={"path": True})
+
+    def check(self) -> None:
+        require(set(self.mix) <= {"cad", "ml"} and bool(self.mix), "sizing.mix",
+                f"must name cad and/or ml counts, got {dict(self.mix)}")
+        require(all(v >= 0 for v in self.mix.values()) and sum(self.mix.values()) > 0, "sizing.mix",
+                "counts must be >= 0, and not all 0")
+        require(self.cad_size in self.cad_sizes, "sizing.cad_size",
+                f"must be one of {', '.join(self.cad_sizes)}, got {self.cad_size!r}")
+        require(self.gpus_per_host >= 1, "sizing.gpus_per_host", f"must be >= 1, got {self.gpus_per_host}")
+        require(self.spare >= 0, "sizing.spare", f"must be >= 0, got {self.spare}")
+        require(1 <= self.repeats <= 20, "sizing.repeats", f"must be 1..20, got {self.repeats}")
+        require(1 <= self.max_guests <= 64, "sizing.max_guests", f"must be 1..64, got {self.max_guests}")
+        require(set(self.policies) <= set(POLICIES) and bool(self.policies), "sizing.policies",
+                f"must be some of {', '.join(POLICIES)}, got {list(self.policies)}")
+        require(self.tier in TIERS, "sizing.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
+        require(self.years > 0, "sizing.years", f"must be > 0, got {self.years}")
+        require(self.host.cpu_overcommit > 0, "sizing.host.cpu_overcommit", "must be > 0")
+        require(all(v is None or v > 0 for v in self.qos.values()) and bool(self.qos), "sizing.qos",
+                "each limit must be > 0 (or null: reported, not limited)")
+
+    @property
+    def limits(self) -> dict[str, float]:
+        return {k: float(v) for k, v in self.qos.items() if v is not None}
+
+
+def split_args(argv: list[str]) -> tuple[str, list[str], list[str]]:
+    """(the sizing file's name, ``sizing.*`` settings, everything else: bench overrides)."""
+    name = next((a.split("=", 1)[1] for a in argv if a.startswith("sizing=")), "default")
+    mine = [a for a in argv if a.startswith(PREFIX)]
+    return name, mine, [a for a in argv if not a.startswith((PREFIX, "sizing="))]
+
+
+def load_settings(name: str, args: list[str]) -> SizingSettings:
+    """``configs/sizing/<name>.yaml`` with ``sizing.key=value`` over it, validated; any problem one ConfigError."""
+    path = GROUP / f"{name}.yaml"
+    if not name or "/" in name or not path.is_file():
+        known = ", ".join(sorted(p.stem for p in GROUP.glob("*.yaml")))
+        raise ConfigError(f"sizing={name}: no such sizing file in {GROUP} (there: {known})")
+    return load_own(SizingSettings, "sizing", [a[len(PREFIX):] for a in args], (path,))
+
+
+def describe(settings: SizingSettings) -> dict[str, str]:
+    """The settings as MLflow params (the mix and the limits first: what two sizings are compared on)."""
+    out = {"mix": ",".join(f"{k}={v}" for k, v in settings.mix.items()), "cad_size": settings.cad_size,
+           **{f"qos.{k}": str(v) for k, v in settings.qos.items()}}
+    out.update({"gpu": settings.gpu or "-", "gpus_per_host": str(settings.gpus_per_host), "spare": str(settings.spare),
+                "price.gpu": str(settings.price.gpu), "price.licence_per_year": str(settings.price.licence_per_year),
+                "years": str(settings.years), "repeats": str(settings.repeats), "max_guests": str(settings.max_guests),
+                "policies": ",".join(settings.policies), "reserve_MiB": str(settings.reserve_MiB)})
+    return out
+
+
+def config_file(name: str) -> Path:
+    return GROUP / f"{name}.yaml"

@@ -1,0 +1,94 @@
+"""What one phase of a mixed or consolidation scenario measured, reduced to the figures its verdicts need: from a
+run's outcome (:func:`suites.run.mixed.numbers`) or read back from MLflow (suites/record/reader.py) alike."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpu_probe import vocab
+from gpu_probe.stats import summarize
+from suites.run.outcome import missed_target
+from suites.workloads import base, registry
+
+__all__ = ["PhaseNumbers", "gpu_mem_MiB", "jitter_pct", "kind_of"]
+
+
+def kind_of(workload: str) -> str:
+    """ML or CAD, as the workload's plugin declares (unknown names count as ML, as they did before kinds)."""
+    plugin = registry().get(workload)
+    return plugin.kind if plugin is not None else base.ML
+
+
+@dataclass
+class PhaseNumbers:
+    """What one phase measured, reduced to what the mixed scenarios need (NaN where not measured)."""
+
+    makespan_s: float = math.nan
+    host_cpu_pct: float = math.nan  # 100 = all host cores
+    gpu_util_pct: float = math.nan
+    energy_J: float = math.nan  # GPU board energy over the phase, where power is readable
+    cad_guests: int = 0
+    cad_run_time_s: float = math.nan  # mean over CAD guests
+    cad_p95_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest
+    cad_frames: float = 0.0
+    ml_images_per_sec: float = math.nan  # the slowest ML guest's steady rate: what its slowdown is read from
+    ml_images: float = 0.0
+    overlap_pct: float = math.nan  # the worst guest's window share beside the other workload (vocab.OVERLAP)
+    failed: int = 0
+    host_other_cpu_pct: float = math.nan  # other processes' CPU, % of one core: the worse of before and during
+    ml_rate_blank: int = 0  # ML guests that finished without a rate (a window too short): no slowdown from them
+    ml_missed: str = ""  # why an ML guest missed its accuracy target ('' where none did)
+    # the tails a mean hides: per CAD guest its p99 frame time and stutter, the ML guests' worst rate jitter
+    cad_p99_frame_ms: list[float] = field(default_factory=list)
+    cad_stutter_pct: list[float] = field(default_factory=list)
+    ml_jitter_pct: float = math.nan  # the windows' rates' median absolute deviation, % of their median
+    failed_guests: list[str] = field(default_factory=list)  # which guests failed (their ids, where known)
+    # the most GPU memory one guest of each kind held (its own count or NVML's, context included): NaN without a GPU
+    cad_gpu_mem_MiB: float = math.nan
+    ml_gpu_mem_MiB: float = math.nan
+
+    @classmethod
+    def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]],
+                    ids: list[str] | None = None) -> "PhaseNumbers":
+        """``phase``: the scenario run's metrics; ``guests``: (workload, ok, metrics) per guest; ``ids``: theirs."""
+        cad = [m for w, ok, m in guests if ok and kind_of(w) == base.CAD]
+        ml = [m for w, ok, m in guests if ok and kind_of(w) == base.ML]
+        names = ids or [f"guest {i}" for i in range(len(guests))]
+        return cls(
+            makespan_s=phase.get(vocab.MAKESPAN.key, math.nan),
+            host_cpu_pct=phase.get(f"{vocab.HOST_CPU.key}.mean", math.nan),
+            gpu_util_pct=summarize(v for k, v in phase.items() if vocab.is_gpu_key(k, vocab.GPU_UTIL, "mean")).mean,
+            energy_J=phase.get(vocab.ENERGY.key, math.nan),
+            cad_guests=len(cad),
+            cad_run_time_s=summarize(m.get(vocab.RUN_TIME.key) for m in cad).mean,
+            cad_p95_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p95"), math.nan) for m in cad],
+            cad_frames=sum(m.get(vocab.FRAMES.key, 0.0) for m in cad),
+            ml_images_per_sec=min((m.get(vocab.IMAGES_PER_SEC.key, math.nan) for m in ml), default=math.nan),
+            ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),
+            overlap_pct=phase.get(vocab.OVERLAP.key, math.nan),
+            failed=sum(1 for _, ok, _ in guests if not ok),
+            host_other_cpu_pct=phase.get(f"{vocab.HOST_OTHER_CPU.key}.worst",
+                                         phase.get(f"{vocab.HOST_OTHER_CPU.key}.mean", math.nan)),
+            ml_rate_blank=sum(1 for m in ml if not m.get(vocab.IMAGES_PER_SEC.key, math.nan) > 0),
+            ml_missed=next((missed_target(m) for m in ml if missed_target(m)), ""),
+            cad_p99_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p99"), math.nan) for m in cad],
+            cad_stutter_pct=[m.get(vocab.STUTTER.key, math.nan) for m in cad],
+            ml_jitter_pct=max((jitter_pct(m) for m in ml), default=math.nan),
+            failed_guests=[name for name, (_, ok, _) in zip(names, guests, strict=False) if not ok],
+            cad_gpu_mem_MiB=max((gpu_mem_MiB(m) for m in cad), default=math.nan),
+            ml_gpu_mem_MiB=max((gpu_mem_MiB(m) for m in ml), default=math.nan),
+        )
+
+
+def gpu_mem_MiB(metrics: dict[str, float]) -> float:
+    """A guest's GPU memory at its peak: its own count (allocator + context) or NVML's, whichever is larger."""
+    seen = [metrics.get(vocab.GUEST_GPU_MEM_SELF.key, math.nan),
+            metrics.get(f"{vocab.GUEST_GPU_MEM.key}.max", math.nan)]
+    return max((v for v in seen if v == v), default=math.nan)
+
+
+def jitter_pct(metrics: dict[str, float]) -> float:
+    """An ML guest's step-time jitter: its timed windows' rates' MAD over their median, in % (NaN under 3 windows)."""
+    mad, median = (metrics.get(f"{vocab.IMAGES_PER_SEC.key}.jitter_{s}", math.nan) for s in ("mad", "median"))
+    return 100.0 * mad / median if median > 0 else math.nan
