@@ -203,6 +203,11 @@ def test_a_consolidation_step_runs_its_repeats_in_a_row_and_one_missing_tile_fai
     assert run.verdicts["m60-2q/n2"] == (False, "ML slowdown 100.0 % > 15 % (repeat 2/3)")
     curve = study_mod.consolidation_metrics(run.numbers, 100.0, 15.0)
     assert curve["guests_at_qos"] == 1 and curve["n2.repeats"] == 3
+    from suites.record.reader import MixedReport
+    from suites.render.mixed_report import consolidation_headline
+
+    said = consolidation_headline(MixedReport(consolidation=curve, validity={"m60-2q/n1": "emulated"}))
+    assert said == "1 CAD guest(s) per GPU at QoS (n=3 per step, every repeat at QoS)"
     assert curve["n1.ml_slowdown_pct"] == pytest.approx(100 / 98 * 100 - 100)  # the median repeat's
 
 

@@ -112,14 +112,17 @@ def consolidation_rows(rep: MixedReport) -> list[list[str]]:
 
 
 def consolidation_headline(rep: MixedReport) -> str:
-    """'N CAD guest(s) per GPU at QoS (n=1: no spread)': 'per GPU' only where the guests had one; a score that
-    a mark voids is 'inconclusive', and every mark follows it (run/marks.py)."""
+    """'N CAD guest(s) per GPU at QoS (n=3 per step, every repeat at QoS)' ('n=1: no spread' with one): 'per GPU'
+    only where the guests had one; a score that a mark voids is 'inconclusive', and every mark follows it
+    (run/marks.py)."""
     count = rep.consolidation.get("guests_at_qos", math.nan)
     on_gpu = bool(rep.validity) and all(v != NOT_ENFORCED for v in rep.validity.values())
     where = "per GPU" if on_gpu else "beside the ML guest (no GPU: not a per-GPU figure)"
     found = rep.marks.get("consolidation", [])
     head = "inconclusive, " if marks.inconclusive(found) else ""
-    return f"{head}{count:.0f} CAD guest(s) {where} at QoS (n=1: no spread)" + (
+    repeats = int(max((v for k, v in rep.consolidation.items() if k.endswith(".repeats")), default=1))
+    n = "n=1: no spread" if repeats <= 1 else f"n={repeats} per step, every repeat at QoS"
+    return f"{head}{count:.0f} CAD guest(s) {where} at QoS ({n})" + (
         f" — {marks.text_of(found)}" if found else "")
 
 
