@@ -34,8 +34,9 @@ import pytest
 from .helpers import REPO
 
 LAYERS = ("gpu_probe", "suites.errors", "suites.poll", "suites.data", "suites.workloads", "suites.guest",
-          "suites.config", "suites.backends", "suites.run", "suites.record", "suites.render", "suites.pipeline",
-          "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__", "suites.bench", "suites.makeargs")
+          "suites.config", "suites.backends", "suites.run", "suites.record", "suites.capacity", "suites.render",
+          "suites.pipeline", "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__", "suites.bench",
+          "suites.makeargs")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
 

@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "make bench"),
     "study": ("suites.study.command", "the reference study, planned to a time budget, with its report",
               "make study"),
-    "size": ("suites.capacity.command", "which profile, guests per GPU, GPUs and cost for a mix, with its confidence",
+    "size": ("suites.commands.size", "which profile, guests per GPU, GPUs and cost for a mix, with its confidence",
              "make size"),
     "report": ("suites.commands.report", "a mixed / consolidation report (or --study's) read back from MLflow",
                "make report"),

@@ -29,7 +29,7 @@ from gpu_probe.inventory import Inventory
 from suites.backends.placement import weakest
 from suites.capacity import curve, measured, solver
 from suites.capacity.result import SizingResult, title_label
-from suites.capacity.settings import SizingSettings, describe, load_settings, split_args
+from suites.capacity.size_settings import SizingSettings, describe, load_settings, split_args
 from suites.config.compose import Composition, compose_run
 from suites.config.profiles import ProfileConfig
 from suites.config.schema import one_line, register_configs, run_stamp
