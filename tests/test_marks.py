@@ -24,7 +24,7 @@ def steps(**alone: object) -> dict[str, PhaseNumbers]:
 
 
 def report(numbers: dict[str, PhaseNumbers], busy_pct: float = 25.0, scale: str = "full") -> MixedReport:
-    rep = MixedReport(consolidation=consolidation_metrics(numbers, 50.0, 15.0, busy_pct),
+    rep = MixedReport(consolidation=consolidation_metrics({k: [v] for k, v in numbers.items()}, 50.0, 15.0, busy_pct),
                       consolidation_profile="m60-8q", validity={k: NOT_ENFORCED for k in numbers})
     rep.marks["consolidation"] = marks.marks_of(numbers, busy_pct, scale)
     return rep

@@ -54,7 +54,7 @@ def test_consolidation_score_is_the_largest_count_with_every_step_before_passing
     numbers = {"p/ml": PhaseNumbers(ml_images_per_sec=1000 / 10.0)}
     numbers.update({f"p/n{i + 1}": PhaseNumbers(cad_p95_frame_ms=[float(v)], ml_images_per_sec=1000 / 10.0)
                     for i, v in enumerate(p95s)})
-    assert consolidation_metrics(numbers, 50.0, 15.0)["guests_at_qos"] == score
+    assert consolidation_metrics({k: [v] for k, v in numbers.items()}, 50.0, 15.0)["guests_at_qos"] == score
 
 
 def test_mixed_phases_are_three_per_profile_with_their_mix():

@@ -79,3 +79,21 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, arg: str, 
     proc = size(tmp_path, arg, store=f"sqlite:///{tmp_path / 'mlflow.db'}")
     assert says in one_error_line(proc)
     assert not (tmp_path / "out").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
+    """The reuse key holds the user's bench overrides (another seed, vCPU count or data is another measurement) and
+    leaves out where a run writes and what it prints (another store folder or cache is the same measurement)."""
+    from gpu_probe.inventory import collect
+    from suites.commands.size import reuse_key
+
+    inv = collect()
+    base = ["scenario=consolidation", "profile=m60-2q", "progress=quiet", "tracking_uri=sqlite:////a/m.db",
+            "artifact_dir=/a/art", "data.cache_dir=/a/data"]
+    key = reuse_key(inv, base, "m60-2q", "time-slice")
+    moved = ["scenario=consolidation", "profile=m60-2q", "tracking_uri=sqlite:////b/m.db", "artifact_dir=/b/art",
+             "data.cache_dir=/b/data", "wait_for_cores_s=0"]
+    assert reuse_key(inv, moved, "m60-2q", "time-slice") == key
+    for other in ("seed=1", "profile.vcpus=4", "data.root=/elsewhere"):
+        assert reuse_key(inv, [*base, other], "m60-2q", "time-slice") != key, other
+    assert reuse_key(inv, base, "m60-2q", "mps") != key

@@ -179,7 +179,7 @@ def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatc
     assert going == [True, True, True, True, False]
     assert run.first_miss == "m60-2q/n2" and run.steps_past_miss() == 2
     assert run.stop_reason().startswith("QoS missed at n2: ML slowdown 100.0 % > 15 %; 2 step(s) measured past it")
-    curve = study_mod.consolidation_metrics({k: v[-1] for k, v in run.numbers.items()}, 100.0, 15.0)
+    curve = study_mod.consolidation_metrics(run.numbers, 100.0, 15.0)
     assert curve["guests_at_qos"] == 1 and [curve[f"n{n}.meets_qos"] for n in (1, 2, 3, 4)] == [1, 0, 0, 0]
 
 

@@ -73,6 +73,7 @@ class Reading:
     safe_ok: bool = False
     why: str = ""  # why it misses on the point (or, meeting it, on the bound); '' where both meet
     load: float = math.nan  # the worst metric's median over its limit (1 = at the limit)
+    upper_load: float = math.nan  # the same of the upper bounds (NaN where no limited metric has one)
 
 
 @dataclass
@@ -99,35 +100,37 @@ def read_step(step: Step, limits: list[Limit]) -> Reading:
     """One step: every metric's median and upper bound (the limited ones judged, the others reported)."""
     failed = tuple(dict.fromkeys(g for t in step.tiles for g in t.failed))
     r = Reading(step.guests, len(step.tiles), failed=failed)
-    judged = {limit.metric for limit in limits}
-    for metric in dict.fromkeys(k for t in step.tiles for k in t.metrics if k not in judged):
+    counts = {}
+    for metric in dict.fromkeys([*(k for t in step.tiles for k in t.metrics), *(lim.metric for lim in limits)]):
         values = values_of(step, metric)
-        iv = Limit(metric, math.inf).interval(values)
+        iv = Limit(metric, math.inf).interval(values)  # the interval's kind follows the metric's name, not its limit
+        counts[metric] = len(values)
         r.median[metric] = statistics.median(values) if values else math.nan
         r.upper[metric] = iv.high if iv.spread else math.nan
-    misses, unsure, loads = [], [], []
+    misses, unsure = [], []
     for limit in limits:
-        values = values_of(step, limit.metric)
-        if not values:
+        median, upper = r.median[limit.metric], r.upper[limit.metric]
+        if not counts[limit.metric]:
             misses.append(f"{limit.metric} not measured")
-            r.median[limit.metric] = r.upper[limit.metric] = math.nan
-            continue
-        iv = limit.interval(values)
-        r.median[limit.metric] = statistics.median(values)
-        r.upper[limit.metric] = iv.high if iv.spread else math.nan
-        loads.append(r.median[limit.metric] / limit.ceiling if limit.ceiling else math.inf)
-        if not r.median[limit.metric] <= limit.ceiling:
-            misses.append(f"{limit.metric} {r.median[limit.metric]:.1f} > {limit.ceiling:g}")
-        elif not r.upper[limit.metric] <= limit.ceiling:
-            unsure.append(f"{limit.metric} upper bound {r.upper[limit.metric]:.1f} > {limit.ceiling:g}"
-                          if iv.spread else f"{limit.metric}: n={iv.n}, no interval")
-    r.load = max(loads, default=math.nan)
+        elif not median <= limit.ceiling:
+            misses.append(f"{limit.metric} {median:.1f} > {limit.ceiling:g}")
+        elif not upper <= limit.ceiling:
+            unsure.append(f"{limit.metric} upper bound {upper:.1f} > {limit.ceiling:g}" if upper == upper
+                          else f"{limit.metric}: n={counts[limit.metric]}, no interval")
+    r.load, r.upper_load = worst_ratio(r.median, limits), worst_ratio(r.upper, limits)
     if failed:
         misses.insert(0, f"tile failed: {', '.join(failed)} failed")
     r.point_ok = not misses
     r.safe_ok = r.point_ok and not unsure
     r.why = "; ".join(misses or unsure)
     return r
+
+
+def worst_ratio(values: dict[str, float], limits: list[Limit]) -> float:
+    """The largest of ``values`` over its limit (1 = at the limit), NaN where none of them is known."""
+    ratios = [values[lim.metric] / lim.ceiling if lim.ceiling else math.inf for lim in limits
+              if values[lim.metric] == values[lim.metric]]
+    return max(ratios, default=math.nan)
 
 
 def largest_passing(readings: list[Reading], ok: str) -> tuple[int, str]:

@@ -10,29 +10,26 @@ A step's tile (one repeat) holds, against the baselines of the same repeat index
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from gpu_probe.datasheet import memory_MiB
+from gpu_probe.stats import summarize
 from suites.capacity.curve import Step, Tile
 from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.config.scenario import CAD_ALONE, ML_ALONE
 from suites.config.schema import CONFIG_DIR
-from suites.run.mixed import ml_slowdown_pct, pct_increase
+from suites.run.mixed import ml_slowdown_pct, paired, pct_increase
 from suites.run.phase_numbers import PhaseNumbers
 
 __all__ = ["candidate_profiles", "demand", "steps_of"]
 
 
-def worst(values: list[float]) -> float:
-    return max((v for v in values if v == v), default=math.nan)
-
-
 def tile(step: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) -> Tile:
-    metrics = {"cad_p95_frame_ms": worst(step.cad_p95_frame_ms), "cad_p99_frame_ms": worst(step.cad_p99_frame_ms),
-               "cad_stutter_pct": worst(step.cad_stutter_pct), "ml_jitter_pct": step.ml_jitter_pct}
+    metrics = {"cad_p95_frame_ms": summarize(step.cad_p95_frame_ms).max,  # the worst CAD guest's
+               "cad_p99_frame_ms": summarize(step.cad_p99_frame_ms).max,
+               "cad_stutter_pct": summarize(step.cad_stutter_pct).max, "ml_jitter_pct": step.ml_jitter_pct}
     if ml is not None:
         metrics["ml_slowdown_pct"] = ml_slowdown_pct(step, ml)
     if cad is not None:
@@ -52,8 +49,7 @@ def steps_of(phases: dict[str, list[PhaseNumbers]]) -> list[Step]:
         tail = label.rsplit("/", 1)[-1]
         if not (tail.startswith("n") and tail[1:].isdigit()):
             continue
-        tiles = tuple(tile(n, ml[min(i, len(ml) - 1)] if ml else None, cad[min(i, len(cad) - 1)] if cad else None)
-                      for i, n in enumerate(runs))
+        tiles = tuple(tile(n, paired(ml, i), paired(cad, i)) for i, n in enumerate(runs))
         steps.append(Step(int(tail[1:]), tiles))
     return sorted(steps, key=lambda s: s.guests)
 
@@ -61,7 +57,7 @@ def steps_of(phases: dict[str, list[PhaseNumbers]]) -> list[Step]:
 def demand(phases: list[dict[str, list[PhaseNumbers]]]) -> tuple[float, float]:
     """(a CAD guest's, an ML guest's) peak GPU memory over every phase measured: NaN where no GPU reported it."""
     runs = [n for p in phases for rs in p.values() for n in rs]
-    return worst([n.cad_gpu_mem_MiB for n in runs]), worst([n.ml_gpu_mem_MiB for n in runs])
+    return summarize(n.cad_gpu_mem_MiB for n in runs).max, summarize(n.ml_gpu_mem_MiB for n in runs).max
 
 
 def load_profile(path: Path) -> ProfileConfig:

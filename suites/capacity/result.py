@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from suites.backends.placement import EMULATED, NOT_ENFORCED, VALIDITY
+from suites.backends.placement import EMULATED, NOT_ENFORCED, weakest
 from suites.capacity.curve import Capacity
 from suites.capacity.solver import Answer, Mix
 
@@ -26,7 +26,7 @@ class SizingResult:
 
     @property
     def weakest(self) -> str:
-        return min(self.validity.values(), key=VALIDITY.index) if self.validity else NOT_ENFORCED
+        return weakest(list(self.validity.values()))
 
 
 def title_label(result: SizingResult) -> str:

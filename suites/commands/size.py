@@ -4,10 +4,10 @@ jobs, each figure with the range its confidence gives.
 
 For each candidate profile of the GPU (configs/profile; on a host without a GPU, ``sizing.consolidation_profile``
 alone, said) a consolidation sweep is measured, or reused from the store where an earlier sizing measured the same
-thing (same GPU, driver, profile, workloads, sizes, repeats, policy): ML alone, one CAD guest alone, then 1, 2, ...
-CAD guests beside the ML guest, ``sizing.repeats`` times each in a row. Each curve is read for ``N_safe`` /
-``N_point`` / knee (suites/capacity/curve.py), the mix solved (solver.py), and one MLflow run records it (params:
-the mix and the limits; metrics: the answer), its consolidations nested under it, with the report
+thing (same GPU, driver, profile, policy and command line, the folders it writes to aside): ML alone, one CAD guest
+alone, then 1, 2, ... CAD guests beside the ML guest, ``sizing.repeats`` times each in a row. Each curve is read for
+``N_safe`` / ``N_point`` / knee (suites/capacity/curve.py), the mix solved (solver.py), and one MLflow run records
+it (params: the mix and the limits; metrics: the answer), its consolidations nested under it, with the report
 (``<sizing.out_dir>/<time>/sizing.{md,html,png}``).
 """
 
@@ -17,7 +17,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
@@ -64,11 +64,25 @@ def part_overrides(settings: SizingSettings, profile: str, policy: str, tier: st
     return out
 
 
-def reuse_key(inv: Inventory, overrides: list[str], profile: str, policy: str) -> str:
-    """What makes a stored consolidation this one's measurement: GPU, driver, profile, policy, its command line."""
+# Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
+WHERE_KEYS = ("tracking_uri", "fallback_tracking_uri", "artifact_dir", "data.cache_dir", "progress", "experiment",
+              "wait_for_cores_s")
+
+
+class Part(NamedTuple):
+    profile: str
+    policy: str
+    comp: Composition
+    key: str  # what makes a stored consolidation this part's measurement (bench.sizing_key)
+
+
+def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str) -> str:
+    """GPU, driver, profile, policy and the consolidation's whole command line (the user's bench overrides too),
+    less the keys that only say where it writes or what it prints."""
+    measured = [a for a in command_line if a.partition("=")[0].lstrip("+~") not in WHERE_KEYS]
     return json.dumps({"gpu": ", ".join(str(g.get("name")) for g in inv.gpus) or "no GPU",
                        "driver": inv.driver_version or "-", "profile": profile, "policy": policy,
-                       "overrides": overrides}, sort_keys=True)
+                       "overrides": measured}, sort_keys=True)
 
 
 def stored(client: Any, experiment: str, key: str) -> str | None:
@@ -83,7 +97,7 @@ def stored(client: Any, experiment: str, key: str) -> str | None:
 
 
 def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str],
-               out: Console) -> tuple[str, list[ProfileConfig], list[tuple[str, str, Composition]], list[str]]:
+               out: Console) -> tuple[str, list[ProfileConfig], list[Part], list[str]]:
     """(the GPU sized for, its candidates, the consolidations to measure or reuse, notes), every part composed
     before anything starts; a problem is one ConfigError."""
     gpu = settings.gpu or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
@@ -110,27 +124,27 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str],
     parts = []
     for name in measure:
         for policy in policies:
+            command_line = [*part_overrides(settings, name, policy, tier, by_name[name]), *overrides]
             try:
-                comp = compose_run([*part_overrides(settings, name, policy, tier, by_name[name]), *overrides])
+                comp = compose_run(command_line)
             except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
                 raise ConfigError(f"sizing part {name}/{policy}: {one_line(exc)}") from exc
             check_out_dirs(comp.cfg)
-            parts.append((name, policy, comp))
+            parts.append(Part(name, policy, comp, reuse_key(inv, command_line, name, policy)))
     say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
-             f"({', '.join(f'{n}/{p}' for n, p, _ in parts)}), sizes {tier}, {settings.repeats} repeat(s) per step")
+             f"({', '.join(f'{p.profile}/{p.policy}' for p in parts)}), sizes {tier}, {settings.repeats} repeat(s) "
+             "per step")
     return gpu, candidates, parts, notes
 
 
-def measure(parts: list[tuple[str, str, Composition]], settings: SizingSettings, inv: Inventory, run_dir: Path,
-            recorder: Recorder, ref: RunRef | None, out: Console, notes: list[str]) -> dict[tuple[str, str], str]:
+def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder: Recorder, ref: RunRef | None,
+            out: Console, notes: list[str]) -> dict[tuple[str, str], str]:
     """Each part's consolidation run id: reused from the store, or measured now (nested under the sizing run)."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(recorder.tracker.uri) if recorder.tracker else None
     ids: dict[tuple[str, str], str] = {}
-    for i, (name, policy, comp) in enumerate(parts, 1):
-        key = reuse_key(inv, [a for a in part_overrides(settings, name, policy, "", comp.cfg.profile)
-                              if not a.startswith("+preset")] + [comp.cfg.scale], name, policy)
+    for i, (name, policy, comp, key) in enumerate(parts, 1):
         found = stored(client, comp.cfg.experiment, key) if client is not None and settings.reuse else None
         if found:
             say(out)(f"== size part {i}/{len(parts)}: {name}/{policy}: reused consolidation run {found} ==")
@@ -153,7 +167,7 @@ def measure(parts: list[tuple[str, str, Composition]], settings: SizingSettings,
                 ids[(name, policy)] = found
         if code == EXIT_INTERRUPTED:  # what was measured is still read and recorded; the rest is said
             notes.append(f"interrupted during {name}/{policy} (its steps so far are read); not measured: "
-                         + (", ".join(f"{n}/{p}" for n, p, _ in parts[i:]) or "nothing else"))
+                         + (", ".join(f"{p.profile}/{p.policy}" for p in parts[i:]) or "nothing else"))
             break
     return ids
 
@@ -233,7 +247,7 @@ def record(recorder: Recorder, ref: RunRef | None, settings: SizingSettings, res
 
 
 def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, str, list[ProfileConfig],
-                                                    list[tuple[str, str, Composition]], list[str]]:
+                                                    list[Part], list[str]]:
     """Everything checked and composed before anything starts or is written; a problem ends it in one line."""
     register_configs()
     name, mine, overrides = split_args(argv)
@@ -258,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     stop_on_signals()
     run_dir = Path(settings.out_dir) / run_stamp()
     run_dir.mkdir(parents=True)
-    recorder = Recorder(parts[0][2].cfg, say(out))
+    recorder = Recorder(parts[0].comp.cfg, say(out))
     ref = recorder.start_comparison(f"sizing-{run_dir.name}", {"bench.role": KIND, "bench.kind": KIND})
-    ids = measure(parts, settings, inv, run_dir, recorder, ref, out, notes)
+    ids = measure(parts, settings, run_dir, recorder, ref, out, notes)
     if recorder.tracker is None:
         fail("size: no store to read the curves back from (tracking_uri and its fallback both failed)")
     result = solve(settings, inv, gpu, candidates, ids, recorder.tracker.uri, notes)

@@ -4,7 +4,6 @@ and PNG, and the console's tables (within 120 columns)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +114,8 @@ def draw(result: SizingResult, out_dir: Path) -> list[Path]:
     for profile, cap in result.capacities.items():
         xs = [r.guests for r in cap.readings]
         load = [r.load for r in cap.readings]
-        upper = [max((r.upper[k] / v for k, v in result.limits.items() if r.upper.get(k, math.nan) == r.upper.get(k)
-                      and v), default=math.nan) for r in cap.readings]
         line = ax.plot(xs, load, marker="o", label=f"{profile} (N {cap.n_safe}..{cap.n_point})")[0]
-        ax.fill_between(xs, load, [u if u == u else ld for u, ld in zip(upper, load, strict=True)],
+        ax.fill_between(xs, load, [r.upper_load if r.upper_load == r.upper_load else r.load for r in cap.readings],
                         color=line.get_color(), alpha=0.2)
         for n, mark in ((cap.n_point, "^"), (cap.n_safe, "v"), (cap.knee, "s")):
             if n:

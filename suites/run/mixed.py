@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
 
 from gpu_probe import vocab
 from gpu_probe.shapes import Record
@@ -111,12 +110,17 @@ def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct
     return True, ""
 
 
+def paired(baseline: list[PhaseNumbers] | None, i: int) -> PhaseNumbers | None:
+    """The baseline's repeat beside a step's repeat ``i``: the one of its index, the last where there are fewer."""
+    return baseline[min(i, len(baseline) - 1)] if baseline else None
+
+
 def step_qos(repeats: list[PhaseNumbers], alone: list[PhaseNumbers] | None, p95_ms: float, ml_pct: float,
              busy_pct: float = math.inf) -> tuple[bool, str]:
     """A consolidation step over its repeats (VMmark's rule: a tile that misses fails the step): each repeat judged
-    by :func:`qos` beside the ML-alone repeat of its index (the last one where there are fewer)."""
+    by :func:`qos` beside the ML-alone repeat :func:`paired` with it."""
     for i, step in enumerate(repeats):
-        ok, why = qos(step, alone[min(i, len(alone) - 1)] if alone else None, p95_ms, ml_pct, busy_pct)
+        ok, why = qos(step, paired(alone, i), p95_ms, ml_pct, busy_pct)
         if not ok:
             return False, why + (f" (repeat {i + 1}/{len(repeats)})" if len(repeats) > 1 else "")
     return True, ""
@@ -300,33 +304,26 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
     return out
 
 
-def consolidation_metrics(numbers: dict[str, PhaseNumbers] | dict[str, list[PhaseNumbers]], p95_ms: float,
-                          ml_pct: float, busy_pct: float = math.inf) -> dict[str, float]:
+def consolidation_metrics(numbers: dict[str, list[PhaseNumbers]], p95_ms: float, ml_pct: float,
+                          busy_pct: float = math.inf) -> dict[str, float]:
     """Per step its figures (medians over its repeats) and verdict (every repeat's: :func:`step_qos`); the score
     (guests_at_qos) and whether it is one (``inconclusive``: a mark that voids it, :mod:`suites.run.marks`)."""
-    runs = {k: v if isinstance(v, list) else [v] for k, v in numbers.items()}
-    alone = next((v for k, v in runs.items() if k.endswith(f"/{ML}")), None)
+    alone = next((v for k, v in numbers.items() if k.endswith(f"/{ML}")), None)
     out: dict[str, float] = {"guests_at_qos": 0.0, "qos_p95_frame_ms": p95_ms, "qos_ml_slowdown_pct": ml_pct,
-                             "inconclusive": float(marks.inconclusive(marks.of_repeats(runs, busy_pct)))}
-    for label, steps in runs.items():
+                             "inconclusive": float(marks.inconclusive(marks.of_repeats(numbers, busy_pct)))}
+    for label, steps in numbers.items():
         if label.endswith((f"/{ML}", f"/{CAD}")):
             continue
         count = int(label.split("/n")[-1])
         ok, why = step_qos(steps, alone, p95_ms, ml_pct, busy_pct)
-        paired = [ml_slowdown_pct(n, alone[min(i, len(alone) - 1)]) for i, n in enumerate(steps)] if alone else []
         out[f"n{count}.inconclusive"] = float(why.startswith("inconclusive"))
-        out[f"n{count}.p95_frame_ms_worst"] = median(max(n.cad_p95_frame_ms, default=math.nan) for n in steps)
-        out[f"n{count}.ml_slowdown_pct"] = median(paired)
+        out[f"n{count}.p95_frame_ms_worst"] = summarize(max(n.cad_p95_frame_ms, default=math.nan) for n in steps).median
+        out[f"n{count}.ml_slowdown_pct"] = summarize(ml_slowdown_pct(n, paired(alone, i)) for i, n in enumerate(steps)
+                                                     if alone).median
         out[f"n{count}.{vocab.OVERLAP.key}"] = min((n.overlap_pct for n in steps), default=math.nan)
         out[f"n{count}.meets_qos"] = float(ok)
-        out[f"n{count}.host_cpu_pct"] = median(n.host_cpu_pct for n in steps)
+        out[f"n{count}.host_cpu_pct"] = summarize(n.host_cpu_pct for n in steps).median
         out[f"n{count}.repeats"] = float(len(steps))
         if ok and count == out["guests_at_qos"] + 1:  # the largest count with every step before it passing
             out["guests_at_qos"] = float(count)
     return out
-
-
-def median(values: Iterable[float]) -> float:
-    """The median of the finite values (NaN for none)."""
-    finite = [v for v in values if v == v]
-    return statistics.median(finite) if finite else math.nan

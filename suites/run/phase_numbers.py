@@ -74,18 +74,16 @@ class PhaseNumbers:
             ml_missed=next((missed_target(m) for m in ml if missed_target(m)), ""),
             cad_p99_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p99"), math.nan) for m in cad],
             cad_stutter_pct=[m.get(vocab.STUTTER.key, math.nan) for m in cad],
-            ml_jitter_pct=max((jitter_pct(m) for m in ml), default=math.nan),
+            ml_jitter_pct=summarize(jitter_pct(m) for m in ml).max,  # the finite ones' (max() keeps a NaN first)
             failed_guests=[name for name, (_, ok, _) in zip(names, guests, strict=False) if not ok],
-            cad_gpu_mem_MiB=max((gpu_mem_MiB(m) for m in cad), default=math.nan),
-            ml_gpu_mem_MiB=max((gpu_mem_MiB(m) for m in ml), default=math.nan),
+            cad_gpu_mem_MiB=summarize(gpu_mem_MiB(m) for m in cad).max,
+            ml_gpu_mem_MiB=summarize(gpu_mem_MiB(m) for m in ml).max,
         )
 
 
 def gpu_mem_MiB(metrics: dict[str, float]) -> float:
     """A guest's GPU memory at its peak: its own count (allocator + context) or NVML's, whichever is larger."""
-    seen = [metrics.get(vocab.GUEST_GPU_MEM_SELF.key, math.nan),
-            metrics.get(f"{vocab.GUEST_GPU_MEM.key}.max", math.nan)]
-    return max((v for v in seen if v == v), default=math.nan)
+    return summarize([metrics.get(vocab.GUEST_GPU_MEM_SELF.key), metrics.get(f"{vocab.GUEST_GPU_MEM.key}.max")]).max
 
 
 def jitter_pct(metrics: dict[str, float]) -> float:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from suites.backends.vm import apt as debian
@@ -103,7 +103,7 @@ class Driver:
         how = f"built for {release}" + (f"; {fitted}" if fitted else "")
         source = self.layer.source
         source = f"{source[:-1]}, {how})" if source.endswith(")") else f"{source} ({how})"
-        return Layer(**{**self.layer.__dict__, "files": modules + self.layer.files, "source": source})
+        return replace(self.layer, files=modules + self.layer.files, source=source)
 
 
 def check_run_file(path: Path) -> tuple[str, str]:
@@ -207,8 +207,9 @@ def run_driver(run_file: Path, work: Path) -> Driver:
     version, kind = check_run_file(run_file)
     tree = makeself.unpack(run_file, work / "run")
     top = list(tree.iterdir())
-    files = payload([p for p in top if p.name.startswith(RUN_LIBRARIES) or p.name == "nvidia-smi"])
-    files += soname_links([p.name for p in top if p.name.startswith(RUN_LIBRARIES)], version)
+    libraries = [p for p in top if p.name.startswith(RUN_LIBRARIES)]
+    files = payload([*libraries, *(p for p in top if p.name == "nvidia-smi")])
+    files += soname_links([p.name for p in libraries], version)
     files += vendor_file([p for p in top if p.name == "10_nvidia.json"])
     files += firmware(tree / "firmware", version)
     cuda, cuda_from = cudaver.driver_cuda(tree / f"libcuda.so.{version}", version)
