@@ -47,10 +47,16 @@ def mig_info(nv: Nvml, h: Any) -> Record:
     return out
 
 
+def scheduler_policy(nv: Nvml, h: Any) -> Any:
+    """The vGPU scheduler's policy (best-effort, equal-share, fixed-share) where NVML says it: on the vGPU host.
+    Inside a vGPU guest NVML answers NOT_SUPPORTED (the scheduler is the hypervisor's): NA."""
+    state = nv.query(lambda lib: lib.nvmlDeviceGetVgpuSchedulerState(h))
+    return NA if state is NA else SCHEDULER_POLICIES.get(int(state.schedulerPolicy), str(state.schedulerPolicy))
+
+
 def vgpu_host_info(nv: Nvml, h: Any) -> Record:
     """On a vGPU host: scheduler policy and every active vGPU with its type's limits."""
-    state = nv.query(lambda lib: lib.nvmlDeviceGetVgpuSchedulerState(h))
-    policy = NA if state is NA else SCHEDULER_POLICIES.get(int(state.schedulerPolicy), str(state.schedulerPolicy))
+    policy = scheduler_policy(nv, h)
     instances = nv.query(lambda lib: lib.nvmlDeviceGetActiveVgpus(h))
     vgpus = []
     for inst in [] if instances is NA else instances:
@@ -78,6 +84,8 @@ def describe(nv: Nvml, index: int) -> Record:
     out: Record = {"virtualization_mode": mode, **mig_info(nv, h)}
     if mode == "vgpu-host":
         out.update(vgpu_host_info(nv, h))
+    elif mode == "vgpu-guest":  # asked all the same: a sizing on a fleet records what the VM could see of it
+        out["vgpu_scheduler"] = scheduler_policy(nv, h)
     return out
 
 

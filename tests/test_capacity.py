@@ -75,6 +75,35 @@ def test_a_held_out_step_is_predicted_from_its_neighbours_and_labelled_predicted
         "not measured: 9 is outside the measured steps (1..7)"
 
 
+def sparse_curve() -> list[Step]:
+    """Measured at 1, 2, 4 and 8 CAD guests per GPU: the ML slowdown 2, 5, 10 then 30 % (limit 15 %), so between 4
+    and 8 the medians' line meets the limit at 5 (15 %); the upper bounds' line (about 11 to 31 %) is over it by 5."""
+    ml = {1: 2.0, 2: 5.0, 4: 10.0, 8: 30.0}
+    return [step(n, [1.0] * 3, [m - 0.5, m, m + 0.5], [20.0] * 3) for n, m in ml.items()]
+
+
+def test_a_count_between_measured_steps_is_predicted_labelled_and_never_taken_for_measured():
+    cap = curve.capacity(sparse_curve(), LIMITS)
+    assert (cap.n_point, cap.n_safe) == (4, 4) and cap.measured == [1, 2, 4, 8]
+    assert cap.predicted == (5, None)  # no count between 4 and 8 has its interpolated upper bounds within 15 %
+    assert cap.gpu_time[0] == 5  # the solver's GPU time: the predicted count where there is one
+    dense = curve.capacity(knee_curve(), LIMITS)
+    assert dense.predicted == (None, None)  # every count measured: nothing to predict
+    failed = sparse_curve()
+    failed[3] = step(8, [1.0] * 3, [30.0] * 3, [20.0] * 3, failed={0: ("g5",)})
+    assert curve.capacity(failed, LIMITS).predicted[0] is None  # a failed tile is no end to interpolate to
+    host = solver.Host(gpus=4, cores=None, memory_MiB=None)
+    sized = solver.solve([candidate("l40s-2q", 2048, 24, cap)], solver.Mix(cad=20, ml=2),
+                         solver.Demand(math.nan, math.nan), host)
+    (s,) = sized.sized
+    assert s.per_gpu == (5, 4) and s.predicted == (True, False) and s.gpus == (4, 5)  # ceil(20 / 5), ceil(20 / 4)
+    assert any(r.startswith("GPU time: 5 (point) predicted: interpolated between the measured steps 4 and 8")
+               for r in s.reasons), s.reasons
+    from suites.render.sizing_report import span
+
+    assert span(s.per_gpu, predicted=s.predicted) == "4..5 (predicted)"
+
+
 def candidate(profile: str, fb: int, per_gpu: int, cap: curve.Capacity | None, vcpus: int = 2,
               memory: int = 8192) -> solver.Candidate:
     return solver.Candidate(profile, "L40S", fb, per_gpu, vcpus, memory, cap)
@@ -169,3 +198,42 @@ def test_when_no_measured_profile_serves_the_line_names_what_binds_each():
                           solver.Mix(cad=20, ml=2), DEMAND, HOST)
     assert answer.recommended is None
     assert answer.error == "no measured profile serves the mix: l40s-6q: GPU time allows 0 CAD guest(s) per GPU"
+
+
+# --- a fleet's nodes as candidates (suites/capacity/fleet_candidates.py) ----------------------------------------------
+def node(i: int, gpu: str, **more: object) -> dict:
+    return {"node_id": f"n{i}", "host": f"vm-{i}", "ip": f"10.0.0.{i}", "driver": "535.183.06",
+            "gpus": [{"name": gpu, "virtualization_mode": "vgpu-guest", **more}]}
+
+
+def test_a_fleet_measures_each_profile_as_deep_as_its_nodes_allow_and_says_why_not_further():
+    from suites.capacity import fleet_candidates
+    from suites.capacity.measured import candidate_profiles
+
+    fleet = [node(1, "GRID M60-4Q"), node(2, "GRID M60-8Q"), node(3, "GRID M60-4Q"), node(4, "GRID M60-4Q")]
+    plan = fleet_candidates.plan(candidate_profiles("Tesla M60", []), fleet, {}, max_guests=4)
+    assert plan.steps == {"m60-4q": 2}  # three nodes: two CAD guests beside the ML guest, one node each
+    assert "m60-4q: measured to 2 CAD guest(s) per GPU: the fleet has 3 node(s) of it (vm-1, vm-3, vm-4)" in \
+        plan.notes[1]
+    assert plan.notes[0] == ("m60-8q: not measured: the fleet has 1 node of it (vm-2); a step needs 2 (a CAD guest "
+                             "and the ML guest, one node each)")
+    assert "m60-2q: not measured: no node of the fleet is one" in plan.notes
+    assert fleet_candidates.plan(candidate_profiles("Tesla M60", []), fleet, {}, max_guests=1).steps == {"m60-4q": 1}
+    said = plan.provenance
+    assert said["fleet"] == ("4 node(s): vm-1: GRID M60-4Q, vm-2: GRID M60-8Q, vm-3: GRID M60-4Q, "
+                             "vm-4: GRID M60-4Q")
+    assert said["GPU"] == "GRID M60-4Q + GRID M60-8Q" and said["driver"] == "535.183.06" and "NVML" not in said
+    assert said["vGPU scheduler"].startswith("not exposed in the VM") and said["GPU groups"].startswith("not stated")
+
+
+def test_a_fleet_says_the_scheduler_its_nodes_report_the_groups_stated_and_a_replayed_nvml():
+    from suites.capacity import fleet_candidates
+
+    fleet = [node(1, "GRID M60-2Q", vgpu_scheduler="fixed-share"), {**node(2, "GRID M60-2Q", vgpu_scheduler=None),
+                                                                     "nvml_trace": "traces/m60-2q.json"}]
+    said = fleet_candidates.provenance(fleet, {"gpu0": ["vm-1", "10.0.0.2"]})
+    assert said["vGPU scheduler"] == "fixed-share (1 node(s))"
+    assert said["fleet"] == ("2 node(s): vm-1: GRID M60-2Q (physical GPU gpu0, stated), vm-2: GRID M60-2Q "
+                             "(physical GPU gpu0, stated)") and said["GPU groups"] == "gpu0: vm-1, 10.0.0.2"
+    assert said["NVML"] == "replayed from recorded traces on 1 node(s) (traces/m60-2q.json): no GPU measured"
+    assert fleet_candidates.replayed(fleet) == ["vm-2"]

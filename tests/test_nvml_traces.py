@@ -175,3 +175,11 @@ def test_per_guest_gpu_memory_and_utilisation_follow_the_process_tree():
     finally:
         guest.kill()
         guest.wait()
+
+
+def test_a_vgpu_guest_asks_for_its_scheduler_and_gets_none():
+    """Inside a vGPU VM NVML does not answer for the hypervisor's scheduler: asked (a fleet sizing records what the
+    VM could see), it is N/A, never a policy guessed."""
+    with replay("m60-4q-vgpu-guest") as nv:
+        gpu = inventory.collect(nv).gpus[0]
+    assert gpu["virtualization_mode"] == "vgpu-guest" and gpu["vgpu_scheduler"] is None  # NA, as JSON

@@ -354,3 +354,9 @@ class RayBackend(Backend):
     def shutdown(self) -> None:
         disconnect()
 
+
+
+def survey(cfg: RayConfig) -> list[Record]:
+    """Every live node's report of itself, asked before anything is planned (``make size`` on a fleet); the
+    process stays joined for the runs that follow (Ray joins once per process)."""
+    return node_reports(connect(cfg))

@@ -10,6 +10,8 @@ repeat (VMmark's word: the set of guests that run together, judged as one). Ever
 
 A tile in which any guest failed fails its step, whatever its figures, and the step says which guest. A count
 between two measured steps can be *predicted* (interpolated), and is labelled so; one outside them is not given.
+Where the sweep skipped counts (``sizing.steps``), the count between the last step that passes and the next measured
+one (which misses) whose interpolated figures still meet every limit is the capacity's *predicted* figure.
 Pure: no I/O (suites/capacity/solver.py takes capacities to a mix).
 """
 
@@ -84,6 +86,15 @@ class Capacity:
     readings: list[Reading]
     why_point: str  # what ended n_point (the first step that missed, or the curve's end)
     why_safe: str
+    # (point, safe): a count past n_point / n_safe, short of the next measured step, whose interpolated medians /
+    # upper bounds meet every limit; None where the steps leave no gap there (or the next step failed a tile)
+    predicted: tuple[int | None, int | None] = (None, None)
+
+    @property
+    def gpu_time(self) -> tuple[int, int]:
+        """(point, safe) guests per GPU the curve allows: predicted where it gives a figure, else measured."""
+        point, safe = self.predicted
+        return (self.n_point if point is None else point, self.n_safe if safe is None else safe)
 
     @property
     def measured(self) -> list[int]:
@@ -161,7 +172,27 @@ def capacity(steps: list[Step], limits: list[Limit]) -> Capacity:
     readings = [read_step(s, limits) for s in sorted(steps, key=lambda s: s.guests)]
     n_point, why_point = largest_passing(readings, "point_ok")
     n_safe, why_safe = largest_passing(readings, "safe_ok")
-    return Capacity(n_point, n_safe, knee(readings), readings, why_point, why_safe)
+    predicted = (between(readings, n_point, limits, "median"), between(readings, n_safe, limits, "upper"))
+    return Capacity(n_point, n_safe, knee(readings), readings, why_point, why_safe, predicted)
+
+
+def lerp(n0: int, v0: float, n1: int, v1: float, n: int) -> float:
+    return v0 + (v1 - v0) * (n - n0) / (n1 - n0)
+
+
+def between(readings: list[Reading], n: int, limits: list[Limit], figures: str) -> int | None:
+    """The largest count between step ``n`` (the last that passes) and the next measured step whose ``figures``
+    (median or upper) interpolated meet every limit; None where the next step is n + 1, failed a tile, is absent,
+    or no count between passes."""
+    at = next((r for r in readings if r.guests == n), None)
+    after = next((r for r in readings if r.guests > n), None)
+    if at is None or after is None or after.failed or after.guests - n < 2:
+        return None
+    lo, hi = getattr(at, figures), getattr(after, figures)
+    for k in range(after.guests - 1, n, -1):
+        if all(lerp(n, lo[lim.metric], after.guests, hi[lim.metric], k) <= lim.ceiling for lim in limits):
+            return k
+    return None
 
 
 def predict(readings: list[Reading], guests: int, metric: str) -> tuple[float, str]:
@@ -178,4 +209,4 @@ def predict(readings: list[Reading], guests: int, metric: str) -> tuple[float, s
         span = f"{pts[0][0]}..{pts[-1][0]}" if pts else "none"
         return math.nan, f"not measured: {guests} is outside the measured steps ({span})"
     (n0, v0), (n1, v1) = below[-1], above[0]
-    return v0 + (v1 - v0) * (guests - n0) / (n1 - n0), PREDICTED
+    return lerp(n0, v0, n1, v1, guests), PREDICTED

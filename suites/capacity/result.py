@@ -31,7 +31,12 @@ class SizingResult:
 
 def title_label(result: SizingResult) -> str:
     """What the sizing is worth, at the head of every rendering (as the comparison figures say theirs)."""
-    weakest = result.weakest
+    weakest, fleet = result.weakest, "fleet" in result.provenance
+    if fleet and weakest == NOT_ENFORCED:
+        how = " (their NVML replayed from recordings)" if "NVML" in result.provenance else ""
+        return f"not a GPU sizing: the fleet's guests ran on their nodes' CPUs{how}; profiles not enforced"
+    if fleet:
+        return f"measured on the fleet's vGPUs, each node's profile set by its hypervisor ({weakest})"
     if weakest == NOT_ENFORCED:
         return "not a GPU sizing: profiles emulated on the CPU (no GPU; profiles not enforced)"
     if weakest == EMULATED or weakest.startswith("emulated"):

@@ -49,6 +49,7 @@ class SizingSettings:
     years: float = 3.0
     repeats: int = 3
     max_guests: int = 4
+    steps: list[int] = field(default_factory=list)  # the counts measured ([]: each 1..max_guests); the rest predicted
     policies: list[str] = field(default_factory=lambda: ["time-slice"])
     tier: str = "auto"
     reuse: bool = True
@@ -65,6 +66,8 @@ class SizingSettings:
         require(self.spare >= 0, "sizing.spare", f"must be >= 0, got {self.spare}")
         require(1 <= self.repeats <= 20, "sizing.repeats", f"must be 1..20, got {self.repeats}")
         require(1 <= self.max_guests <= 64, "sizing.max_guests", f"must be 1..64, got {self.max_guests}")
+        require(all(1 <= n <= 64 for n in self.steps) and self.steps == sorted(set(self.steps)), "sizing.steps",
+                f"must be increasing counts 1..64, got {list(self.steps)}")
         require(set(self.policies) <= set(POLICIES) and bool(self.policies), "sizing.policies",
                 f"must be some of {', '.join(POLICIES)}, got {list(self.policies)}")
         require(self.tier in TIERS, "sizing.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
@@ -101,6 +104,7 @@ def describe(settings: SizingSettings) -> dict[str, str]:
     out.update({"gpu": settings.gpu or "-", "gpus_per_host": str(settings.gpus_per_host), "spare": str(settings.spare),
                 "price.gpu": str(settings.price.gpu), "price.licence_per_year": str(settings.price.licence_per_year),
                 "years": str(settings.years), "repeats": str(settings.repeats), "max_guests": str(settings.max_guests),
+                "steps": ",".join(map(str, settings.steps)) or "each",
                 "policies": ",".join(settings.policies), "reserve_MiB": str(settings.reserve_MiB)})
     return out
 

@@ -87,6 +87,9 @@ class Sized:
     margin: float  # 1 - the load at the point count (how far under its QoS limits the chosen step ran)
     reasons: list[str] = field(default_factory=list)
     validity: str = "enforced"
+    # (point, safe): that end's figures rest on a count the curve interpolated (GPU time binds at a count between
+    # two measured steps): labelled predicted wherever shown
+    predicted: tuple[bool, bool] = (False, False)
 
 
 @dataclass
@@ -133,7 +136,7 @@ def limits_of(c: Candidate, host: Host, ml_slot: int) -> dict[str, tuple[int, in
         fixed[HOST_MEMORY] = host.memory_MiB // c.memory_MiB // host.gpus - ml_slot
     limits = {k: (v, v) for k, v in fixed.items()}
     if c.capacity is not None:
-        limits[GPU_TIME] = (c.capacity.n_point, c.capacity.n_safe)
+        limits[GPU_TIME] = c.capacity.gpu_time
     return limits
 
 
@@ -154,6 +157,9 @@ def size(c: Candidate, mix: Mix, host: Host, spare: int, prices: Prices) -> Size
     margin = 1 - at.load if at is not None and at.load == at.load else 0.0
     s = Sized(c.profile, limits, binding, per_gpu, gpus, hosts,  # type: ignore[arg-type]
               tuple(cost_per_user(g, mix.users, prices) for g in gpus), margin, validity=c.validity)  # type: ignore[arg-type]
+    if cap is not None:
+        s.predicted = (binding[0] == GPU_TIME and cap.predicted[0] is not None,
+                       binding[1] == GPU_TIME and cap.predicted[1] is not None)
     s.reasons = reasons(c, s, cap)
     if not shared:
         s.reasons.insert(0, f"layout: the ML guests on GPUs of their own (no CAD guest fits beside one on "
@@ -170,6 +176,11 @@ def reasons(c: Candidate, s: Sized, cap: Capacity | None) -> list[str]:
     else:
         out.append(f"{GPU_TIME}: {cap.n_safe}..{cap.n_point} CAD guest(s) per GPU meet QoS (safe..point); point "
                    f"ends at {cap.why_point}; safe ends at {cap.why_safe}")
+        for end, n, was in (("safe", cap.predicted[1], cap.n_safe), ("point", cap.predicted[0], cap.n_point)):
+            if n is not None:
+                out.append(f"{GPU_TIME}: {n} ({end}) predicted: interpolated between the measured steps "
+                           f"{was or 'none'} and {next(r.guests for r in cap.readings if r.guests > was)}, not "
+                           "measured")
     for name, what in ((HOST_CPU, f"vCPUs ({c.vcpus} each)"), (HOST_MEMORY, f"memory ({c.memory_MiB:,} MiB each)")):
         out.append(f"{name}: {s.limits[name][0]} CAD guest(s) per GPU by {what}" if name in s.limits else
                    f"{name}: not a limit (the host is not described: sizing.host)")

@@ -14,6 +14,7 @@ it (params: the mix and the limits; metrics: the answer), its consolidations nes
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -26,13 +27,15 @@ from rich.console import Console
 from gpu_probe import inventory
 from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import Record
 from suites.backends.placement import weakest
-from suites.capacity import curve, measured, solver
+from suites.backends.ray import survey as survey_fleet
+from suites.capacity import curve, fleet_candidates, measured, solver
 from suites.capacity.result import SizingResult, title_label
 from suites.capacity.size_settings import SizingSettings, describe, load_settings, split_args
 from suites.config.compose import Composition, compose_run
 from suites.config.profiles import ProfileConfig
-from suites.config.schema import one_line, register_configs, run_stamp
+from suites.config.schema import PER_NODE, BackendKind, one_line, register_configs, run_stamp
 from suites.errors import BenchError, ConfigError
 from suites.pipeline.jobs import fail
 from suites.pipeline.orchestrate import console, plan_comparison, run_comparison, say
@@ -50,13 +53,17 @@ KIND = "sizing"
 REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
 
 
-def part_overrides(settings: SizingSettings, profile: str, policy: str, tier: str, p: ProfileConfig) -> list[str]:
+def part_overrides(settings: SizingSettings, profile: str, policy: str, tier: str, p: ProfileConfig,
+                   max_guests: int) -> list[str]:
     """One consolidation's command line: the profile, its CAD size's viewsets, the repeats, the policy."""
     viewsets = ",".join(settings.cad_sizes[settings.cad_size])
+    steps = [n for n in settings.steps if n <= max_guests]
     out = ["scenario=consolidation", f"profile={profile}", f"scenario.repeats={settings.repeats}",
-           f"scenario.study.max_guests={settings.max_guests}", "scenario.study.cad_alone=true",
+           f"scenario.study.max_guests={steps[-1] if steps else max_guests}", "scenario.study.cad_alone=true",
            "scenario.study.steps_past_miss=2", "scenario.study.cad.overrides=['workload.size=small',"
            f"'workload.viewsets=[{viewsets}]']"]
+    if steps:
+        out.append(f"scenario.study.steps=[{','.join(map(str, steps))}]")
     if tier == "smoke":
         out.insert(0, "+preset=smoke")
     if policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
@@ -76,13 +83,23 @@ class Part(NamedTuple):
     key: str  # what makes a stored consolidation this part's measurement (bench.sizing_key)
 
 
-def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str) -> str:
+class Plan(NamedTuple):
+    gpu: str  # the GPU sized for
+    candidates: list[ProfileConfig]
+    parts: list[Part]
+    notes: list[str]
+    fleet: list[Record]  # what each node of a fleet (ray.placement=per-node) said it is; [] on this host
+    provenance: dict[str, str]  # what the fleet's nodes add to the sizing's provenance
+
+
+def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str, fleet: list[Record]) -> str:
     """GPU, driver, profile, policy and the consolidation's whole command line (the user's bench overrides too),
-    less the keys that only say where it writes or what it prints."""
+    less the keys that only say where it writes or what it prints; on a fleet its nodes' GPUs and drivers."""
     measured = [a for a in command_line if a.partition("=")[0].lstrip("+~") not in WHERE_KEYS]
-    return json.dumps({"gpu": ", ".join(str(g.get("name")) for g in inv.gpus) or "no GPU",
-                       "driver": inv.driver_version or "-", "profile": profile, "policy": policy,
-                       "overrides": measured}, sort_keys=True)
+    gpus = [g for r in fleet for g in r.get("gpus") or []] if fleet else inv.gpus
+    drivers = sorted({str(r.get("driver")) for r in fleet}) if fleet else [inv.driver_version or "-"]
+    return json.dumps({"gpu": ", ".join(str(g.get("name")) for g in gpus) or "no GPU", "driver": ", ".join(drivers),
+                       "profile": profile, "policy": policy, "overrides": measured}, sort_keys=True)
 
 
 def stored(client: Any, experiment: str, key: str) -> str | None:
@@ -96,45 +113,75 @@ def stored(client: Any, experiment: str, key: str) -> str | None:
     return next((r.info.run_id for r in runs if r.data.tags.get("bench.sizing_key") == key), None)
 
 
-def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str],
-               out: Console) -> tuple[str, list[ProfileConfig], list[Part], list[str]]:
-    """(the GPU sized for, its candidates, the consolidations to measure or reuse, notes), every part composed
-    before anything starts; a problem is one ConfigError."""
-    gpu = settings.gpu or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
+def survey(overrides: list[str]) -> tuple[list[Record], dict[str, list[str]]]:
+    """(what each node of the fleet says it is, ray.gpu_groups), where the consolidations run one guest per node
+    (backend=ray ray.placement=per-node); ([], {}) where they run on this host."""
+    cfg = compose_run(["scenario=consolidation", *overrides]).cfg
+    if cfg.backend is not BackendKind.ray or cfg.ray.placement != PER_NODE:
+        return [], {}
+    return survey_fleet(cfg.ray), {k: list(v) for k, v in cfg.ray.gpu_groups.items()}
+
+
+def fleet_gpu(reports: list[Record]) -> str:
+    """The physical GPU a fleet's vGPUs slice (GRID M60-4Q: Tesla M60), or its GPU's own name."""
+    names = [str(g.get("name")) for r in reports for g in r.get("gpus") or []]
+    models = sorted({c.gpu_model for n in names for c in measured.candidate_profiles(n, []) if c.gpu_model})
+    return models[0] if models else (names[0] if names else "")
+
+
+def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[ProfileConfig], fleet: list[Record],
+                    groups: dict[str, list[str]], notes: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+    """(profile -> its deepest step, the fleet's provenance): every candidate on a GPU host, what the fleet's nodes
+    can place on a fleet, the one ``sizing.consolidation_profile`` without a GPU."""
+    deepest = settings.steps[-1] if settings.steps else settings.max_guests
+    if fleet:
+        on_fleet = fleet_candidates.plan(candidates, fleet, groups, deepest)
+        notes += on_fleet.notes
+        if not on_fleet.steps:
+            raise ConfigError("size: no candidate profile can be measured on this fleet: " + "; ".join(notes))
+        return on_fleet.steps, on_fleet.provenance
+    if inv.gpus:
+        return {c.name: deepest for c in candidates}, {}
+    names = [c.name for c in candidates]
+    chosen = settings.consolidation_profile if settings.consolidation_profile in names else names[0]
+    notes.append(f"no GPU: only {chosen} measured (on the CPU no profile is enforced: one curve stands for "
+                 f"none of them); the others' GPU time is not measured")
+    return {chosen: deepest}, {}
+
+
+def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console) -> Plan:
+    """The GPU sized for, its candidates, the consolidations to measure or reuse, notes: every part composed before
+    anything starts; a problem is one ConfigError."""
+    fleet, groups = survey(overrides)
+    gpu = settings.gpu or fleet_gpu(fleet) or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
     candidates = measured.candidate_profiles(gpu, settings.profiles)
     if not candidates:
         raise ConfigError(f"sizing.gpu={gpu}: no vGPU profile of it in configs/profile (sizing.profiles names "
                           "candidates by hand)")
-    notes, tier = [], settings.tier
-    if tier == "auto":
-        tier = "full" if inv.gpus else "smoke"
+    notes: list[str] = []
+    tier = settings.tier if settings.tier != "auto" else ("full" if inv.gpus or fleet else "smoke")
+    steps, provenance = what_to_measure(settings, inv, candidates, fleet, groups, notes)
     policies = list(settings.policies)
-    if not inv.gpus:
-        names = [c.name for c in candidates]
-        chosen = settings.consolidation_profile if settings.consolidation_profile in names else names[0]
-        notes.append(f"no GPU: only {chosen} measured (on the CPU no profile is enforced: one curve stands for "
-                     f"none of them); the others' GPU time is not measured")
-        measure = [chosen]
-        if "mps" in policies:
-            policies.remove("mps")
-            notes.append("policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
-    else:
-        measure = [c.name for c in candidates]
+    if "mps" in policies and (fleet or not inv.gpus):
+        policies.remove("mps")
+        notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
+                     "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
+                     "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
     by_name = {c.name: c for c in candidates}
     parts = []
-    for name in measure:
+    for name, deepest in steps.items():
         for policy in policies:
-            command_line = [*part_overrides(settings, name, policy, tier, by_name[name]), *overrides]
+            command_line = [*part_overrides(settings, name, policy, tier, by_name[name], deepest), *overrides]
             try:
                 comp = compose_run(command_line)
             except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
                 raise ConfigError(f"sizing part {name}/{policy}: {one_line(exc)}") from exc
             check_out_dirs(comp.cfg)
-            parts.append(Part(name, policy, comp, reuse_key(inv, command_line, name, policy)))
+            parts.append(Part(name, policy, comp, reuse_key(inv, command_line, name, policy, fleet)))
     say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
              f"({', '.join(f'{p.profile}/{p.policy}' for p in parts)}), sizes {tier}, {settings.repeats} repeat(s) "
-             "per step")
-    return gpu, candidates, parts, notes
+             "per step" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
+    return Plan(gpu, candidates, parts, notes, fleet, provenance)
 
 
 def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder: Recorder, ref: RunRef | None,
@@ -178,12 +225,9 @@ def child_of(client: Any, parent: str, part: str) -> str | None:
     return runs[0].info.run_id if runs else None
 
 
-def solve(settings: SizingSettings, inv: Inventory, gpu: str, candidates: list[ProfileConfig],
-          ids: dict[tuple[str, str], str], uri: str, notes: list[str]) -> SizingResult:
-    """The curves read back from the store (never from memory), the mix solved."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(uri)
+def read_curves(settings: SizingSettings, client: Any, ids: dict[tuple[str, str], str]) -> tuple[
+        dict[str, curve.Capacity], dict[str, str], list[dict], dict[str, dict[str, float]]]:
+    """(each profile's capacity under the first policy, its validity, its phases, every policy's n_point)."""
     limits = [curve.Limit(k, v) for k, v in settings.limits.items()]
     caps, validity, phases_all, policies = {}, {}, [], {}
     for (name, policy), run_id in ids.items():
@@ -195,29 +239,49 @@ def solve(settings: SizingSettings, inv: Inventory, gpu: str, candidates: list[P
         if policy == settings.policies[0] or (name, settings.policies[0]) not in ids:
             caps[name], validity[name] = cap, worth
             phases_all.append(phases)
+    return caps, validity, phases_all, policies
+
+
+def provenance_of(inv: Inventory, plan: Plan, ids: dict[tuple[str, str], str]) -> dict[str, str]:
+    """GPU, driver, mode, policy, clocks, host, the runs drawn on; a fleet's nodes say their own GPU and mode."""
+    return {"GPU": ", ".join(str(g.get("name")) for g in inv.gpus) or "no GPU", "sized for": plan.gpu,
+            "driver": inv.driver_version or "-", "mode": "vGPU profiles (" + (
+                "emulated on this host's GPU" if inv.gpus else "not enforced: no GPU") + ")",
+            "scheduler policy": ", ".join(sorted({p for _, p in ids})), "host": f"{inv.hostname} "
+            f"({inv.cpu_model}, {inv.cpus_usable} cores)", "runs": ", ".join(ids.values()) or "none",
+            "clocks": "as the driver set them (never changed by the suite)", **plan.provenance}
+
+
+def solve(settings: SizingSettings, inv: Inventory, plan: Plan, ids: dict[tuple[str, str], str],
+          uri: str) -> SizingResult:
+    """The curves read back from the store (never from memory), the mix solved."""
+    from mlflow.tracking import MlflowClient
+
+    notes = plan.notes
+    caps, validity, phases_all, policies = read_curves(settings, MlflowClient(uri), ids)
     cad_peak, ml_peak = measured.demand(phases_all)
-    if cad_peak != cad_peak:
+    if plan.fleet and fleet_candidates.replayed(plan.fleet):  # the recording's memory, not the workload's
+        cad_peak = ml_peak = math.nan
+        notes.append("peak GPU memory not measured (the fleet's NVML is a recording): no profile is excluded by "
+                     "its framebuffer")
+    elif cad_peak != cad_peak:
         notes.append("peak GPU memory not measured (no GPU): no profile is excluded by its framebuffer")
-    # the host measured is the host sized for where it has the GPU; a host without one describes no GPU server
-    here = bool(inv.gpus)
+    # the host measured is the host sized for where it has the GPU; a host without one (or a fleet's runner)
+    # describes no GPU server
+    here = bool(inv.gpus) and not plan.fleet
     host = solver.Host(settings.gpus_per_host, settings.host.cores or (inv.cpus_usable if here else None),
                        settings.host.memory_MiB or (int(host_memory_MiB()) if here else None),
                        settings.host.cpu_overcommit)
     if host.cores is None or host.memory_MiB is None:
-        notes.append("host CPU and memory: not limits (no GPU here, and sizing.host.cores / memory_MiB not given)")
-    cands = [solver.Candidate(c.name, gpu, c.framebuffer_MiB or memory_MiB(c.gpu_model) or 0, c.max_per_gpu, c.vcpus,
-                              c.memory_MiB, caps.get(c.name), validity.get(c.name, "not measured"))
-             for c in candidates]
+        notes.append("host CPU and memory: not limits (" + ("the fleet's hosts are not described" if plan.fleet
+                     else "no GPU here") + ", and sizing.host.cores / memory_MiB not given)")
+    cands = [solver.Candidate(c.name, plan.gpu, c.framebuffer_MiB or memory_MiB(c.gpu_model) or 0, c.max_per_gpu,
+                              c.vcpus, c.memory_MiB, caps.get(c.name), validity.get(c.name, "not measured"))
+             for c in plan.candidates]
     mix = solver.Mix(int(settings.mix.get("cad", 0)), int(settings.mix.get("ml", 0)))
     answer = solver.solve(cands, mix, solver.Demand(cad_peak, ml_peak, settings.reserve_MiB), host, settings.spare,
                           solver.Prices(settings.price.gpu, settings.price.licence_per_year, settings.years))
-    provenance = {"GPU": ", ".join(str(g.get("name")) for g in inv.gpus) or "no GPU", "sized for": gpu,
-                  "driver": inv.driver_version or "-", "mode": "vGPU profiles (" + (
-                      "emulated on this host's GPU" if inv.gpus else "not enforced: no GPU") + ")",
-                  "scheduler policy": ", ".join(sorted({p for _, p in ids})), "host": f"{inv.hostname} "
-                  f"({inv.cpu_model}, {inv.cpus_usable} cores)", "runs": ", ".join(ids.values()) or "none",
-                  "clocks": "as the driver set them (never changed by the suite)"}
-    return SizingResult(mix, gpu, settings.limits, caps, answer, validity, provenance, notes,
+    return SizingResult(mix, plan.gpu, settings.limits, caps, answer, validity, provenance_of(inv, plan, ids), notes,
                         policies if len(policies) > 1 else {})
 
 
@@ -237,6 +301,9 @@ def record(recorder: Recorder, ref: RunRef | None, settings: SizingSettings, res
         metrics.update({f"{profile}.n_point": float(cap.n_point), f"{profile}.n_safe": float(cap.n_safe)})
         if cap.knee is not None:
             metrics[f"{profile}.knee"] = float(cap.knee)
+        for end, n in zip(("n_point", "n_safe"), cap.predicted, strict=True):
+            if n is not None:  # interpolated between two measured steps: its own key, never the measured one's
+                metrics[f"{profile}.{end}.predicted"] = float(n)
     if rec is not None:
         metrics.update({f"answer.{k}": v for k, v in sizing_report.sized_metrics(rec).items()})
     params = {**describe(settings), "recommended": rec.profile if rec else "none",
@@ -246,8 +313,7 @@ def record(recorder: Recorder, ref: RunRef | None, settings: SizingSettings, res
     recorder.finish(ref, files, "FINISHED")
 
 
-def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, str, list[ProfileConfig],
-                                                    list[Part], list[str]]:
+def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, Plan]:
     """Everything checked and composed before anything starts or is written; a problem ends it in one line."""
     register_configs()
     name, mine, overrides = split_args(argv)
@@ -257,7 +323,7 @@ def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, s
         settings = load_settings(name, mine)
         require_output_dir(settings.out_dir, "sizing.out_dir")
         inv = inventory.collect()
-        return (settings, inv, *plan_parts(settings, inv, overrides, out))
+        return settings, inv, plan_parts(settings, inv, overrides, out)
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
 
@@ -268,16 +334,16 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     out, t0 = console(), time.monotonic()
-    settings, inv, gpu, candidates, parts, notes = prepare(argv, out)
+    settings, inv, plan = prepare(argv, out)
     stop_on_signals()
     run_dir = Path(settings.out_dir) / run_stamp()
     run_dir.mkdir(parents=True)
-    recorder = Recorder(parts[0].comp.cfg, say(out))
+    recorder = Recorder(plan.parts[0].comp.cfg, say(out))
     ref = recorder.start_comparison(f"sizing-{run_dir.name}", {"bench.role": KIND, "bench.kind": KIND})
-    ids = measure(parts, settings, run_dir, recorder, ref, out, notes)
+    ids = measure(plan.parts, settings, run_dir, recorder, ref, out, plan.notes)
     if recorder.tracker is None:
         fail("size: no store to read the curves back from (tracking_uri and its fallback both failed)")
-    result = solve(settings, inv, gpu, candidates, ids, recorder.tracker.uri, notes)
+    result = solve(settings, inv, plan, ids, recorder.tracker.uri)
     files = sizing_report.write(result, run_dir)
     for item in sizing_report.console_tables(result):
         out.print(item) if not isinstance(item, str) else say(out)(item)

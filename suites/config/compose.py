@@ -22,7 +22,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from suites.config.scenario import CAD_ALONE, MIXED, ML_ALONE, GuestGroup, PhaseConfig
+from suites.config.scenario import CAD_ALONE, MIXED, ML_ALONE, GuestGroup, PhaseConfig, counts_of
 from suites.config.schema import CONFIG_DIR, BenchConfig, load, one_line
 from suites.errors import BenchError, ConfigError
 from suites.workloads.base import WorkloadConfig
@@ -163,7 +163,7 @@ def mixed_phases(cfg: BenchConfig) -> list[PhaseConfig]:
     steps = [PhaseConfig(f"{p}/{ML_ALONE}", list(base), [ml])] if study.with_ml else []
     if study.cad_alone:
         steps.append(PhaseConfig(f"{p}/{CAD_ALONE}", list(base), [GuestGroup(cad.workload, 1, list(cad.overrides))]))
-    for n in range(1, study.max_guests + 1):
+    for n in counts_of(study):
         group = GuestGroup(cad.workload, n, list(cad.overrides))
         steps.append(PhaseConfig(f"{p}/n{n}", list(base), [group, ml] if study.with_ml else [group]))
     return steps
@@ -174,7 +174,7 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
     (max_guests CAD guests + the ML guest): 90 % of the host's memory shared among them, in whole 256 MiB. (the
     size or None, and the note that says so before the sweep starts)."""
     study = cfg.scenario.study
-    largest = study.max_guests + (study.ml.guests if study.with_ml else 0)
+    largest = counts_of(study)[-1] + (study.ml.guests if study.with_ml else 0)
     host_MiB = psutil.virtual_memory().total / 2**20
     want = cfg.profile.memory_MiB
     if cfg.scenario.kind != "consolidation" or largest * want <= host_MiB:
@@ -182,7 +182,7 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
     each = max(256, int(0.9 * host_MiB / largest) // 256 * 256)
     return each, (f"consolidation: {largest} guests x {want} MiB (profile {cfg.profile.name}) > {host_MiB:.0f} MiB "
                   f"host memory: each guest gets {each} MiB (90 % of the host's memory over its largest step), so "
-                  f"all {study.max_guests} steps fit")
+                  f"all {len(counts_of(study))} steps fit")
 
 
 def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:

@@ -49,6 +49,9 @@ class MixedConfig:
     # consolidation: one CAD guest alone first too, so each step's CAD slowdown has its baseline (make size)
     cad_alone: bool = False
     max_guests: int = 4  # consolidation: stop adding CAD guests here (or at the profile's capacity)
+    # consolidation: the CAD guest counts measured, in order ([]: every count 1..max_guests); a count skipped is
+    # never shown as measured (make size interpolates one, labelled predicted)
+    steps: list[int] = field(default_factory=list)
     qos_p95_frame_ms: float = 100.0  # consolidation QoS: every CAD guest's p95 frame time at most this
     qos_ml_slowdown_pct: float = 15.0  # and the ML guest at most this much slower than alone
     qos_cad_slowdown_pct: float = 5.0  # mixed verdict: CAD run time at most this much longer beside ML
@@ -59,11 +62,18 @@ class MixedConfig:
 
     def check(self) -> None:
         require(self.max_guests >= 1, "scenario.study.max_guests", f"must be >= 1, got {self.max_guests}")
+        require(all(1 <= n <= 64 for n in self.steps) and self.steps == sorted(set(self.steps)),
+                "scenario.study.steps", f"must be increasing counts 1..64, got {list(self.steps)}")
         require(self.qos_p95_frame_ms > 0, "scenario.study.qos_p95_frame_ms", "must be > 0")
         require(self.qos_ml_slowdown_pct >= 0, "scenario.study.qos_ml_slowdown_pct", "must be >= 0")
         require(self.qos_cad_slowdown_pct >= 0, "scenario.study.qos_cad_slowdown_pct", "must be >= 0")
         require(0 <= self.steps_past_miss <= 64, "scenario.study.steps_past_miss",
                 f"must be 0..64, got {self.steps_past_miss}")
+
+
+def counts_of(study: MixedConfig) -> list[int]:
+    """The CAD guest counts a consolidation measures: its steps, else every count 1..max_guests."""
+    return list(study.steps) or list(range(1, study.max_guests + 1))
 
 
 @dataclass

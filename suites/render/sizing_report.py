@@ -22,21 +22,32 @@ HEADERS = ("profile", "measured", "N safe..point", "knee", "binds (safe)", "CAD/
            "validity")
 
 
-def span(pair: tuple[Any, Any], pattern: str = "{}") -> str:
-    """A (point, safe) pair as 'safe..point' (one figure where they agree, '-' where neither is)."""
-    point, safe = (fmt(v, pattern) for v in pair)
+def span(pair: tuple[Any, Any], pattern: str = "{}", predicted: tuple[bool, bool] = (False, False)) -> str:
+    """A (point, safe) pair as 'safe..point' (one figure where they agree, '-' where neither is); an end the curve
+    interpolated says ``(predicted)``."""
+    point, safe = (fmt(v, pattern) + (" (predicted)" if p and v is not None else "")
+                   for v, p in zip(pair, predicted, strict=True))
     return point if point == safe else f"{safe}..{point}"
+
+
+def steps_measured(cap: Capacity) -> str:
+    """'1..4' where every count was measured, else the counts: '1, 2, 4, 8'."""
+    counts = cap.measured
+    return f"1..{max(counts)}" if counts == list(range(1, max(counts) + 1)) else ", ".join(map(str, counts))
 
 
 def profile_rows(result: SizingResult) -> list[list[str]]:
     rows = []
     for s in result.answer.sized:
         cap = result.capacities.get(s.profile)
-        measured = f"1..{max(cap.measured)}" if cap and cap.measured else "not measured"
+        measured = steps_measured(cap) if cap and cap.measured else "not measured"
+        ends = span(cap.gpu_time, predicted=(cap.predicted[0] is not None, cap.predicted[1] is not None)) \
+            if cap else "-"
         rows.append([s.profile + (" *" if s is result.answer.recommended else ""), measured,
-                     f"{cap.n_safe}..{cap.n_point}" if cap else "-", fmt(cap.knee if cap else None, "{}"),
-                     s.binding[1] if cap else "-", span(s.per_gpu) if cap else "-", span(s.gpus), span(s.hosts),
-                     span(s.cost, "{:,.0f}"), result.validity.get(s.profile, "-")])
+                     ends if cap else "-", fmt(cap.knee if cap else None, "{}"), s.binding[1] if cap else "-",
+                     span(s.per_gpu, predicted=s.predicted) if cap else "-", span(s.gpus, predicted=s.predicted),
+                     span(s.hosts, predicted=s.predicted), span(s.cost, "{:,.0f}", s.predicted),
+                     result.validity.get(s.profile, "-")])
     return rows
 
 
@@ -52,6 +63,8 @@ def step_rows(cap: Capacity, limits: dict[str, float]) -> list[list[str]]:
     return rows
 
 
+CAPTION = ("N safe..point: CAD guests per GPU beside one ML guest whose upper 95 % bounds..medians meet every QoS "
+           "limit; ranges: at N safe..at N point; (predicted): interpolated between two measured steps, not measured")
 STEP_HEADERS = ("CAD/GPU", "n", "CAD slow %", "ML slow %", "p95 ms", "p99 ms", "stutter %", "ML jitter %",
                 "meets", "safe", "why not")
 
@@ -62,18 +75,18 @@ def recommendation(result: SizingResult) -> list[str]:
     if a.recommended is None:
         return [f"no recommendation: {a.error or 'no measured profile serves the mix'}"]
     r = a.recommended
-    cost = f"; cost per user {span(r.cost, '{:,.0f}')}" if r.cost[0] is not None else ""
-    return [f"{mix.cad} CAD user(s) + {mix.ml} ML job(s) on {result.gpu}: {r.profile}, {span(r.per_gpu)} CAD "
-            f"guest(s) per GPU, {span(r.gpus)} GPU(s), {span(r.hosts)} host(s){cost} (safe..point: the upper 95 % "
-            "bounds..the medians)", *r.reasons]
+    cost = f"; cost per user {span(r.cost, '{:,.0f}', r.predicted)}" if r.cost[0] is not None else ""
+    p = r.predicted
+    return [f"{mix.cad} CAD user(s) + {mix.ml} ML job(s) on {result.gpu}: {r.profile}, {span(r.per_gpu, '{}', p)} "
+            f"CAD guest(s) per GPU, {span(r.gpus, '{}', p)} GPU(s), {span(r.hosts, '{}', p)} host(s){cost} "
+            "(safe..point: the upper 95 % bounds..the medians)", *r.reasons]
 
 
 def console_tables(result: SizingResult) -> list[Table | str]:
     out: list[Table | str] = [title_label(result), *recommendation(result)]
     table = Table(title=f"sizing: {result.mix.cad} CAD + {result.mix.ml} ML on {result.gpu} (* recommended)",
                   title_justify="left", width=TABLE_WIDTH,
-                  caption="N safe..point: CAD guests per GPU beside one ML guest whose upper 95 % bounds..medians "
-                          "meet every QoS limit; ranges: at N safe..at N point", caption_justify="left")
+                  caption=CAPTION, caption_justify="left")
     for h in HEADERS:
         table.add_column(h, overflow="fold")
     for row in profile_rows(result):
@@ -90,7 +103,7 @@ def markdown(result: SizingResult, figures: list[str]) -> str:
     lines = [f"# Sizing: {result.mix.cad} CAD users + {result.mix.ml} ML jobs on {result.gpu}", "",
              f"> **{title_label(result)}**", "", "## Recommendation", "",
              *(f"- {line}" for line in recommendation(result)), "", "## Profiles", "",
-             *table(HEADERS, profile_rows(result)), "",
+             *table(HEADERS, profile_rows(result)), "", CAPTION, "",
              "QoS limits: " + ", ".join(f"{k} ≤ {v:g}" for k, v in result.limits.items()), ""]
     lines += [f"- not a candidate: {why}" for why in result.answer.excluded]
     for profile, cap in result.capacities.items():
@@ -149,6 +162,7 @@ def sized_metrics(s: Sized) -> dict[str, float]:
     out: dict[str, float] = {}
     for end, i in (("point", 0), ("safe", 1)):
         out[f"{s.profile}.per_gpu.{end}"] = float(s.per_gpu[i])
+        out[f"{s.profile}.predicted.{end}"] = float(s.predicted[i])  # 1: that end's figures are interpolated
         for name, pair in (("gpus", s.gpus), ("hosts", s.hosts), ("cost_per_user", s.cost)):
             if pair[i] is not None:
                 out[f"{s.profile}.{name}.{end}"] = float(pair[i])  # type: ignore[arg-type]

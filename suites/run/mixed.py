@@ -209,6 +209,9 @@ class MixedRun:
                 f"; {past} step(s) measured past it" if past else "")
         if self.capacity_note:
             return f"{placement_limit(self.capacity_note)}: {self.capacity_note}"
+        if self.settings.steps:
+            return f"the last step reached ({self.settings.steps[-1]}; steps {list(self.settings.steps)}), every " \
+                   "step met QoS"
         return f"max_guests reached ({self.settings.max_guests}), every step met QoS"
 
 
