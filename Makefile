@@ -156,7 +156,7 @@ bench-peer: setup
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup
-	$(PY) -m suites.makeargs $(call q,ARGS) gpu_probe.bench_sampler
+	$(PY) -m suites.makeargs $(call q,ARGS) gpu_probe.selfmeasure_sampler
 
 # Bytecode for the suite's own modules first: where PYTHONDONTWRITEBYTECODE is set (CI here) every one of the
 # hundreds of processes the tests start would compile them again.

@@ -31,10 +31,10 @@ _WHERE = {
     "lib_from_env": "trace",
     # statistics
     **dict.fromkeys(("Interval", "ClockOffset", "summarize", "percentile", "confidence_interval", "ratio_interval",
-                     "paired_ratios", "verdict", "inconclusive", "judge_limit", "aggregate_repeats", "clock_offset",
-                     "t_quantile", "NO_SPREAD", "FASTER", "SLOWER", "WITHIN_NOISE"), "stats"),
-    # the plain records passed around
-    "Json": "shapes", "Record": "shapes", "Row": "shapes",
+                     "paired_ratios", "verdict", "inconclusive", "judge_limit", "goal", "aggregate_repeats",
+                     "clock_offset", "t_quantile", "NO_SPREAD", "FASTER", "SLOWER", "WITHIN_NOISE"), "stats"),
+    # the plain JSON passed around
+    "Json": "shapes", "JsonObject": "shapes", "Row": "shapes",
     # modules used whole
     # (datasheet too: its function shares the module's name, and importing the module rebinds that name here)
     "vocab": "", "probe": "", "procfs": "", "virtualization": "", "datasheet": "",

@@ -15,7 +15,7 @@ import psutil
 
 from gpu_probe import virtualization, vocab
 from gpu_probe.nvml import NA, Nvml
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 # Distributions whose versions explain a result; read from metadata, never imported.
 TRACKED_LIBRARIES = (
@@ -34,7 +34,7 @@ class Inventory:
     cpu_physical: int
     cpus_usable: int  # cores this process may run on (affinity / cgroup cpuset)
     mem_total_MiB: float
-    gpus: list[Record] = field(default_factory=list)
+    gpus: list[JsonObject] = field(default_factory=list)
     driver_version: str | None = None
     cuda_driver_version: str | None = None
     gpu_status: str = vocab.NO_GPU
@@ -45,7 +45,7 @@ class Inventory:
     def has_gpu(self) -> bool:
         return bool(self.gpus)
 
-    def as_dict(self) -> Record:
+    def as_dict(self) -> JsonObject:
         return asdict(self)
 
     def as_params(self) -> dict[str, str]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 T = TypeVar("T")
 
@@ -133,7 +133,7 @@ class Nvml:
     def handle(self, index: int) -> Any:
         return self.query(lambda nv: nv.nvmlDeviceGetHandleByIndex(index))
 
-    def device_info(self, index: int) -> Record:
+    def device_info(self, index: int) -> JsonObject:
         h = self.handle(index)
         mem = self.query(lambda nv: nv.nvmlDeviceGetMemoryInfo(h))
         cc = self.query(lambda nv: nv.nvmlDeviceGetCudaComputeCapability(h))
@@ -152,7 +152,7 @@ class Nvml:
         bus = NA if h is NA else self.query(lambda nv: nv.nvmlDeviceGetPciInfo(h).busId)
         return None if bus is NA else _text(bus)
 
-    def system_info(self) -> Record:
+    def system_info(self) -> JsonObject:
         cuda = self.query(lambda nv: nv.nvmlSystemGetCudaDriverVersion_v2())
         if cuda is NA:
             cuda = self.query(lambda nv: nv.nvmlSystemGetCudaDriverVersion())
@@ -162,7 +162,7 @@ class Nvml:
             "nvml_version": _text(self.query(lambda nv: nv.nvmlSystemGetNVMLVersion())),
         }
 
-    def sample(self, index: int) -> Record:
+    def sample(self, index: int) -> JsonObject:
         """One reading of the per-GPU metrics in :data:`vocab.GPU_METRICS`."""
         h = self.handle(index)
         q = self.query

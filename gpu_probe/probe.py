@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 # Four independent FMA chains per thread hide the FMA latency; the seed is a
 # kernel argument so the compiler cannot fold the loop, and the result is
@@ -83,7 +83,7 @@ def unavailable() -> str | None:
 def nvcc_problem(arch: str) -> str | None:
     """Why the probe's kernels cannot be compiled here for ``sm_<arch>`` (pycuda's SourceModule runs ``nvcc`` at
     run time), or None. Asked before the first GPU second is spent: a host with pycuda but no toolkit, or one too
-    old for the GPU (sm_90 needs CUDA 11.8), used to end in a compile traceback."""
+    old for the GPU (sm_90 needs CUDA 11.8), would end in a compile traceback."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return ("nvcc not found: the probe compiles its kernels at run time (install the CUDA toolkit, or put its "
@@ -174,7 +174,7 @@ def _launch_latency(cuda: Any, module: Any) -> dict[str, float]:
     return {"launch_us": queued * 1e6, "launch_sync_us": statistics.median(round_trips) * 1e6}
 
 
-def run(device: int = 0, size_MiB: int = 256, on_step: Callable[[], None] | None = None) -> Record:
+def run(device: int = 0, size_MiB: int = 256, on_step: Callable[[], None] | None = None) -> JsonObject:
     """All probes on one device; ``on_step`` is called after each (for progress)."""
     reason = unavailable()
     if reason:

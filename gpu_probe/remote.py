@@ -7,7 +7,7 @@ import bisect
 import math
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 NAN = float("nan")  # a guest reading that does not exist (gone, not yet measured)
 
@@ -21,10 +21,10 @@ class RemoteUsage:
 
     def __init__(self) -> None:
         self._reading: tuple[float, float, set[int]] = (NAN, NAN, set())
-        self.rows: list[Record] = []  # what a sampler on the guest's node took, ``t`` on this clock
-        self.node: Record = {}  # that sampler's own figures: cpu_pct, rate_hz, errors, gpu_status, trace
+        self.rows: list[JsonObject] = []  # what a sampler on the guest's node took, ``t`` on this clock
+        self.node: JsonObject = {}  # that sampler's own figures: cpu_pct, rate_hz, errors, gpu_status, trace
 
-    def add_rows(self, rows: list[Record], offset_s: float) -> None:
+    def add_rows(self, rows: list[JsonObject], offset_s: float) -> None:
         """Rows stamped on the node's clock (epoch ``t``), brought onto this one: the node's offset taken off."""
         self.rows += [{**r, "t": r["t"] - offset_s} for r in rows]
 
@@ -42,8 +42,8 @@ class RemoteUsage:
         return self._reading
 
 
-def merge_rows(rows: list[Record], t0: float, remote: list[Record],
-               within_s: float) -> list[Record]:
+def merge_rows(rows: list[JsonObject], t0: float, remote: list[JsonObject],
+               within_s: float) -> list[JsonObject]:
     """``rows`` (``t_s`` after ``t0``) each with the columns of the ``remote`` row (epoch ``t``, this clock)
     nearest in time, where one is within ``within_s``; new dicts, the inputs untouched."""
     remote = sorted(remote, key=lambda r: r["t"])
@@ -60,10 +60,10 @@ def merge_rows(rows: list[Record], t0: float, remote: list[Record],
     return out
 
 
-def node_columns(row: Record, guest_id: str) -> Record:
+def node_columns(row: JsonObject, guest_id: str) -> JsonObject:
     """A node's (or a VM's) sampler row as the runner's columns for its one guest: the node's GPUs under the guest
     (``g0.gpu0.util_pct``), the guest's own GPU figures as they are (``g0.gpu_mem_MiB``); ``t`` its epoch time."""
-    out: Record = {}
+    out: JsonObject = {}
     for key, value in row.items():
         if key.startswith("gpu"):
             out[f"{guest_id}.{key}"] = value

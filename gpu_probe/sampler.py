@@ -22,7 +22,7 @@ from gpu_probe.hostload import CpuClock
 from gpu_probe.nvml import NA, Nvml, as_float, decode_clock_events
 from gpu_probe.procfs import FOREIGN_PIDS, foreign_pid_namespace
 from gpu_probe.remote import NAN, RemoteUsage, merge_rows, node_notes
-from gpu_probe.shapes import Record, Row
+from gpu_probe.shapes import JsonObject, Row
 from gpu_probe.stats import summarize
 
 AGGREGATES = ("mean", "p95", "max")
@@ -331,7 +331,7 @@ class SampleSet:
     cpu_pct: float = 0.0  # the sampler's own cost, 100 = one core
     clock_events: dict[str, list[str]] = field(default_factory=dict)  # clock event reasons seen per GPU
     notes: list[str] = field(default_factory=list)  # what the figures do not hold, and why
-    nodes: dict[str, Record] = field(default_factory=dict)  # per remote guest: its node sampler's figures
+    nodes: dict[str, JsonObject] = field(default_factory=dict)  # per remote guest: its node sampler's figures
     util_samples: dict[int, list[tuple[float, float]]] = field(default_factory=dict)  # GPU -> driver's (epoch s, %)
 
     def node_metrics(self, guest_id: str) -> dict[str, float]:

@@ -270,6 +270,17 @@ def judge_limit(iv: Interval, limit: float) -> str:
     return INCONCLUSIVE
 
 
+def goal(iv: Interval, target: float) -> str:
+    """A higher-is-better figure (a ratio, a rate) against its ``target``: ``met`` when its whole 95 % interval is at
+    or above it, ``missed`` when the whole interval is below it, ``undecided`` when the interval spans it (more
+    rounds decide); one figure without a spread is judged as it is; no figure: ``no rate``."""
+    if not iv.n or iv.median != iv.median:
+        return "no rate"
+    if not iv.spread:
+        return "met" if iv.median >= target else "missed"
+    return "met" if iv.low >= target else ("missed" if iv.high < target else "undecided")
+
+
 def paired_ratios(values: list[float], baseline: list[float]) -> list[float]:
     """Repeat i of a phase over repeat i of the baseline (interleaved runs share their drift)."""
     return [v / b for v, b in zip(values, baseline, strict=False)

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 FORMAT = "gpu_probe.nvml-trace"
 # Set on a machine (a Ray node started with it in its environment) that has no GPU of its own: the node agent
@@ -104,7 +104,7 @@ def _check(raw: Any, source: str) -> None:
 class ReplayNvml:
     """Answers pynvml calls from a trace; pass it to ``Nvml(lib=...)``."""
 
-    def __init__(self, raw: Record, source: str = "trace", clock: Any = time.monotonic) -> None:
+    def __init__(self, raw: JsonObject, source: str = "trace", clock: Any = time.monotonic) -> None:
         _check(raw, source)
         self.raw = raw
         self.NVMLError = _nvml().NVMLError
@@ -139,7 +139,7 @@ class ReplayNvml:
             raise AttributeError(name)
         return lambda *args: self._answer(name, args)
 
-    def _state(self) -> Record:
+    def _state(self) -> JsonObject:
         if self._t0 is None or not self._states:
             return self._static
         k = bisect.bisect_right(self._times, self._clock() - self._t0) - 1
@@ -197,8 +197,8 @@ class RecordingNvml:
         self.NVMLError = self._lib.NVMLError
         self._handles: dict[int, str] = {}  # id(handle object) -> token
         self._objects: dict[str, Any] = {}
-        self.static: Record = {}
-        self.frames: list[Record] = []
+        self.static: JsonObject = {}
+        self.frames: list[JsonObject] = []
         self.description = description
         self.init_error: str | None = None
         self._t0 = time.monotonic()
@@ -246,6 +246,6 @@ class RecordingNvml:
             book[key] = _plain(value)
         return value
 
-    def to_dict(self) -> Record:
+    def to_dict(self) -> JsonObject:
         return {"format": FORMAT, "version": VERSION, "description": self.description,
                 "init_error": self.init_error, "static": self.static, "frames": self.frames}

@@ -10,7 +10,7 @@ from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.nvml import NA, Nvml
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 VIRTUALIZATION_MODES = {0: "none", 1: "passthrough", 2: "vgpu-guest", 3: "vgpu-host", 4: "vsga-host"}
 SCHEDULER_POLICIES = {0: "unknown", 1: "best-effort", 2: "equal-share", 3: "fixed-share"}
@@ -21,13 +21,13 @@ def virtualization_mode(nv: Nvml, h: Any) -> Any:
     return NA if mode is NA else VIRTUALIZATION_MODES.get(int(mode), f"mode-{mode}")
 
 
-def mig_info(nv: Nvml, h: Any) -> Record:
+def mig_info(nv: Nvml, h: Any) -> JsonObject:
     """MIG mode and, when enabled, each MIG device (name, UUID, memory, instance ids)."""
     mode = nv.query(lambda lib: lib.nvmlDeviceGetMigMode(h))
     if mode is NA:
         return {"mig_mode": NA, "mig_devices": []}
     current = int(mode[0])
-    out: Record = {"mig_mode": "enabled" if current else "disabled", "mig_devices": []}
+    out: JsonObject = {"mig_mode": "enabled" if current else "disabled", "mig_devices": []}
     if not current:
         return out
     count = nv.query(lambda lib: lib.nvmlDeviceGetMaxMigDeviceCount(h))
@@ -54,7 +54,7 @@ def scheduler_policy(nv: Nvml, h: Any) -> Any:
     return NA if state is NA else SCHEDULER_POLICIES.get(int(state.schedulerPolicy), str(state.schedulerPolicy))
 
 
-def vgpu_host_info(nv: Nvml, h: Any) -> Record:
+def vgpu_host_info(nv: Nvml, h: Any) -> JsonObject:
     """On a vGPU host: scheduler policy and every active vGPU with its type's limits."""
     policy = scheduler_policy(nv, h)
     instances = nv.query(lambda lib: lib.nvmlDeviceGetActiveVgpus(h))
@@ -77,11 +77,11 @@ def vgpu_host_info(nv: Nvml, h: Any) -> Record:
     return {"vgpu_scheduler": policy, "vgpus": vgpus}
 
 
-def describe(nv: Nvml, index: int) -> Record:
+def describe(nv: Nvml, index: int) -> JsonObject:
     """Sharing-related facts about one GPU, for the inventory."""
     h = nv.handle(index)
     mode = virtualization_mode(nv, h)
-    out: Record = {"virtualization_mode": mode, **mig_info(nv, h)}
+    out: JsonObject = {"virtualization_mode": mode, **mig_info(nv, h)}
     if mode == "vgpu-host":
         out.update(vgpu_host_info(nv, h))
     elif mode == "vgpu-guest":  # asked all the same: a sizing on a fleet records what the VM could see of it

@@ -89,7 +89,8 @@ def bench_args(tmp: Path, *overrides: str, fresh_store: bool = False) -> tuple[l
 FAULT_AFTER_CLAIM = """import json, sys
 from pathlib import Path
 from suites.commands import bench
-planted, claim = json.loads(sys.argv[1]), bench.claim_run_dir
+from suites.pipeline import command_line
+planted, claim = json.loads(sys.argv[1]), command_line.claim_run_dir
 def claim_then_plant(*args, **kwargs):
     held = claim(*args, **kwargs)
     for d in planted.get("dirs", []):
@@ -97,9 +98,8 @@ def claim_then_plant(*args, **kwargs):
     for f in planted.get("files", []):
         Path(f).write_text("not a directory")
     return held
-bench.claim_run_dir = claim_then_plant
-sys.argv = ["bench", *sys.argv[2:]]
-bench.cli()
+command_line.claim_run_dir = claim_then_plant
+sys.exit(bench.main(sys.argv[2:]))
 """
 
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from suites.commands.bench import CommandLine, parse_command, precheck
 from suites.config import compose as compose_module
 from suites.config.compose import compose_run, without_hydra
 from suites.config.schema import register_configs
+from suites.pipeline.command_line import CommandLine, parse_command, precheck
 from suites.pipeline.hydra_dirs import hydra_node, quoted
 from suites.render.tables import unfold
 

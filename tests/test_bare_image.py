@@ -54,9 +54,9 @@ def test_the_stand_in_lacks_what_a_bare_image_lacks(bare: dict[str, str]):
 
 
 def test_bench_help_and_a_smoke_run_work_from_the_wheel_directory(bare: dict[str, str], tmp_path: Path):
-    helped = run(bare, "-m", "suites.bench", "--help")
+    helped = run(bare, "-m", "suites", "bench", "--help")
     assert helped.returncode == 0 and "Powered by Hydra" in helped.stdout, helped.stderr[-2000:]
-    smoke = run(bare, "-m", "suites.bench", "+preset=smoke", "progress=quiet",
+    smoke = run(bare, "-m", "suites", "bench", "+preset=smoke", "progress=quiet",
                 f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'art'}",
                 f"data.cache_dir={tmp_path / 'data'}", f"hydra.run.dir={tmp_path / 'run'}")
     assert smoke.returncode == 0, smoke.stdout[-2000:] + smoke.stderr[-2000:]
@@ -65,7 +65,7 @@ def test_bench_help_and_a_smoke_run_work_from_the_wheel_directory(bare: dict[str
 
 
 def test_missing_tensorflow_moderngl_and_ray_are_one_line_each(bare: dict[str, str], tmp_path: Path):
-    plan = run(bare, "-m", "suites.study", "--plan", f"study.out_dir={tmp_path / 'study'}")
+    plan = run(bare, "-m", "suites", "study", "--plan", f"study.out_dir={tmp_path / 'study'}")
     assert plan.returncode == 0, plan.stderr[-2000:]
     lines = plan.stdout.splitlines()
     assert [ln for ln in lines if "tensorflow" in ln] == ["  skip gpu-vs-cpu-keras: tensorflow (extra tf, or tf-gpu "
@@ -73,14 +73,14 @@ def test_missing_tensorflow_moderngl_and_ray_are_one_line_each(bare: dict[str, s
     assert sum("moderngl (extra graphics) not installed: CAD guests cannot render" in ln for ln in lines) == 2
     assert "Traceback" not in plan.stderr and not (tmp_path / "study").exists()
     for workload, module in (("mnist-tf", "tensorflow"), ("graphics-replay", "moderngl")):  # refused, not crashed
-        asked = run(bare, "-m", "suites.bench", f"workload={workload}", "+preset=smoke", "progress=quiet",
+        asked = run(bare, "-m", "suites", "bench", f"workload={workload}", "+preset=smoke", "progress=quiet",
                     f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path / 'run'}",
                     f"data.cache_dir={tmp_path / 'data'}")
         lines = [ln for ln in asked.stderr.splitlines() if ln.strip()]
         assert asked.returncode == 2 and len(lines) == 1, asked.stderr[-2000:]
         assert lines[0].startswith(f"error: workload {workload} needs {module} (extra ")
         assert not (tmp_path / "run").exists()
-    ray = run(bare, "-m", "suites.bench", "backend=ray", "ray.address=127.0.0.1:6399", "+preset=smoke",
+    ray = run(bare, "-m", "suites", "bench", "backend=ray", "ray.address=127.0.0.1:6399", "+preset=smoke",
               f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path / 'run'}")
     lines = [ln for ln in ray.stderr.splitlines() if ln.strip()]
     assert ray.returncode == 2 and lines == ["error: backend=ray: ray is not installed in this Python (extra ray: "

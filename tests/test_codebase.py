@@ -23,9 +23,8 @@ from suites.poll import wait_until
 
 from .helpers import REPO, compose_config
 
-# Same file name allowed: the same role in sibling packages (each package's __main__, each plugin family's base),
-# and ``python -m suites.bench``, the short name bare GPU images and the docs use for the bench command.
-SHARED_NAMES = {"__init__.py", "__main__.py", "base.py", "bench.py"}
+# Same file name allowed: the same role in sibling packages (each package's __main__, each plugin family's base).
+SHARED_NAMES = {"__init__.py", "__main__.py", "base.py"}
 
 
 def test_every_command_is_listed_and_has_main():

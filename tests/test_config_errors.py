@@ -107,9 +107,9 @@ def test_sweeps_and_hydras_printing_flags_are_checked_before_hydra_starts(args: 
     own multi-line error."""
     from hydra.errors import HydraException
 
-    from suites.commands.bench import parse_command, precheck
     from suites.config.schema import one_line, register_configs
     from suites.errors import BenchError
+    from suites.pipeline.command_line import parse_command, precheck
 
     register_configs()
     with pytest.raises((BenchError, HydraException)) as exc:  # what the command turns into its one error: line
@@ -118,8 +118,8 @@ def test_sweeps_and_hydras_printing_flags_are_checked_before_hydra_starts(args: 
 
 
 def test_a_long_value_that_is_not_a_file_name_is_taken():
-    from suites.commands.bench import parse_command, precheck
     from suites.config.schema import register_configs
+    from suites.pipeline.command_line import parse_command, precheck
 
     register_configs()
     assert precheck(parse_command(["--cfg", "job", f"+note='{'a b ' * 200}'"])).composed is None

@@ -50,7 +50,7 @@ def sized(argv: list[str], tmp: Path) -> list[str]:
     module = python[2] if python[1:2] == ["-m"] else ""
     if module == "suites" and len(python) > 3:  # python -m suites <command>
         module = f"suites {python[3]}"
-    if module in ("suites bench", "suites.commands.bench", "suites.bench"):
+    if module in ("suites bench", "suites.commands.bench"):
         return [*python, *bench]
     assert module in ("gpu_probe",), f"{' '.join(argv)}: give it a smoke size in tests/test_docs.py"
     return python

@@ -83,7 +83,7 @@ def test_time_to_accuracy_leaves_out_a_slow_evaluation(look_alike: Path, monkeyp
 
 
 def test_momentum_is_as_configured_through_the_schedule_and_the_rate_follows_its_triangle():
-    net = recipe.record_net(3, 4)
+    net = recipe.airbench94_net(3, 4)
     opt = recipe.optimizer(net, recipe.Hyper(momentum=0.85), batch_size=256)
     total, seen = 100, {}
     for step in (0, 23, 99):  # start, peak, end
@@ -113,7 +113,7 @@ def test_whitening_filters_decorrelate_the_patches_they_were_fitted_on():
     gen = torch.Generator().manual_seed(0)
     mix = torch.randn(3, 3, generator=gen)
     images = torch.einsum("nchw,dc->ndhw", torch.randn(200, 3, 16, 16, generator=gen), mix)  # correlated channels
-    net = recipe.record_net(3, 4)
+    net = recipe.airbench94_net(3, 4)
     recipe.init_whitening(net[0], images)
     out = torch.nn.functional.conv2d(images, net[0].weight[:12])  # the positive half of the filters
     flat = out.permute(0, 2, 3, 1).reshape(-1, 12)
@@ -151,7 +151,7 @@ def test_real_mnist_gradients_outgrow_fp16_so_mnist_keeps_fp32_weights_on_a_gpu(
     images, labels = MNIST.load_uint8(str(MNIST_ROOT), True)
     x = (torch.from_numpy(images[:512].copy()).unsqueeze(1).float() / 255 - MNIST.mean[0]) / MNIST.std[0]
     cfg = MnistTorchConfig()
-    net = recipe.record_net(1, cfg.width)
+    net = recipe.airbench94_net(1, cfg.width)
     recipe.init_whitening(net[0], (torch.from_numpy(images[:5000].copy()).unsqueeze(1).float() / 255
                                    - MNIST.mean[0]) / MNIST.std[0])
     loss = F.cross_entropy(net(x), torch.from_numpy(labels[:512].astype("int64")),

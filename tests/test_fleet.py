@@ -13,11 +13,11 @@ from gpu_probe.nvml import Nvml
 from gpu_probe.remote import RemoteUsage, merge_rows, node_columns
 from gpu_probe.stats import clock_offset
 from gpu_probe.trace import TRACE_ENV, ReplayNvml, lib_from_env
-from suites.backends.fleet import offer, place_per_node, seen
-from suites.backends.placement import ENFORCED
-from suites.backends.ray_agent import RemotePipe
+from suites.backends.ray.agent import RemotePipe
+from suites.backends.ray.fleet import offer, place_per_node, seen
 from suites.config.profiles import type_matches
 from suites.errors import PlacementError
+from suites.validity import ENFORCED
 
 from .helpers import compose_config
 

@@ -83,9 +83,10 @@ def test_a_guest_given_a_gpu_that_trains_on_the_cpu_is_a_failure_naming_the_devi
 
 @pytest.mark.e2e
 def test_allow_cpu_fallback_records_the_run_as_not_enforced(tmp_path):
-    from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement
+    from suites.backends.placement import Placement
     from suites.guest.protocol import GuestResult
     from suites.run.outcome import measured_validity
+    from suites.validity import ENFORCED, NOT_ENFORCED
 
     code, events = talk(fallback_spec(tmp_path, allow_cpu_fallback=True).to_line() + "go\n")
     result = events[-1]["result"]

@@ -4,12 +4,13 @@ Layers, lowest first; a module may import its own layer and the ones below:
 
     gpu_probe        NVML wrapper, inventory, sampler, statistics, vocabulary (imports nothing of suites)
     suites.errors    the one-line errors
+    suites.validity  what a measurement is worth (enforced, emulated, not enforced)
     suites.poll      the one deadline loop
     suites.data      datasets
     suites.workloads workload plugins (found by discovery)
     suites.guest     the guest-side worker and the protocol (nothing of the runner)
     suites.config    schemas and composition
-    suites.backends  placement and where guests run (local, Ray)
+    suites.backends  placement and where guests run (local, Ray, VMs)
     suites.run       plan, execute into a plain-data outcome, comparisons, the mixed/consolidation scenarios
     suites.record    run directory, output folders, MLflow store, reading it back, importing runs
     suites.render    console tables, plots, the mixed/consolidation report
@@ -17,7 +18,7 @@ Layers, lowest first; a module may import its own layer and the ones below:
     suites.gpucheck  make gpu-check's checks and judges
     suites.study     the reference study (make study): settings, planner, command, results, write-up
     suites.commands  one module per command: they assemble
-    suites.__main__, suites.bench   python -m suites <command>; python -m suites.bench (bare GPU images)
+    suites.__main__  python -m suites <command>
     suites.makeargs  how the Makefile runs a command with ARGS (split as a shell would, nothing run)
 
 Imports of project modules sit at module level (lazy imports of heavy libraries such as torch,
@@ -33,9 +34,9 @@ import pytest
 
 from .helpers import REPO
 
-LAYERS = ("gpu_probe", "suites.errors", "suites.poll", "suites.data", "suites.workloads", "suites.guest",
-          "suites.config", "suites.backends", "suites.run", "suites.record", "suites.capacity", "suites.render",
-          "suites.pipeline", "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__", "suites.bench",
+LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.poll", "suites.data", "suites.workloads",
+          "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record", "suites.capacity",
+          "suites.render", "suites.pipeline", "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__",
           "suites.makeargs")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60

@@ -7,12 +7,12 @@ import math
 
 from rich.console import Console
 
-from suites.backends.placement import NOT_ENFORCED
 from suites.record.reader import MixedReport
 from suites.render import mixed_report
 from suites.run import marks
 from suites.run.mixed import PhaseNumbers, consolidation_metrics, qos
 from suites.run.outcome import missed_target
+from suites.validity import NOT_ENFORCED
 
 ALONE = PhaseNumbers(ml_images_per_sec=100.0)
 

@@ -13,7 +13,7 @@ from gpu_probe import vocab
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
 from gpu_probe.stats import confidence_interval
-from suites.backends.placement import NOT_ENFORCED, Placement
+from suites.backends.placement import Placement
 from suites.guest.protocol import GuestResult, GuestSpec
 from suites.record.reader import MixedReport
 from suites.record.sweep_points import SweepRow
@@ -23,6 +23,7 @@ from suites.run.outcome import GuestOutcome, ScenarioOutcome
 from suites.study import writeup as study_report
 from suites.study.planner import EPISODE_1
 from suites.study.results import PartResult, ReferenceStudy
+from suites.validity import NOT_ENFORCED
 
 LONG = ("QoS missed at n2: CAD p95 frame time 106.2 ms > 100 ms limit on guest g1 (viewset catia-02 at 1920x1080) "
         "and the ML guest 31.4 % slower than alone > 25 % limit, so the sweep stopped before n3")

@@ -22,11 +22,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from suites.backends import ray as ray_backend
 from suites.backends.handle import GuestHandle
 from suites.backends.leftovers import state_root
 from suites.backends.placement import Placement
-from suites.backends.ray_agent import GuestAgent
+from suites.backends.ray import cluster as ray_backend
+from suites.backends.ray.agent import GuestAgent
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.guest.protocol import GuestSpec
 from suites.poll import wait_until

@@ -115,7 +115,7 @@ def test_new_children_are_picked_up_by_the_tree_refresh():
 def test_sampler_benchmark_prints_its_table():
     from .helpers import REPO
 
-    proc = subprocess.run([sys.executable, "-m", "gpu_probe.bench_sampler", "--seconds", "0.5", "--guests", "1",
+    proc = subprocess.run([sys.executable, "-m", "gpu_probe.selfmeasure_sampler", "--seconds", "0.5", "--guests", "1",
                            "--skip-mlflow"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("gpu_probe.Sampler") == 3 and "goal at 10 Hz" in proc.stdout

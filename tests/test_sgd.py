@@ -21,7 +21,7 @@ def trained_pair(steps: int, decay_scale: float) -> tuple[torch.nn.Module, torch
     batches, with the recipe's schedule (the whitening bias frozen half-way: a zero learning rate); and the weights
     both started from."""
     torch.manual_seed(0)
-    ours_net = recipe.record_net(3, 4)
+    ours_net = recipe.airbench94_net(3, 4)
     torch_net = copy.deepcopy(ours_net)
     start = copy.deepcopy(ours_net.state_dict())
     ours = recipe.optimizer(ours_net, recipe.Hyper(momentum=0.85), batch_size=64)
@@ -82,7 +82,7 @@ def test_zero_grad_keeps_or_drops_the_gradients_and_a_bad_momentum_is_refused():
 
 @pytest.mark.e2e
 def test_a_guest_that_builds_and_steps_it_never_imports_torch_dynamo():
-    code = ("import sys, torch\nfrom suites.workloads import fast_recipe as r\nnet = r.record_net(3, 4)\n"
+    code = ("import sys, torch\nfrom suites.workloads import fast_recipe as r\nnet = r.airbench94_net(3, 4)\n"
             "opt = r.optimizer(net, r.Hyper(), 64)\nnet(torch.randn(2, 3, 32, 32)).sum().backward()\nopt.step()\n"
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)

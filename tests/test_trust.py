@@ -230,9 +230,9 @@ def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_n
 
 
 def test_a_qos_count_says_it_is_one_run_and_per_gpu_only_with_a_gpu():
-    from suites.backends.placement import ENFORCED, NOT_ENFORCED
     from suites.record.reader import MixedReport
     from suites.render.mixed_report import consolidation_headline
+    from suites.validity import ENFORCED, NOT_ENFORCED
 
     rep = MixedReport(consolidation={"guests_at_qos": 1.0}, validity={"m60-2q/n1": NOT_ENFORCED})
     assert consolidation_headline(rep) == ("1 CAD guest(s) beside the ML guest (no GPU: not a per-GPU figure) at QoS "

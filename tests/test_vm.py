@@ -20,11 +20,12 @@ import pytest
 from suites.backends import corelock
 from suites.backends.handle import exit_reason
 from suites.backends.leftovers import Ledger, own_dir
-from suites.backends.placement import TCG_EMULATION, Placement
+from suites.backends.placement import Placement
 from suites.backends.vm import backend, devices, image, qemu, share
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.errors import ConfigError, PlacementError
 from suites.guest.protocol import GuestSpec
+from suites.validity import TCG_EMULATION
 
 from .helpers import REPO, SMOKE, BenchRun, assert_gone, bench_args, one_error_line, run_bench, training, wait_for
 from .record_keys import json_paths, mlflow_keys

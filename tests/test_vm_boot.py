@@ -8,8 +8,9 @@ import os
 import pytest
 
 from gpu_probe import cudainit
-from suites.backends.placement import ENFORCED, NOT_ENFORCED, TCG_EMULATION, Placement
+from suites.backends.placement import Placement
 from suites.backends.vm import boot
+from suites.validity import ENFORCED, NOT_ENFORCED, TCG_EMULATION
 
 LINES = ["nvidia module: driver 580.95.05 loaded for 0000:00:05.0",
          "nvidia firmware: GSP firmware 580.95.05 running (nvidia-smi -q)",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_probe.inventory import Inventory
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.backends.handle import GuestHandle
 from suites.backends.placement import Placement
 from suites.config.profiles import ProfileConfig
@@ -61,7 +61,7 @@ class Backend(ABC):
         tick(guests)
         timing.t_end = time.time()
 
-    def check_data(self, data: Record) -> None:  # noqa: B027 (only a multi-node backend overrides it)
+    def check_data(self, data: JsonObject) -> None:  # noqa: B027 (only a multi-node backend overrides it)
         """Raise DataError where a guest would not find ``data`` (the runner resolved it on this host)."""
 
     def shutdown(self) -> None:  # noqa: B027 (optional: only a backend holding a connection overrides it)

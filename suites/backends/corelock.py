@@ -1,8 +1,8 @@
 """Host-level locks on the cores a run pins its guests to, so two benchmarks on one host never share cores unseen.
 
-Two runs started together used to pin their guests to the same core and
-measured 2,795 vs 4,597 images/s with no warning. Each core a local run pins
-is now held with ``flock`` on ``<state>/cores/cpu<N>.lock`` (suites/backends/leftovers.py) for
+Two runs started together would pin their guests to the same core and measure
+2,795 vs 4,597 images/s with no warning. So each core a local run pins
+is held with ``flock`` on ``<state>/cores/cpu<N>.lock`` (suites/backends/leftovers.py) for
 the whole command, the file naming the holder's pid and run directory. The
 kernel drops a lock when its holder dies, however it dies, so a crashed run
 never leaves a core taken. Placement skips cores other runs hold (and says

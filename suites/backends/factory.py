@@ -6,7 +6,7 @@ import importlib.util
 
 from suites.backends.base import Backend
 from suites.backends.local import LocalBackend
-from suites.backends.ray import RayBackend
+from suites.backends.ray.cluster import RayBackend
 from suites.backends.vm.backend import VmBackend
 from suites.config.schema import BackendKind, BenchConfig, Sharing
 from suites.errors import ConfigError

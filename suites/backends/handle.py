@@ -5,7 +5,7 @@ session (so Ctrl-C at the terminal reaches only the runner, which then stops
 the guests on purpose), killed as a whole process group, and dying with its
 parent (PR_SET_PDEATHSIG in the guest). :class:`GuestHandle` only reads
 protocol events and decides state; the Ray backend gives it a pipe to a guest
-on another node (:mod:`suites.backends.ray`), with the same protocol lines.
+on another node (:mod:`suites.backends.ray.cluster`), with the same protocol lines.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import psutil
 
 from gpu_probe import vocab
 from gpu_probe.remote import RemoteUsage, node_columns
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, parse_event
 from suites.guest.setup import environment
 
@@ -36,7 +36,7 @@ class Pipe(Protocol):
     pid: int | None
 
     def send(self, line: str) -> None: ...
-    def drain(self) -> list[Record]: ...
+    def drain(self) -> list[JsonObject]: ...
     def returncode(self) -> int | None: ...
     def log_tail(self) -> str: ...
     def rss_MiB(self) -> float: ...
@@ -59,7 +59,7 @@ class GuestPipe:
         self.pid: int | None = None
         self.proc: subprocess.Popen[str] | None = None
         self.group: int | None = None  # the process group kill() ends
-        self._events: queue.Queue[Record] = queue.Queue()
+        self._events: queue.Queue[JsonObject] = queue.Queue()
         self._lines: list[str] = []  # raw protocol lines, for a relay that forwards them elsewhere
         self._reader: threading.Thread | None = None
 
@@ -101,11 +101,11 @@ class GuestPipe:
                 if keep_lines:
                     self._lines.append(line)
 
-    def forward(self, ev: Record) -> bool:
+    def forward(self, ev: JsonObject) -> bool:
         """Whether an event read from the guest goes on to the runner (a pipe may answer some itself)."""
         return True
 
-    def drain(self) -> list[Record]:
+    def drain(self) -> list[JsonObject]:
         out = []
         while True:
             try:
@@ -219,7 +219,7 @@ class GuestHandle:
             if not self.finished:
                 self.fail(self.error or exit_reason(code, self.pipe.log_tail()))
 
-    def _apply(self, ev: Record) -> None:
+    def _apply(self, ev: JsonObject) -> None:
         kind = ev["event"]
         if kind == "ready":
             self.state, self.setup_time_s = "ready", ev.get("setup_time_s")

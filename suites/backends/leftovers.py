@@ -22,7 +22,7 @@ from typing import Any
 
 import psutil
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 STATE_ENV = "BENCH_STATE_DIR"
 
@@ -52,7 +52,7 @@ class Ledger:
     def forget(self, key: str) -> None:
         (self.folder / key).unlink(missing_ok=True)
 
-    def orphans(self) -> list[tuple[str, Record]]:
+    def orphans(self) -> list[tuple[str, JsonObject]]:
         """(key, facts) of the things whose maker no longer runs; unreadable notes are skipped."""
         found = []
         for path in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
@@ -65,7 +65,7 @@ class Ledger:
         return found
 
 
-def alive(facts: Record) -> bool:
+def alive(facts: JsonObject) -> bool:
     """The maker still runs: its pid, started when the note says (a reused pid is another process)."""
     try:
         return abs(psutil.Process(int(facts["pid"])).create_time() - float(facts["started"])) < 1.0

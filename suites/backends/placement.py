@@ -11,7 +11,6 @@ GPU every guest runs on the CPU and its placement says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,31 +20,7 @@ from suites.backends.mps import daemon_running, share_pct
 from suites.backends.mps import guest_env as mps_guest_env
 from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.errors import PlacementError
-
-# What a measurement of a guest is worth, decided from its placement (and corrected by what the guest reports):
-ENFORCED = "enforced"  # the profile's own GPU model (or no GPU asked for): the profile as specified
-EMULATED = "emulated"  # another NVIDIA GPU: framebuffer cap + time-slicing, no vGPU scheduler or MIG
-# another NVIDIA GPU, each guest's SM share and device memory enforced by the driver (sharing=mps)
-EMULATED_MPS = "emulated (MPS-enforced)"
-NOT_ENFORCED = "not enforced"  # no GPU: a CPU stand-in; GPU figures and GPU ratios mean nothing
-VALIDITY = (NOT_ENFORCED, EMULATED, EMULATED_MPS, ENFORCED)  # weakest first
-# Why a run is 'not enforced' when it is not the usual reason (no GPU): its guests were VMs whose CPU QEMU emulated
-# (backend=vm without KVM). A placement's ``reason``, said with the validity wherever it is shown or recorded.
-TCG_EMULATION = "TCG emulation: not a performance measurement"
-
-
-def first_reason(reasons: Iterable[str]) -> str:
-    """The reason of several measurements (they share one where any has one: a run's VMs share an accelerator)."""
-    return next((r for r in reasons if r), "")
-
-
-def labelled(validity: str, reason: str) -> str:
-    return f"{validity} ({reason})" if reason else validity
-
-
-def weakest(validities: list[str]) -> str:
-    """A run is worth what its weakest measurement is worth (nothing measured: not enforced)."""
-    return min(validities, key=VALIDITY.index) if validities else NOT_ENFORCED
+from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, NOT_ENFORCED
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """A site's fleet (``backend=ray ray.placement=per-node``) as a sizing's candidates.
 
-Each node is one VM whose hypervisor gave it a profile (suites/backends/fleet.py), and each guest takes a node of
+Each node is one VM whose hypervisor gave it a profile (suites/backends/ray/fleet.py), and each guest takes a node of
 its own, so a consolidation step of N CAD guests beside the ML guest needs N + 1 nodes of the profile: a curve goes
 no further than the fleet's nodes of its profile allow, and the sizing says where it stopped and why. The GPU sized
 for is the physical one the nodes' vGPUs slice. What the nodes said of themselves (profile, driver, the vGPU
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from gpu_probe.shapes import Record
-from suites.backends.fleet import group_of, labels, offer, seen
+from gpu_probe.shapes import JsonObject
+from suites.backends.ray.fleet import group_of, labels, offer, seen
 from suites.config.profiles import ProfileConfig
 
 __all__ = ["FleetPlan", "plan", "replayed"]
@@ -29,23 +29,23 @@ class FleetPlan:
     provenance: dict[str, str] = field(default_factory=dict)
 
 
-def replayed(reports: list[Record]) -> list[str]:
+def replayed(reports: list[JsonObject]) -> list[str]:
     """The nodes whose NVML answers were a recording (a stand-in for a GPU), by name."""
     name = labels(reports)
     return [name[r["node_id"]] for r in reports if r.get("nvml_trace")]
 
 
-def scheduler(reports: list[Record]) -> str:
+def scheduler(reports: list[JsonObject]) -> str:
     """What the nodes' NVML said of the vGPU scheduler: one policy, several, or why none."""
     said = Counter(str(g.get("vgpu_scheduler")) for r in reports for g in r.get("gpus") or []
                    if g.get("virtualization_mode") in ("vgpu-guest", "vgpu-host") and g.get("vgpu_scheduler"))
     return ", ".join(f"{p} ({n} node(s))" for p, n in said.items()) if said else NOT_EXPOSED
 
 
-def provenance(reports: list[Record], gpu_groups: dict[str, list[str]]) -> dict[str, str]:
+def provenance(reports: list[JsonObject], gpu_groups: dict[str, list[str]]) -> dict[str, str]:
     name = labels(reports)
 
-    def node(r: Record) -> str:
+    def node(r: JsonObject) -> str:
         group = group_of(r, gpu_groups)
         return f"{name[r['node_id']]}: {offer(r)}" + (f" (physical GPU {group}, stated)" if group else "")
 
@@ -64,7 +64,7 @@ def provenance(reports: list[Record], gpu_groups: dict[str, list[str]]) -> dict[
     return out
 
 
-def plan(candidates: list[ProfileConfig], reports: list[Record], gpu_groups: dict[str, list[str]],
+def plan(candidates: list[ProfileConfig], reports: list[JsonObject], gpu_groups: dict[str, list[str]],
          max_guests: int) -> FleetPlan:
     """Each candidate's deepest step on this fleet (absent: it cannot place one), the lines saying why."""
     name = labels(reports)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from suites.backends.placement import EMULATED, NOT_ENFORCED, weakest
 from suites.capacity.curve import Capacity
 from suites.capacity.solver import Answer, Mix
+from suites.validity import NOT_ENFORCED, is_emulated, weakest
 
 __all__ = ["SizingResult", "title_label"]
 
@@ -39,6 +39,6 @@ def title_label(result: SizingResult) -> str:
         return f"measured on the fleet's vGPUs, each node's profile set by its hypervisor ({weakest})"
     if weakest == NOT_ENFORCED:
         return "not a GPU sizing: profiles emulated on the CPU (no GPU; profiles not enforced)"
-    if weakest == EMULATED or weakest.startswith("emulated"):
+    if is_emulated(weakest):
         return f"profiles emulated on {result.provenance.get('GPU', 'another GPU')} ({weakest}), not their own GPU"
     return "measured on the profiles' own GPU (enforced)"

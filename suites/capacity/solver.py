@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from suites.capacity.curve import Capacity
+from suites.validity import ENFORCED
 
 __all__ = ["Answer", "Candidate", "Demand", "Host", "Mix", "Prices", "Sized", "cost_per_user", "solve"]
 
@@ -70,7 +71,7 @@ class Candidate:
     vcpus: int
     memory_MiB: int
     capacity: Capacity | None  # CAD guests per GPU beside one ML guest, measured; None where not measured
-    validity: str = "enforced"
+    validity: str = ENFORCED
 
 
 @dataclass
@@ -86,7 +87,7 @@ class Sized:
     cost: tuple[float | None, float | None]
     margin: float  # 1 - the load at the point count (how far under its QoS limits the chosen step ran)
     reasons: list[str] = field(default_factory=list)
-    validity: str = "enforced"
+    validity: str = ENFORCED
     # (point, safe): that end's figures rest on a count the curve interpolated (GPU time binds at a count between
     # two measured steps): labelled predicted wherever shown
     predicted: tuple[bool, bool] = (False, False)

@@ -27,10 +27,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              ""),
     "gpu-check": ("suites.commands.gpu_check", "every GPU path of the suite, checked within a budget",
                   "make gpu-check"),
-    "bench-ml": ("suites.commands.bench_ml", "a workload bare vs as a guest, interleaved, with a verdict",
+    "bench-ml": ("suites.commands.selfmeasure_ml", "a workload bare vs as a guest, interleaved, with a verdict",
                  "make bench-ml"),
-    "bench-vm": ("suites.commands.bench_vm", "a workload bare vs in the suite's own VM", "make bench-vm"),
-    "bench-peer": ("suites.commands.bench_peer", "cifar10-torch vs the published airbench94, interleaved",
+    "bench-vm": ("suites.commands.selfmeasure_vm", "a workload bare vs in the suite's own VM", "make bench-vm"),
+    "bench-peer": ("suites.commands.selfmeasure_peer", "cifar10-torch vs the published airbench94, interleaved",
                    "make bench-peer"),
 }
 
@@ -56,5 +56,4 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
-    sys.argv = [f"{sys.argv[0]} {name}", *rest]  # what a command's own --help and Hydra see
     return int(module.main(rest) or 0)

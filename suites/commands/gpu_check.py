@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpu_probe import inventory
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.vocab import NO_GPU
 from suites.config.schema import EXPERIMENT, run_stamp
 from suites.errors import ConfigError, redact
@@ -41,9 +41,9 @@ KEYS = ("data.root", "budget_s", "only", "out_dir", "strict")
 TARBALL_MAX = 16 * 2**20
 
 
-def parse(argv: list[str]) -> Record:
+def parse(argv: list[str]) -> JsonObject:
     """``key=value`` arguments; anything else is one ConfigError."""
-    args: Record = {"data.root": os.environ.get("BENCH_DATA_ROOT"), "budget_s": 480.0, "only": "",
+    args: JsonObject = {"data.root": os.environ.get("BENCH_DATA_ROOT"), "budget_s": 480.0, "only": "",
                             "out_dir": "outputs/gpu-check", "strict": False}
     for a in argv:
         key, eq, value = a.partition("=")

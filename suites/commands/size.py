@@ -27,9 +27,8 @@ from rich.console import Console
 from gpu_probe import inventory
 from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
-from gpu_probe.shapes import Record
-from suites.backends.placement import weakest
-from suites.backends.ray import survey as survey_fleet
+from gpu_probe.shapes import JsonObject
+from suites.backends.ray.cluster import survey as survey_fleet
 from suites.capacity import curve, fleet_candidates, measured, solver
 from suites.capacity.result import SizingResult, title_label
 from suites.capacity.size_settings import SizingSettings, describe, load_settings, split_args
@@ -48,6 +47,7 @@ from suites.render import sizing_report
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
 from suites.run.shield import stop_on_signals
+from suites.validity import weakest
 
 KIND = "sizing"
 REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
@@ -88,11 +88,11 @@ class Plan(NamedTuple):
     candidates: list[ProfileConfig]
     parts: list[Part]
     notes: list[str]
-    fleet: list[Record]  # what each node of a fleet (ray.placement=per-node) said it is; [] on this host
+    fleet: list[JsonObject]  # what each node of a fleet (ray.placement=per-node) said it is; [] on this host
     provenance: dict[str, str]  # what the fleet's nodes add to the sizing's provenance
 
 
-def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str, fleet: list[Record]) -> str:
+def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str, fleet: list[JsonObject]) -> str:
     """GPU, driver, profile, policy and the consolidation's whole command line (the user's bench overrides too),
     less the keys that only say where it writes or what it prints; on a fleet its nodes' GPUs and drivers."""
     measured = [a for a in command_line if a.partition("=")[0].lstrip("+~") not in WHERE_KEYS]
@@ -113,7 +113,7 @@ def stored(client: Any, experiment: str, key: str) -> str | None:
     return next((r.info.run_id for r in runs if r.data.tags.get("bench.sizing_key") == key), None)
 
 
-def survey(overrides: list[str]) -> tuple[list[Record], dict[str, list[str]]]:
+def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]]:
     """(what each node of the fleet says it is, ray.gpu_groups), where the consolidations run one guest per node
     (backend=ray ray.placement=per-node); ([], {}) where they run on this host."""
     cfg = compose_run(["scenario=consolidation", *overrides]).cfg
@@ -122,14 +122,14 @@ def survey(overrides: list[str]) -> tuple[list[Record], dict[str, list[str]]]:
     return survey_fleet(cfg.ray), {k: list(v) for k, v in cfg.ray.gpu_groups.items()}
 
 
-def fleet_gpu(reports: list[Record]) -> str:
+def fleet_gpu(reports: list[JsonObject]) -> str:
     """The physical GPU a fleet's vGPUs slice (GRID M60-4Q: Tesla M60), or its GPU's own name."""
     names = [str(g.get("name")) for r in reports for g in r.get("gpus") or []]
     models = sorted({c.gpu_model for n in names for c in measured.candidate_profiles(n, []) if c.gpu_model})
     return models[0] if models else (names[0] if names else "")
 
 
-def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[ProfileConfig], fleet: list[Record],
+def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[ProfileConfig], fleet: list[JsonObject],
                     groups: dict[str, list[str]], notes: list[str]) -> tuple[dict[str, int], dict[str, str]]:
     """(profile -> its deepest step, the fleet's provenance): every candidate on a GPU host, what the fleet's nodes
     can place on a fleet, the one ``sizing.consolidation_profile`` without a GPU."""

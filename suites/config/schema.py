@@ -56,7 +56,7 @@ class Sharing(Enum):
 
 class BackendKind(Enum):
     local = "local"  # guests are processes on this host
-    ray = "ray"  # guests are Ray actors on the cluster at ray.address (suites/backends/ray.py)
+    ray = "ray"  # guests are Ray actors on the cluster at ray.address (suites/backends/ray/cluster.py)
     vm = "vm"  # guests are QEMU VMs on this host (suites/backends/vm/)
 
 
@@ -173,7 +173,7 @@ class BenchConfig:
 
 
 # What MLflow can record to: a local path or file:, sqlite:, a tracking server, Databricks, or a database
-# (postgresql+psycopg2:// and the like). A mistyped scheme used to be taken for an unreachable server.
+# (postgresql+psycopg2:// and the like). A mistyped scheme is refused as such, not taken for an unreachable server.
 STORE_SCHEMES = ("", "file", "sqlite", "http", "https", "databricks", "postgresql", "mysql", "mssql")
 
 
@@ -186,8 +186,8 @@ def check_store_uri(key: str, uri: str) -> None:
 
 def run_stamp() -> str:
     """A run directory's name (``${run_stamp:}`` in configs/config.yaml): the second it started, its milliseconds and
-    the process id, so two runs started in the same second never share a directory (one used to overwrite the
-    other's results.json, and each MLflow run got the other's guest logs)."""
+    the process id, so two runs started in the same second never share a directory (one would overwrite the
+    other's results.json, and each MLflow run would get the other's guest logs)."""
     now = datetime.now()
     return f"{now:%Y-%m-%d_%H-%M-%S}.{now.microsecond // 1000:03d}-{os.getpid()}"
 
@@ -231,7 +231,7 @@ def load(cfg: DictConfig) -> BenchConfig:
 
 # Every number in the config is a count, a size, a time, a rate or a fraction: never negative (but these sentinels),
 # never NaN or infinite, and an integer fits the 32 bits a seed, a C library or a device index takes (a 20-digit
-# seed used to pass validation and fail inside the guest; workload.lr=inf trained to chance and reported ok).
+# seed would fail inside the guest; workload.lr=inf would train to chance and report ok).
 SENTINELS = {"workload.egl_device": -1}  # -1: the guest's own GPU's EGL device
 INT_MAX = 2**31 - 1
 

@@ -14,7 +14,7 @@ import pickle
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.data.options import DataConfig
 from suites.data.dataset import Dataset, require_regular_file, roll_each
 from suites.data.download import Remote, cached_or_fetched, md5, untar_flat
@@ -177,12 +177,12 @@ def check_real(folder: Path) -> str:
             raise DataError(f"{folder / name}: MD5 does not match the published CIFAR-10 file; "
                             "refusing to unpickle it")
         # then safely unpickled (the MD5 just checked: not hashed again) and checked: a file that passes the gate
-        # but holds something else used to end in an IndexError or ValueError inside the guest
+        # but holds something else would end in an IndexError or ValueError inside the guest
         check_batch(unpickle_batch(folder / name), folder / name)
     return source
 
 
-def resolve(cfg: DataConfig, seed: int = 0) -> Record:
+def resolve(cfg: DataConfig, seed: int = 0) -> JsonObject:
     """CIFAR-10 under data.root (verified), else a verified download in the cache (data.download), else a
     synthetic stand-in; the guest's data spec."""
     root = Path(cfg.root)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.data.options import DataConfig
 from suites.errors import DataError
 
@@ -49,7 +49,7 @@ def roll_each(images: np.ndarray, shifts: np.ndarray) -> np.ndarray:
 class Dataset:
     name: str
     # Runner-side, before any guest starts: locate (or synthesise) the files; returns the guest's data spec.
-    resolve: Callable[[DataConfig, int], Record]  # (its absolute paths, seed)
+    resolve: Callable[[DataConfig, int], JsonObject]  # (its absolute paths, seed)
     # Guest-side: (uint8 images N x H x W [x C], integer labels N) of one split under a resolved root.
     load_uint8: Callable[[str, bool], tuple[np.ndarray, np.ndarray]]
     mean: tuple[float, ...]  # per channel, of the training images in [0, 1], for normalising to ~N(0, 1)

@@ -13,7 +13,7 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.data.options import DataConfig
 from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file, roll_each
 from suites.data.download import Remote, cached_or_fetched, gunzip_into, md5
@@ -135,7 +135,7 @@ def check_split(raw: Path, prefix: str) -> None:
 def check_real(root: Path) -> str:
     """Every MNIST file under ``root`` a plain, valid IDX file, and the splits consistent (DataError otherwise);
     'real' where each is the published file (its MD5), else LOOK_ALIKE: valid MNIST-shaped data, not MNIST (a
-    2048-image stand-in under data.root used to report its accuracy as MNIST's)."""
+    2048-image stand-in under data.root must not report its accuracy as MNIST's)."""
     raw = root / "MNIST" / "raw"
     for name in MNIST_FILES:
         require_regular_file(raw / name, "MNIST file")
@@ -145,7 +145,7 @@ def check_real(root: Path) -> str:
     return "real" if all(md5(raw / name) == REMOTE.md5[name] for name in MNIST_FILES) else LOOK_ALIKE
 
 
-def resolve_mnist(cfg: DataConfig, seed: int = 0) -> Record:
+def resolve_mnist(cfg: DataConfig, seed: int = 0) -> JsonObject:
     """MNIST under data.root, else a verified download in the cache (data.download), else a synthetic stand-in;
     returns the guest's data spec."""
     root = Path(cfg.root)

@@ -19,12 +19,13 @@ from pathlib import Path
 
 from gpu_probe import probe, vocab
 from gpu_probe.inventory import Inventory
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.backends.mps import CONTROL
 from suites.data import cifar
 from suites.errors import first_line
 from suites.gpucheck import judges as judge
 from suites.gpucheck.judges import FAILED, SKIPPED, Verdict, guests, metric
+from suites.validity import EMULATED
 from suites.workloads.cifar10_torch import Cifar10TorchConfig
 from suites.workloads.graphics import egldevice
 
@@ -68,7 +69,7 @@ class Row:
     check: str  # "b2"
     result: str  # ok | failed: why | skipped: why
     figure: str = ""
-    data: Record = field(default_factory=dict)
+    data: JsonObject = field(default_factory=dict)
 
     @classmethod
     def of(cls, check: str, verdict: Verdict) -> "Row":
@@ -99,7 +100,7 @@ class Context:
     deadline: float  # monotonic
     say: Callable[[str], None]
     timings: dict[str, float] = field(default_factory=dict)  # "<workload>/<tier>" -> GPU seconds, for the study
-    results: dict[str, Record] = field(default_factory=dict)  # check -> its run's results.json
+    results: dict[str, JsonObject] = field(default_factory=dict)  # check -> its run's results.json
     timings_file: Callable[[], Path] | None = None  # writes what the checks so far measured, for the study (h)
 
     @property
@@ -123,7 +124,7 @@ def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subp
     return done
 
 
-def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -> Record:
+def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -> JsonObject:
     """One ``python -m suites bench`` run into the check's own store; its results.json (CheckFailed without one)."""
     run_dir = ctx.root / "runs" / name
     argv = [sys.executable, "-m", "suites", "bench", *overrides, "progress=quiet", f"hydra.run.dir={run_dir}",
@@ -133,12 +134,12 @@ def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -
     if not results.exists():
         errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
         raise CheckFailed((errors or [f"exit {done.returncode}, no results.json"])[-1] + f" (logs/{name}.log)")
-    out: Record = json.loads(results.read_text())
+    out: JsonObject = json.loads(results.read_text())
     ctx.results[name] = out
     return out
 
 
-def require_ok(results: Record) -> Record:
+def require_ok(results: JsonObject) -> JsonObject:
     """The first guest, which must have finished ok and on its GPU."""
     why = judge.not_ok(results)
     if why:
@@ -146,7 +147,7 @@ def require_ok(results: Record) -> Record:
     return guests(results)[0]
 
 
-def synthetic(results: Record) -> str:
+def synthetic(results: JsonObject) -> str:
     return " (synthetic data)" if results.get("data", {}).get("source") == "synthetic" else ""
 
 
@@ -282,7 +283,7 @@ def mps_sharing(ctx: Context) -> Row:
 
 
 @check("h", "make study in the time left", "study/<time>/report.html with episode 1 ratios and episode 2 "
-       "'emulated' rows, planned with the timings above; every part it ran finished")
+       f"'{EMULATED}' rows, planned with the timings above; every part it ran finished")
 def study(ctx: Context) -> Row:
     left = ctx.left_s - 20
     if left < 60:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from gpu_probe import vocab
 from gpu_probe.datasheet import datasheet
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import summarize
 from suites.render.tables import unfold
 
@@ -27,7 +27,7 @@ MPS_SUM_TOLERANCE = 0.15  # g: the four guests together within this of the whole
 class Verdict:
     result: str  # ok | failed: why | skipped: why | inconclusive: why (a timing rule missed on a busy host)
     figure: str = ""
-    data: Record = field(default_factory=dict)
+    data: JsonObject = field(default_factory=dict)
 
 
 def failed(why: list[str] | str) -> str:
@@ -35,16 +35,16 @@ def failed(why: list[str] | str) -> str:
     return f"{FAILED}: {'; '.join(whys)}" if whys else OK
 
 
-def guests(results: Record) -> list[Record]:
+def guests(results: JsonObject) -> list[JsonObject]:
     return results.get("guests", [])
 
 
-def metric(guest: Record, key: str) -> float:
+def metric(guest: JsonObject, key: str) -> float:
     value = guest["result"]["metrics"].get(key)
     return float(value) if isinstance(value, (int, float)) else math.nan
 
 
-def not_ok(results: Record) -> list[str]:
+def not_ok(results: JsonObject) -> list[str]:
     """Why a run's guests did not all finish ok on their GPU."""
     out = []
     for g in guests(results):
@@ -56,7 +56,7 @@ def not_ok(results: Record) -> list[str]:
     return out or ([] if guests(results) else ["no guest recorded"])
 
 
-def inventory(gpus: list[Record], driver: str | None) -> Verdict:
+def inventory(gpus: list[JsonObject], driver: str | None) -> Verdict:
     """a: NVML named every GPU and its memory, and the driver."""
     missing = [f"GPU {i}: no {what}" for i, g in enumerate(gpus) for what, ok in
                (("name", bool(g.get("name"))), ("memory", isinstance(g.get(vocab.GPU_MEM_TOTAL.key), (int, float))))
@@ -71,7 +71,7 @@ def inventory(gpus: list[Record], driver: str | None) -> Verdict:
     return Verdict(failed(missing), figure)
 
 
-def mnist(results: Record, target: float = 0.99) -> Verdict:
+def mnist(results: JsonObject, target: float = 0.99) -> Verdict:
     """b1: every guest ok on its GPU, test accuracy >= 99 % and its time to that reported."""
     why = not_ok(results)
     if why:
@@ -83,7 +83,7 @@ def mnist(results: Record, target: float = 0.99) -> Verdict:
                            "no time_to_accuracy_s" if math.isnan(tta) else ""]), figure, {"metrics": g["result"]})
 
 
-def cifar(results: Record) -> Verdict:
+def cifar(results: JsonObject) -> Verdict:
     """b2/b3: images/s CoV <= 2 % over the repeats, GPU util >= 90 %, energy counted."""
     why = not_ok(results)
     if why:
@@ -116,7 +116,7 @@ def cifar(results: Record) -> Verdict:
                                     "energy_J": energy, "host_busy": busy})
 
 
-def timed_count(sampled: Record) -> str:
+def timed_count(sampled: JsonObject) -> str:
     """What a guest's timed utilisation averages: the driver's periods inside its windows, else the sampler's rows
     (whose readings lag a period: gpu_probe/windows.py)."""
     rows = f"{sampled.get(vocab.TIMED_SAMPLES, 0):.0f} samples"
@@ -125,7 +125,7 @@ def timed_count(sampled: Record) -> str:
         f"{rows}, the driver's own periods not kept"
 
 
-def caps(results: Record, framebuffer_MiB: float) -> Verdict:
+def caps(results: JsonObject, framebuffer_MiB: float) -> Verdict:
     """c1: every guest, driven to its cap, held 90-100 % of its framebuffer by NVML's count (the whole footprint:
     context and allocator), never more, and was measured."""
     why = not_ok(results)
@@ -144,7 +144,7 @@ def caps(results: Record, framebuffer_MiB: float) -> Verdict:
                    {"peaks_MiB": peaks, "source": sources})
 
 
-def guest_memory(g: Record) -> tuple[float, str]:
+def guest_memory(g: JsonObject) -> tuple[float, str]:
     """A guest's GPU memory peak and where it comes from: NVML's per-process count, else (NVML could not attribute
     it: a container's PID namespace, MPS, MIG) the guest's own report (allocator peak + measured context)."""
     nvml = g["sampled"].get(f"{vocab.GUEST_GPU_MEM.key}.max", math.nan)
@@ -154,7 +154,7 @@ def guest_memory(g: Record) -> tuple[float, str]:
     return own, ("self-reported" if not math.isnan(own) else "unmeasured")
 
 
-def over_cap(results: Record) -> Verdict:
+def over_cap(results: JsonObject) -> Verdict:
     """c2: the guest past its cap fails with 'framebuffer cap exceeded', not a bare CUDA OOM."""
     g = guests(results)[0] if guests(results) else {"result": {"status": "missing", "error": ""}}
     error = g["result"].get("error") or ""
@@ -162,7 +162,7 @@ def over_cap(results: Record) -> Verdict:
     return Verdict(OK if ok else failed(f"guest {g['result']['status']}: {error[:120] or 'no error'}"), error[:160])
 
 
-def attribution(results: Record) -> Verdict:
+def attribution(results: JsonObject) -> Verdict:
     """d: every guest of c1 holds GPU memory of its own processes (or the PID namespace mismatch is said)."""
     notes = results.get("sampler", {}).get("notes", [])
     if notes:
@@ -177,7 +177,7 @@ def attribution(results: Record) -> Verdict:
                    {"guests": seen})
 
 
-def egl(results: Record) -> Verdict:
+def egl(results: JsonObject) -> Verdict:
     """e: an NVIDIA renderer on the guest's own EGL device, and every checked frame's pixels within the graphics
     suite's tolerance of its reference."""
     why = not_ok(results)
@@ -194,7 +194,7 @@ def egl(results: Record) -> Verdict:
                            if pixels != 1 else ""]), figure, {"info": info})
 
 
-def probe(out: Record, gpu_name: str) -> Verdict:
+def probe(out: JsonObject, gpu_name: str) -> Verdict:
     """f: device bandwidth and FP32 FMA throughput each at least 50 % of the GPU's datasheet figure."""
     if out.get("status") != "ok":
         return Verdict(failed(f"gpu_probe probe: {out.get('reason') or out.get('status')}"))
@@ -213,7 +213,7 @@ def probe(out: Record, gpu_name: str) -> Verdict:
                    f"{sheet.fp32_TFLOPS:,.1f} TFLOP/s)", out)
 
 
-def mps(full: Record, share: Record, four: Record, key: str = "fp32_TFLOPS") -> Verdict:
+def mps(full: JsonObject, share: JsonObject, four: JsonObject, key: str = "fp32_TFLOPS") -> Verdict:
     """g: on a workload that saturates the SMs, one guest at its share does <= 0.40 of one with the whole GPU (the
     share is applied), and the four guests at their shares together do the whole GPU's within 15 % (shared, not
     lost)."""

@@ -16,7 +16,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 PROTOCOL_VERSION = 1
 GO = "go"
@@ -29,8 +29,8 @@ class GuestSpec:
     guest_id: str
     profile: str
     workload: str
-    workload_config: Record
-    data: Record
+    workload_config: JsonObject
+    data: JsonObject
     vcpus: list[int]  # host CPU ids for the guest's affinity
     gpus: list[str]  # CUDA_VISIBLE_DEVICES entries (GPU UUIDs or indices); empty: no GPU
     framebuffer_MiB: int | None
@@ -61,7 +61,7 @@ class GuestResult:
     status: str  # ok | failed | interrupted
     error: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
-    info: Record = field(default_factory=dict)
+    info: JsonObject = field(default_factory=dict)
     t_train_start: float | None = None  # epoch seconds, for overlap checks across guests
     t_train_end: float | None = None
     pid: int | None = None
@@ -73,7 +73,7 @@ class GuestResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
-    def as_dict(self) -> Record:
+    def as_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -81,7 +81,7 @@ def event(kind: str, **payload: Any) -> str:
     return json.dumps({"event": kind, **payload}) + "\n"
 
 
-def parse_event(line: str) -> Record | None:
+def parse_event(line: str) -> JsonObject | None:
     """A protocol event, or None for a line that is not one (never raises)."""
     try:
         obj = json.loads(line)

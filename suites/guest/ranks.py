@@ -74,7 +74,7 @@ def shutdown() -> None:
 
 def initialized() -> Any:
     """torch.distributed where a process group is up, else None, without importing torch: a single-rank guest
-    that needs no torch (idle, graphics) used to import it here, 1.4 s of CPU per guest, ~27 s in a TCG VM."""
+    that needs no torch (idle, graphics) would pay 1.4 s of CPU per guest to import it here, ~27 s in a TCG VM."""
     dist = sys.modules.get("torch.distributed")
     return dist if dist is not None and dist.is_initialized() else None
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.workloads.base import TIME, WORK, StepMeter, Workload
 
 CALIBRATE_FRACTION = 0.1  # of the window: how long the last probe must last for its step time to count
@@ -33,7 +33,7 @@ MARGIN = 1.5
 
 
 def size(workload: Workload, cfg: Any, open_ended: bool = False,
-         agree: Callable[[float], float] = lambda step_s: step_s) -> Record:
+         agree: Callable[[float], float] = lambda step_s: step_s) -> JsonObject:
     """Size ``workload`` (prepared) by its step time where it is sized by time; what was chosen, for the guest's
     info (results.json): ``sized_by``, the calibrated step time, the steps, the window aimed at. ``agree``: the
     step time every rank goes by (:func:`suites.guest.ranks.slowest`)."""
@@ -51,7 +51,7 @@ def size(workload: Workload, cfg: Any, open_ended: bool = False,
     window_s = cfg.max_window_s if open_ended else cfg.min_window_s
     timed = max(cfg.min_timed_steps, math.ceil(window_s * MARGIN / max(step_s, 1e-9)))
     total = cfg.warmup_steps + timed
-    out: Record = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": window_s,
+    out: JsonObject = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": window_s,
                    "calibration_steps": probe}
     if cfg.max_steps and total > cfg.max_steps:
         out["capped_by"] = f"workload.max_steps={cfg.max_steps} < the {total} steps of a {window_s:g} s window"
@@ -64,7 +64,7 @@ def size(workload: Workload, cfg: Any, open_ended: bool = False,
     return out
 
 
-def hold(meter: StepMeter, cfg: Any, chosen: Record, world: int, stop: Callable[[], bool] | None = None) -> None:
+def hold(meter: StepMeter, cfg: Any, chosen: JsonObject, world: int, stop: Callable[[], bool] | None = None) -> None:
     """The meter's end rule for a run sized by time: it ends once the window has lasted ``workload.min_window_s``
     (one rank: at once then; an open-ended run: once ``stop`` says so too); ranks end at the sized steps."""
     if chosen.get("sized_by") != TIME or world > 1:

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import aggregate_repeats
 from suites.errors import first_line
 from suites.guest import ranks, sizing
@@ -117,7 +117,7 @@ class DeviceFallback(RuntimeError):
     """The guest was given a GPU and its workload settled on the CPU."""
 
 
-def check_device(spec: GuestSpec, info: Record, cfg: Any) -> None:
+def check_device(spec: GuestSpec, info: JsonObject, cfg: Any) -> None:
     """A guest told to use a GPU must train on one: a silent CPU run would be recorded as the profile's figure.
     With ``workload.allow_cpu_fallback=true`` it runs on, and the device it used labels it ``not enforced``."""
     if not spec.gpus or info.get("device") != "cpu" or not hasattr(cfg, "allow_cpu_fallback"):

@@ -1,9 +1,9 @@
 """Where Hydra will write, read from Hydra's own composition of the command line, and pinned there.
 
-The run directory used to be read off the raw argument ``hydra.run.dir=...``, so ``++hydra.run.dir=configs``,
-a repeated key (Hydra takes the last), ``hydra.sweep.dir`` + ``hydra.sweep.subdir=.`` or a quoted value all
-reached a different folder than the one checked: a run overwrote ``configs/config.yaml`` or a finished run's
-``results.json``. Here Hydra itself composes its node from the command line, whatever the spelling; the folder it
+The raw argument ``hydra.run.dir=...`` is not where Hydra writes: ``++hydra.run.dir=configs``, a repeated key
+(Hydra takes the last), ``hydra.sweep.dir`` + ``hydra.sweep.subdir=.`` or a quoted value each reach another folder
+than one read off the argv, and a run there would overwrite ``configs/config.yaml`` or a finished run's
+``results.json``. So Hydra itself composes its node from the command line, whatever the spelling; the folder it
 resolves (``${run_stamp:}`` included) is the one checked, and it is handed back to Hydra as the last override
 (:attr:`HydraDirs.pins`), so the folder checked is the folder written.
 """

@@ -19,7 +19,6 @@ from rich.panel import Panel
 
 from gpu_probe.hostload import other_load
 from suites.backends.corelock import CoresHeld
-from suites.backends.placement import NOT_ENFORCED, first_reason
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.paths import relative_paths
 from suites.config.schema import BenchConfig
@@ -35,6 +34,7 @@ from suites.run.mixed import MixedRun
 from suites.run.outcome import ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
 from suites.run.shield import Shield
+from suites.validity import NOT_ENFORCED, first_reason
 
 
 def console() -> Console:

@@ -19,7 +19,7 @@ __all__ = ["check_out_dirs", "require_parseable", "unparseable"]
 
 def require_parseable(overrides: list[str]) -> None:
     """Every override as Hydra's grammar reads it, else one line naming the key and the fix (a non-ASCII or
-    otherwise unquoted value used to be Hydra's bare ``LexerNoViableAltException``, or its 3-line message)."""
+    otherwise unquoted value is, to Hydra, a bare ``LexerNoViableAltException`` or a 3-line message)."""
     parser = OverridesParser.create()
     for given in overrides:
         try:

@@ -13,7 +13,6 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from suites.backends.placement import NOT_ENFORCED
 from suites.config.paths import absolute_uri, launch_dir
 from suites.errors import first_line
 from suites.pipeline.jobs import redact_files, redact_logs
@@ -23,6 +22,7 @@ from suites.record.store import Tracker, local_store, store_lock
 from suites.record.sweep_points import collect
 from suites.render import plots
 from suites.render.tables import sweep_csv_rows, sweep_notes, sweep_table
+from suites.validity import NOT_ENFORCED
 
 
 class SweepSummary(Callback):

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.record.store import MAX_PARAM_LEN, MAX_TAG_LEN
 
 EXPORT_DIR = "mlflow-export"
@@ -119,7 +119,7 @@ TEXT_MAX = {"tags": MAX_TAG_LEN, "params": MAX_PARAM_LEN}
 EPOCH_MS = (946_684_800_000, 4_102_444_800_000)  # 2000-01-01 to 2100-01-01: what a recorded run's clock says
 
 
-def read_export(path: Path) -> Record:
+def read_export(path: Path) -> JsonObject:
     """``runs.json`` parsed and checked field by field; ValueError naming the file and the first bad field."""
     if path.stat().st_size > EXPORT_MAX_BYTES:
         raise ValueError(f"{path}: {path.stat().st_size / 2**20:.0f} MiB, more than an export of runs holds "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.errors import first_line
 from suites.record.store import Tracker, flatten, store_lock
 from suites.run.outcome import ScenarioOutcome
@@ -22,7 +22,7 @@ SCENARIO_ARTIFACTS = ("config.yaml", "inventory.json", "results.json", "samples.
 COMPARISON_ARTIFACTS = ("comparison.csv", "comparison.png")
 
 
-def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: Record, run_dir: Path,
+def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: JsonObject, run_dir: Path,
                  run_name: str, under: str | None = None, tags: dict[str, str] | None = None) -> str:
     """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
     with store_lock(tracker.uri):
@@ -45,7 +45,7 @@ def abandon(tracker: Tracker, run_id: str, exc: Exception) -> None:
         pass
 
 
-def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, config_params: Record,
+def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, config_params: JsonObject,
                       run_dir: Path) -> None:
     """Everything a scenario run holds: params, metrics, tags, artifacts, a child run per guest; then its end."""
     tracker.params(parent, {**config_params, **outcome.inventory.as_params(),
@@ -78,7 +78,7 @@ def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, c
     tracker.end(parent, RUN_STATUS[outcome.status], outcome.ended_at or None)
 
 
-def viewset_tags(info: Record) -> dict[str, str]:
+def viewset_tags(info: JsonObject) -> dict[str, str]:
     """A CAD guest's pixel verdict per viewset (``bench.viewset.<name>``: ok | mismatch), and ``bench.pixels``
     = mismatch when any viewset drew wrong pixels."""
     tags = {f"bench.viewset.{vs}": str(info[f"{vs}.status"]) for vs in info.get("viewsets", [])
@@ -95,7 +95,7 @@ def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dic
             "bench.host_busy": outcome.host_busy or "no"}
 
 
-def short_params(outcome: ScenarioOutcome, config_params: Record) -> Record:
+def short_params(outcome: ScenarioOutcome, config_params: JsonObject) -> JsonObject:
     """The same short names on every run, for MLflow's compare view across sweeps."""
     first = outcome.guests[0].spec if outcome.guests else None
     return {"profile": first.profile if first else None, "workload": first.workload if first else None,
@@ -103,7 +103,7 @@ def short_params(outcome: ScenarioOutcome, config_params: Record) -> Record:
             "gpus": config_params.get("profile.gpus"), "data.source": outcome.data.get("source")}
 
 
-def scenario_metrics(outcome: ScenarioOutcome) -> Record:
+def scenario_metrics(outcome: ScenarioOutcome) -> JsonObject:
     ok = outcome.ok_guests
     return {**outcome.host_metrics, vocab.MAKESPAN.key: outcome.makespan_s, "guests_ok": len(ok),
             "guests_failed": len(outcome.guests) - len(ok),
@@ -118,7 +118,7 @@ def comparison_tags(scenario: str, kind: str, extra: dict[str, str] | None = Non
 class ComparisonResults:
     """What a comparison run holds besides its files."""
 
-    params: Record
+    params: JsonObject
     metrics: dict[str, float]
     tags: dict[str, str] = field(default_factory=dict)  # verdicts, validity
     series: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # curves over a step (GPUs, guests)

@@ -1,9 +1,9 @@
 """Folders a command writes, checked before anything starts: each can be made, none is in the source tree, and an
 explicit run directory is new (or empty) and this run's alone.
 
-A run directory given as ``hydra.run.dir=configs`` used to be accepted: the run's ``config.yaml`` replaced
-``configs/config.yaml`` and every later run failed. Two runs given one directory both wrote into it (one run's
-files lost), and a directory that could not be made (``/proc/x/run``) ended in Hydra's own tracebacks.
+Why: a run directory ``hydra.run.dir=configs`` would have the run's ``config.yaml`` replace
+``configs/config.yaml`` (every later run failing); two runs given one directory would both write into it (one
+run's files lost); a directory that cannot be made (``/proc/x/run``) would end in Hydra's own tracebacks.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class RunDirClaim:
 
     def tidy(self) -> None:
         """The folders the claim made that are still empty (a run refused before anything started) go again:
-        ``hydra.run.dir=/tmp/a/b/c`` refused used to leave ``/tmp/a/b``."""
+        ``hydra.run.dir=/tmp/a/b/c`` refused leaves no ``/tmp/a/b``."""
         for folder in reversed(self.made):
             try:
                 folder.rmdir()

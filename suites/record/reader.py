@@ -54,7 +54,7 @@ def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[PhaseNumber
 
 def run_of_kind(client: Any, run_id: str, kind: str, flag: str) -> Any:
     """The run ``run_id`` (given as ``flag``), which must be a ``kind`` comparison; else one LookupError that says
-    what the run is (a ``--mixed-run`` given a plain single run used to make a report of question marks)."""
+    what the run is (a ``--mixed-run`` given a plain single run would make a report of question marks)."""
     from mlflow.exceptions import MlflowException
 
     try:

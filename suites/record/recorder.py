@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gpu_probe.inventory import Inventory
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.config.paths import absolute_uri, launch_dir
 from suites.config.schema import TRACKING_URI, BenchConfig
 from suites.errors import first_line, redact
@@ -96,7 +96,7 @@ class Recorder:
         return rescue
 
     # --- the store ----------------------------------------------------------------------------------
-    def scenario(self, outcome: ScenarioOutcome, config_params: Record, run_dir: Path, name: str,
+    def scenario(self, outcome: ScenarioOutcome, config_params: JsonObject, run_dir: Path, name: str,
                  parent: RunRef | None = None, tags: dict[str, str] | None = None) -> str | None:
         """The scenario's runs in the store (nested under ``parent`` where it lives); the run id, or None."""
         def record(t: Tracker) -> str:

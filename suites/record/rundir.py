@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from gpu_probe.inventory import Inventory
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.run.outcome import ScenarioOutcome
 
 
@@ -43,7 +43,7 @@ def write_results(outcome: ScenarioOutcome, run_dir: Path) -> None:
     write_csv(s.rows, run_dir / "samples.csv")
 
 
-def write_csv(rows: list[Record], path: Path) -> None:
+def write_csv(rows: list[JsonObject], path: Path) -> None:
     import pandas as pd
 
     write_atomic(path, pd.DataFrame(rows).to_csv(index=False, float_format="%.4g"))
@@ -51,7 +51,7 @@ def write_csv(rows: list[Record], path: Path) -> None:
 
 def write_atomic(path: Path, text: str) -> None:
     """``path`` holds all of ``text`` or is as it was: written beside it, then renamed over it. A disk that fills
-    mid-write used to leave a 0-byte results.json, which readers took for a result; now the error reaches the
+    mid-write must not leave a 0-byte results.json, which readers would take for a result: the error reaches the
     caller (the run is recorded as failed with it) and the half-written file is removed."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

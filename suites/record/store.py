@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 MAX_PARAM_LEN = 6000  # MLflow's limit for a param value
 MAX_TAG_LEN = 5000
@@ -60,8 +60,8 @@ def store_lock(uri: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def flatten(d: Record, prefix: str = "") -> Record:
-    out: Record = {}
+def flatten(d: JsonObject, prefix: str = "") -> JsonObject:
+    out: JsonObject = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, dict):
@@ -71,7 +71,7 @@ def flatten(d: Record, prefix: str = "") -> Record:
     return out
 
 
-def finite(metrics: Record) -> dict[str, float]:
+def finite(metrics: JsonObject) -> dict[str, float]:
     return {k: float(v) for k, v in metrics.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
 
@@ -126,10 +126,10 @@ class Tracker:
         start_ms = int(start_time * 1000) if start_time else None
         return self.client.create_run(self.experiment_id, start_time=start_ms, run_name=name, tags=tags).info.run_id
 
-    def params(self, run_id: str, params: Record) -> None:
+    def params(self, run_id: str, params: JsonObject) -> None:
         log_batch(self.client, run_id, params={k: str(v)[:MAX_PARAM_LEN] for k, v in params.items()})
 
-    def metrics(self, run_id: str, metrics: Record) -> None:
+    def metrics(self, run_id: str, metrics: JsonObject) -> None:
         log_batch(self.client, run_id, metrics=finite(metrics), timestamp_ms=int(time.time() * 1000))
 
     def series(self, run_id: str, key: str, points: list[tuple[int, float]]) -> None:

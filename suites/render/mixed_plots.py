@@ -9,6 +9,7 @@ from typing import Any
 
 from suites.record.reader import MixedReport
 from suites.render.plots import error_bars, pyplot, save, titled
+from suites.validity import is_not_enforced
 
 
 def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
@@ -34,7 +35,7 @@ class Saver:
     def __init__(self, rep: MixedReport, out_dir: Path) -> None:
         self.plt, self.out_dir, self.files = pyplot(), out_dir, []
         self.validity = ", ".join(sorted(set(rep.validity.values()))) or "?"
-        self.caveat = f"profile {self.validity}" + ("; NOT a GPU measurement" if "not enforced" in self.validity
+        self.caveat = f"profile {self.validity}" + ("; NOT a GPU measurement" if is_not_enforced(self.validity)
                                                     else "")
 
     def __call__(self, fig: Any, name: str, title: str) -> None:
@@ -77,7 +78,7 @@ def draw_mixed(rep: MixedReport, save: Saver) -> None:
 
 def draw_consolidation(rep: MixedReport, save: Saver) -> None:
     """CAD p95 frame time and ML slowdown over the number of CAD guests, each in its own panel with its QoS limit
-    (on twin axes the two curves, scaled independently, used to lie exactly on top of each other)."""
+    (on twin axes the two curves, scaled independently, can lie exactly on top of each other)."""
     c = rep.consolidation
     ns = sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos"))
     slow = [c.get(f"n{n}.ml_slowdown_pct", math.nan) for n in ns]

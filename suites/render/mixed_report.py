@@ -13,12 +13,12 @@ from pathlib import Path
 
 from rich.table import Table
 
-from suites.backends.placement import NOT_ENFORCED, weakest
 from suites.record.reader import MixedReport
 from suites.render import mixed_plots
 from suites.render.tables import fmt, validity_banner
 from suites.run import marks
 from suites.run.mixed import mixed_verdict
+from suites.validity import NOT_ENFORCED, weakest
 
 FIGURES = ("slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png", "consolidation.png")
 

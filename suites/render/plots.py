@@ -9,10 +9,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.record.sweep_points import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome
+from suites.validity import is_not_enforced
 
 if TYPE_CHECKING:  # for the annotations only
     from matplotlib.axes import Axes
@@ -70,7 +71,7 @@ LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def series_style(i: int, series: int, points: int) -> Record:
+def series_style(i: int, series: int, points: int) -> JsonObject:
     """Series i's colour, dash and markers: guests with the same figures (two identical workloads) draw on top of
     each other, and only dash patterns and markers set at different samples tell the lines apart there."""
     step = min(max(1, points), max(points // 8, series, 1))
@@ -195,7 +196,7 @@ def comparison(rows: list[PhaseRow], path: Path, title: str) -> Path:
     ax1.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)  # above the data
     validity = ", ".join(sorted({f"{r.validity}" for r in rows}))
     titled(fig, title, f"profile {validity}; n = {max((r.n for r in rows), default=0)} repeat(s) per phase"
-           + ("; NOT a GPU measurement" if "not enforced" in validity else "")
+           + ("; NOT a GPU measurement" if is_not_enforced(validity) else "")
            + "".join(sorted({f"; {r.validity_reason}" for r in rows if r.validity_reason})))
     return save(fig, path, title, validity)
 
@@ -207,7 +208,7 @@ def sweep(rows: list[SweepRow], path: Path, title: str) -> Path:
     ys = list(range(len(rows)))[::-1]  # first job on top, as in the table
     values = [r.images_per_sec.median if r.images_per_sec.n else 0.0 for r in rows]
     xerr = error_bars(values, [r.images_per_sec.low for r in rows], [r.images_per_sec.high for r in rows])
-    colors = ["C3" if r.validity == "not enforced" else "C0" for r in rows]
+    colors = ["C3" if is_not_enforced(r.validity) else "C0" for r in rows]
     bars = ax.barh(ys, values, 0.6, xerr=xerr, capsize=3, color=colors)
     ax.bar_label(bars, labels=[f"{v:,.0f} (n={r.images_per_sec.n}, {r.status})" for v, r in zip(values, rows,
                                                                                                strict=True)],
@@ -218,5 +219,5 @@ def sweep(rows: list[SweepRow], path: Path, title: str) -> Path:
     ax.grid(axis="x", alpha=0.3)
     validity = ", ".join(sorted({r.validity for r in rows}))
     titled(fig, title, f"profile {validity}" + ("; red: not enforced, NOT a GPU measurement"
-                                                if "not enforced" in validity else ""))
+                                                if is_not_enforced(validity) else ""))
     return save(fig, path, title, validity)

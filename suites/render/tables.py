@@ -12,12 +12,12 @@ from typing import Any
 from rich.table import Table
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
-from suites.backends.placement import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
+from gpu_probe.shapes import JsonObject
 from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
 from suites.run.compare import PhaseRow
 from suites.run.outcome import ScenarioOutcome, missed_target, percent
+from suites.validity import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
 
 TABLE_WIDTH = 120  # every console table fits this many columns: a log, a terminal, a pasted issue
 
@@ -131,7 +131,7 @@ def target_mark(key: str, metrics: dict[str, float]) -> str:
     return f" {'<' if missed_target(metrics) else '≥'} {percent(target)}"
 
 
-def synthetic_mark(data: Record, key: str, metrics: dict[str, float]) -> str:
+def synthetic_mark(data: JsonObject, key: str, metrics: dict[str, float]) -> str:
     """An accuracy on synthetic look-alike data is not an MNIST/CIFAR-10 accuracy: said in the cell itself."""
     source = data.get("source")
     if key == vocab.TEST_ACCURACY.key and key in metrics and source in ("synthetic", LOOK_ALIKE):

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from gpu_probe import vocab
 from gpu_probe.stats import NO_SPREAD, paired_ratios, ratio_interval, summarize, verdict
-from suites.backends.placement import first_reason, weakest
 from suites.run.outcome import ScenarioOutcome
+from suites.validity import ENFORCED, first_reason, weakest
 
 ROW_METRICS = ("images_per_sec", "throughput_x", "throughput_x.ci_low", "throughput_x.ci_high", "train_time_s",
                "time_x", "time_x.ci_low", "time_x.ci_high", "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct",
@@ -41,7 +41,7 @@ class PhaseRow:
     guest_cpu_pct: float  # mean over guests, 100 = one core
     host_cpu_pct: float
     gpu_util_pct: float
-    validity: str = "enforced"  # the weakest repeat's (see suites.backends.placement)
+    validity: str = ENFORCED  # the weakest repeat's (suites/validity.py)
     validity_reason: str = ""  # where it is not the usual one: a TCG VM's guests
     n: int = 1  # repeats measured
     gpus: int = 0  # GPUs the phase's guests ask for together (their profiles'), the x of a scaling curve

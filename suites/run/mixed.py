@@ -23,7 +23,7 @@ import math
 import statistics
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import Interval, inconclusive, judge_limit, ratio_interval, summarize
 from suites.config.compose import consolidation_memory, mixed_profiles
 from suites.config.scenario import CAD_ALONE as CAD
@@ -186,7 +186,7 @@ class MixedRun:
         """What marks the scores built on these phases (every repeat's)."""
         return marks.of_repeats(self.numbers, self.cfg.host_busy_pct, self.cfg.scale)
 
-    def params(self) -> Record:
+    def params(self) -> JsonObject:
         s = self.settings
         out = {"kind": self.kind, "profiles": ",".join(mixed_profiles(self.cfg)), "cad_workload": s.cad.workload,
                "ml_workload": s.ml.workload, "qos_p95_frame_ms": s.qos_p95_frame_ms,

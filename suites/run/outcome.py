@@ -10,10 +10,11 @@ from gpu_probe import vocab
 from gpu_probe.hostload import HostLoad
 from gpu_probe.inventory import Inventory
 from gpu_probe.sampler import SampleSet
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import covered_fraction
-from suites.backends.placement import ENFORCED, NOT_ENFORCED, Placement, first_reason, labelled, weakest
+from suites.backends.placement import Placement
 from suites.guest.protocol import GuestResult, GuestSpec
+from suites.validity import ENFORCED, NOT_ENFORCED, first_reason, labelled, weakest
 
 EXIT_PARTIAL = 1
 EXIT_INTERRUPTED = 130
@@ -41,7 +42,7 @@ class ScenarioOutcome:
     makespan_s: float | None
     reasons: list[str]
     inventory: Inventory
-    data: Record
+    data: JsonObject
     samples: SampleSet
     host_metrics: dict[str, float] = field(default_factory=dict)  # host/GPU aggregates, sampler rate, energy
     started_at: float = 0.0  # epoch seconds: guests being started ...

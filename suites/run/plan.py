@@ -16,17 +16,18 @@ from omegaconf import OmegaConf
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.backends import mps
 from suites.backends.base import Backend
 from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken
 from suites.backends.factory import backend_for
-from suites.backends.placement import NOT_ENFORCED, Placement
+from suites.backends.placement import Placement
 from suites.config.compose import RunConfig
 from suites.config.schema import BackendKind, BenchConfig, Sharing
 from suites.data.options import DataConfig
 from suites.errors import ConfigError
 from suites.guest.protocol import GuestSpec
+from suites.validity import NOT_ENFORCED
 from suites.workloads import workload_class
 from suites.workloads.base import Workload, WorkloadConfig
 
@@ -41,7 +42,7 @@ class Plan:
     inventory: Inventory
     placements: list[Placement]
     specs: list[GuestSpec]
-    data: Record  # where the data came from (source, root), merged over the guest groups
+    data: JsonObject  # where the data came from (source, root), merged over the guest groups
     backend: Backend
 
     @property
@@ -61,7 +62,7 @@ def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
     backend = backend_for(cfg)
     placements = backend.place(cfg.profile, sum(g.guests for g in run.groups), inv)
     specs: list[GuestSpec] = []
-    sources: list[Record] = []
+    sources: list[JsonObject] = []
     for group in run.groups:
         missing = workload_class(group.workload.name).missing()
         if missing:
@@ -91,7 +92,7 @@ def data_sized(data: DataConfig, plugin: type[Workload], placements: list[Placem
     return dataclasses.replace(data, synthetic_train=dataset.real_train)
 
 
-def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Placement], data: Record,
+def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Placement], data: JsonObject,
                 first: int = 0) -> list[GuestSpec]:
     workload_cfg: Any = OmegaConf.to_container(OmegaConf.structured(workload), enum_to_str=True)
     specs = [GuestSpec(guest_id=p.guest_id, profile=cfg.profile.name, workload=workload.name,
@@ -130,7 +131,7 @@ def peer_timeout_s(start_timeout_s: float, timeout_s: float) -> float:
     return start_timeout_s + timeout_s + 60.0
 
 
-def with_ranks(workload_cfg: Record, placement: Placement, profile_gpus: int) -> Record:
+def with_ranks(workload_cfg: JsonObject, placement: Placement, profile_gpus: int) -> JsonObject:
     """``workload.ranks=0`` resolved: one data-parallel rank per GPU the guest gets (per GPU of its profile on a
     host without GPUs, where CPU ranks stand in), so a 4-GPU guest trains on all four."""
     out = dict(workload_cfg)
@@ -150,7 +151,7 @@ def require_enforced(plans: list[Plan]) -> None:
             where = f"phase {p.run.label}: " if p.run.label else ""
             raise ConfigError(f"strict=true: {where}profile {p.cfg.profile.name} is not enforced on this host "
                               f"({weak[0].note or 'no GPU'}); its figures would come from a CPU stand-in "
-                              "(drop strict=true to run it labelled 'not enforced')")
+                              f"(drop strict=true to run it labelled '{NOT_ENFORCED}')")
 
 
 def lease_cores(plans: list[Plan], run: Path) -> CoreLease:

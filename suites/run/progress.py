@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.backends.handle import GuestHandle
 
 
@@ -16,7 +16,7 @@ class ProgressView:
         self.quiet = mode == "quiet"
         self.log_every_s = log_every_s
         self._last_log = 0.0
-        self._tasks: Record = {}
+        self._tasks: JsonObject = {}
         self._progress: Any = None
 
     def __enter__(self) -> "ProgressView":

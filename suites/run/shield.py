@@ -1,7 +1,7 @@
 """Ctrl-C while a run is already stopping or recording: noted, said, and not allowed to lose the record.
 
 The first Ctrl-C (or SIGTERM) stops the guests; a second one, pressed while
-the guests are being stopped or the results written, used to end the runner
+the guests are being stopped or the results written, would end the runner
 with a ``KeyboardInterrupt`` traceback and no table or MLflow run. Inside a
 :class:`Shield` those signals only print one line; ``give_up`` presses in a
 row end the shielded work after all (a store that hangs must not trap the
@@ -20,7 +20,7 @@ from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # What each signal that stops a run is said to be, in the guests' recorded reason. SIGHUP is a dropped terminal or
-# ssh session: it used to end the runner with nothing recorded.
+# ssh session: unhandled, it would end the runner with nothing recorded.
 STOPPED_BY = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM",
               signal.SIGHUP: "SIGHUP: the terminal or ssh session hung up"}
 

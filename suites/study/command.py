@@ -33,7 +33,7 @@ from rich.console import Console
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
 from suites.backends.corelock import CoresHeld, describe, held_by_others
-from suites.backends.ray import cluster_gpus
+from suites.backends.ray.cluster import cluster_gpus
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import BackendKind, one_line, register_configs, run_stamp
 from suites.errors import BenchError, ConfigError, PlacementError

@@ -21,6 +21,7 @@ from suites.render.tables import validity_banner
 from suites.study.planner import EPISODE_1, Part, episode_2
 from suites.study.results import ReferenceStudy
 from suites.study.settings import StudySettings
+from suites.validity import is_not_enforced
 
 HEADERS = ("part", "phase", "reference study (4 x M60)", "this host", "[95% CI]", "n", "validity", "verdict")
 
@@ -178,7 +179,7 @@ def draw_ratios(study: ReferenceStudy, out_dir: Path) -> Path | None:
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
     validity = ", ".join(sorted({r.validity for r in rows}))
     title = "episode 1 beside the reference study"
-    titled(fig, title, f"profile {validity}" + ("; NOT a GPU measurement" if "not enforced" in validity else ""))
+    titled(fig, title, f"profile {validity}" + ("; NOT a GPU measurement" if is_not_enforced(validity) else ""))
     return save(fig, out_dir / "episode1_ratios.png", title, validity)
 
 

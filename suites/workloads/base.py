@@ -24,7 +24,7 @@ from typing import ClassVar, Optional
 
 from omegaconf import MISSING
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import summarize
 from suites.data.dataset import Dataset
 from suites.data.options import DataConfig
@@ -128,9 +128,9 @@ class GuestContext:
     vcpus: list[int]
     gpus: list[str]  # as seen by the guest after CUDA_VISIBLE_DEVICES: empty = CPU
     framebuffer_MiB: int | None
-    data: Record
+    data: JsonObject
     seed: int
-    info: Record = field(default_factory=dict)  # workloads add what they ran on
+    info: JsonObject = field(default_factory=dict)  # workloads add what they ran on
     rank: int = 0  # data-parallel rank inside the guest (see suites/guest/ranks.py)
     world_size: int = 1
 
@@ -283,11 +283,11 @@ def window_shortfall(steps: int, seconds: float, min_steps: int, min_s: float) -
 # A seconds-long run checks that the path works; it trains too little for an accuracy target, so it has none (a
 # target it cannot reach would be a 'missed target' on every smoke run) and is sized by time: a 0.5 s window (20
 # steps at least), on a CPU as on a GPU. A target given on the command line still applies (then 2.5 epochs).
-TRAIN_SMOKE: Record = {"train_limit": 2048, "width": 8, "warmup_steps": 5, "target_accuracy": None,
+TRAIN_SMOKE: JsonObject = {"train_limit": 2048, "width": 8, "warmup_steps": 5, "target_accuracy": None,
                        "min_window_s": 0.5}
-# The record's recipe drops a last partial batch: 2.5 epochs of batches of 128 are 40 steps (its schedule needs
+# airbench94's recipe drops a last partial batch: 2.5 epochs of batches of 128 are 40 steps (its schedule needs
 # passes over the data: one epoch of 16 steps leaves synthetic digits at ~19 %, 2.5 epochs reach ~76 %).
-RECORD_SMOKE: Record = {**TRAIN_SMOKE, "batch_size": 128, "epochs": 2.5}
+RECORD_SMOKE: JsonObject = {**TRAIN_SMOKE, "batch_size": 128, "epochs": 2.5}
 
 
 class Workload:
@@ -299,7 +299,7 @@ class Workload:
     dataset: ClassVar[Dataset | None] = None  # what resolve_data locates, or None for no data
     process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
     # Values for a seconds-long run: what ``+preset=smoke`` sets on workload.* (command-line values still win).
-    smoke: ClassVar[Record] = {}
+    smoke: ClassVar[JsonObject] = {}
     # Python modules the guest imports, each with the extra that installs it (optional parts of the suite).
     requires: ClassVar[dict[str, str]] = {}
     gpu_only: ClassVar[bool] = False  # without a GPU it is a recorded failure saying so (a device probe)
@@ -322,7 +322,7 @@ class Workload:
             raise BenchError(f"{self.name} needs a GPU and this guest has none (no GPU on the host?)")
 
     @classmethod
-    def resolve_data(cls, cfg: WorkloadConfig, data: DataConfig, seed: int) -> Record:
+    def resolve_data(cls, cfg: WorkloadConfig, data: DataConfig, seed: int) -> JsonObject:
         """Runner-side, before any guest starts: locate (or synthesise) the data; ``cfg`` is the workload's."""
         return cls.dataset.resolve(data, seed) if cls.dataset else {}
 

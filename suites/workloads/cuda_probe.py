@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpu_probe import probe
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.errors import BenchError, require
 from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
 
@@ -44,7 +44,7 @@ class CudaProbe(Workload):
         return self.STEPS
 
     def train(self, meter: StepMeter) -> None:
-        self.result: Record = probe.run(device=0, size_MiB=self.cfg.size_MiB, on_step=lambda: meter.step(0))
+        self.result: JsonObject = probe.run(device=0, size_MiB=self.cfg.size_MiB, on_step=lambda: meter.step(0))
         self.ctx.info.update({k: v for k, v in self.result.items() if k not in ("metrics", "status")})
 
     def evaluate(self) -> dict[str, float]:

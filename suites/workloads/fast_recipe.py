@@ -37,7 +37,7 @@ WHITEN_IMAGES = 5000  # training images the whitening filters are estimated from
 
 @dataclass(frozen=True)
 class Hyper:
-    """The optimizer's settings in the record's decoupled form."""
+    """The optimizer's settings in airbench94's decoupled form."""
 
     lr: float = 11.5  # per 1024 images
     momentum: float = 0.85
@@ -45,9 +45,9 @@ class Hyper:
     bias_scaler: float = 64.0  # BatchNorm biases' learning rate multiple (not their weight decay)
 
 
-def record_net(in_channels: int, width: int, classes: int = 10, bn_momentum: float = 0.6,
+def airbench94_net(in_channels: int, width: int, classes: int = 10, bn_momentum: float = 0.6,
                scale: float = 1 / 9) -> nn.Module:
-    """The record's network for ``in_channels``-channel images at base width ``width`` (64 in the record)."""
+    """airbench94's network for ``in_channels``-channel images at base width ``width`` (64 in airbench94)."""
     import torch
     from torch import nn
 
@@ -118,7 +118,7 @@ def dtype_of(precision: str) -> torch.dtype:
 
 
 def cast_weights(net: nn.Module, dtype: torch.dtype) -> nn.Module:
-    """The network's weights in ``dtype`` (fp16/bf16 on a GPU, as the record), its BatchNorms in fp32."""
+    """The network's weights in ``dtype`` (fp16/bf16 on a GPU, as airbench94), its BatchNorms in fp32."""
     from torch import nn
 
     net = net.to(dtype)
@@ -136,7 +136,7 @@ def decoupled_rates(hyper: Hyper, batch_size: int) -> tuple[float, float]:
 
 
 def optimizer(net: nn.Module, hyper: Hyper, batch_size: int) -> NesterovSGD:
-    """SGD-Nesterov with the record's decoupled settings (:func:`decoupled_rates`); torch multiplies weight decay
+    """SGD-Nesterov with airbench94's decoupled settings (:func:`decoupled_rates`); torch multiplies weight decay
     by the learning rate, so each group's decay is divided by its rate. Groups: BatchNorm biases (``bias_scaler`` x
     lr), the whitening bias (frozen after its epochs by a zero rate, see :func:`set_rates`), everything else."""
     from torch import nn
@@ -159,7 +159,7 @@ LR_START, LR_PEAK_AT, LR_END = 0.2, 0.23, 0.07  # the schedule's factor at the s
 
 
 def lr_factor(step: int, total: int) -> float:
-    """The record's schedule at ``step`` of ``total``: linear from LR_START to 1 at LR_PEAK_AT of the steps, then
+    """airbench94's schedule at ``step`` of ``total``: linear from LR_START to 1 at LR_PEAK_AT of the steps, then
     linear to LR_END."""
     peak = int(LR_PEAK_AT * total)
     if step < peak:
@@ -184,7 +184,7 @@ def lookahead_decays(step: int, total: int) -> list[float]:
 
 
 class Lookahead:
-    """The record's lookahead over a torch network's floating-point state (weights and BatchNorm statistics)."""
+    """airbench94's lookahead over a torch network's floating-point state (weights and BatchNorm statistics)."""
 
     def __init__(self, net: nn.Module) -> None:
         self.state = {k: v for k, v in net.state_dict().items() if v.is_floating_point()}
@@ -229,7 +229,7 @@ def random_flip(images: Tensor, gen: torch.Generator) -> Tensor:
 def tta(predict: Callable[[Batch], Batch], x: Batch, level: int, mirror: Callable[[Batch], Batch],
         shifted: Callable[[Batch], tuple[Batch, Batch]]) -> Batch:
     """Test-time augmentation over any framework's batches: 0 none, 1 the mean with the mirror image, 2 also the
-    mean over the two 1-pixel diagonal translations ``shifted`` gives (as the record)."""
+    mean over the two 1-pixel diagonal translations ``shifted`` gives (as airbench94)."""
 
     def mirrored(inputs: Batch) -> Batch:
         return 0.5 * predict(inputs) + 0.5 * predict(mirror(inputs)) if level >= 1 else predict(inputs)

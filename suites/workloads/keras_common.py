@@ -1,4 +1,4 @@
-"""The shared TensorFlow/Keras recipe: the record's network and step (suites/workloads/keras_models.py says where
+"""The shared TensorFlow/Keras recipe: airbench94's network and step (suites/workloads/keras_models.py says where
 Keras differs from the torch workloads), tf.data with prefetch, mixed precision on GPU, optional XLA,
 MirroredStrategy over the guest's GPUs; evaluations off the training clock.
 
@@ -17,9 +17,15 @@ from typing import Any
 
 from suites.errors import BenchError, require
 from suites.workloads import fast_recipe as recipe
+from suites.workloads.airbench94 import RecipeConfig
 from suites.workloads.base import RECORD_SMOKE, Classifier, StepMeter
-from suites.workloads.keras_net import KerasLookahead, TriangleSchedule, record_net, start_as_identity, whitening_kernel
-from suites.workloads.speed_record import RecipeConfig
+from suites.workloads.keras_net import (
+    KerasLookahead,
+    TriangleSchedule,
+    airbench94_net,
+    start_as_identity,
+    whitening_kernel,
+)
 
 PRECISIONS = ("auto", "float32", "mixed_float16", "mixed_bfloat16")
 
@@ -137,7 +143,7 @@ class KerasClassifier(Classifier):
                 "not measured: TF fixes its devices before its runtime, and so its context, exists)")
 
     def build(self) -> None:
-        """The record's network and step at the torch workloads' rates: SGD-Nesterov at the per-1024-images rate
+        """airbench94's network and step at the torch workloads' rates: SGD-Nesterov at the per-1024-images rate
         over the momentum's gain, its schedule, and the coupled weight decay as L2 terms (half the decay each,
         since d(l2 w^2)/dw = 2 l2 w)."""
         import keras
@@ -146,7 +152,7 @@ class KerasClassifier(Classifier):
         hyper = c.hyper()
         lr, decay = recipe.decoupled_rates(hyper, c.batch_size)
         with self.strategy.scope():
-            self.model = record_net(keras, self.x_train.shape[1:], c.width, c.flip, c.translate,
+            self.model = airbench94_net(keras, self.x_train.shape[1:], c.width, c.flip, c.translate,
                                     (decay / lr / 2, decay / (lr * hyper.bias_scaler) / 2))
             self.model.get_layer("whiten").kernel.assign(whitening_kernel(self.x_train))
             start_as_identity(self.model)
@@ -167,7 +173,7 @@ class KerasClassifier(Classifier):
         self.model.fit(self.train_ds, epochs=math.ceil(self.total_steps() / per_epoch), verbose=0, shuffle=False,
                        callbacks=[_Meter(self, meter)])
         if self.cfg.target_accuracy and not meter.target_met:  # unchecked, or missed at the last epoch
-            with meter.untimed():  # the end of the schedule: where the record checks
+            with meter.untimed():  # the end of the schedule: where airbench94 checks
                 meter.checked(self.evaluate()["test_accuracy"])
         self.ctx.info["eval_untimed_s"] = round(meter.untimed_s, 3)
 

@@ -1,4 +1,4 @@
-"""The record's network and step pieces in Keras (:mod:`suites.workloads.fast_recipe` is the torch original;
+"""airbench94's network and step pieces in Keras (:mod:`suites.workloads.fast_recipe` is the torch original;
 suites/workloads/keras_models.py says where Keras differs): the network with its augmentation layers, the
 whitening bias, the identity start, the whitening kernel, lookahead and the warm-up/decay schedule. Keras is
 imported inside each function: the runner imports this module without TensorFlow.
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.workloads import fast_recipe as recipe
 
 
-def record_net(keras: Any, shape: tuple[int, int, int], width: int, flip: bool, translate: int,
+def airbench94_net(keras: Any, shape: tuple[int, int, int], width: int, flip: bool, translate: int,
                decay: tuple[float, float]) -> Any:
-    """The record's network in Keras for images of ``shape`` (H, W, C), augmentation layers in front (they act
+    """airbench94's network in Keras for images of ``shape`` (H, W, C), augmentation layers in front (they act
     only in training); ``decay``: the L2 factors of weights and of BatchNorm biases."""
     L = keras.layers
     l2, l2_bias = (keras.regularizers.L2(d) for d in decay)
@@ -103,7 +103,7 @@ def TriangleSchedule(peak: float, total: int) -> Any:  # noqa: N802 - a schedule
             down = 1 + (recipe.LR_END - 1) * (s - top) / max(1.0, total - top)
             return peak * ops.where(s < top, up, down)
 
-        def get_config(self) -> Record:
+        def get_config(self) -> JsonObject:
             return {"peak": peak, "total": total}
 
     return Triangle()

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 from suites.data.mnist import MNIST
+from suites.workloads.airbench94 import Airbench94Classifier, Airbench94TrainConfig
 from suites.workloads.base import RECORD_SMOKE
-from suites.workloads.speed_record import RecordClassifier, RecordTrainConfig
 
 TARGET = 0.99  # test accuracy on real MNIST, checked at the end of the epoch
 
 
 @dataclass
-class MnistTorchConfig(RecordTrainConfig):
+class MnistTorchConfig(Airbench94TrainConfig):
     name: str = "mnist-torch"
     epochs: float = 1
     target_accuracy: Optional[float] = TARGET
@@ -25,9 +25,9 @@ class MnistTorchConfig(RecordTrainConfig):
     tta_level: int = 0  # no mirrored views: a mirrored digit is another glyph
 
 
-class MnistTorch(RecordClassifier):
+class MnistTorch(Airbench94Classifier):
     name = "mnist-torch"
-    # fp32 weights on a GPU too, not the record's fp16 (or bf16). MNIST's blank background leaves whitened channels
+    # fp32 weights on a GPU too, not airbench94's fp16 (or bf16). MNIST's blank background leaves whitened channels
     # with almost no variance, which the BatchNorms (eps 1e-12) scale up: the first convolution's gradients of the
     # summed loss reach ~4e6 at the first step, past fp16's 65,504 (inf, then nan after one epoch on an H200);
     # bf16 has the range but not the bits to keep the updates (35.5 % after one epoch on an H200, 75.3 % on the

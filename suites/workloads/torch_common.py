@@ -3,7 +3,7 @@ precision, optional torch.compile warmed up outside the clock, a framebuffer cap
 
 A classifier plugin says how to load its data, build its model and optimizer, and (optionally) how an epoch's
 batches are made and a step is taken; this base runs the timed loop, the evaluation and the time-to-accuracy
-check (evaluations off the clock). The record's recipe (suites/workloads/speed_record.py) is its main user.
+check (evaluations off the clock). airbench94's recipe (suites/workloads/airbench94.py) is its main user.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
-from gpu_probe.shapes import Json, Record
+from gpu_probe.shapes import Json, JsonObject
 from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, Classifier, StepMeter, TrainConfig
 from suites.workloads.sgd import StepOptimizer
@@ -40,7 +40,7 @@ class TorchTrainConfig(TrainConfig):
     precision: str = "auto"  # auto: bf16 autocast on GPU, fp32 on CPU
     channels_last: bool = True
     compile: bool = False  # torch.compile the model, compiled in the untimed warm-up
-    compile_mode: str = "default"  # torch.compile's mode; the record's compiled run uses max-autotune
+    compile_mode: str = "default"  # torch.compile's mode; airbench94's compiled run uses max-autotune
 
     def check(self) -> None:
         super().check()
@@ -282,7 +282,7 @@ def rank_device(torch: ModuleType, has_gpu: bool, rank: int) -> torch.device:
 
 def cap_framebuffer(torch: ModuleType, device: torch.device, framebuffer_MiB: int | None,
                     context: Callable[[ModuleType, torch.device], tuple[float, str]] | None = None,
-                    world: int = 1) -> Record:
+                    world: int = 1) -> JsonObject:
     """Bound this process's whole device footprint on ``device`` to the profile framebuffer, as a vGPU's does: the
     CUDA context (and the handles outside torch's allocator) is measured after start-up (``context``: how; default
     :func:`measure_context`) and the allocator gets the rest. The guest's info entries: the cap, the context, the

@@ -26,21 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from gpu_probe.inventory import Inventory
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.trace import TRACE_ENV
 from suites.backends.base import Backend
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
 from suites.backends.leftovers import own_dir, state_root
 from suites.backends.local import on_free_cores
-from suites.backends.placement import (
-    ENFORCED,
-    NOT_ENFORCED,
-    TCG_EMULATION,
-    Placement,
-    check_memory,
-    no_gpu_note,
-    place_cpus,
-)
+from suites.backends.placement import Placement, check_memory, no_gpu_note, place_cpus
 from suites.backends.vm import boot, cudaver, devices, nvidia, qemu, share
 from suites.backends.vm.image import DEFAULT_DIR, NVIDIA_DIR, Image, find
 from suites.config.profiles import ProfileConfig, ProfileKind
@@ -49,6 +41,7 @@ from suites.errors import ConfigError, DataError, PlacementError
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import environment
 from suites.poll import wait_until
+from suites.validity import ENFORCED, NOT_ENFORCED, TCG_EMULATION
 
 SOCKET_ROOT_MAX = 64  # + /gmb-vm-<pid>-<8>/g0.qmp stays under a socket path's 107 bytes
 CONSOLE_TAIL = 5  # console lines quoted in a boot failure
@@ -127,7 +120,7 @@ class VmBackend(Backend):
         self.vgpu = dict(zip(ids, types, strict=True))
         return [f"vGPU {t.name} ({t.type_id}) on {t.parent}" for t in types], [inside] * n, ENFORCED
 
-    def check_data(self, data: Record) -> None:
+    def check_data(self, data: JsonObject) -> None:
         """A VM sees the data folders its spec names, except where its own memory is mounted (init.sh): data there
         is not seen."""
         root = Path(str(data.get("root") or "/")).resolve()
@@ -199,7 +192,7 @@ class VmPipe(GuestPipe):
         self.t_qemu: float | None = None  # monotonic: QEMU started
         self._spec_line = ""
         self.gave_up = False  # killed for not booting in time
-        self.facts: Record = {}  # <guest>.vm.json; boot_s once the guest's first line came
+        self.facts: JsonObject = {}  # <guest>.vm.json; boot_s once the guest's first line came
 
     def start(self, spec: GuestSpec, keep_lines: bool = False) -> int:
         m = self.machine
@@ -244,7 +237,7 @@ class VmPipe(GuestPipe):
                 f.write(f"bench: vCPU threads not pinned one per core ({exc}); the VM still runs only on "
                         f"cores {self.host_cpus}\n")
 
-    def forward(self, ev: Record) -> bool:
+    def forward(self, ev: JsonObject) -> bool:
         """The guest's first line (``boot``) is the VM's own: answered with the host's clock, then the spec."""
         if ev["event"] == "boot":
             self.send(f"clock {time.time():.6f}")
@@ -259,7 +252,7 @@ class VmPipe(GuestPipe):
             self.save_facts()
         return True
 
-    def drain(self) -> list[Record]:
+    def drain(self) -> list[JsonObject]:
         out = super().drain()
         late = "boot_s" not in self.facts and self.t_qemu is not None and \
             time.monotonic() - self.t_qemu > self.boot_timeout_s

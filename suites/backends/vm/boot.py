@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from suites.backends.placement import NOT_ENFORCED, Placement
+from suites.backends.placement import Placement
+from suites.validity import NOT_ENFORCED
 
 __all__ = ["apply", "cuda_started"]
 

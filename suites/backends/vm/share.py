@@ -1,7 +1,7 @@
 """What a guest VM sees of the host: what a guest needs, read-only, at the host's own paths, and nothing else.
 
-virtiofsd exports one folder. It used to be the host's root: every file the runner can read (as root, /etc/shadow,
-SSH keys, tokens, other users' homes) was readable in every guest VM. Now it exports a *view*: an empty tmpfs, in a
+virtiofsd exports one folder. Were it the host's root, every file the runner can read (as root, /etc/shadow,
+SSH keys, tokens, other users' homes) would be readable in every guest VM. So it exports a *view*: an empty tmpfs, in a
 mount namespace of virtiofsd's own, holding read-only bind mounts of
 
 - the system: ``/usr`` and the merged-usr links (``/bin`` → ``usr/bin``, ...);

@@ -24,7 +24,7 @@ from pathlib import Path
 from omegaconf import MISSING
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import percentile
 from suites.data.dataset import require_regular_file
 from suites.data.options import DataConfig
@@ -56,7 +56,7 @@ class ApitraceReplayConfig(WorkloadConfig):
         require(self.timeout_s > 0, "workload.timeout_s", "must be > 0")
 
 
-def info(trace: Path) -> Record:
+def info(trace: Path) -> JsonObject:
     """``apitrace info`` as a dict; a file apitrace cannot read is a TraceFormatError."""
     try:
         require_regular_file(trace, "apitrace trace")
@@ -113,7 +113,7 @@ class ApitraceReplay(Workload):
     smoke = {"loops": 1, "profile_frames": False}
 
     @classmethod
-    def resolve_data(cls, cfg: ApitraceReplayConfig, data: DataConfig | None, seed: int) -> Record:  # type: ignore[override]
+    def resolve_data(cls, cfg: ApitraceReplayConfig, data: DataConfig | None, seed: int) -> JsonObject:  # type: ignore[override]
         trace = Path(cfg.trace)
         if shutil.which(cfg.retrace) is None:
             raise ConfigError(f"workload.retrace: {cfg.retrace} not found on PATH: {INSTALL}")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 LEVELS = 24  # per-channel difference (of 255) that counts a pixel as different across renderers
@@ -107,7 +107,7 @@ class Goldens:
         return path
 
 
-def summarize_verdicts(verdicts: list[Verdict]) -> Record:
+def summarize_verdicts(verdicts: list[Verdict]) -> JsonObject:
     bad = [v for v in verdicts if not v.ok]
     worst = max((v.diff_pct for v in verdicts if v.diff_pct is not None), default=None)
     return {"checked": len(verdicts), "failed": [f"{v.key}: {v.status}" + (f" ({v.diff_pct:.2f} % pixels differ)"

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.errors import BenchError, first_line
 from suites.workloads.graphics import scene
 from suites.workloads.graphics.frametrace import Frame
@@ -86,7 +86,7 @@ def create_context(libegl: str | None = None, device_index: int = 0) -> Any:
         import moderngl
     except ImportError as exc:
         raise GraphicsUnavailable(f"moderngl is not installed ({exc}); install the graphics extra") from None
-    kwargs: Record = {"standalone": True, "backend": "egl", "require": 330, "device_index": device_index}
+    kwargs: JsonObject = {"standalone": True, "backend": "egl", "require": 330, "device_index": device_index}
     if libegl:
         kwargs["libegl"] = libegl
     try:

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import percentile
 from gpu_probe.trace import lib_from_env
 from suites.data.options import DataConfig
@@ -97,7 +97,7 @@ class GraphicsReplay(Workload):
     requires = {"moderngl": "graphics"}
 
     @classmethod
-    def resolve_data(cls, cfg: GraphicsReplayConfig, data: DataConfig | None, seed: int) -> Record:  # type: ignore[override]
+    def resolve_data(cls, cfg: GraphicsReplayConfig, data: DataConfig | None, seed: int) -> JsonObject:  # type: ignore[override]
         """Runner-side: find and validate every trace before a guest starts."""
         trace_dir = cfg.trace_dir or str(frametrace.TRACE_DIR)
         known = frametrace.known_viewsets(trace_dir)

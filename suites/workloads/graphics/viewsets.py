@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from suites.workloads.graphics import frametrace, scene
 
 FRAMES_PER_TEST = 48
@@ -69,7 +69,7 @@ def _ranges(ids: list[int]) -> list[list[int]]:
     return out
 
 
-def _frame(parts: list[scene.Part], test: TestDef, k: int, centre: Any, radius: float) -> Record:
+def _frame(parts: list[scene.Part], test: TestDef, k: int, centre: Any, radius: float) -> JsonObject:
     t = k / (FRAMES_PER_TEST - 1)
     angle = np.radians(30.0 + test.sweep_deg * t)
     dist = radius * (1.7 - 0.4 * np.sin(np.pi * t))  # a slow dolly in and out
@@ -87,7 +87,7 @@ def _frame(parts: list[scene.Part], test: TestDef, k: int, centre: Any, radius: 
             "fov_deg": 40.0, "explode": round(float(explode), 4), "opaque": _ranges(opaque), "transparent": glass}
 
 
-def record(name: str) -> Record:
+def record(name: str) -> JsonObject:
     """The trace document of one viewset: deterministic, so re-recording changes nothing."""
     vs = VIEWSETS[name]
     parts = scene.parts(vs.generator, vs.seed)
@@ -100,7 +100,7 @@ def record(name: str) -> Record:
             "frame_count": FRAMES_PER_TEST * len(tests), "tests": tests}
 
 
-def dumps(doc: Record) -> str:
+def dumps(doc: JsonObject) -> str:
     """One frame per line: diffable, and small enough to ship."""
     head = {k: v for k, v in doc.items() if k != "tests"}
     lines = [json.dumps(head)[:-1] + ', "tests": [']

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpu_probe.stats import Interval, confidence_interval, ratio_interval, verdict
-from suites.commands.bench_ml import VERDICTS, bench_run, host_cores
+from suites.commands.selfmeasure_ml import VERDICTS, bench_run, host_cores
 from suites.render import tables
 
 VM_MiB = 2048
@@ -95,7 +95,8 @@ def throughput(workloads: list[str], rounds: int, accel: str, tmp: Path, out: Co
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m suites bench-vm", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--vms", type=int, nargs="+", default=[2, 4], help="VMs started together (start skew)")
     parser.add_argument("--workloads", nargs="*", default=["mnist-torch"], help="smoke workloads timed in a VM")

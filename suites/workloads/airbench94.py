@@ -1,4 +1,4 @@
-"""The record's recipe (:mod:`suites.workloads.fast_recipe`) as a guest workload, for any image dataset: the
+"""airbench94's recipe (:mod:`suites.workloads.fast_recipe`) as a guest workload, for any image dataset: the
 data on the device in the run's precision, whole batches of a fresh order each epoch, the decoupled SGD step,
 its schedule and lookahead, test-time augmentation at evaluation. ``cifar10-torch`` and ``mnist-torch`` are this
 class with their dataset and defaults."""
@@ -25,10 +25,10 @@ if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
 
 @dataclass
 class RecipeConfig(TrainConfig):
-    """The record's settings, shared by the torch and the Keras workloads."""
+    """airbench94's settings, shared by the torch and the Keras workloads."""
 
     batch_size: int = 1024
-    lr: float = 11.5  # SGD-Nesterov, per 1024 images and decoupled from the momentum (the record's form)
+    lr: float = 11.5  # SGD-Nesterov, per 1024 images and decoupled from the momentum (airbench94's form)
     momentum: float = 0.85  # constant: no schedule cycles it
     weight_decay: float = 0.0153  # per 1024 images, decoupled from the learning rate
     bias_scaler: float = 64.0  # BatchNorm biases learn this much faster
@@ -38,7 +38,7 @@ class RecipeConfig(TrainConfig):
     translate: int = 2  # random translation, pixels
     flip: bool = True  # alternating flip: random once, then the whole set mirrored every other epoch
     tta_level: int = 2  # test-time augmentation: 0 none, 1 mirror, 2 mirror + 1-pixel translations
-    eval_each_epoch: bool = False  # the record checks once, at the end of its fixed schedule
+    eval_each_epoch: bool = False  # airbench94 checks once, at the end of its fixed schedule
     eval_batch_size: int = 2000
 
     def check(self) -> None:
@@ -54,17 +54,17 @@ class RecipeConfig(TrainConfig):
 
 
 @dataclass
-class RecordTrainConfig(RecipeConfig, TorchTrainConfig):
+class Airbench94TrainConfig(RecipeConfig, TorchTrainConfig):
     # dataclass fields merge base by base, each with the fields it inherited: the recipe's values come last and
     # win, so the framework's own are named again
     framework: str = "torch"
 
 
-class RecordClassifier(TorchClassifier):
-    """A dataset's images through the record's network and step (subclasses name the dataset and defaults)."""
+class Airbench94Classifier(TorchClassifier):
+    """A dataset's images through airbench94's network and step (subclasses name the dataset and defaults)."""
 
     drop_last = True
-    gpu_precision = "fp16"  # the record keeps its weights in fp16 on a GPU
+    gpu_precision = "fp16"  # airbench94 keeps its weights in fp16 on a GPU
 
     def weights_dtype(self) -> torch.dtype:
         return recipe.dtype_of(self.precision())
@@ -91,7 +91,7 @@ class RecordClassifier(TorchClassifier):
         return tuple(out)  # type: ignore[return-value]
 
     def build_model(self) -> nn.Module:
-        net = recipe.record_net(self.x_train.shape[1], self.cfg.width).to(self.device)
+        net = recipe.airbench94_net(self.x_train.shape[1], self.cfg.width).to(self.device)
         recipe.init_whitening(net[0], self.x_train[: recipe.WHITEN_IMAGES])
         return recipe.cast_weights(net, self.weights_dtype())
 

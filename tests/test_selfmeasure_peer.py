@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from suites.commands import bench_peer
+from suites.commands import selfmeasure_peer
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def airbench():
 
 @pytest.mark.e2e  # imports the peer and runs both networks
 def test_the_two_networks_match_in_size_and_cost(airbench):
-    ours, peer = bench_peer.flops(airbench, torch.device("cpu"), "fp32")
+    ours, peer = selfmeasure_peer.flops(airbench, torch.device("cpu"), "fp32")
     assert ours[1] == peer[1] == pytest.approx(1.97e6, rel=0.01)  # parameters
     assert ours[2] == pytest.approx(peer[2], rel=0.05) and peer[2] == pytest.approx(708e6, rel=0.01)  # FLOPs/img
 
@@ -25,7 +25,7 @@ def test_the_two_networks_match_in_size_and_cost(airbench):
 def test_the_redirection_lasts_only_for_the_peers_run():
     before = torch.nn.Module.cuda, torch.nn.Module.half, torch.cuda.Event
     with pytest.raises(RuntimeError, match="inside"):
-        with bench_peer.redirected(torch.device("cpu"), "bf16"):
+        with selfmeasure_peer.redirected(torch.device("cpu"), "bf16"):
             assert torch.nn.Linear(2, 2).half().weight.dtype == torch.bfloat16
             assert torch.nn.Linear(2, 2).cuda().weight.device.type == "cpu"
             raise RuntimeError("inside")
@@ -35,7 +35,7 @@ def test_the_redirection_lasts_only_for_the_peers_run():
 
 @pytest.mark.e2e
 def test_both_sides_run_interleaved_and_the_ratio_is_reported(capsys: pytest.CaptureFixture[str]):
-    assert bench_peer.main(["--batch", "32", "--warmup", "1", "--steps", "2", "--rounds", "2", "--threads", "1",
+    assert selfmeasure_peer.main(["--batch", "32", "--warmup", "1", "--steps", "2", "--rounds", "2", "--threads", "1",
                             "--data-root", ""]) == 0
     out = capsys.readouterr().out
     assert out.count("round 1/2: ours") == out.count("round 2/2: peer") == 1
@@ -47,7 +47,7 @@ def test_both_sides_run_interleaved_and_the_ratio_is_reported(capsys: pytest.Cap
 
 @pytest.mark.e2e
 def test_without_steps_both_sides_train_for_the_window_our_calibration_sizes(capsys: pytest.CaptureFixture[str]):
-    assert bench_peer.main(["--batch", "32", "--warmup", "1", "--window-s", "0.4", "--rounds", "1", "--threads",
+    assert selfmeasure_peer.main(["--batch", "32", "--warmup", "1", "--window-s", "0.4", "--rounds", "1", "--threads",
                             "1", "--data-root", ""]) == 0
     out = " ".join(capsys.readouterr().out.split())
     steps = int(out.split("1 warm-up + ")[1].split(" timed steps")[0])
@@ -58,7 +58,7 @@ def test_without_steps_both_sides_train_for_the_window_our_calibration_sizes(cap
                                   ["--images", "0"]])
 def test_bad_input_is_one_error_line_and_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]):
     with pytest.raises(SystemExit) as exc:
-        bench_peer.main(argv)
+        selfmeasure_peer.main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --")

@@ -7,7 +7,7 @@ onto shared GPUs the way a hypervisor does. The actor (:class:`GuestAgent`)
 starts ``python -m suites.guest`` on its node and relays protocol lines and
 CPU/RSS readings; the runner's state machine, barrier and records are the
 local backend's (:class:`~suites.backends.base.Backend`). Ray itself is
-imported only here and in :mod:`suites.backends.ray_agent`, and only when used.
+imported only here and in :mod:`suites.backends.ray.agent`, and only when used.
 """
 
 from __future__ import annotations
@@ -25,21 +25,22 @@ from typing import Any
 
 from gpu_probe import vocab
 from gpu_probe.inventory import Inventory, git_sha
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import ClockOffset, clock_offset
 from suites.backends.base import Backend
-from suites.backends.fleet import labels, place_per_node
-from suites.backends.fleet import offer as fleet_offer
 from suites.backends.handle import REPO_ROOT, GuestHandle
-from suites.backends.placement import EMULATED, ENFORCED, NOT_ENFORCED, Placement, place_cpus
-from suites.backends.ray_agent import GuestAgent, RayGuest, RemotePipe, host_key, node_report
+from suites.backends.placement import Placement, place_cpus
+from suites.backends.ray.agent import GuestAgent, RayGuest, RemotePipe, host_key, node_report
+from suites.backends.ray.fleet import labels, place_per_node
+from suites.backends.ray.fleet import offer as fleet_offer
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import PER_NODE, RayConfig
 from suites.errors import ConfigError, DataError, PlacementError, first_line
 from suites.guest.protocol import GuestSpec
+from suites.validity import EMULATED, ENFORCED, NOT_ENFORCED
 
 
-def connect(cfg: RayConfig) -> list[Record]:
+def connect(cfg: RayConfig) -> list[JsonObject]:
     """Join the cluster (once per process); its live nodes, or one ConfigError line within seconds."""
     host, port = gcs_endpoint(cfg.address)
     if host in LOOPBACK:
@@ -115,7 +116,7 @@ def probe(address: str, host: str, port: int, timeout_s: float = 5.0) -> None:
                           "is the cluster up (`ray status`)?") from exc
 
 
-def request(profile: Any, gpus_in_cluster: float, overcommit: bool) -> tuple[dict[str, float], str]:
+def request(profile: ProfileConfig, gpus_in_cluster: float, overcommit: bool) -> tuple[dict[str, float], str]:
     """What one guest asks Ray for, and a note when the profile cannot be enforced."""
     res = {"CPU": 0.0 if overcommit else float(profile.vcpus), "memory": float(profile.memory_MiB * vocab.MiB)}
     if profile.kind is ProfileKind.cpu:
@@ -129,7 +130,7 @@ def request(profile: Any, gpus_in_cluster: float, overcommit: bool) -> tuple[dic
     return res, ""
 
 
-def fits(res: dict[str, float], node: Record) -> bool:
+def fits(res: dict[str, float], node: JsonObject) -> bool:
     have = node.get("Resources", {})
     return all(v <= have.get(k, 0.0) + 1e-9 for k, v in res.items() if v)
 
@@ -142,7 +143,7 @@ def resources_text(res: dict[str, float]) -> str:
     return ", ".join(amount(k, res.get(k, 0.0)) for k in ("CPU", "GPU", "memory"))
 
 
-def place_on_cluster(profile: Any, n: int, nodes: list[Record], overcommit: bool,
+def place_on_cluster(profile: ProfileConfig, n: int, nodes: list[JsonObject], overcommit: bool,
                      address: str) -> list[Placement]:
     """Check the whole request against the cluster now; Ray picks nodes (and CPUs, GPUs) at start."""
     total = {k: sum(nd.get("Resources", {}).get(k, 0.0) for nd in nodes) for k in ("CPU", "GPU", "memory")}
@@ -168,7 +169,7 @@ def on_node(node_id: str) -> Any:
     return NodeAffinitySchedulingStrategy(node_id, soft=False)
 
 
-def on_each_node(fn: Callable[..., Any], nodes: list[Record], args_of: Callable[[Record], tuple],
+def on_each_node(fn: Callable[..., Any], nodes: list[JsonObject], args_of: Callable[[JsonObject], tuple],
                  timeout_s: float) -> list[Any]:
     """``fn(*args_of(node))`` run on each live node itself (a zero-CPU task pinned there), in the nodes' order."""
     import ray
@@ -178,7 +179,7 @@ def on_each_node(fn: Callable[..., Any], nodes: list[Record], args_of: Callable[
                    timeout=timeout_s)
 
 
-def node_reports(nodes: list[Record], timeout_s: float = 120.0) -> list[Record]:
+def node_reports(nodes: list[JsonObject], timeout_s: float = 120.0) -> list[JsonObject]:
     """Every live node's report of itself (gpu_probe there), asked on each node, in the cluster's order."""
     try:
         return on_each_node(node_report, nodes, lambda n: (n.get("Resources", {}).get("GPU", 0.0),), timeout_s)
@@ -228,7 +229,7 @@ def start_actors(guests: list[GuestHandle], placements: list[Placement], vcpus: 
     refs = {remote(g).actor.node.remote(): (g, p) for g, p in zip(guests, placements, strict=True)}
     ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s)
     free = resources_text(ray.available_resources())
-    nodes: dict[str, list[tuple[GuestHandle, Placement, Record]]] = {}
+    nodes: dict[str, list[tuple[GuestHandle, Placement, JsonObject]]] = {}
     for ref, (g, p) in refs.items():
         if ref not in ready:
             g.kill(f"Ray did not place it within {timeout_s:.0f} s: needs {resources_text(p.resources)}, free {free}")
@@ -270,13 +271,13 @@ def by_host(nodes: dict[str, list[Any]]) -> dict[str, list[Any]]:
     return hosts
 
 
-def missing_on_nodes(path: str, nodes: list[Record], timeout_s: float = 60.0) -> list[str]:
+def missing_on_nodes(path: str, nodes: list[JsonObject], timeout_s: float = 60.0) -> list[str]:
     """The live nodes on which ``path`` does not exist ("host (ip) node abcd1234"), asked on each node itself."""
     answers = on_each_node(os.path.exists, nodes, lambda n: (path,), timeout_s)
     return [node_label(n) for n, ok in zip(nodes, answers, strict=True) if not ok]
 
 
-def node_label(node: Record) -> str:
+def node_label(node: JsonObject) -> str:
     return f"{node.get('NodeManagerHostname', '?')} ({node.get('NodeManagerAddress', '?')}) node {node['NodeID'][:8]}"
 
 
@@ -285,7 +286,7 @@ def remote(g: GuestHandle) -> RemotePipe:
     return g.pipe
 
 
-def assign(g: GuestHandle, p: Placement, info: Record, cpus: list[int], suite_sha: str) -> None:
+def assign(g: GuestHandle, p: Placement, info: JsonObject, cpus: list[int], suite_sha: str) -> None:
     """The node's CPU ids and Ray's GPU ids go into the spec (the guest applies them) and the record."""
     g.spec.vcpus, g.spec.gpus = cpus, list(info["gpus"])
     p.vcpus, p.gpus, p.gpu_indices = cpus, list(info["gpus"]), [int(x) for x in info["gpus"] if x.isdigit()]
@@ -315,7 +316,7 @@ class RayBackend(Backend):
         self.cfg, self.vcpus = cfg, vcpus
         self.cpu_overcommit, self.start_timeout_s = cpu_overcommit, start_timeout_s
         self.sample_hz = sample_hz  # the run's sampler rate, also on each node (ray.placement=per-node)
-        self.reports: list[Record] = []  # what each node said it is (per-node), asked once per run
+        self.reports: list[JsonObject] = []  # what each node said it is (per-node), asked once per run
 
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:
         """Ray's view of the cluster decides; CPUs and GPUs are picked on the nodes at start. Per node: each guest
@@ -331,7 +332,7 @@ class RayBackend(Backend):
                                                               for r in self.reports), file=sys.stderr, flush=True)
         return place_per_node(profile, n, self.reports, dict(self.cfg.gpu_groups))
 
-    def check_data(self, data: Record) -> None:
+    def check_data(self, data: JsonObject) -> None:
         """The data must be at the same path on every node (a shared filesystem, or a copy): asked on each live
         node before anything starts. It is not shipped with ray.working_dir, which carries code (data sets are
         larger than Ray's upload limit)."""
@@ -356,7 +357,7 @@ class RayBackend(Backend):
 
 
 
-def survey(cfg: RayConfig) -> list[Record]:
+def survey(cfg: RayConfig) -> list[JsonObject]:
     """Every live node's report of itself, asked before anything is planned (``make size`` on a fleet); the
     process stays joined for the runs that follow (Ray joins once per process)."""
     return node_reports(connect(cfg))

@@ -1,4 +1,4 @@
-"""What sampling costs: ``python -m gpu_probe.bench_sampler`` (``make bench-sampler``).
+"""What sampling costs: ``python -m gpu_probe.selfmeasure_sampler`` (``make bench-sampler``).
 
 Runs our Sampler at 1, 10 and 50 Hz while it follows N idle guest-like
 process trees, then MLflow's built-in system-metrics monitor on the same
@@ -73,7 +73,7 @@ def mlflow_monitor(interval_s: float, seconds: float) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m gpu_probe.selfmeasure_sampler", description=__doc__)
     parser.add_argument("--seconds", type=float, default=10.0, help="window per measurement")
     parser.add_argument("--guests", type=int, default=4, help="guest process trees to follow")
     parser.add_argument("--skip-mlflow", action="store_true")

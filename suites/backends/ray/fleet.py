@@ -1,7 +1,7 @@
 """``ray.placement=per-node``: each guest one whole Ray node, a VM whose hypervisor gave it the profile.
 
 A site's vSphere / AHV / OpenStack VMs join a Ray cluster; each reports what its
-GPU *is* through gpu_probe on it (:func:`suites.backends.ray_agent.node_report`).
+GPU *is* through gpu_probe on it (:func:`suites.backends.ray.agent.node_report`).
 A guest of profile P goes only to a node whose GPU is P: a ``GRID M60-8Q`` vGPU
 for m60-8q, a passthrough GPU of the profile's model for a passthrough profile,
 a MIG device of the profile's size for a MIG-backed one. The hypervisor enforces
@@ -15,15 +15,16 @@ import re
 from collections import Counter
 
 from gpu_probe import vocab
-from gpu_probe.shapes import Record
-from suites.backends.placement import ENFORCED, Placement
+from gpu_probe.shapes import JsonObject
+from suites.backends.placement import Placement
 from suites.config.profiles import ProfileConfig, ProfileKind, family, type_matches
 from suites.errors import PlacementError
+from suites.validity import ENFORCED
 
 PASSTHROUGH_MODES = ("passthrough", "none")  # a VM's passed-through GPU, or a bare-metal node's own
 
 
-def gpu_label(gpu: Record) -> str:
+def gpu_label(gpu: JsonObject) -> str:
     """What one GPU is, in a line: ``GRID M60-8Q``, ``Tesla M60 (passthrough)``, ``... MIG 3g.20gb``."""
     name, mode = str(gpu.get("name") or "unnamed GPU"), gpu.get("virtualization_mode")
     migs = [str(m.get("name")) for m in gpu.get("mig_devices") or []]
@@ -32,7 +33,7 @@ def gpu_label(gpu: Record) -> str:
     return name if mode == "vgpu-guest" else f"{name} ({mode or 'mode unknown'})"
 
 
-def offer(node: Record) -> str:
+def offer(node: JsonObject) -> str:
     """What a node offers, e.g. ``GRID M60-4Q`` or ``no GPU``."""
     gpus = node.get("gpus") or []
     if not gpus:
@@ -46,7 +47,7 @@ def mig_size(profile: ProfileConfig) -> str:
     return f"{profile.mig_slices}g.{round((profile.framebuffer_MiB or 0) / 1024)}gb"
 
 
-def seen(profile: ProfileConfig, node: Record) -> str:
+def seen(profile: ProfileConfig, node: JsonObject) -> str:
     """What on this node is the profile (the text its validity cites), or "" when nothing is."""
     gpus = node.get("gpus") or []
     if profile.kind is ProfileKind.cpu:
@@ -90,14 +91,14 @@ def wanted(profile: ProfileConfig) -> str:
     return f"a {brand} {bare.upper()}"
 
 
-def labels(nodes: list[Record]) -> dict[str, str]:
+def labels(nodes: list[JsonObject]) -> dict[str, str]:
     """node id -> the name a person knows it by: its hostname, with its address where two share one."""
     hosts = Counter(n.get("host") for n in nodes)
     return {n["node_id"]: n["host"] if hosts[n.get("host")] == 1 else f"{n['host']}@{n.get('ip', '?')}"
             for n in nodes}
 
 
-def refusal(profile: ProfileConfig, n: int, nodes: list[Record], fitting: list[str]) -> str:
+def refusal(profile: ProfileConfig, n: int, nodes: list[JsonObject], fitting: list[str]) -> str:
     """``profile m60-8q needs 2 nodes with a GRID M60-8Q; the cluster has 1 (vm-a), and 1 with GRID M60-4Q (vm-b)``"""
     name = labels(nodes)
     others: dict[str, list[str]] = {}
@@ -110,7 +111,7 @@ def refusal(profile: ProfileConfig, n: int, nodes: list[Record], fitting: list[s
             f"per node); the cluster has {have}{rest}")
 
 
-def place_per_node(profile: ProfileConfig, n: int, nodes: list[Record],
+def place_per_node(profile: ProfileConfig, n: int, nodes: list[JsonObject],
                    gpu_groups: dict[str, list[str]] | None = None) -> list[Placement]:
     """One guest per node whose GPU is the profile, in the cluster's node order, or one PlacementError; with
     ``gpu_groups`` each placement also says which guests shared its physical GPU (as stated)."""
@@ -132,7 +133,7 @@ def place_per_node(profile: ProfileConfig, n: int, nodes: list[Record],
     return out
 
 
-def group_of(node: Record, gpu_groups: dict[str, list[str]]) -> str:
+def group_of(node: JsonObject, gpu_groups: dict[str, list[str]]) -> str:
     """The stated group a node is in (named by hostname, address or host@address), "" where none."""
     names = {str(node.get("host")), str(node.get("ip")), f"{node.get('host')}@{node.get('ip')}"}
     found = [g for g, members in gpu_groups.items() if names & {str(m) for m in members}]
@@ -142,7 +143,7 @@ def group_of(node: Record, gpu_groups: dict[str, list[str]]) -> str:
     return found[0] if found else ""
 
 
-def state_sharing(placements: list[Placement], nodes: list[Record], gpu_groups: dict[str, list[str]]) -> None:
+def state_sharing(placements: list[Placement], nodes: list[JsonObject], gpu_groups: dict[str, list[str]]) -> None:
     """Each placement's note says which other guests' VMs share its physical GPU, as ``ray.gpu_groups`` states it
     (inside a vGPU VM NVML shows the vGPU, never the physical GPU under it)."""
     groups = [group_of(nd, gpu_groups) for nd in nodes]
@@ -156,7 +157,7 @@ def state_sharing(placements: list[Placement], nodes: list[Record], gpu_groups: 
         p.note = "; ".join(x for x in (p.note, f"{said} (stated in ray.gpu_groups, not seen)") if x)
 
 
-def shortfall(profile: ProfileConfig, node: Record) -> str:
+def shortfall(profile: ProfileConfig, node: JsonObject) -> str:
     """A VM smaller than the profile is used as it is; the note says by how much."""
     parts = []
     cpus, mem = len(node.get("cpus") or []), float(node.get("mem_MiB") or 0)

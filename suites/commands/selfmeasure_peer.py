@@ -39,8 +39,8 @@ from gpu_probe.stats import (
     NO_SPREAD,
     SLOWER,
     WITHIN_NOISE,
-    Interval,
     confidence_interval,
+    goal,
     ratio_interval,
     verdict,
 )
@@ -49,7 +49,7 @@ from suites.guest import sizing
 from suites.render import tables
 from suites.workloads.base import GuestContext, StepMeter
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
-from suites.workloads.fast_recipe import cast_weights, dtype_of, record_net
+from suites.workloads.fast_recipe import airbench94_net, cast_weights, dtype_of
 
 if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
     import torch
@@ -216,7 +216,7 @@ def flops(airbench: ModuleType, device: torch.device, precision: str) -> list[tu
     import torch
 
     dtype = dtype_of(precision)
-    ours = cast_weights(record_net(3, Cifar10TorchConfig.width).to(device), dtype)
+    ours = cast_weights(airbench94_net(3, Cifar10TorchConfig.width).to(device), dtype)
     ours = ours.to(memory_format=torch.channels_last)
     with redirected(device, precision):
         peer = airbench.make_net94()
@@ -224,11 +224,6 @@ def flops(airbench: ModuleType, device: torch.device, precision: str) -> list[tu
             ("airbench94 (peer, PyPI airbench 0.1.8)", *count(peer, 64, device, dtype))]
 
 
-def goal(iv: Interval) -> str:
-    """met: the CI lies at or above the goal; within noise of it: the CI spans it; missed: below it."""
-    if not iv.spread:
-        return "met" if iv.median >= GOAL else "missed"
-    return "met" if iv.low >= GOAL else ("missed" if iv.high < GOAL else "within noise of it")
 
 
 def ci_cell(values: list[float]) -> str:
@@ -261,7 +256,8 @@ def sized_note(args: argparse.Namespace) -> str:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m suites bench-peer", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=512, help="images per step, both sides (default 512)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps first (default 3)")
     parser.add_argument("--steps", type=int, default=None, help="timed steps (default: as many as fill --window-s "
@@ -339,13 +335,13 @@ def report(ours: list[float], peer: list[float], what: str, said: str, args: arg
                         f"{args.precision}, batch {args.batch}, {args.warmup} warm-up + {args.steps} timed steps"
                         f"{sized_note(args)})",
                   title_justify="left", caption=f"images/s: median [95 % CI] of the rounds; ratio: ours / peer per "
-                  f"round; verdict against 1; goal >= {GOAL}: met if the CI lies above it. Data: {what}. Peer "
-                  f"redirected: {said}.")
+                  f"round; verdict against 1; goal >= {GOAL}: met if the CI lies above it, undecided if it spans it. "
+                  f"Data: {what}. Peer redirected: {said}.")
     for col in ("ours images/s", "peer images/s", "ratio", "[95% CI]", "verdict", f"goal >= {GOAL}"):
         table.add_column(col, justify="right")
     spread = f"[{iv.low:.3f}, {iv.high:.3f}]" if iv.spread else "-"
     table.add_row(ci_cell(ours), ci_cell(peer), f"{iv.median:.3f}", spread,
-                  VERDICTS.get(said := verdict(iv, higher_is_better=True), said), goal(iv))
+                  VERDICTS.get(said := verdict(iv, higher_is_better=True), said), goal(iv, GOAL))
     out.print(table)
     return 0
 

@@ -15,7 +15,7 @@ from gpu_probe.inventory import git_sha
 from gpu_probe.nvml import Nvml
 from gpu_probe.remote import NAN, RemoteUsage, node_columns
 from gpu_probe.sampler import ProcessTree, Sampler
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import ClockOffset
 from gpu_probe.trace import lib_from_env
 from suites.backends.handle import REPO_ROOT, GuestHandle, GuestPipe
@@ -38,7 +38,7 @@ def host_key() -> str:
         return f"{socket.gethostname()}/?"
 
 
-def node_report(ray_gpus: float) -> Record:
+def node_report(ray_gpus: float) -> JsonObject:
     """What this node is, for ray.placement=per-node: its GPUs through gpu_probe here (NVML of the VM, or the
     trace ``$GPU_PROBE_NVML_TRACE`` names on a node that stands in for one), vCPUs, memory, Ray's node id."""
     import ray
@@ -70,10 +70,10 @@ class GuestAgent:
         self._guest_id = ""
 
     def now(self) -> float:
-        """This node's clock, for the runner's round trips (:func:`suites.backends.ray.measure_offset`)."""
+        """This node's clock, for the runner's round trips (:func:`suites.backends.ray.cluster.measure_offset`)."""
         return time.time()
 
-    def node(self) -> Record:
+    def node(self) -> JsonObject:
         import ray
 
         ctx = ray.get_runtime_context()
@@ -93,7 +93,7 @@ class GuestAgent:
             self.sampler.watch(spec.guest_id, pid)
         return pid
 
-    def samples(self) -> Record:
+    def samples(self) -> JsonObject:
         """The node sampler's rows since the last call (node epoch time ``t``) and what it knows about itself."""
         if self.sampler is None:
             return {}
@@ -105,7 +105,7 @@ class GuestAgent:
     def send(self, line: str) -> None:
         self.pipe.send(line)
 
-    def poll(self) -> Record:
+    def poll(self) -> JsonObject:
         code = self.pipe.returncode()  # first: once it is set, every line the guest wrote has been read
         self.pipe.drain()  # the same events, kept as lines to relay
         cpu, rss = self.usage()
@@ -158,7 +158,7 @@ class RemotePipe:
         if self.pid is not None and not self._killed:
             self.actor.send.remote(line)  # an actor runs one caller's calls in order: spec, then go
 
-    def drain(self) -> list[Record]:
+    def drain(self) -> list[JsonObject]:
         import ray
 
         if self.pid is None or self._code is not None or self._killed:
@@ -190,13 +190,13 @@ class RemotePipe:
         """What to take off the node's stamps: its measured offset, 0 where none was measured."""
         return self.offset.offset_s if self.offset and self.offset.n else 0.0
 
-    def take_node_samples(self, node: Record) -> None:
+    def take_node_samples(self, node: JsonObject) -> None:
         if not node:
             return
         self.usage.add_rows(node.pop("rows"), self.offset_s)
         self.usage.node = {**node, "clock_offset": self.offset.text() if self.offset else "not measured"}
 
-    def on_this_clock(self, ev: Record) -> Record:
+    def on_this_clock(self, ev: JsonObject) -> JsonObject:
         """A result's training interval, stamped on the node's clock, on the runner's: the node's offset taken off
         (the residual uncertainty is in the placement's note)."""
         if ev.get("event") != "result" or not self.offset_s:

@@ -28,13 +28,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from gpu_probe.shapes import Record
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import (
     FASTER,
     NO_SPREAD,
     SLOWER,
     WITHIN_NOISE,
     Interval,
+    goal,
     ratio_interval,
     verdict,
 )
@@ -57,7 +58,7 @@ DEFAULTS = {
 }
 
 
-def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[Record, Path]:
+def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[JsonObject, Path]:
     """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory, a new one per run:
     a run directory is never reused)."""
     run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
@@ -70,13 +71,13 @@ def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[Record, Path]
     return json.loads((run_dir / "results.json").read_text()), run_dir
 
 
-def in_guest(workload: str, overrides: list[str], tmp: Path) -> Record:
+def in_guest(workload: str, overrides: list[str], tmp: Path) -> JsonObject:
     results, _ = bench_run(workload, [f"workload={workload}", *overrides], tmp)
     g = results["guests"][0]
     return {"metrics": g["result"]["metrics"], "spec": g["spec"], "info": g["result"]["info"]}
 
 
-def bare_process(workload: str, guest: Record, tmp: Path) -> tuple[float, str]:
+def bare_process(workload: str, guest: JsonObject, tmp: Path) -> tuple[float, str]:
     """Run :func:`bare_loop` in a fresh interpreter (no other framework loaded, same cores), over the steps the
     guest was sized to (the same work and window): (images/s, why it is blank)."""
     path = tmp / f"{workload}-spec.json"
@@ -90,7 +91,7 @@ def bare_process(workload: str, guest: Record, tmp: Path) -> tuple[float, str]:
     return float(said["images_per_sec"]), said["blank"]
 
 
-def bare_loop(job: Record) -> Record:
+def bare_loop(job: JsonObject) -> JsonObject:
     """The guest's workload with nothing around it: its cores and environment, its own loop and step meter, over
     ``job['sized_steps']`` steps where the guest was sized by time."""
     guest = GuestSpec(**job["spec"])
@@ -123,18 +124,10 @@ def judge(suite_rates: list[float], bare_rates: list[float]) -> tuple[Interval, 
 GOAL = 0.97  # the harness may cost at most 3 % of a workload's images/s
 
 
-def goal(iv: Interval) -> str:
-    """Met only when the whole CI clears it, missed when the whole CI falls short; else the rounds cannot tell.
-    Never judged on a missing figure: no rate, no goal."""
-    if not iv.n or iv.median != iv.median:
-        return "no rate"
-    if not iv.spread:
-        return "met" if iv.median >= GOAL else "missed"  # one round: no better than its figure
-    return "met" if iv.low >= GOAL else ("missed" if iv.high < GOAL else "undecided")
 
 
 def interleaved(workload: str, overrides: list[str], rounds: int, tmp: Path,
-                out: Console) -> tuple[Record, list[float], list[float], list[str]]:
+                out: Console) -> tuple[JsonObject, list[float], list[float], list[str]]:
     """``rounds`` alternating guest and bare runs: (the last guest's results, guest rates, bare rates, why any
     rate was blank)."""
     suite_rates, bare_rates, blanks = [], [], []
@@ -151,7 +144,7 @@ def interleaved(workload: str, overrides: list[str], rounds: int, tmp: Path,
     return suite, suite_rates, bare_rates, blanks
 
 
-def row_figures(suite: Record, suite_rates: list[float], bare_rates: list[float], blanks: list[str]) -> list[str]:
+def row_figures(suite: JsonObject, suite_rates: list[float], bare_rates: list[float], blanks: list[str]) -> list[str]:
     """A workload's cells from steps on: its window, rates, ratio, interval, verdict and goal; a round with a
     blank rate leaves its ratio out, and where no round has both rates the verdict and goal say why."""
     iv, word = judge(suite_rates, bare_rates)
@@ -163,7 +156,7 @@ def row_figures(suite: Record, suite_rates: list[float], bare_rates: list[float]
     spread = f"[{iv.low:.3f}, {iv.high:.3f}]" if iv.spread else "-"
     return [window, str(iv.n), rate_cell(suite_rates),
             rate_cell(bare_rates), f"{iv.median:.3f}" if iv.n else "-", spread, word,
-            goal(iv) if iv.n else word]
+            goal(iv, GOAL) if iv.n else word]
 
 
 def rate_cell(rates: list[float]) -> str:
@@ -181,7 +174,8 @@ def guest_vcpus(requested: int | None, cores: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m suites bench-ml", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", nargs="+", default=list(DEFAULTS))
     parser.add_argument("--set", nargs="*", default=None, help="Hydra overrides replacing the CPU-sized defaults")
     parser.add_argument("--rounds", type=int, default=3, help="alternating guest and bare runs (n of the CI)")
