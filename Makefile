@@ -26,7 +26,7 @@ EXTRAS ?= dev,$(TF_EXTRA),graphics,ray,slurm
 # chromium for the MLflow UI test.
 SYSTEM_PKGS := libegl1 libegl-mesa0 libgl1-mesa-dri apitrace chromium
 # What the cluster tests start on this host: Slurm with munge and accounting (slurmdbd on MariaDB), see
-# tests/slurmcluster.py; iproute2 for the network namespace the two-node Ray test runs in. Installed for
+# tests/support/slurmcluster.py; iproute2 for the network namespace the two-node Ray test runs in. Installed for
 # `make test` only; no service is enabled or started by the install.
 CLUSTER_PKGS := slurmctld slurmd slurm-client slurmdbd munge mariadb-server iproute2
 # backend=vm: QEMU (Debian 12's qemu-system-common brings virtiofsd); the VM image (a Debian kernel and busybox,
@@ -160,7 +160,7 @@ bench-sampler: setup
 
 # Bytecode for the suite's own modules first: where PYTHONDONTWRITEBYTECODE is set (CI here) every one of the
 # hundreds of processes the tests start would compile them again.
-# The VM image is built where it can be (Debian); elsewhere tests/test_vm.py skips its VMs, saying why.
+# The VM image is built where it can be (Debian); elsewhere tests/e2e/test_vm.py skips its VMs, saying why.
 # The tests that need the host to themselves (marked alone) run after the others, one by one: among them, each one
 # held every other test process at the gate until the tests they were running ended (150 s of waiting in one CI run).
 test: setup setup-system setup-cluster lint
@@ -169,10 +169,9 @@ test: setup setup-system setup-cluster lint
 	$(PY) -m pytest -m "not alone"
 	$(PY) -m pytest -m alone -n 0
 
-# The edit loop: the unit tier, the tests that start no CLI, guest, cluster or VM (the others carry an e2e / cluster
-# / vm marker in their file).
+# The edit loop: the unit tier (tests/unit: nothing that starts a CLI, guest, cluster or VM) and the layout test.
 test-fast: setup lint
-	$(PY) -m pytest -m "not e2e and not cluster and not vm" -n 2 --dist load --durations=10
+	$(PY) -m pytest tests/unit tests/test_layout.py -n 2 --dist load --durations=10
 
 lint: setup
 	$(call q,VENV)/bin/ruff check .

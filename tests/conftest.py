@@ -1,4 +1,4 @@
-"""Fixtures and hooks for every test (the helpers test modules import are in helpers.py)."""
+"""Fixtures and hooks for every test (the helpers test modules import are in tests/support/)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from suites.backends.leftovers import STATE_ENV
+from tests.support.helpers import STORE_TEMPLATE
 
-from .helpers import STORE_TEMPLATE
+# The fixtures tests in several folders share, defined with their helpers in tests/support/.
+pytest_plugins = ["tests.support.mirror", "tests.support.mps_standin", "tests.support.outcomes"]
 
 # A CI runner that starts the suite as a background job without job control hands it SIGINT ignored, and an ignored
 # signal stays ignored across exec: the runners the Ctrl-C tests start would never see theirs (seen here: a bench
@@ -86,19 +88,17 @@ def store_template(tmp_path_factory: pytest.TempPathFactory) -> None:
     STORE_TEMPLATE["factory"] = tmp_path_factory
 
 
-@pytest.fixture
-def tmp(tmp_path: Path) -> Path:
-    return tmp_path
+# --- tiers: the folder says it. tests/unit: the unit tier, nothing that starts a CLI, guest process, server, cluster or
+# VM (`make test-fast`); tests/e2e: what starts one (given the e2e marker here, so `-m "not e2e"` selects the unit
+# tier too). The cluster, vm, alone and slow markers stay in the files: a folder cannot say them. A new test that
+# starts a process goes in tests/e2e. tests/test_layout.py holds each product module to a test module of its own.
+E2E = Path(__file__).parent / "e2e"
 
 
-
-
-# --- tiers: `make test-fast` runs the unit tier (no CLI, guest process, server, cluster or VM); CI runs everything ---
-# Each test says its tier with a marker (``pytestmark`` for a whole module, else on the test): ``e2e`` when it starts
-# the CLI, a guest or any other process (the pipeline run in-process starts guests too), ``cluster`` for a Ray or
-# Slurm cluster, ``vm`` for a QEMU guest. Markers written in the test are there when pytest reads ``-m``; the tiers
-# used to be guessed from the source text here, after ``-m`` had been applied, so `make test-fast` ran everything.
-# A new test that starts a process and is not marked lands in the fast tier: mark it.
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Each test under tests/e2e is marked e2e as it is collected (before ``-m`` selects)."""
+    if E2E in Path(item.path).parents:
+        item.add_marker(pytest.mark.e2e)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-randomly has shuffled them

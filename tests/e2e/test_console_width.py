@@ -1,0 +1,35 @@
+"""End-to-end tests: console width."""
+
+from __future__ import annotations
+
+import io
+
+
+# --- every console table fits 120 columns -------------------------------------------------------------------------
+def test_every_console_table_fits_120_columns():
+    from rich.console import Console
+
+    from suites.commands.gpu_check import table as gpu_table
+    from suites.gpucheck.checks import CHECKS, Row
+    from suites.render import mixed_report as report
+    from suites.render import tables
+    from tests.support.outcomes import LONG, outcome, phases, study
+
+    rows = phases()
+    for r in rows:
+        r.reference, r.throughput_verdict = "train time 10.06x; CPU 43 % vs 8 %", "inconclusive (CI ±48.6 %, n=3; " \
+            "~211 repeats would settle it)"
+    no_gpu = "skipped: no GPU: NVML unavailable (NVML Shared Library Not Found)"
+    rendered = [tables.results_table(outcome(), "single: 6 x m60-8q running cifar10-torch " + LONG),
+                tables.comparison_table(rows, "scaling: cifar10-torch, normalised to 1-gpu " + LONG),
+                *report.console_tables(study()), gpu_table([Row(c, no_gpu) for c in CHECKS], "gpu-check " + LONG)]
+    for t in rendered:
+        out = Console(width=tables.console_width(), record=True, file=io.StringIO())
+        out.print(t)
+        lines = out.export_text().splitlines()
+        assert max(len(line) for line in lines) <= 120, "\n".join(lines)
+    # the gpu-check table on a host without a GPU: one short row per check, the reason once under it
+    out = Console(width=120, record=True, file=io.StringIO())
+    out.print(rendered[-1])
+    text = out.export_text()
+    assert text.count("NVML unavailable") == 1 and len(text.splitlines()) <= len(CHECKS) + 8

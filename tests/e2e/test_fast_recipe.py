@@ -1,0 +1,71 @@
+"""End-to-end tests: fast recipe."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from suites.data import cifar
+from suites.workloads.base import GuestContext, StepMeter
+from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
+
+
+@pytest.fixture(scope="module")
+def look_alike(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """CIFAR-10's shape and file layout; each class a colour pattern, shifted, flipped and noised: a small net can
+    separate them, so the accuracy path is exercised without the real files."""
+    return cifar.synthesize(tmp_path_factory.mktemp("cifar"), n_train=1000, n_test=300, seed=2)
+
+
+def prepared(root: Path, **overrides) -> Cifar10Torch:
+    cfg = Cifar10TorchConfig(**{"width": 8, "epochs": 3, "batch_size": 100, "warmup_steps": 3, **overrides})
+    wl = Cifar10Torch(cfg, GuestContext("g0", [0, 1], [], None, {"root": str(root)}, seed=0))
+    wl.prepare()
+    return wl
+
+
+def trained(wl: Cifar10Torch) -> dict:
+    meter = StepMeter(wl.cfg.warmup_steps, wl.total_steps())
+    meter.start()
+    wl.train(meter)
+    return {**meter.finish(), **wl.evaluate()}
+
+
+def test_the_record_recipe_reaches_its_target_on_a_learnable_cifar_shaped_set(look_alike: Path):
+    wl = prepared(look_alike, epochs=5)
+    m = trained(wl)
+    assert m["steps"] == 50 and m["images"] == 5000  # 5 epochs of 10 whole batches (the last partial one dropped)
+    assert m["target_accuracy"] == 0.94 and m["target_met"] == 1.0 and m["test_accuracy"] >= 0.94
+    assert m["time_to_accuracy_s"] == pytest.approx(m["train_time_s"], abs=0.05)  # checked at the end, as the record
+    assert wl.ctx.info["precision"] == "fp32" and wl.ctx.info["framebuffer_cap"] == "not applied (no GPU)"
+
+
+def test_a_diverged_run_fails_with_its_reason_not_ok_at_chance(look_alike: Path):
+    diverged = r"^training diverged: loss nan after 10 steps \(workload.lr=1e\+30, precision fp32\)$"
+    with pytest.raises(RuntimeError, match=diverged):
+        trained(prepared(look_alike, lr=1e30))  # checked at the end of the first epoch
+
+
+def test_a_missed_target_is_said_and_has_no_time_to_accuracy(look_alike: Path):
+    m = trained(prepared(look_alike, epochs=0.1, target_accuracy=0.999))  # one step: nowhere near it
+    assert m["steps"] == 1 and m["target_met"] == 0.0 and "time_to_accuracy_s" not in m
+
+
+def test_time_to_accuracy_leaves_out_a_slow_evaluation(look_alike: Path, monkeypatch: pytest.MonkeyPatch):
+    wl = prepared(look_alike, eval_each_epoch=True, target_accuracy=0.9)
+    figures = iter([0.5, 0.6, 0.95])  # met after the third (last) epoch
+
+    def slow_accuracy() -> float:
+        time.sleep(1.0)
+        return next(figures)
+
+    monkeypatch.setattr(wl, "test_accuracy", slow_accuracy)
+    t0 = time.perf_counter()
+    m = trained(wl)
+    wall = time.perf_counter() - t0
+    assert wl.ctx.info["eval_untimed_s"] >= 3.0  # three evaluations of a second each, none on the clock
+    assert m["train_time_s"] <= wall - 3.0 and m["time_to_accuracy_s"] <= wall - 3.0
+    assert m["time_to_accuracy_s"] == pytest.approx(m["train_time_s"], abs=0.05)
+    assert m["test_accuracy"] == 0.95  # the harness's evaluation is the one already made (no fourth second)

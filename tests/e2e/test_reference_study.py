@@ -1,0 +1,264 @@
+"""``make study``: the planner over fake inventories, the whole study on this host, its report, its export."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from suites.study.planner import EPISODE_1, Measured, plan_study
+from suites.study.settings import StudySettings
+from tests.support.helpers import REPO
+
+NO_TF = {"tensorflow": "TensorFlow not installed"}
+
+
+def names(plan) -> dict[str, list[str]]:
+    return {p.name: p.labels for p in plan.parts}
+
+
+def skipped(plan) -> dict[str, str]:
+    return {s.what: s.why for s in plan.skips}
+
+
+def study(tmp_path: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp_path / 'study'}",
+           f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'artifacts'}",
+           f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+
+
+def test_no_gpu_runs_episode_2_and_skips_every_gpu_part_saying_why():
+    plan = plan_study(0, NO_TF, StudySettings())
+    assert names(plan) == {"mixed": ["m60-8q", "m60-4q", "m60-2q", "m60-1q"], "consolidation": ["m60-2q"]}
+    why = skipped(plan)
+    assert why["gpu-vs-cpu"] == "1-gpu needs 1 GPU; host has no GPU"
+    assert why["scaling"] == "1-gpu needs 1 GPU, 2-gpu needs 2 GPUs, 4-gpu needs 4 GPUs; host has no GPU"
+    assert why["gpu-vs-cpu-keras"] == "TensorFlow not installed"
+    assert {"passthrough-vs-vgpu-mnist", "passthrough-vs-vgpu-cifar10", "multi-guest"} <= set(why)
+    assert plan.tier == "smoke" and plan.repeats == 3 and plan.estimate_s <= 480
+
+
+def test_one_gpu_runs_what_fits_and_names_the_phases_it_cannot():
+    plan = plan_study(1, {}, StudySettings(budget_s=10_000))
+    parts = names(plan)
+    assert parts["gpu-vs-cpu"] == ["1-gpu", "cpu"] and parts["gpu-vs-cpu-keras"] == ["1-gpu", "cpu"]
+    assert parts["passthrough-vs-vgpu-mnist"] == ["passthrough", "vgpu-8q"]
+    assert "scaling" not in parts and "multi-guest" not in parts
+    why = skipped(plan)
+    assert why["scaling"] == "2-gpu needs 2 GPUs, 4-gpu needs 4 GPUs; host has 1 GPU"
+    assert why["multi-guest"] == "1x4gpu needs 4 GPUs, 4x1gpu needs 4 GPUs; host has 1 GPU"
+    assert plan.tier == "full"  # a GPU host within its budget gets every workload's own sizes
+
+
+def test_two_gpus_keep_the_phases_that_fit_and_four_run_everything():
+    two = plan_study(2, {}, StudySettings(budget_s=10_000))
+    assert names(two)["scaling"] == ["1-gpu", "2-gpu"]
+    assert skipped(two)["scaling 4-gpu"] == "4-gpu needs 4 GPUs; host has 2 GPUs"
+    four = plan_study(4, {}, StudySettings(budget_s=10_000))
+    assert set(names(four)) == {p.name for p in EPISODE_1} | {"mixed", "consolidation"}
+    assert four.skips == []
+
+
+def test_the_budget_trims_sizes_then_repeats_then_profiles_and_says_so():
+    plan = plan_study(1, NO_TF, StudySettings(budget_s=80))
+    why = skipped(plan)
+    assert plan.tier == "smoke" and "full sizes (smoke sizes instead)" in why
+    assert plan.repeats == 2 and "repeat 3 of each phase" in why
+    budget = [k for k, w in why.items() if "over the budget" in w]
+    assert all("study.budget_s=80" in why[k] for k in budget)
+    assert budget.index("mixed m60-1q") < budget.index("mixed m60-4q") < budget.index("mixed")  # profiles first
+    assert [p.name for p in plan.parts] == ["gpu-vs-cpu"] and plan.estimate_s <= 80  # the last part kept
+    assert plan_study(1, NO_TF, StudySettings(budget_s=80, repeats=3)).repeats == 3  # asked for: kept
+
+
+def test_missing_moderngl_skips_episode_2():
+    plan = plan_study(0, {"moderngl": "moderngl not installed"}, StudySettings())
+    assert plan.parts == [] and skipped(plan)["mixed"] == "moderngl not installed"
+
+
+def test_a_part_keeps_only_the_phases_the_planner_kept():
+    from suites.config.schema import register_configs
+    from suites.study.command import compose_parts
+
+    register_configs()
+    plan = plan_study(2, NO_TF, StudySettings(budget_s=10_000))
+    comps = compose_parts(plan, ["progress=quiet"])
+    assert [r.label for r in comps["scaling"].runs] == ["1-gpu", "2-gpu"]
+    assert [r.label for r in comps["mixed"].runs][:3] == ["m60-8q/cad", "m60-8q/mixed", "m60-8q/ml"]
+    assert comps["gpu-vs-cpu"].cfg.scenario.repeats == plan.repeats
+
+
+@pytest.mark.parametrize("arg, says", [("study.budget_s=-5", "study.budget_s: must be > 0"),
+                                       ("study.nosuch=1", "nosuch"),
+                                       ("study.tier=huge", "study.tier: must be one of")])
+def test_bad_study_settings_are_one_line_before_anything(tmp_path: Path, arg: str, says: str):
+    proc = study(tmp_path, arg, timeout=120)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and says in lines[0],\
+        proc.stderr
+    assert not (tmp_path / "study").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.slow
+def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path: Path):
+    """The whole study within a small budget (no GPU here: episode 2 only, labelled not enforced): the mixed study
+    of m60-8q and a consolidation, each phase once (repeats and their spread: tests/test_honest.py)."""
+    # planned from the table (the probe: below), so the budget's trims are the same on every host
+    proc = study(tmp_path, "study.budget_s=65", "study.repeats=1", "study.max_guests=2", "study.calibrate=false")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())
+    assert "estimate s" in proc.stdout and "table (not measured)" in proc.stdout  # each part's estimate beside
+    md = (folder / "report.md").read_text()
+    for part in EPISODE_1:
+        for ref in part.references:
+            assert ref.text in md, ref.text
+    for profile in ("m60-8q", "m60-4q", "m60-2q", "m60-1q"):
+        assert f"| mixed | {profile} |" in md
+    assert "NOT A GPU MEASUREMENT" in md and "## Skipped on this host" in md
+    assert "- scaling: 1-gpu needs 1 GPU, 2-gpu needs 2 GPUs, 4-gpu needs 4 GPUs; host has no GPU" in md
+    assert "| mixed | m60-8q |" in md and "not enforced" in md.split("| mixed | m60-8q |")[1].split("\n")[0]
+    assert (folder / "report.html").exists() and (folder / "slowdown.png").exists()
+
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    (study_id,) = runs[runs["tags.bench.kind"] == "study"]["run_id"]
+    parts = runs[runs["tags.mlflow.parentRunId"] == study_id]
+    assert set(parts["tags.bench.study_part"]) == {"mixed", "consolidation"}
+    skips = json.loads(runs[runs["run_id"] == study_id]["tags.bench.skips"].iloc[0])
+    assert ["gpu-vs-cpu", "1-gpu needs 1 GPU; host has no GPU"] in skips
+
+    # the report rebuilt from the store alone says the same
+    rebuilt = subprocess.run([sys.executable, "-m", "suites.commands.report", "--tracking-uri",
+                              f"sqlite:///{tmp_path / 'mlflow.db'}", "--study", "--out", str(tmp_path / "again")],
+                             cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert (tmp_path / "again" / "report.md").read_text() == md
+
+    # what a GPU host sends back: the study directory alone, imported into another store
+    target = f"sqlite:///{tmp_path / 'home.db'}"
+    imp = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--run-dir", str(folder), "--to", target],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert imp.returncode == 0 and "imported" in imp.stdout, imp.stderr
+    mlflow.set_tracking_uri(target)
+    home = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
+    assert len(home) == len(runs)
+    phase = home[home["tags.bench.phase"] == "m60-8q/ml"].iloc[0]
+    assert phase["metrics.makespan_s"] > 0 and phase["status"] == "FINISHED"
+    client = mlflow.tracking.MlflowClient(target)
+    assert {"results.json", "config.yaml", "samples.csv"} <= {a.path for a in client.list_artifacts(phase.run_id)}
+    again = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--run-dir", str(folder), "--to", target],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "already imported" in again.stdout and len(mlflow.search_runs(experiment_names=["gpu-mixed-bench"]))\
+        == len(runs)
+
+
+def test_the_planner_uses_the_gpu_seconds_gpu_check_measured(tmp_path: Path):
+    from suites.errors import ConfigError
+    from suites.study.settings import load_timings
+
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"kind": "gpu-check", "timings": {
+        "cifar10-torch/full": 400.0, "mnist-torch/full": 2.5, "graphics-replay/smoke": float("nan"), "junk": 1}}))
+    measured = load_timings(str(summary))
+    assert measured == {("cifar10-torch", "full"): 400.0, ("mnist-torch", "full"): 2.5}  # NaN and junk dropped
+    settings = StudySettings(budget_s=100_000, tier="full")
+    guessed, timed = plan_study(1, {}, settings), plan_study(1, {}, settings, Measured(gpu_work=measured))
+    assert timed.estimate_s > guessed.estimate_s + 1000  # cifar10 at 400 s, not the 15 s guess
+    assert timed.sources["cifar10-torch"] == "make gpu-check" and guessed.sources["cifar10-torch"].startswith("table")
+    assert plan_study(0, {}, settings, Measured(gpu_work=measured)).estimate_s ==\
+        plan_study(0, {}, settings).estimate_s  # CPU: unused
+    with pytest.raises(ConfigError, match="study.timings: .* is not a gpu-check summary.json"):
+        load_timings(str(tmp_path / "missing.json"))
+
+
+def test_the_plan_comes_from_this_hosts_probe_where_it_ran():
+    fast = Measured(probed={("graphics-replay", "smoke"): 1.0, ("mnist-torch", "smoke"): 1.0})
+    slow = Measured(probed={("graphics-replay", "smoke"): 60.0, ("mnist-torch", "smoke"): 60.0})
+    roomy = StudySettings(budget_s=100_000)  # nothing trimmed: the estimates themselves
+    assert plan_study(0, NO_TF, roomy, fast).estimate_s < plan_study(0, NO_TF, roomy).estimate_s\
+        < plan_study(0, NO_TF, roomy, slow).estimate_s
+    planned = plan_study(0, NO_TF, roomy, slow)
+    assert planned.sources == {"graphics-replay": "probed on this host", "mnist-torch": "probed on this host"}
+    assert planned.part_estimates["mixed"] == 3 * planned.repeats * 60.0 * len(planned.parts[0].phases)
+    assert sum(planned.part_estimates.values()) == pytest.approx(planned.estimate_s)
+    # a CPU host's consolidation steps share its cores: n4's five guests on 2 cores take 2.5 steps' time
+    two_cores = dataclasses.replace(slow, cores=2)
+    assert plan_study(0, NO_TF, roomy, two_cores).part_estimates["consolidation"] == 60.0 * (1 + 1 + 1.5 + 2 + 2.5)
+    # the probe's own seconds come out of the budget, and the trim says so
+    whole = plan_study(0, NO_TF, StudySettings(budget_s=950), slow)
+    spent = plan_study(0, NO_TF, StudySettings(budget_s=950), dataclasses.replace(slow, spent_s=100.0))
+    assert whole.estimate_s == 900 and spent.estimate_s <= 850  # 900 s of parts no longer fit in 950 - 100
+    assert any("less the 100 s spent probing" in skip.why for skip in spent.skips)
+    # within the 480 s budget, a host the probe found slow gets less of the study, each trim said
+    table, trimmed = plan_study(0, NO_TF, StudySettings()), plan_study(0, NO_TF, StudySettings(), slow)
+    assert len(trimmed.skips) > len(table.skips) and trimmed.estimate_s <= 480
+    assert any("over the budget" in skip.why for skip in trimmed.skips)
+
+
+def test_the_probe_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path: Path):
+    from gpu_probe import inventory
+    from suites.study import calibration
+
+    inv, said = inventory.collect(), []
+    overrides = [f"data.cache_dir={tmp_path / 'data'}", "workload.step_ms=1", "profile.vcpus=1"]
+    t0 = time.monotonic()
+    first = calibration.probe(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    took = time.monotonic() - t0
+    assert 0 < first[("fixed-step", "smoke")] <= took + 0.05  # the bench run's whole wall time (to 0.1 s)
+    assert said == ["study: probing fixed-step (smoke sizes) once on this host, for the plan"]
+    again = calibration.probe(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    assert again == first and len(said) == 1  # cached: not probed twice
+    saved = json.loads((tmp_path / "calibration.json").read_text())
+    assert saved == {calibration.fingerprint(inv): {"fixed-step/smoke": first[("fixed-step", "smoke")]}}
+    other = dataclasses.replace(inv, cpu_model="another CPU")
+    assert calibration.cached(tmp_path, other) == {}  # another host's figures never plan this one
+    bad = calibration.probe(["fixed-step"], "full", [*overrides, "workload.step_ms=-1"], tmp_path, inv, said.append)
+    assert ("fixed-step", "full") not in bad and "the fixed-step probe failed" in said[-1]
+
+
+def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
+    import time
+
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "suites.commands.gpu_check", f"out_dir={tmp_path}"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - t0 < 60
+    (root,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    summary = json.loads((root / "summary.json").read_text())
+    assert [r["check"] for r in summary["rows"]] == ["a", "b1", "b2", "b3", "c1", "c2", "d", "e", "f", "g", "h"]
+    assert all(r["result"].startswith("skipped: no GPU") for r in summary["rows"])
+    md = (root / "summary.md").read_text()
+    assert "| b2 CUDA training: CIFAR-10, the record's recipe in fp16, without torch.compile | skipped: no GPU" in md
+    assert (root / f"gpu-check-{root.name}.tar.gz").stat().st_size > 0
+    strict = subprocess.run([sys.executable, "-m", "suites", "gpu-check", f"out_dir={tmp_path / 's'}", "strict=true"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert strict.returncode == 2 and strict.stderr.startswith("error: gpu-check strict=true: no GPU on this host")
+    assert len(strict.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
+
+
+def test_a_check_that_breaks_is_a_failed_row_with_its_traceback_not_the_end(tmp_path: Path):
+    import time
+
+    from gpu_probe.inventory import Inventory
+    from suites.gpucheck.checks import Context, run_check
+
+    ctx = Context(tmp_path, Inventory("h", "Linux", "3.11", "cpu", 2, 2, 2, 8192.0), None, time.monotonic() + 60,
+                  lambda line: None)
+
+    def broken():
+        raise KeyError("util_pct")
+
+    row = run_check(ctx, "b2", broken)
+    assert row.result == "failed: KeyError: 'util_pct' (logs/b2-fault.log)"
+    assert "KeyError" in (tmp_path / "logs" / "b2-fault.log").read_text()

@@ -1,0 +1,79 @@
+"""End-to-end tests: size."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suites.render.tables import unfold
+from tests.support.helpers import REPO, one_error_line, over_width, store_at
+
+SHORT = ["sizing.max_guests=2", "sizing.repeats=2", "progress=quiet"]
+
+
+def size(tmp_path: Path, *args: str, store: str | None = None, make: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m suites size`` (``make``: ``make size ARGS=...``, as a user runs it) into ``tmp``'s own folders."""
+    uri = store or store_at(tmp_path / "mlflow.db")
+    given = [*args, f"tracking_uri={uri}", f"artifact_dir={tmp_path / 'artifacts'}",
+             f"data.cache_dir={tmp_path / 'data'}",
+             f"sizing.out_dir={tmp_path / 'out'}"]
+    cmd = ["make", "--no-print-directory", "size", f"ARGS={shlex.join(given)}"] if make\
+        else [sys.executable, "-m", "suites", "size", *given]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+
+
+def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_path: Path):
+    from mlflow.tracking import MlflowClient
+
+    first = size(tmp_path, *SHORT, make=True)
+    assert first.returncode == 0, first.stderr[-3000:]
+    said = unfold(first.stdout)
+    assert "not a GPU sizing: profiles emulated on the CPU (no GPU; profiles not enforced)" in said
+    assert "no GPU: only m60-2q measured (on the CPU no profile is enforced" in said
+    assert "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)" in said
+    ours = first.stdout[first.stdout.index(" suites size\n") + len(" suites size\n"):]  # after make's own echo
+    assert "size part 1/1: m60-2q/time-slice: measuring" in said and over_width(ours) == []
+    (folder,) = (tmp_path / "out").iterdir()
+    assert {p.name for p in folder.iterdir()} >= {"sizing.md", "sizing.html", "sizing.png", "m60-2q-time-slice"}
+    md = (folder / "sizing.md").read_text()
+    assert md.startswith("# Sizing: 20 CAD users + 2 ML jobs on Tesla M60\n\n> **not a GPU sizing")
+    assert "## m60-2q: the steps (medians [upper 95 % bound])" in md and "| not measured |" in md
+    client = MlflowClient(store_at(tmp_path / "mlflow.db"))
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
+    (sizing,) = [r for r in runs if r.data.tags.get("bench.kind") == "sizing"]
+    assert sizing.data.params["mix"] == "cad=20,ml=2" and sizing.data.params["qos.cad_slowdown_pct"] == "5.0"
+    assert sizing.data.params["validity"] == "not enforced" and "m60-2q.n_point" in sizing.data.metrics
+    assert sizing.data.tags["bench.title"].startswith("not a GPU sizing")
+    (cons,) = [r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]
+    assert cons.data.tags["mlflow.parentRunId"] == sizing.info.run_id and '"profile": "m60-2q"' in\
+        cons.data.tags["bench.sizing_key"]
+    logged = {a.path for a in client.list_artifacts(sizing.info.run_id, "report")}
+    assert logged >= {"report/sizing.md", "report/sizing.html", "report/sizing.png"}
+
+    again = size(tmp_path / "again", *SHORT, store=store_at(tmp_path / "mlflow.db"))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"size part 1/1: m60-2q/time-slice: reused consolidation run {cons.info.run_id}" in unfold(again.stdout)
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
+    assert len([r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]) == 1  # nothing measured again
+    assert len([r for r in runs if r.data.tags.get("bench.kind") == "sizing"]) == 2
+
+
+@pytest.mark.parametrize("arg, says", [
+    ("sizing.mix={cad: -1, ml: 2}", "sizing.mix: counts must be >= 0"),
+    ("sizing.cad_size=huge", "sizing.cad_size: must be one of light, medium, heavy, got 'huge'"),
+    ("sizing=nope", "sizing=nope: no such sizing file in"),
+    ("sizing.gpu=Voodoo2", "sizing.gpu=Voodoo2: no vGPU profile of it in configs/profile"),
+    ("hydra.run.dir=/tmp/x", "hydra.run.dir: a sizing writes its parts under sizing.out_dir"),
+    ("sizing.policies=[fair]", "sizing.policies: must be some of time-slice, mps"),
+    ("sizing.steps=[4,2]", "sizing.steps: must be increasing counts 1..64, got [4, 2]"),
+])
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, arg: str, says: str):
+    proc = size(tmp_path, arg, store=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert says in one_error_line(proc)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "mlflow.db").exists()

@@ -1,0 +1,42 @@
+"""End-to-end tests: time sizing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.helpers import run_bench
+
+MIXED_FAST_ML = ["scenario=mixed", "progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
+                 "scenario.study.ml.workload=fixed-step", "profile.memory_MiB=2048", "scenario.repeats=1"]
+
+
+# --- through the runner -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("step_ms", ["0.5", "50"], ids=["gpu-like-0.5ms", "cpu-like-50ms"])
+def test_four_ranks_each_fill_the_window_whatever_the_step_time(tmp_path: Path, step_ms: str):
+    run = run_bench(tmp_path, "workload=fixed-step", f"workload.step_ms={step_ms}", "workload.min_window_s=1",
+                    "workload.ranks=4", "progress=quiet")
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    result = json.loads((run.run_dir / "results.json").read_text())["guests"][0]["result"]
+    info, m = result["info"], result["metrics"]
+    assert info["ranks"] == 4 and info["sized_by"] == "time" and m["steps"] == info["sized_steps"]  # lockstep
+    assert m["timed_s"] >= 1.0 and m["images_per_sec"] > 0 and m["images"] == m["steps"] * 128 * 4
+
+
+@pytest.mark.parametrize("ml,overlapped", [
+    ("['workload.step_ms=0.5','workload.min_window_s=0.5','workload.until_stopped=true']", True),
+    ("['workload.step_ms=0.5','workload.min_window_s=0.25']", False)], ids=["until-stopped", "short"])
+def test_the_mixed_ml_guest_trains_for_the_cad_replay_or_the_slowdown_is_inconclusive(tmp_path: Path, ml: str,
+                                                                                    overlapped: bool):
+    run = run_bench(tmp_path, *MIXED_FAST_ML, f"scenario.study.ml.overrides={ml}")
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    mixed = json.loads((run.run_dir / "m60-8q-mixed" / "results.json").read_text())
+    overlap = mixed["host_metrics"]["overlap_pct"]
+    assert mixed["host_metrics"]["overlap_pct.g0.g1"] == overlap
+    report = (run.run_dir / "report" / "report.md").read_text()
+    if overlapped:
+        assert overlap >= 90 and "inconclusive (overlap" not in report
+    else:
+        assert overlap < 90 and f"inconclusive (overlap {overlap:.0f} % < 90 %)" in report

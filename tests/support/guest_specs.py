@@ -1,0 +1,11 @@
+"""Helpers shared by the tests of test_guest_protocol.py."""
+
+from __future__ import annotations
+
+from suites.guest.protocol import GuestSpec
+
+
+def spec(**kw) -> GuestSpec:
+    base = dict(guest_id="g0", profile="cpu", workload="mnist-torch", workload_config={}, data={},
+                vcpus=[0], gpus=[], framebuffer_MiB=None, memory_MiB=1024)
+    return GuestSpec(**{**base, **kw})

@@ -1,0 +1,11 @@
+"""Helpers shared by the tests of test_placement.py."""
+
+from __future__ import annotations
+
+from gpu_probe.inventory import Inventory
+
+
+def host(gpus: int = 0, gpu_mem_MiB: float = 8192.0) -> Inventory:
+    devices = [{"index": i, "name": "Tesla M60", "uuid": f"GPU-{i}", "mem_total_MiB": gpu_mem_MiB}
+               for i in range(gpus)]
+    return Inventory("h", "Linux", "3.11", "cpu", 8, 8, 8, 65536.0, gpus=devices)

@@ -1,0 +1,77 @@
+"""Tests of ``suites/config/compose.py``."""
+
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from suites.config.compose import compose_phase, compose_run, mixed_phases, without_hydra
+from suites.config.schema import register_configs
+from suites.pipeline.hydra_dirs import hydra_node
+from tests.support.helpers import (
+    SMOKE,
+    compose_config,
+)
+
+
+@pytest.mark.parametrize("overrides", [[*SMOKE], [*SMOKE, "scenario=gpu-vs-cpu"], ["scenario=mixed", "profile=m60-8q"],
+                                       ["workload=graphics-replay", "profile=m60-1q", "hydra.run.dir=/tmp/zz/r"]])
+def test_the_config_read_from_hydras_node_is_the_plain_composition(overrides: list[str]):
+    """What the precheck runs (one composition with Hydra's node, the node dropped) is what composing without the
+    node gives: the run's config, each phase's and the recorded config.yaml alike."""
+    register_configs()
+    plain = compose_run(overrides)
+    node = hydra_node(overrides)
+    read = compose_run(overrides, without_hydra(node))
+    assert "hydra" in node and read.cfg == plain.cfg
+    assert [OmegaConf.to_yaml(r.dcfg) for r in read.runs] == [OmegaConf.to_yaml(r.dcfg) for r in plain.runs]
+    assert OmegaConf.to_yaml(read.dcfg) == OmegaConf.to_yaml(plain.dcfg) and OmegaConf.is_struct(read.dcfg)
+
+
+@pytest.mark.parametrize("scenario,phases", [
+    ("gpu-vs-cpu", {"1-gpu": "passthrough-1gpu", "cpu": "cpu"}),
+    ("passthrough-vs-vgpu", {"passthrough": "passthrough-1gpu", "vgpu-8q": "m60-8q"}),
+    ("scaling", {"1-gpu": "passthrough-1gpu", "2-gpu": "passthrough-2gpu", "4-gpu": "passthrough-4gpu"}),
+    ("multi-guest", {"1x4gpu": "passthrough-4gpu", "4x1gpu": "passthrough-1gpu", "4xvgpu-8q": "m60-8q"}),
+])
+def test_shipped_comparisons_compose_phase_by_phase(scenario: str, phases: dict):
+    cfg = compose_config(f"scenario={scenario}", "profile.vcpus=1")
+    assert [p.label for p in cfg.scenario.phases] == list(phases)
+    for phase in cfg.scenario.phases:
+        pcfg, _ = compose_phase([f"scenario={scenario}", "profile.vcpus=1"], phase)
+        assert pcfg.profile.name == phases[phase.label] and pcfg.profile.vcpus == 1  # command line still applies
+        assert pcfg.scenario.phases == []
+    if scenario == "multi-guest":
+        assert compose_phase([f"scenario={scenario}"], cfg.scenario.phases[1])[0].scenario.guests == 4
+
+
+def test_explicit_data_root_beats_the_environment(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("BENCH_DATA_ROOT", "/from/env")
+    assert compose_config().data.root == "/from/env"
+    assert compose_config("data.root=/explicit").data.root == "/explicit"
+
+
+def test_mixed_phases_are_three_per_profile_with_their_mix():
+    cfg = compose_config("scenario=mixed", "scenario.study.profiles=[m60-8q,m60-1q]")
+    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.mix]) for p in mixed_phases(cfg)]
+    assert labels[:3] == [("m60-8q/cad", ["profile=m60-8q"], [("graphics-replay", 1)]),
+                          ("m60-8q/mixed", ["profile=m60-8q"], [("graphics-replay", 1), ("mnist-torch", 1)]),
+                          ("m60-8q/ml", ["profile=m60-8q"], [("mnist-torch", 1)])]
+    assert [lab for lab, _, _ in labels[3:]] == ["m60-1q/cad", "m60-1q/mixed", "m60-1q/ml"]
+
+
+def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_not_fit(monkeypatch):
+    from types import SimpleNamespace
+
+    from suites.config import compose
+    from tests.support.helpers import compose_config
+
+    monkeypatch.setattr(compose.psutil, "virtual_memory", lambda: SimpleNamespace(total=24105 * 2**20))
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
+    size, note = compose.consolidation_memory(cfg)
+    assert size == 2304 and "9 guests x 8192 MiB (profile m60-2q) > 24105 MiB host memory" in note
+    phases = compose.mixed_phases(cfg)
+    assert len(phases) == 9 and all("profile.memory_MiB=2304" in p.overrides for p in phases)
+    assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q"))[0] == 4096
+    assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q",
+                                                       "profile.memory_MiB=2048"))[0] is None  # fits as it is

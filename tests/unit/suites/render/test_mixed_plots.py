@@ -1,0 +1,24 @@
+"""Tests of ``suites/render/mixed_plots.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suites.render import mixed_plots
+from tests.support.outcomes import (
+    check,
+    study,
+)
+
+
+def test_study_figures_fit_and_consolidation_series_are_apart(tmp_path: Path, drawn: list):
+    files = mixed_plots.draw(study(), tmp_path)
+    assert [f.name for f in files] == ["slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png",
+                                       "consolidation.png"]
+    for fig, path in zip(drawn, files, strict=True):
+        check(fig, path)
+    consolidation = drawn[-1]
+    lines = [(ax, line) for ax in consolidation.axes for line in ax.get_lines() if not line.get_label().startswith(
+        ("_", "QoS"))]
+    (ax1, _), (ax2, _) = lines
+    assert not ax1.get_position().overlaps(ax2.get_position()), "p95 frame time and ML slowdown on one panel"

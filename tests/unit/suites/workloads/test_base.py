@@ -1,0 +1,98 @@
+"""Tests of ``suites/workloads/base.py``."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from suites.errors import BenchError
+from suites.guest import sizing
+from suites.workloads import list_workloads, workload_class
+from suites.workloads.base import CAD, ML, GuestContext, StepMeter, TrainConfig
+from suites.workloads.torch_common import (
+    TorchTrainConfig,
+)
+from tests.support.fakes import Tiny
+from tests.support.meters import metered
+from tests.support.steps import fixed_step
+
+
+def test_each_repeat_reports_its_timed_window_in_epoch_seconds():
+    import time
+
+
+    meter = StepMeter(2, 30)
+    before = time.time()
+    meter.start()
+    for _ in range(30):
+        meter.step(64)
+    meter.finish()
+    assert meter.window is not None and before <= meter.window[0] <= meter.window[1] <= time.time()
+    idle = StepMeter(5, 5)
+    idle.start()
+    for _ in range(5):
+        idle.step(64)
+    idle.finish()
+    assert idle.window is None  # no timed step: no window to take GPU figures from
+
+
+def test_later_repeats_keep_the_compiled_model_and_get_fresh_weights():
+    import torch
+
+    from suites.workloads.base import GuestContext
+    from suites.workloads.torch_common import TorchTrainConfig
+    from tests.support.fakes import Tiny
+
+    w = Tiny(TorchTrainConfig(name="tiny-test", batch_size=32, channels_last=False),
+             GuestContext("g0", [0], [], None, {}, seed=1))
+    w.prepare()
+    model, net = w.model, w.net  # with compile=true, model is the torch.compile wrapper and its graphs
+    fresh = {k: v.clone() for k, v in net.state_dict().items()}
+    meter = StepMeter(0, w.total_steps())
+    meter.start()
+    w.train(meter)
+    assert not all(torch.equal(fresh[k], v) for k, v in net.state_dict().items())
+    w.build()  # the next repeat
+    assert w.model is model and w.net is net  # a new model recompiled (and re-recorded CUDA graphs) in the clock
+    assert all(torch.equal(fresh[k], v) for k, v in w.net.state_dict().items())
+    assert w.compiled_frames() == 0  # no compile here: nothing counted
+
+
+def test_warm_up_runs_outside_the_timed_region_and_leaves_the_weights_as_built():
+    ctx = GuestContext("g0", [0], [], None, {}, seed=1)
+    w = Tiny(TorchTrainConfig(name="tiny-test", batch_size=32, channels_last=False), ctx)
+    w.prepare()
+    assert "warmup_untimed_s" not in ctx.info  # CPU without compile: nothing to warm
+    before = {k: v.clone() for k, v in w.net.state_dict().items()}
+    seconds = w.warm_up()
+    after = w.net.state_dict()
+    assert seconds > 0 and all(torch.equal(before[k], after[k]) for k in before)  # BatchNorm stats too
+    assert all(p.grad is None for p in w.net.parameters())
+
+
+def test_an_accuracy_run_keeps_its_recipe_and_a_target_makes_a_run_sized_by_work():
+    assert TrainConfig(name="x", framework="x", target_accuracy=0.99).sized_by() == "work"
+    assert TrainConfig(name="x", framework="x").sized_by() == "time"
+    assert TrainConfig(name="x", framework="x", target_accuracy=0.99, size_by="time").sized_by() == "time"
+    w = fixed_step(step_ms=0.5, target_accuracy=0.5, epochs=0.01)
+    assert sizing.size(w, w.cfg) == {"sized_by": "work"} and w.total_steps() == 5  # ceil(468.75 x 0.01)
+    with pytest.raises(BenchError, match="workload.until_stopped"):
+        TrainConfig(name="x", framework="x", target_accuracy=0.9, until_stopped=True).check()
+
+
+def test_one_timed_step_gives_no_rate_and_says_why():
+    # the README command on cfed7fc: 11 steps, 10 of them warm-up, 1.23 s in all; its cell said 7,707 images/s
+    meter, out = metered([0.4] + [0.07] * 9 + [0.0664], warmup=10)
+    assert math.isnan(out["images_per_sec"]) and meter.blank_reason == "1 timed step < 20"
+    assert out["timed_steps"] == 1 and out["train_time_s"] == pytest.approx(1.0964)
+    _, out = metered([0.001] * 40, warmup=5)  # 35 steps, but 35 ms: too short a window for a rate
+    assert math.isnan(out["images_per_sec"])
+
+
+def test_discovery_finds_every_plugin_once():
+    names = list_workloads()
+    assert {"mnist-torch", "mnist-tf", "cifar10-torch", "cifar10-tf", "graphics-replay", "apitrace-replay",
+            "cuda-probe", "memory-fill"} <= set(names)
+    assert workload_class("graphics-replay").kind == CAD and workload_class("mnist-tf").kind == ML

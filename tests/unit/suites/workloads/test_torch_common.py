@@ -1,0 +1,142 @@
+"""Tests of ``suites/workloads/torch_common.py``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from suites.errors import BenchError
+from suites.workloads import torch_common
+from suites.workloads.torch_common import (
+    allocator_fraction,
+    cap_framebuffer,
+    rank_device,
+)
+from tests.support.fakes import ProcessLists, fake_torch
+
+
+class GrowingNvml(ProcessLists):
+    """NVML in a container: the processes it lists are the host's pids (none is this process); the device's used
+    memory is what every context on it holds."""
+
+    def __init__(self, used_MiB: float):
+        super().__init__(compute=[(999_991, 2**30)])  # another namespace's pid
+        self.used_MiB = used_MiB
+
+    def nvmlDeviceGetUUID(self, h):
+        return "GPU-abc"
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return SimpleNamespace(total=81920 * 2**20, used=int(self.used_MiB * 2**20))
+
+
+class ContextTorch:
+    """torch.cuda at its first touch of a GPU that three other guests' contexts already share: its context (530
+    MiB, 2 of them the allocator's first block) shows in NVML's device-wide figure."""
+
+    def __init__(self, nvml: GrowingNvml) -> None:
+        def start(i: int) -> tuple[int, int]:
+            if not self.started:
+                self.started, nvml.used_MiB = True, nvml.used_MiB + 530
+            return (81920 - int(nvml.used_MiB) - 512) * 2**20, 81920 * 2**20  # free, total (512 MiB reserved)
+
+        self.started = False
+        self.cuda = SimpleNamespace(
+            get_device_properties=lambda i: SimpleNamespace(uuid="abc", total_memory=81920 * 2**20),
+            mem_get_info=start, synchronize=lambda d: None, memory_reserved=lambda i: 2 * 2**20)
+        self.nn = SimpleNamespace(functional=SimpleNamespace(conv2d=lambda *a: None))
+
+    class Tensor:
+        def __matmul__(self, other: object) -> None:
+            return None
+
+    def ones(self, *a, **k) -> "ContextTorch.Tensor":
+        return ContextTorch.Tensor()
+
+
+def test_a_context_nvml_lists_without_a_figure_is_measured_another_way(monkeypatch: pytest.MonkeyPatch):
+    """nvml_process_MiB: None (cannot say), so measure_context falls back, never a context of 0 MiB."""
+    lib = ProcessLists(compute=[(os.getpid(), None)])
+    lib.nvmlDeviceGetUUID = lambda h: "GPU-abc"
+    monkeypatch.setitem(sys.modules, "pynvml", lib)
+    assert torch_common.nvml_process_MiB("GPU-abc") is None
+    lib.lists["compute"] = [(os.getpid(), 700 * 2**20)]
+    assert torch_common.nvml_process_MiB("abc") == 700.0
+
+
+def test_the_cap_note_says_what_it_does_not_count_under_ddp():
+    t = fake_torch(2)
+    context = lambda torch, device: (500.0, "stand-in")  # noqa: E731
+    one = torch_common.cap_framebuffer(t, torch_common.rank_device(t, True, 0), 8192, context)
+    two = torch_common.cap_framebuffer(t, torch_common.rank_device(t, True, 1), 8192, context, world=2)
+    assert "NCCL" not in one["framebuffer_cap"]
+    assert two["framebuffer_cap"].endswith("; not counted: NCCL's communicator buffers of the 2 ranks, made after "
+                                           "this (outside torch's allocator)")
+
+
+def test_library_handles_are_made_before_the_context_is_measured():
+    made: list[str] = []
+
+    class Recorder:
+        def __init__(self, what: str) -> None:
+            self.what = what
+
+        def __matmul__(self, other: object) -> None:
+            made.append("cublas")
+
+    torch = SimpleNamespace(ones=lambda *a, **k: Recorder("t"),
+                            nn=SimpleNamespace(functional=SimpleNamespace(conv2d=lambda *a: made.append("cudnn"))))
+    torch_common.warm_handles(torch, "cuda:0")
+    assert made == ["cudnn", "cublas"]
+
+
+def test_in_a_pid_namespace_the_context_is_this_processes_own_rise_not_the_whole_device(
+        monkeypatch: pytest.MonkeyPatch):
+    nvml = GrowingNvml(8192.0)  # three guests' contexts and tensors already there
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    ctx, how = torch_common.measure_context(ContextTorch(nvml), SimpleNamespace(index=0))
+    assert (ctx, how) == (528.0, "NVML device-wide rise, measured alone on the GPU")  # was 9232 MiB: all four
+
+
+def test_c1_judges_the_guests_self_reported_memory_where_nvml_cannot_attribute_it():
+    from suites.gpucheck import judges as judge
+
+    def guest(gid: str, own: float) -> dict:
+        return {"result": {"guest_id": gid, "status": "ok", "error": None, "info": {"device": "H100"},
+                           "metrics": {"gpu_mem_self_MiB": own}, "repeats": []}, "sampled": {}}
+
+    res = {"status": "ok", "host_metrics": {}, "guests": [guest(f"g{i}", 2000.0) for i in range(4)],
+           "sampler": {"notes": ["NVML reports pids of another PID namespace: per-guest GPU figures not attributed"]}}
+    verdict = judge.caps(res, 2048)
+    assert verdict.result == "ok" and verdict.figure.endswith("of 2048 MiB each (self-reported)")
+    assert judge.attribution(res).result.endswith("; c1 judged the guests' self-reported memory")
+    assert torch_common.self_reported(1400.0, 600.0) == {"gpu_mem_self_MiB": 2000.0}
+    assert torch_common.self_reported(1400.0, None) == {}
+
+
+def test_each_rank_trains_on_its_own_gpu_and_caps_that_one():
+    t = fake_torch(4)
+    devices = [rank_device(t, True, r) for r in range(4)]
+    assert [d.index for d in devices] == [0, 1, 2, 3]  # a bare "cuda" put every rank on GPU 0
+    no_context = lambda torch, device: (0.0, "stand-in")  # noqa: E731
+    assert cap_framebuffer(t, devices[2], 20480, no_context)["framebuffer_cap"].startswith("20480 MiB")
+    assert t.cuda.fractions == {2: 0.25}  # the cap lands on rank 2's GPU, not on device 0
+    with pytest.raises(RuntimeError, match="rank 4 has no GPU of its own"):
+        rank_device(t, True, 4)
+    assert rank_device(t, False, 0).type == "cpu"
+
+
+def test_the_cap_counts_the_cuda_context_as_a_vgpu_framebuffer_does():
+    """A stand-in device-memory reading (no GPU here): 610 MiB of CUDA context on an 80 GiB GPU."""
+    t = fake_torch(1)
+    context = lambda torch, device: (610.0, "stand-in reading")  # noqa: E731
+    info = cap_framebuffer(t, rank_device(t, True, 0), 2048, context)
+    assert t.cuda.fractions == {0: pytest.approx((2048 - 610) / 81920)}  # (framebuffer - context) / total
+    assert info == {"framebuffer_cap": "2048 MiB: allocator 1438 MiB + CUDA context 610 MiB (stand-in reading)",
+                    "cuda_context_MiB": 610.0, "allocator_cap_MiB": 1438.0}
+    with pytest.raises(BenchError, match=r"^512 MiB framebuffer < 610 MiB CUDA context on this GPU: nothing left"):
+        cap_framebuffer(t, rank_device(t, True, 0), 512, context)
+    assert allocator_fraction(81920, 0, 81920) == 1.0 and allocator_fraction(10**6, 610, 81920) == 1.0
