@@ -98,7 +98,7 @@ class RayConfig:
 class Accel(Enum):
     auto = "auto"  # KVM when a bounded test boot succeeds, else TCG with the reason
     kvm = "kvm"
-    tcg = "tcg"  # emulation: results are 'not enforced', never a performance measurement
+    tcg = "tcg"  # emulation: its results are never a performance measurement (validity: not enforced)
 
 
 @dataclass

@@ -27,7 +27,7 @@ BOOT_NOTES = "/run/bench-vm/nvidia.txt"  # what the VM's init said of its NVIDIA
 def gpu_boot(notes: str = BOOT_NOTES) -> dict[str, object]:
     """What the VM's init found of its NVIDIA driver (module, firmware, nvidia-smi, EGL lines) and whether CUDA
     starts here (a cuInit and device count in a child process), said on the console: the runner puts them in the
-    guest's placement note, and the guest's validity is 'enforced' only where CUDA started on its GPU."""
+    guest's placement note, and the guest is enforced only where CUDA started on its GPU."""
     try:
         with open(notes) as f:
             lines = [line.strip() for line in f if line.strip()]

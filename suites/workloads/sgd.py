@@ -3,7 +3,7 @@ nesterov=True)`` computes (its multi-tensor path: the same ``torch._foreach_*`` 
 CPU those run the single-tensor operations of its other path), without ``torch.optim``'s Optimizer: that class
 imports ``torch._dynamo`` when it is built and again on each step, 2.6 s of CPU on a 2-core host (torch's own import
 takes 2.3 s), paid by every guest and every rank before its start barrier whether it compiles anything or not.
-tests/test_sgd.py holds it to torch's optimizer, bit for bit.
+tests/unit/suites/workloads/test_sgd.py holds it to torch's optimizer, bit for bit.
 
 Torch is imported inside the functions: discovering workloads never pays for it.
 """

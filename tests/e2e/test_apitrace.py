@@ -1,4 +1,4 @@
-"""End-to-end tests: apitrace."""
+"""apitrace adapter: a trace the test records of the suite's own replayer, replayed by eglretrace."""
 
 from __future__ import annotations
 

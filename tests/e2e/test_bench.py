@@ -101,8 +101,8 @@ def test_sigkill_one_guest_other_finishes_and_run_is_partial(tmp_path: Path):
                                         (signal.SIGHUP, "SIGHUP: the terminal or ssh session hung up")])
 def test_ctrl_c_stops_guests_and_records_what_was_measured(tmp_path: Path, sig: int, reason: str):
     """Ctrl-C kills each guest with that reason (the kill in run_guests' KeyboardInterrupt handler: without it the
-    reason would be "no result"); SIGHUP (a dropped ssh session) does the same, naming itself (it used to kill the
-    runner in half a second with nothing recorded)."""
+    reason would be "no result"); SIGHUP (a dropped ssh session) does the same, naming itself (unhandled, it would
+    kill the runner in half a second with nothing recorded)."""
     proc, run_dir, uri = start_idle_pair(tmp_path)
     wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"))
     pids = [training(run_dir, "g0"), training(run_dir, "g1")]
@@ -140,7 +140,7 @@ def test_repeats_report_olympic_mean_and_cov(tmp_path: Path):
 
 
 def test_a_plot_that_cannot_be_written_is_a_warning_not_the_end(tmp_path: Path):
-    """A full disk under the run directory (PIL failing on utilisation.png) used to abort everything: no table,
+    """A full disk under the run directory (PIL failing on utilisation.png) must not abort everything: no table,
     nothing in MLflow, though results.json was intact. Here the plot's path is taken by a directory."""
     args, run_dir, uri = bench_args(tmp_path, *SMOKE)
     proc = subprocess.run(with_fault(args, dirs=(run_dir / "utilisation.png",)), cwd=REPO, capture_output=True,

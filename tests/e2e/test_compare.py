@@ -1,4 +1,4 @@
-"""End-to-end tests: compare."""
+"""Comparison scenarios: phases composed like command lines, normalised to a baseline, recorded nested."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: config errors."""
+"""Malformed overrides: one clear line, exit 2, and no guest process ever started."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: console width."""
+"""Every console table of every command fits 120 columns."""
 
 from __future__ import annotations
 

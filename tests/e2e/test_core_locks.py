@@ -1,4 +1,6 @@
-"""End-to-end tests: core locks."""
+"""Core locks (suites/backends/corelock.py) as a user meets them: a run beside another waits for its cores, or
+is refused naming the holder; a study, which compares runs, never shares a host; a run too big for the host is
+refused, not queued; a waiting run says so."""
 
 from __future__ import annotations
 
@@ -119,7 +121,7 @@ def test_the_first_command_beside_another_run_waits_for_its_cores_by_default_and
 
 @pytest.mark.alone  # the other runs on this host must be its own
 def test_a_second_run_takes_the_free_cores_or_is_refused_naming_the_first(tmp_path: Path):
-    """Two runs at once used to pin both guests to core 0 and measure 2,795 vs 4,597 images/s unseen."""
+    """Two runs at once never pin both guests to core 0 unseen (that measured 2,795 vs 4,597 images/s)."""
     import json
     import signal
 

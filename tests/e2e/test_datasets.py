@@ -1,4 +1,4 @@
-"""End-to-end tests: datasets."""
+"""Dataset files that are not what they claim are one line before a guest starts (suites/data/cifar.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""End-to-end tests: download."""
+"""data.download: real MNIST / CIFAR-10 fetched from a mirror into the cache, verified, all or nothing.
+
+The mirror is a real HTTP server on 127.0.0.1 serving files made here: the real MNIST files (gzipped, as the
+public mirror serves them) where ../shared/data has them, and corrupted or look-alike ones always.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: fallback store."""
+"""A real MLflow server that dies mid-run: results land in the fallback store and import later, once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""End-to-end tests: faults."""
+"""A fault mid-run is a recorded failure (suites/run/execute.py): the runner's own fault stops and records its
+guests; a killed runner takes its guests with it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from tests.support.helpers import REPO, SMOKE, bench_args, runs_of, training, wait_for, with_fault
 
 
-# --- case 18: each mechanism that stops guests, seen on its own ------------------------------------------------------
+# --- each mechanism that stops guests, seen on its own ------------------------------------------------------
 def test_a_runner_fault_mid_run_is_recorded_and_its_guests_stopped(tmp_path: Path):
     """A guest that cannot start (its log path taken by a folder) while the other already runs: before, a
     traceback and no record; now both guests fail with the runner's reason, the running one is stopped by the

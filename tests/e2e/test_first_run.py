@@ -1,4 +1,5 @@
-"""End-to-end tests: first run."""
+"""What a first run owes its user, end to end: a busy host is said, not hidden (a CPU burner beside a run marks every
+figure, and strict=true refuses it); a missed target under strict=true is a failure, its figures kept."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: gpu check."""
+"""``make gpu-check`` refuses where it cannot write, before any check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: graphics."""
+"""Graphics replay: real frames through EGL (llvmpipe here), pixel checks, malformed traces, the cap."""
 
 from __future__ import annotations
 

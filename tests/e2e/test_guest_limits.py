@@ -1,4 +1,5 @@
-"""End-to-end tests: guest limits."""
+"""A guest over its limits is stopped with the reason: memory during set-up (before the barrier), time past the
+run's limit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: guest protocol."""
+"""The guest protocol, spoken to a real guest process."""
 
 from __future__ import annotations
 

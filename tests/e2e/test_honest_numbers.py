@@ -61,7 +61,7 @@ def test_strict_refuses_an_unenforced_profile_before_anything_starts(tmp_path: P
 
 def test_scaling_smoke_trains_at_four_ranks(tmp_path: Path):
     run = run_bench(tmp_path, *SMOKE, "scenario=scaling")
-    assert run.proc.returncode == 0, run.proc.stderr[-2000:]  # 4 steps per rank used to divide by zero
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]  # 4 steps per rank: no division by zero
     assert "NOT A GPU MEASUREMENT: every phase" in run.proc.stdout and "no spread" in run.proc.stdout
     # every phase on the CPU: the study's GPU figures are not shown beside this host's CPU ratios
     assert "images/s 3.74x" not in run.proc.stdout

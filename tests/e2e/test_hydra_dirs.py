@@ -1,4 +1,5 @@
-"""End-to-end tests: hydra dirs."""
+"""Where Hydra writes, read from Hydra's own composition (suites/pipeline/hydra_dirs.py): ``++``, repeated keys,
+sweep subdirs and quotes reach the folder that was checked, never the source tree or a finished run's."""
 
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def test_hydra_output_subdir_outside_the_run_folder_is_refused(tmp_path: Path):
 
 
 def test_a_quoted_run_dir_outside_the_tree_is_accepted_and_written_as_hydra_reads_it(tmp_path: Path):
-    """``'hydra.run.dir="/tmp/zz/a b"'`` used to be refused as inside the source tree."""
+    """``'hydra.run.dir="/tmp/zz/a b"'`` is not refused as inside the source tree."""
     where = tmp_path / "zz" / "a b"
     proc = bench(tmp_path, *IDLE, f'hydra.run.dir="{where}"')
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""End-to-end tests: interrupts."""
+"""Ctrl-C while a run records (suites/run/shield.py): the record is kept."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.support.helpers import runs_of, training, wait_for
 
 
-# --- case 5: a second Ctrl-C while the run is being recorded ---------------------------------------------------------
+# --- a second Ctrl-C while the run is being recorded ---------------------------------------------------------
 def test_ctrl_c_while_recording_keeps_the_record(tmp_path: Path):
     """The first Ctrl-C stops the guests; two more, pressed once the table is out (the store is being written),
     are noted and the record completes."""

@@ -1,4 +1,4 @@
-"""End-to-end tests: main."""
+"""``python -m suites`` lists its commands and runs one (suites/__main__.py, suites/commands/__init__.py)."""
 
 from __future__ import annotations
 

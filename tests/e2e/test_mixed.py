@@ -1,4 +1,4 @@
-"""End-to-end tests: mixed."""
+"""The mixed-workload study: derived figures, QoS scoring, and the report read back from MLflow."""
 
 from __future__ import annotations
 

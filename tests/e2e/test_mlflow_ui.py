@@ -1,4 +1,4 @@
-"""End-to-end tests: mlflow ui."""
+"""The comparison UI: a real MLflow server, a real sweep logged over HTTP, the compare page in headless Chromium."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""End-to-end tests: mps."""
+"""sharing=mps: the run's own MPS daemon is started before the guests, each guest runs under its share and memory
+limit, and the daemon is told to quit on every path (the end, Ctrl-C, a guest crash). No GPU here: a stand-in
+``nvidia-cuda-mps-control`` on PATH records every call (arguments, environment, standard input) and makes or
+removes the control pipe the way the real one does; the guests are real processes (tests/mps_run.py)."""
 
 from __future__ import annotations
 

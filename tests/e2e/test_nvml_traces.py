@@ -1,4 +1,8 @@
-"""End-to-end tests: nvml traces."""
+"""Named NVML scenarios replayed from trace files through the real wrapper, inventory and sampler.
+
+The traces in tests/traces are written in the format ``python -m gpu_probe
+record`` produces; the real driver path runs in test_nvml.py when a GPU is there.
+"""
 
 from __future__ import annotations
 

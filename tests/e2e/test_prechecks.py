@@ -1,4 +1,6 @@
-"""End-to-end tests: prechecks."""
+"""What is refused before anything starts (suites/pipeline/prechecks.py, command_line.py): one ``error:`` line,
+exit 2, nothing written, for a bad argument of any command, an unparseable override (with the quote that fixes
+it), a user's config dir read as Hydra reads it, an experiment name MLflow cannot take."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from tests.support.helpers import (
 from tests.support.runs import bench
 
 
-# --- case 14: a user's own config directory, through --config-dir or hydra.searchpath --------------------------------
+# --- a user's own config directory, through --config-dir or hydra.searchpath --------------------------------
 def user_profiles(tmp_path: Path) -> Path:
     folder = tmp_path / "myconf" / "profile"
     folder.mkdir(parents=True)
@@ -69,7 +71,7 @@ def test_config_dir_and_searchpath_are_prechecked_like_hydra_reads_them(tmp_path
 
     conf = user_profiles(tmp_path)
     ok = bench_run(tmp_path, "workload=idle", *SMOKE, "profile=mine", f"hydra.searchpath=[file://{conf}]")
-    assert ok.returncode == 0, ok.stderr[-2000:]  # used to be refused: the precheck dropped the searchpath
+    assert ok.returncode == 0, ok.stderr[-2000:]  # the precheck keeps the searchpath
     assert json.loads((tmp_path / "run" / "results.json").read_text())["guests"][0]["spec"]["profile"] == "mine"
     bad = bench_run(tmp_path / "b", "--config-dir", str(conf), "workload=idle", *SMOKE, "profile=nosuch")
     assert one_error_line(bad).startswith("error: In 'config': Could not find 'profile/nosuch'")
@@ -82,7 +84,7 @@ def test_config_dir_and_searchpath_are_prechecked_like_hydra_reads_them(tmp_path
     assert one_error_line(missing) == f"error: --config-dir {tmp_path / 'none'}: not a directory"
 
 
-# --- case 15: experiment=NAME is the MLflow experiment -------------------------------------------------------------
+# --- experiment=NAME is the MLflow experiment -------------------------------------------------------------
 def test_experiment_names_the_mlflow_experiment(tmp_path: Path):
     import mlflow
 

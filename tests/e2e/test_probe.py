@@ -1,4 +1,4 @@
-"""End-to-end tests: probe."""
+"""pycuda probes: a clear skip without pycuda or a GPU, kernels that compile, a guest that says why."""
 
 from __future__ import annotations
 

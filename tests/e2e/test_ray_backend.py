@@ -1,4 +1,9 @@
-"""End-to-end tests: ray backend."""
+"""backend=ray: guests as Ray actors on a real Ray cluster started here, bound to loopback only.
+
+The cluster declares one logical GPU, so vGPU-style fractional requests are
+exercised for real (Ray packs two M60-4Q guests, 0.5 GPU each, onto GPU 0)
+even on a host without one; the guests then train on the CPU.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""End-to-end tests: results kept."""
+"""Nothing measured is lost (suites/record/rundir.py): a disk that fills during a run leaves every figure said and
+the last whole file in place."""
 
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ def fill(disk: Path) -> None:
 
 
 def test_a_disk_that_fills_during_a_run_loses_no_measurement(tmp_path: Path, small_disk: Path):
-    """Serious case 5: the free-space check runs at the start only; a disk full by the end was an ENOSPC
-    traceback, with no results.json and no MLflow run although the figures were in memory."""
+    """The free-space check runs at the start only: a disk full by the end must not be an ENOSPC traceback with
+    no results.json and no MLflow run while the figures are in memory."""
     import os
     import time
 

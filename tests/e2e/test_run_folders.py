@@ -1,4 +1,6 @@
-"""End-to-end tests: run folders."""
+"""The folders a command writes (suites/record/outdirs.py): each can be made, none is in the source tree, an
+explicit run folder is new (or empty) and this run's alone, a refused run leaves nothing, two runs started in
+one second get their own, a half-written run is named by the next."""
 
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def test_an_output_folder_that_cannot_be_made_is_one_error_line(tmp_path: Path, 
 
 @pytest.mark.parametrize("run_dir", ["configs", "suites/runs", "."])
 def test_a_run_directory_in_the_source_tree_is_refused_and_nothing_is_written(tmp_path: Path, run_dir: str):
-    """``hydra.run.dir=configs`` used to overwrite configs/config.yaml, and every later run failed."""
+    """``hydra.run.dir=configs`` must not overwrite configs/config.yaml (every later run would fail)."""
     before = git_status()
     run = run_bench(tmp_path, *SMOKE, f"hydra.run.dir={run_dir}", timeout=120)
     assert "is in the suite's source tree" in one_error_line(run.proc)
@@ -64,7 +66,7 @@ def test_a_run_directory_in_the_source_tree_is_refused_and_nothing_is_written(tm
 
 
 def test_a_run_directory_that_holds_files_is_refused(tmp_path: Path):
-    """A run after another in the same folder used to replace its files silently."""
+    """A run after another in the same folder never replaces its files silently."""
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "results.json").write_text('{"status": "ok"}')
     run = run_bench(tmp_path, *SMOKE, timeout=120)
@@ -73,7 +75,7 @@ def test_a_run_directory_that_holds_files_is_refused(tmp_path: Path):
 
 
 def test_a_run_directory_another_run_holds_is_refused(tmp_path: Path):
-    """Two runs given one folder at once both used to exit 0, one's results lost: the first holds it."""
+    """Two runs given one folder at once: the first holds it, the second is refused (none of its results lost)."""
     claim = claim_run_dir(tmp_path / "run")
     try:
         run = run_bench(tmp_path, *SMOKE, timeout=120)
@@ -86,7 +88,7 @@ def test_a_run_directory_another_run_holds_is_refused(tmp_path: Path):
 
 
 def test_a_refused_run_leaves_no_folder_it_made(tmp_path: Path):
-    """``strict=true hydra.run.dir=/tmp/zq/x/y`` on a host without a GPU used to leave /tmp/zq/x."""
+    """``strict=true hydra.run.dir=/tmp/zq/x/y`` on a host without a GPU leaves no /tmp/zq/x."""
     proc = bench(tmp_path, *SMOKE, "strict=true", f"hydra.run.dir={tmp_path / 'zq' / 'x' / 'y'}")
     assert "strict=true" in one_error_line(proc)
     assert not (tmp_path / "zq").exists()
@@ -138,7 +140,7 @@ def test_an_unusable_run_or_cache_directory_is_one_line(tmp_path: Path, key: str
     (tmp_path / "file").write_text("a file where a directory should be")
     proc = bench_run(tmp_path, *SMOKE, f"{key}={tmp_path / where}", fresh_store=True)
     line = re.sub(r"/runs/[0-9_.-]+ ", "/runs/<stamp> ", one_error_line(proc))  # the stamp Hydra would use
-    assert line == f"error: {says.format(tmp_path=tmp_path)}"
+    assert line == f"error: {says.format(tmp=tmp_path)}"
     assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "run").exists()
 
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: sampler."""
+"""The sampler on real processes: per-guest CPU/RSS by process tree, robust to exits."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ def test_a_daemon_the_run_started_counts_as_the_runs_cpu_not_another_processs(mo
 
 
 def test_a_process_first_seen_counts_the_cpu_it_used_since_the_previous_reading():
-    """A guest starts between two sampler readings: its interpreter's first 0.1 s (a core's worth) used to read as
+    """A guest starts between two sampler readings: its interpreter's first 0.1 s (a core's worth) must not read as
     another process's load in every run's first rows (88-217 % of a core on an H200's quiet host)."""
     from gpu_probe.sampler import ProcessTree
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: secrets."""
+"""Credentials in a tracking URI never reach params, tags, artifacts, config files, logs or the console."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: selfmeasure ml."""
+"""``make bench-ml`` (suites/commands/selfmeasure_ml.py) judges the harness by the CI of its per-round ratios."""
 
 from __future__ import annotations
 

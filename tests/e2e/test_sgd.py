@@ -1,4 +1,5 @@
-"""End-to-end tests: sgd."""
+"""The recipe's SGD (suites/workloads/sgd.py) is torch.optim.SGD(momentum, nesterov=True) bit for bit, without the
+torch._dynamo import torch's Optimizer makes in every guest."""
 
 from __future__ import annotations
 

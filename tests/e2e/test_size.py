@@ -1,4 +1,6 @@
-"""End-to-end tests: size."""
+"""``python -m suites size`` (suites/commands/size.py) on this CPU host: a sizing measured end to end at smoke
+sizes, labelled not a GPU sizing, recorded to one MLflow run with its consolidation nested under it, reused by the
+next sizing of the same thing; bad input refused before anything is written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""End-to-end tests: submitit."""
+"""Sweeps through submitit: the local executor for real, the Slurm launcher's composed settings."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_sweep_through_submitit_local_executor_records_every_job(tmp_path: Path)
     mlflow.set_tracking_uri(uri)
     df = mlflow.search_runs(experiment_names=["gpu-mixed-bench"])
     scenarios = df[df["tags.bench.role"] == "scenario"]
-    # Two jobs creating one sqlite store at once used to lose a job's runs silently (record.store_lock).
+    # Two jobs creating one sqlite store at once must not lose a job's runs silently (record.store_lock).
     assert sorted(scenarios["params.profile"]) == ["m60-1q", "m60-8q"]
     assert set(scenarios["tags.bench.launcher"]) == {"submitit_local"}
     assert (df["tags.bench.role"] == "guest").sum() == 2

@@ -1,4 +1,4 @@
-"""End-to-end tests: sweep."""
+"""Hydra multirun sweeps: one MLflow experiment, the same short param names on every run."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def summary(sweep: Path) -> list[dict[str, str]]:
 
 
 def test_a_sweep_runs_every_point_past_a_refused_one_and_says_which(tmp_path: Path):
-    """``scenario.guests=1,12,1``: point 1 used to end the sweep (exit 2, unnamed), point 2 never ran, no summary."""
+    """``scenario.guests=1,12,1``: point 1 is refused and named, point 2 runs, the summary is written."""
     sweep = tmp_path / "sweep"
     proc = bench(tmp_path, "-m", *IDLE, "scenario.guests=1,12,1", f"hydra.sweep.dir={sweep}", timeout=600)
     assert proc.returncode == 1, proc.stderr[-3000:]

@@ -1,4 +1,5 @@
-"""End-to-end tests: sync."""
+"""``python -m suites sync`` (suites/record/ingest.py, export.py): an export edited by hand, a link out of it or a
+loop, a bad timestamp, a truncated store or an unreachable server is one line and imports nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""End-to-end tests: vm."""
+"""backend=vm: guests as QEMU VMs. Real VMs (TCG here: this host's nested KVM does not boot a guest) run the idle
+workload for the mechanics; GPU detection and QEMU's command lines run against fake sysfs trees."""
 
 from __future__ import annotations
 
@@ -417,7 +418,7 @@ def test_a_vgpu_runs_mdev_is_removed_after_a_vm_that_failed(tmp_path: Path):
 @needs_vm
 def test_a_vgpu_run_that_waits_for_cores_still_records_the_mdev_it_removed(tmp_path: Path):
     """Placement only computes: a run placed while another held a core (refused, probed 'would it fit alone?',
-    waited, placed again) removes a killed run's instance once, after it is placed, and says so (it used to be
+    waited, placed again) removes a killed run's instance once, after it is placed, and says so (not
     removed by the discarded probe, its note lost with it)."""
     run, made, left, stale = vgpu_run(tmp_path, hold_core=True)
     assert "waiting for cores: 0 s of 120 s (wait_for_cores_s); held by" in run.proc.stdout

@@ -1,4 +1,6 @@
-"""End-to-end tests: vm driver."""
+"""The NVIDIA driver of a VM image (suites/backends/vm/nvidia.py): a GRID .run is checked before anything is built
+from it, the open modules are fitted to the image kernel they are built for, the user-space keeps its links, and
+the image's own apt sources leave the host's lists alone."""
 
 from __future__ import annotations
 

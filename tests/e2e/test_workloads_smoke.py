@@ -1,4 +1,9 @@
-"""End-to-end tests: workloads smoke."""
+"""Every registered workload runs through ``+preset=smoke`` (generated from the registry, TorchBench-style).
+
+A new plugin under suites/workloads/ is picked up here without touching this
+file. Where the host cannot run a workload (no GPU for cuda-probe, no apitrace
+for apitrace-replay, no TensorFlow), the test says so by its outcome or skip.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_hostile.py."""
+"""The bench CLI into a test's own store (``bench_command``, ``bench_run``), and CIFAR-10 files whose batches
+are not what their manifest vouches for (``cifar_with``)."""
 
 from __future__ import annotations
 

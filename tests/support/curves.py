@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of test_capacity.py."""
+"""Consolidation curves with a known shape: steps of tiles whose medians and spreads are chosen."""
 
 from __future__ import annotations
 

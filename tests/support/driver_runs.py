@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_vm_driver.py."""
+"""NVIDIA driver .run files made for the tests (a makeself payload of the members asked for), a fake Debian
+archive, and the image builds that use them."""
 
 from __future__ import annotations
 

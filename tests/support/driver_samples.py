@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_timed_windows.py."""
+"""A busy GPU's sampler rows and the driver's own utilisation samples, recorded or lagging, for the timed-window
+readers (gpu_probe/windows.py, the sampler, the b2 judge)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Helpers shared by the tests of test_gpu_first_contact.py, test_gpu_paths.py, test_nvml.py."""
+"""Stand-ins for absent hardware and libraries: an NVML that answers from a record (``RecordedNvml``,
+``ProcessLists``), a torch whose CUDA reports N devices (``fake_torch``), a tiny classifier (``Tiny``), an EGL vendor
+file (``vendor``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of test_graphics.py."""
+"""Reference frames with one frame changed, for the pixel-mismatch tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of test_guest_protocol.py."""
+"""A guest spec as the runner sends one (suites/guest/protocol.py)."""
 
 from __future__ import annotations
 

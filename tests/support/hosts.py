@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of test_placement.py."""
+"""A host inventory as gpu_probe reports one, with the GPUs a placement test needs."""
 
 from __future__ import annotations
 

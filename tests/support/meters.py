@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of test_trust.py."""
+"""A StepMeter fed recorded step durations on a clock of its own (no sleeping), for the rate and warm-up tests."""
 
 from __future__ import annotations
 

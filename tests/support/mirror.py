@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_download.py."""
+"""A local HTTP mirror of the datasets' download servers (``serve``, ``mirror_dir``): the real downloader against
+files that are right, corrupt, truncated or missing, with nothing fetched from the network."""
 
 from __future__ import annotations
 

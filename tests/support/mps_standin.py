@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_mps.py."""
+"""An MPS control daemon stand-in on PATH (``standin``): it creates and removes the control pipe the way the real
+one does, in a short folder (``short_dir``: Unix socket paths must fit 107 bytes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_plots.py."""
+"""Outcomes and studies built as the runner and the study write them, for the figure and write-up tests
+(``drawn``: the figures a test made, each checked to fit)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def study() -> MixedReport:
                  "concurrent_s": 14.0, "cad.host_cpu_pct": 40.0, "mixed.host_cpu_pct": 80.0, "ml.host_cpu_pct": 45.0}
              for i, p in enumerate(profiles)}
     consolidation = {"qos_p95_frame_ms": 100.0, "qos_ml_slowdown_pct": 25.0, "guests_at_qos": 1.0}
-    for n, (p95, slow) in enumerate([(60.0, 10.0), (106.2, 31.4)], start=1):  # both rise: used to coincide
+    for n, (p95, slow) in enumerate([(60.0, 10.0), (106.2, 31.4)], start=1):  # both rise: on twin axes they coincide
         consolidation |= {f"n{n}.meets_qos": float(n == 1), f"n{n}.p95_frame_ms_worst": p95,
                           f"n{n}.ml_slowdown_pct": slow}
     return MixedReport(mixed=mixed, consolidation=consolidation, consolidation_profile="m60-2q",

@@ -51,7 +51,7 @@ def stop_node(proc: subprocess.Popen) -> None:
     stop_group(proc)
 
 
-# --- two nodes in a network namespace of their own (tests/test_ray_cluster.py, tests/test_ray_fleet.py) -------------
+# --- two nodes in a network namespace of their own (tests/e2e/test_ray_cluster.py, test_ray_fleet.py) ----
 # Both nodes and the runner live in a namespace with only its loopback (addresses 127.0.0.2 and 127.0.0.3): Ray in
 # multi-node mode listens on every interface, and in there that is nothing but the test's own loopback.
 NODE = ["--num-cpus=1", "--num-gpus=1", "--memory=2500000000", "--object-store-memory=80000000"]

@@ -1,7 +1,7 @@
 """What a run records, reduced to key sets: results.json paths and MLflow params/metrics/tags/artifacts per run role.
 
 ``tests/golden/record_keys.json`` was written by ``python -m tests.support.record_keys
-write`` on the code *before* the layered redesign; ``test_record_keys.py``
+write`` on the code *before* the layered redesign; ``tests/e2e/test_record_keys.py``
 checks that every key listed there is still recorded (new keys may appear).
 Host and library params (``host.*``, ``lib.*``) depend on the machine, not on
 the suite, and are left out.

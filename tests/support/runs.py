@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_bad_input_round3.py, test_bench_e2e.py."""
+"""The bench CLI run as a user types it (``bench``), and two idle guests started and left running
+(``start_idle_pair``)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def bench(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.Comple
 
 def start_idle_pair(tmp_path: Path, *overrides: str) -> tuple[subprocess.Popen, Path, str]:
     """Two idle guests: silent until they end, so a broken pipe never stops them; only the runner's own
-    mechanisms do (issue "Reliability and security", case 18)."""
+    mechanisms do."""
     args, run_dir, uri = bench_args(tmp_path, *SMOKE, "scenario=concurrent", "workload=idle", "workload.seconds=600",
                                   *overrides)
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of test_sizing.py."""
+"""A fixed-step workload for the time-sizing tests: every step takes as long as it is told."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_bad_input.py, test_bad_input_round4.py, test_fallback_store.py."""
+"""Run exports (as make study writes them) and the sync command, and git's view of the tree (nothing written into
+it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests of test_nvml_traces.py."""
+"""Recorded NVML traces (tests/traces) replayed through gpu_probe: an Nvml over one, and a short sample of it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers shared by the tests of test_vm.py."""
+"""The VM image the tests boot (built by make setup-vm, or MISSING with why), and the PCI GPUs and mdev types of a
+fake sysfs."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What a VM's boot said of its GPU, into its guest's placement: the note carries the driver's module, firmware,
 ``nvidia-smi`` and EGL lines (init.sh) and CUDA's answer inside the VM (suites/guest/vm.py), and a guest placed on
-a GPU is worth 'enforced' only where CUDA started there on as many devices as it was given."""
+a GPU is enforced only where CUDA started there on as many devices as it was given."""
 
 from __future__ import annotations
 

@@ -134,7 +134,7 @@ class GraphicsReplay(Workload):
             if not any(d.uuid or d.pci for d in devices):  # no device says which GPU it is: Mesa only, most likely
                 ctx.info["egl_device"] = ("EGL device 0: no EGL device names its GPU: "
                                           f"{egldevice.nvidia_egl_problem() or 'NVIDIA EGL lists no UUID or PCI'}")
-                return 0  # a software renderer there labels the guest 'not enforced' (renderer_note)
+                return 0  # a software renderer there: the guest is labelled not enforced (renderer_note)
             index, ctx.info["egl_device"] = egldevice.choose(devices, uuid, pci)
         except egldevice.EglDeviceError as exc:  # another GPU's device would render, labelled as this one's
             raise renderer.GraphicsUnavailable(str(exc)) from None

@@ -13,7 +13,7 @@ from tests.support.fakes import ProcessLists, RecordedNvml
 
 
 def test_nvml_used_memory_not_available_stays_unmeasured_not_zero():
-    """pynvml gives usedGpuMemory=None where NVML cannot say (unprivileged, MIG): it used to be a silent 0."""
+    """pynvml gives usedGpuMemory=None where NVML cannot say (unprivileged, MIG): never a silent 0."""
     nv = Nvml(ProcessLists(compute=[(7, None), (8, 300 * 2**20)], graphics=[(8, None)])).open()
     mem = nv.process_memory(0)
     assert math.isnan(mem[7]) and mem[8] == 300.0  # a figure in one list and None in another: the figure
@@ -26,7 +26,7 @@ def test_mps_clients_are_listed_by_their_own_call_and_counted_once():
 
 
 def test_pynvml_is_the_nvidia_ml_py_module():
-    assert hasattr(pynvml, "nvmlDeviceGetMPSComputeRunningProcesses")  # the call item 5 relies on
+    assert hasattr(pynvml, "nvmlDeviceGetMPSComputeRunningProcesses")  # the call MPS clients are listed by
 
 
 def test_recorded_gpu_sample_in_vocabulary_units():

@@ -26,7 +26,7 @@ def test_b2_b3_judge_gpu_util_in_the_guests_timed_windows_not_over_its_whole_lif
     samples = SampleSet(rows=rows, t0=t0)
     timed = timed_gpu(samples, [(t0 + a, t0 + b) for a, b in busy])
     assert timed["timed.gpu0.util_pct.mean"] == 98.0 and timed["timed.samples"] == 22.0
-    assert samples.aggregate()["gpu0.util_pct.mean"] < 40  # what b2/b3 used to judge
+    assert samples.aggregate()["gpu0.util_pct.mean"] < 40  # the whole run's: not what b2/b3 judge
     res = {"status": "ok", "host_metrics": {"gpu0.util_pct.mean": 37.0, "energy_J": 900.0}, "sampler": {},
            "guests": [{"result": {"guest_id": "g0", "status": "ok", "error": None, "info": {"device": "H100"},
                                   "metrics": {}, "repeats": [{"images_per_sec": 250_000.0}] * 5},

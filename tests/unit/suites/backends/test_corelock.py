@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 
-# --- case 1, the core part: concurrent runs never share pinned cores unseen -----------------------------------------
+# --- concurrent runs never share pinned cores unseen ------------------------------------------------------------------
 def test_core_locks_name_their_holder_and_are_held_by_one_run_at_a_time(tmp_path: Path):
     from suites.backends import corelock
     from suites.errors import PlacementError

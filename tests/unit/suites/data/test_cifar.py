@@ -48,7 +48,7 @@ def cifar_archive(batches: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-CIFAR_CASES = {  # case 10: batches that pass the MD5 and unpickler gates but are not CIFAR-10
+CIFAR_CASES = {  # batches that pass the MD5 and unpickler gates but are not CIFAR-10
     "not-a-dict": (lambda: [1, 2, 3], "not a CIFAR-10 batch (a dict with data and labels), got list"),
     "label-99": (lambda: {b"data": _rows(4), b"labels": [1, 2, 99, 3]},
                  "1 label(s) outside the classes 0..9 (e.g. 99)"),

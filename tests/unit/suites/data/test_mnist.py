@@ -60,7 +60,7 @@ def test_damaged_idx_is_rejected(tmp_path: Path, damage: str):
 
 def test_resolve_prefers_files_under_the_root_and_says_they_are_not_the_published_mnist(tmp_path: Path):
     """MNIST-shaped files whose MD5s are not the published ones are a look-alike, said with the accuracy (a
-    2048-image stand-in under data.root used to report 98 % as an MNIST accuracy)."""
+    2048-image stand-in under data.root must not report 98 % as an MNIST accuracy)."""
     synthesize_mnist(tmp_path / "real", 20, 20)
     spec = resolve_mnist(absolute_paths(DataConfig(root="real"), tmp_path))
     assert spec["source"] == "look-alike" and spec["root"] == str((tmp_path / "real").resolve())
@@ -74,7 +74,7 @@ def test_the_published_mnist_is_real(tmp_path: Path):
 
 
 def test_a_corrupt_synthetic_cache_is_made_again(tmp_path: Path):
-    """A cache cut short (a disk that filled, a killed run) used to fail every later run inside its guests."""
+    """A cache cut short (a disk that filled, a killed run) must not fail every later run inside its guests."""
     cfg = DataConfig(root="absent", cache_dir="cache", synthetic_train=40, synthetic_test=20)
     spec = resolve_mnist(absolute_paths(cfg, tmp_path))
     images = Path(spec["root"]) / "MNIST/raw/train-images-idx3-ubyte"
@@ -113,7 +113,7 @@ def test_mnist_whose_images_and_labels_disagree_is_refused_before_any_guest(tmp_
         resolve_mnist(absolute_paths(DataConfig(root=str(tmp_path)), tmp_path))
 
 
-@pytest.mark.timeout(30)  # reading a FIFO used to block the runner forever
+@pytest.mark.timeout(30)  # reading a FIFO would block the runner forever
 @pytest.mark.parametrize("kind", ["a FIFO", "a directory"])
 def test_data_file_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str):
     import os

@@ -63,8 +63,8 @@ def test_hydra_flags_with_a_value_are_not_taken_for_overrides():
     (["--cfg", "job", f"+{'k' * 300}=1"], "a key of 300 bytes"),
 ])
 def test_sweeps_and_hydras_printing_flags_are_checked_before_hydra_starts(args: list[str], says: str):
-    """Issue 53, item 5: a 0-point sweep was an IndexError traceback, and ``--cfg job`` with a bad value Hydra's
-    own multi-line error."""
+    """A 0-point sweep and ``--cfg job`` with a bad value are one line each (not an IndexError traceback, not
+    Hydra's own multi-line error)."""
     from hydra.errors import HydraException
 
     from suites.config.schema import one_line, register_configs

@@ -28,7 +28,7 @@ def test_an_image_build_refuses_a_fake_run_before_downloading_anything(tmp_path:
 
 
 def test_a_failed_driver_build_leaves_the_working_image_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Serious case 9 of issue 53: the build deleted image.json before it built, so a failure left no image."""
+    """A failed build leaves the working image in place (image.json is replaced only once the new image is built)."""
     monkeypatch.setattr(image, "versioned_kernel_package", lambda: "linux-image-6.1.0-56-cloud-amd64")
     monkeypatch.setattr(image.apt, "fetch", lambda packages, work: fake_debian(work))
     folder = tmp_path / "vm-nvidia"

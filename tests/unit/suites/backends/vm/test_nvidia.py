@@ -18,9 +18,9 @@ NVIDIA_RUN = "NVIDIA-Linux-x86_64-580.95.05.run"
                                                  (NVIDIA_RUN, "580.95.05", nvidia.NVIDIA)])
 def test_a_driver_run_is_unpacked_as_data_and_its_script_never_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                     name: str, version: str, kind: str):
-    """Serious case 1 of issue 53 (``sh x.run --extract-only`` ran whatever the file's stub said), for the GRID
-    guest driver and NVIDIA's own package alike: the libraries the loader asks for by soname get their links (the
-    installer that makes them is never run), the EGL vendor file and the GSP firmware come along."""
+    """A driver .run is read as data, its script never run (``sh x.run --extract-only`` runs whatever its stub
+    says), for the GRID guest driver and NVIDIA's own package alike: the libraries the loader asks for by soname get
+    their links (the installer that makes them is never run), the EGL vendor file and the GSP firmware come along."""
     marker = tmp_path / "ran"
     run = makeself_run(tmp_path, driver_members(version), marker, name, version)
     assert nvidia.check_run_file(run) == (version, kind)

@@ -34,7 +34,7 @@ MALFORMED = {  # scenario: (file text, what the one line must say)
     "unknown-generator": (_mutate(lambda d: d["scene"].update(generator="teapot")), "unknown generator 'teapot'"),
     "parts-mismatch": (_mutate(lambda d: d["scene"].update(parts=9)), "but generator 'product' builds 8"),
     "checksum-frame-outside": (_mutate(lambda d: d["tests"][0].update(checksum_frames=[48])), "checksum_frames"),
-    # hostile traces (issue 15): each used to be accepted, or to exhaust memory or the stack before a check
+    # hostile traces: each would be accepted, or exhaust memory or the stack, without its check
     "huge-part-range": (_mutate(lambda d: d["tests"][0]["frames"][0].update(opaque=[[0, 2000000000]])),
                         "opaque: part index out of range 0..7: [0, 2000000000]"),
     "nan-explode": (_mutate(lambda d: d["tests"][0]["frames"][0].update(explode=float("nan"))),
