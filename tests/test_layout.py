@@ -217,13 +217,12 @@ WITHOUT_TEST_MODULE = {
     # wiring that only picks or starts a thing; its tests are those of what it picks (e2e/test_bench.py, ...)
     "suites/backends/factory.py", "suites/backends/handle.py", "suites/backends/local.py",
     "suites/pipeline/jobs.py", "suites/pipeline/orchestrate.py", "suites/pipeline/sweep_summary.py",
-    "suites/run/execute.py", "suites/run/progress.py", "suites/guest/setup.py", "suites/guest/ranks.py",
+    "suites/run/execute.py", "suites/guest/setup.py", "suites/guest/ranks.py",
     "suites/study/command.py", "suites/study/calibration.py", "suites/commands/selfmeasure_vm.py",
     "gpu_probe/selfmeasure_sampler.py",
-    # the MLflow store and the host's leftovers: only meaningful against a real store / real processes, tested in
-    # e2e/test_fallback_store.py, e2e/test_report.py, e2e/test_run_folders.py, e2e/test_slurm.py
-    "suites/record/store.py", "suites/record/mlflow_runs.py", "suites/record/reader.py", "suites/record/outdirs.py",
-    "suites/backends/leftovers.py",
+    # the MLflow store read and written: only meaningful against a real store, tested in
+    # e2e/test_fallback_store.py, e2e/test_report.py, e2e/test_sync.py
+    "suites/record/store.py", "suites/record/mlflow_runs.py", "suites/record/reader.py",
     # workload plugins: run as guests by e2e/test_workloads_smoke.py, e2e/test_workloads_tf.py, e2e/test_graphics.py
     "suites/workloads/airbench94.py", "suites/workloads/cifar10_torch.py", "suites/workloads/mnist_torch.py",
     "suites/workloads/cuda_probe.py", "suites/workloads/fixed_step.py", "suites/workloads/idle.py",
@@ -231,8 +230,8 @@ WITHOUT_TEST_MODULE = {
     "suites/workloads/graphics/renderer.py", "suites/workloads/graphics/viewsets.py", "suites/data/dataset.py",
     # the VM image's Debian packages: fetched only by make setup-vm (e2e/test_vm.py, e2e/test_vm_driver.py)
     "suites/backends/vm/apt.py",
-    # the study's planner, settings and results: read by e2e/test_reference_study.py's real study
-    "suites/study/planner.py", "suites/study/settings.py", "suites/study/results.py",
+    # the study's planner and results: read by e2e/test_reference_study.py's real study
+    "suites/study/planner.py", "suites/study/results.py",
 }
 
 

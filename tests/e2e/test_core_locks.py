@@ -16,14 +16,7 @@ import pytest
 from suites.backends import corelock
 from suites.render.tables import unfold
 from tests.support.cifar_files import bench_run
-from tests.support.helpers import (
-    REPO,
-    SMOKE,
-    bench_args,
-    one_error_line,
-    training,
-    wait_for,
-)
+from tests.support.helpers import REPO, SMOKE, bench_args, one_error_line, training, wait_for
 
 
 def study_cmd(tmp_path: Path, *args: str) -> list[str]:

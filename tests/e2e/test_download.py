@@ -14,11 +14,7 @@ import pytest
 from suites.config.paths import absolute_paths
 from suites.data import mnist
 from tests.support.helpers import HAVE_MNIST, MNIST_ROOT, SMOKE, free_port, run_bench
-from tests.support.mirror import (
-    cfg_for,
-    gz_mnist,
-    nothing_cached,
-)
+from tests.support.mirror import cfg_for, gz_mnist, nothing_cached
 
 
 @pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")

@@ -17,7 +17,6 @@ def test_a_runner_fault_mid_run_is_recorded_and_its_guests_stopped(tmp_path: Pat
     runner (``finally``; the runner checks none is left), and the run is recorded."""
     import json
 
-
     args, run_dir, uri = bench_args(tmp_path, "scenario=concurrent", "workload=idle", *SMOKE, "workload.seconds=600")
     proc = subprocess.run(with_fault(args, dirs=(run_dir / "g1.log",)), cwd=REPO, capture_output=True, text=True,
                           timeout=300,

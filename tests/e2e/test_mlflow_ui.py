@@ -11,13 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import (
-    REPO,
-    SMOKE,
-    free_port,
-    start_server,
-    stop,
-)
+from tests.support.helpers import REPO, SMOKE, free_port, start_server, stop
 
 CHROMIUM = shutil.which("chromium")
 

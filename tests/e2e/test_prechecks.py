@@ -11,11 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cifar_files import bench_run
-from tests.support.helpers import (
-    REPO,
-    SMOKE,
-    one_error_line,
-)
+from tests.support.helpers import REPO, SMOKE, one_error_line
 from tests.support.runs import bench
 
 

@@ -15,12 +15,7 @@ import pytest
 from suites.errors import ConfigError
 from suites.record.outdirs import claim_run_dir
 from tests.support.cifar_files import bench_command, bench_run
-from tests.support.helpers import (
-    REPO,
-    SMOKE,
-    one_error_line,
-    run_bench,
-)
+from tests.support.helpers import REPO, SMOKE, one_error_line, run_bench
 from tests.support.runs import bench
 from tests.support.stores import git_status
 

@@ -11,13 +11,7 @@ from pathlib import Path
 
 from suites.render.tables import unfold
 from tests.support.cifar_files import bench_run
-from tests.support.helpers import (
-    REPO,
-    SMOKE,
-    bench_args,
-    one_error_line,
-    wait_while_running,
-)
+from tests.support.helpers import REPO, SMOKE, bench_args, one_error_line, wait_while_running
 from tests.support.runs import bench
 
 IDLE = (*SMOKE, "workload=idle")  # a whole run in seconds: what these cases need is a run, not a measurement

@@ -10,12 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import (
-    REPO,
-    free_port,
-    one_error_line,
-    store_at,
-)
+from tests.support.helpers import REPO, free_port, one_error_line, store_at
 from tests.support.stores import CHILD, export, export_doc, runs_in, sync
 
 

@@ -11,10 +11,7 @@ from types import SimpleNamespace
 import pynvml
 import torch
 
-from suites.workloads.torch_common import (
-    TorchClassifier,
-    TorchTrainConfig,
-)
+from suites.workloads.torch_common import TorchClassifier, TorchTrainConfig
 
 
 class RecordedNvml:

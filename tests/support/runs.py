@@ -8,12 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.helpers import (
-    REPO,
-    SMOKE,
-    bench_args,
-    store_at,
-)
+from tests.support.helpers import REPO, SMOKE, bench_args, store_at
 
 
 def bench(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -8,10 +8,7 @@ from omegaconf import OmegaConf
 from suites.config.compose import compose_phase, compose_run, mixed_phases, without_hydra
 from suites.config.schema import register_configs
 from suites.pipeline.hydra_dirs import hydra_node
-from tests.support.helpers import (
-    SMOKE,
-    compose_config,
-)
+from tests.support.helpers import SMOKE, compose_config
 
 
 @pytest.mark.parametrize("overrides", [[*SMOKE], [*SMOKE, "scenario=gpu-vs-cpu"], ["scenario=mixed", "profile=m60-8q"],

@@ -5,10 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suites.render import mixed_plots
-from tests.support.outcomes import (
-    check,
-    study,
-)
+from tests.support.outcomes import check, study
 
 
 def test_study_figures_fit_and_consolidation_series_are_apart(tmp_path: Path, drawn: list):

@@ -9,12 +9,7 @@ from gpu_probe.stats import confidence_interval
 from suites.record.sweep_points import SweepRow
 from suites.render import plots
 from suites.validity import NOT_ENFORCED
-from tests.support.outcomes import (
-    LONG,
-    check,
-    outcome,
-    phases,
-)
+from tests.support.outcomes import LONG, check, outcome, phases
 
 
 def test_utilisation_and_comparison_fit_their_figures(tmp_path: Path, drawn: list):

@@ -8,9 +8,7 @@ from suites.study import writeup as study_report
 from suites.study.planner import EPISODE_1
 from suites.study.results import PartResult, ReferenceStudy
 from suites.validity import NOT_ENFORCED
-from tests.support.outcomes import (
-    check,
-)
+from tests.support.outcomes import check
 
 
 def test_episode_1_ratios_fit(tmp_path: Path, drawn: list):

@@ -11,9 +11,7 @@ from suites.errors import BenchError
 from suites.guest import sizing
 from suites.workloads import list_workloads, workload_class
 from suites.workloads.base import CAD, ML, GuestContext, StepMeter, TrainConfig
-from suites.workloads.torch_common import (
-    TorchTrainConfig,
-)
+from suites.workloads.torch_common import TorchTrainConfig
 from tests.support.fakes import Tiny
 from tests.support.meters import metered
 from tests.support.steps import fixed_step
@@ -21,7 +19,6 @@ from tests.support.steps import fixed_step
 
 def test_each_repeat_reports_its_timed_window_in_epoch_seconds():
     import time
-
 
     meter = StepMeter(2, 30)
     before = time.time()

@@ -10,11 +10,7 @@ import pytest
 
 from suites.errors import BenchError
 from suites.workloads import torch_common
-from suites.workloads.torch_common import (
-    allocator_fraction,
-    cap_framebuffer,
-    rank_device,
-)
+from suites.workloads.torch_common import allocator_fraction, cap_framebuffer, rank_device
 from tests.support.fakes import ProcessLists, fake_torch
 
 

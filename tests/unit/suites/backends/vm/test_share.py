@@ -6,9 +6,7 @@ from pathlib import Path
 
 from suites.backends.vm import share
 from suites.guest.protocol import GuestSpec
-from tests.support.helpers import (
-    REPO,
-)
+from tests.support.helpers import REPO
 
 
 def test_a_vms_view_of_the_host_shares_links_and_folders_once_and_never_the_root(tmp_path: Path):

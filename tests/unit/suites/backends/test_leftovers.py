@@ -1,0 +1,40 @@
+"""Tests of ``suites/backends/leftovers.py``: a note per thing a run made, naming its maker; what a dead maker left
+is an orphan, a live one's is not; a folder of a dead process's own goes before a new one is made."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import psutil
+
+from suites.backends.leftovers import Ledger, own_dir
+
+
+def dead_pid() -> int:
+    """A pid no process has (the highest free one below the kernel's limit)."""
+    top = int(Path("/proc/sys/kernel/pid_max").read_text())
+    return next(p for p in range(top - 1, 1, -1) if not psutil.pid_exists(p))
+
+
+def test_a_dead_makers_note_is_an_orphan_and_a_live_ones_is_not(tmp_path: Path):
+    ledger = Ledger("mdev", tmp_path)
+    ledger.note("mine", path="/sys/x")
+    (ledger.folder / "theirs").write_text(f'{{"pid": {dead_pid()}, "started": 1.0, "path": "/sys/y"}}')
+    # this process's pid with another start time: a reused pid, another maker's note
+    (ledger.folder / "reused").write_text(f'{{"pid": {os.getpid()}, "started": 1.0, "path": "/sys/z"}}')
+    (ledger.folder / "garbled").write_text("{not json")
+    assert [(k, f["path"]) for k, f in ledger.orphans()] == [("reused", "/sys/z"), ("theirs", "/sys/y")]
+    ledger.forget("theirs")
+    ledger.forget("reused")
+    assert ledger.orphans() == [] and sorted(p.name for p in ledger.folder.iterdir()) == ["garbled", "mine"]
+
+
+def test_a_new_own_folder_removes_those_of_processes_no_longer_running(tmp_path: Path):
+    stale = tmp_path / f"gmb-x-{dead_pid()}-abc"
+    stale.mkdir()
+    live = tmp_path / f"gmb-x-{os.getpid()}-def"
+    live.mkdir()
+    made = own_dir("gmb-x-", tmp_path)
+    assert made.is_dir() and made.name.startswith(f"gmb-x-{os.getpid()}-")
+    assert not stale.exists() and live.exists()
