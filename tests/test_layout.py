@@ -112,7 +112,7 @@ GRAPH = {m: imports_of(m) for m in MODULES}
 
 def layer(module: str) -> int:
     matches = [i for i, prefix in enumerate(LAYERS) if module == prefix or module.startswith(prefix + ".")]
-    assert matches, f"{module} is in no layer: add it to LAYERS (tests/test_layers.py) and docs/development.md"
+    assert matches, f"{module} is in no layer: add it to LAYERS (tests/test_layout.py) and docs/development.md"
     return matches[-1]
 
 
