@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from suites.config.own import load_own
@@ -107,7 +106,3 @@ def describe(settings: SizingSettings) -> dict[str, str]:
                 "steps": ",".join(map(str, settings.steps)) or "each",
                 "policies": ",".join(settings.policies), "reserve_MiB": str(settings.reserve_MiB)})
     return out
-
-
-def config_file(name: str) -> Path:
-    return GROUP / f"{name}.yaml"

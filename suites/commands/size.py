@@ -124,7 +124,7 @@ def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]
 
 def fleet_gpu(reports: list[JsonObject]) -> str:
     """The physical GPU a fleet's vGPUs slice (GRID M60-4Q: Tesla M60), or its GPU's own name."""
-    names = [str(g.get("name")) for r in reports for g in r.get("gpus") or []]
+    names = list(dict.fromkeys(str(g.get("name")) for r in reports for g in r.get("gpus") or []))  # each once
     models = sorted({c.gpu_model for n in names for c in measured.candidate_profiles(n, []) if c.gpu_model})
     return models[0] if models else (names[0] if names else "")
 
