@@ -7,6 +7,7 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -58,6 +59,25 @@ class _NotMlflow(BaseHTTPRequestHandler):
         pass
 
 
+def bench_while_the_server_dies(tmp_path: Path, server: subprocess.Popen, server_uri: str, args: list[str],
+                                ready: Callable[[], bool], what: str) -> str:
+    """The bench (``args``, its store ``server_uri``) started, the server stopped once ``ready`` holds (mid-run);
+    its stdout once it ends, which must be with 0. No bench or server outlives the test."""
+    args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
+    bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+    try:
+        wait_while_running(bench, ready, 300, what)
+        stop(server)
+        out, err = bench.communicate(timeout=600)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+        stop(server)  # also when the test failed before it stopped it: no server outlives its test
+    assert bench.returncode == 0, err[-2000:]
+    return out
+
+
 def test_after_a_fall_back_the_browse_hint_names_the_fallback_store(tmp_path: Path):
     from suites.config.compose import compose
     from suites.record.recorder import Recorder
@@ -81,19 +101,9 @@ def test_server_dies_mid_run_results_go_to_fallback_and_import_once(tmp_path: Pa
     fallback = store_at(tmp_path / "fallback.db")
     args, run_dir, _ = bench_args(tmp_path, *SMOKE, f"fallback_tracking_uri={fallback}", f"workload.epochs={EPOCHS}",
                                   "workload.max_steps=null", "workload.size_by=work")
-    args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
-    bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
-    try:
-        # the store was reachable at start
-        wait_while_running(bench, lambda: training(run_dir, "g0"), 300, "guest never started training")
-        stop(server)  # mid-run: the guest is training, nothing recorded yet
-        out, err = bench.communicate(timeout=600)
-    finally:
-        if bench.poll() is None:
-            bench.kill()
-        stop(server)  # also when the test failed before it stopped it: no server outlives its test
-    assert bench.returncode == 0, err[-2000:]
+    # the store was reachable at start; stopped mid-run: the guest is training, nothing recorded yet
+    out = bench_while_the_server_dies(tmp_path, server, server_uri, args, lambda: training(run_dir, "g0"),
+                                      "guest never started training")
     out = unfold(out)  # lines folded at 120 columns, read whole
     assert "unreachable" in out and "recording to the fallback store" in out and "python -m suites sync" in out, out
     runs = mlflow_runs(fallback)
@@ -128,20 +138,9 @@ def test_comparison_whose_server_dies_is_completed_on_import(tmp_path: Path):
     server = start_server(tmp_path, port)
     fallback = store_at(tmp_path / "fallback.db")
     args, run_dir, _ = bench_args(tmp_path, *SMOKE, "scenario=gpu-vs-cpu", f"fallback_tracking_uri={fallback}")
-    args = [f"tracking_uri={server_uri}" if a.startswith("tracking_uri=") else a for a in args]
-    bench = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
-    try:
-        log = run_dir / "1-gpu" / "g0.log"  # ready: the comparison run exists on the server
-        wait_while_running(bench, lambda: log.exists() and "ready after" in log.read_text(), 300,
-                           "first phase never started")
-        stop(server)
-        out, err = bench.communicate(timeout=600)
-    finally:
-        if bench.poll() is None:
-            bench.kill()
-        stop(server)  # also when the test failed before it stopped it: no server outlives its test
-    assert bench.returncode == 0, err[-2000:]
+    log = run_dir / "1-gpu" / "g0.log"  # ready: the comparison run exists on the server
+    bench_while_the_server_dies(tmp_path, server, server_uri, args,
+                                lambda: log.exists() and "ready after" in log.read_text(), "first phase never started")
     runs = mlflow_runs(fallback)
     mirror = next(r for r in runs if r.data.tags.get("bench.role") == "comparison")
     half = mirror.data.tags["bench.completes"]  # the comparison run created on the server before it died

@@ -81,6 +81,14 @@ def vm_pids(run_dir: Path, gid: str) -> list[int]:
     return [meta["qemu_pid"], meta["group"]]
 
 
+def two_vms_training(start, *overrides: str) -> tuple[subprocess.Popen, Path, list[int]]:
+    """Two guest VMs (scenario=concurrent) started by the ``start`` fixture and both training: (the runner, its run
+    folder, both VMs' QEMU and virtiofsd pids)."""
+    proc, run_dir = start("scenario=concurrent", *overrides)
+    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"), timeout=180)
+    return proc, run_dir, vm_pids(run_dir, "g0") + vm_pids(run_dir, "g1")
+
+
 @pytest.fixture
 def start(tmp_path: Path):
     """Start a bench with VMs in the background; one a test leaves running (a failed assertion) is stopped after
@@ -234,9 +242,7 @@ def test_two_vms_run_concurrently_labelled_tcg_with_the_local_backends_keys(tmp_
 @pytest.mark.vm
 @needs_vm
 def test_a_vm_killed_mid_run_is_that_guests_recorded_failure(start):
-    proc, run_dir = start("scenario=concurrent", "workload.seconds=6")
-    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"), timeout=180)
-    pids = vm_pids(run_dir, "g0") + vm_pids(run_dir, "g1")
+    proc, run_dir, pids = two_vms_training(start, "workload.seconds=6")
     os.kill(pids[0], signal.SIGKILL)  # g0's QEMU
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err[-2000:]
@@ -250,9 +256,7 @@ def test_a_vm_killed_mid_run_is_that_guests_recorded_failure(start):
 @pytest.mark.vm
 @needs_vm
 def test_ctrl_c_leaves_no_qemu(start):
-    proc, run_dir = start("scenario=concurrent", "workload.seconds=600")
-    wait_for(lambda: training(run_dir, "g0") and training(run_dir, "g1"), timeout=180)
-    pids = vm_pids(run_dir, "g0") + vm_pids(run_dir, "g1")
+    proc, run_dir, pids = two_vms_training(start, "workload.seconds=600")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
