@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -227,8 +228,8 @@ class StepMeter:
             self.t_target = self.clock()
         return self.target_met
 
-    def window_rates(self, windows: int = 10) -> list[float]:
-        """images/s over consecutive windows of steady-state steps: the jitter behind the mean.
+    def windows(self, windows: int = 10) -> list[tuple[float, int, int]]:
+        """(seconds, steps, images) of consecutive windows of steady-state steps (none under two steps).
 
         Host timestamps: on a GPU they include queueing, so windows rather than
         single steps; the overall rate is synchronised and exact.
@@ -237,14 +238,24 @@ class StepMeter:
         if n < 2:
             return []
         size = max(1, n // windows)
-        rates, t_prev = [], self.t_warm
+        out, t_prev = [], self.t_warm
         for i in range(0, n - size + 1, size):
             chunk = self._steady[i : i + size]
             t_end = chunk[-1][0]
             if t_end > t_prev:
-                rates.append(sum(img for _, img in chunk) / (t_end - t_prev))
+                out.append((t_end - t_prev, len(chunk), sum(img for _, img in chunk)))
             t_prev = t_end
-        return rates
+        return out
+
+    def window_rates(self, windows: int = 10) -> list[float]:
+        """images/s over consecutive windows of steady-state steps: the jitter behind the mean."""
+        return [images / seconds for seconds, _, images in self.windows(windows)]
+
+    def typical_step_s(self, windows: int = 10) -> float:
+        """Seconds per step in the median window: one stall (a lockstep rank waiting at its first step for peers
+        that started later) moves it not, where it moves the mean. NaN under two timed steps."""
+        per_step = [seconds / steps for seconds, steps, _ in self.windows(windows)]
+        return statistics.median(per_step) if per_step else math.nan
 
     def finish(self) -> dict[str, float]:
         self.sync()

@@ -93,3 +93,12 @@ def test_discovery_finds_every_plugin_once():
     assert {"mnist-torch", "mnist-tf", "cifar10-torch", "cifar10-tf", "graphics-replay", "apitrace-replay",
             "cuda-probe", "memory-fill"} <= set(names)
     assert workload_class("graphics-replay").kind == CAD and workload_class("mnist-tf").kind == ML
+
+
+def test_the_typical_step_time_is_the_median_windows_and_one_stall_moves_it_not():
+    """A lockstep rank's probe: its first timed step waited 100 ms for peers that started later, the other 165 took
+    0.6 ms. The mean says 1.2 ms a step (a run sized on it trains half its window); the median window says 0.6."""
+    meter, out = metered([0.001] * 2 + [0.1] + [0.0006] * 165, warmup=2)
+    assert out["timed_s"] / out["timed_steps"] == pytest.approx(0.0012, rel=0.01)
+    assert meter.typical_step_s() == pytest.approx(0.0006, rel=0.01)
+    assert math.isnan(metered([0.001] * 3, warmup=2)[0].typical_step_s())  # one timed step: no window
