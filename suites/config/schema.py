@@ -79,8 +79,10 @@ class RayConfig:
     # Ship this directory (relative to the launch directory) to the nodes as the actors' working dir; unset:
     # every node already has this suite installed (a node whose git SHA differs says so in the placement note).
     working_dir: Optional[str] = field(default=None, metadata={"path": True})
-    excludes: list[str] = field(default_factory=lambda: [".git", ".venv", ".uv", ".whl", ".gl", ".vm", "outputs",
-                                                         "multirun", "data"])
+    # gitignore patterns, as Ray reads them: anchored at the shipped folder's root ("/data", not "data", which would
+    # match suites/data/ too); an entry that would drop a module of the suite is refused before Ray is joined.
+    excludes: list[str] = field(default_factory=lambda: ["/.git", "/.venv", "/.uv", "/.whl", "/.gl", "/.vm",
+                                                         "/.vm-nvidia", "/outputs", "/multirun", "/data"])
     # fractional: Ray packs guests by resources (a vGPU profile asks 1/max_per_gpu of a GPU: emulated).
     # per-node: each guest one whole node (a VM) whose own GPU is the profile, as gpu_probe there reports it.
     placement: str = FRACTIONAL

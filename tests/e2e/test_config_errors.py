@@ -52,6 +52,9 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "empty-tracking-uri": (["tracking_uri="], "tracking_uri: must name an MLflow store"),
     "profile-name-past-a-file-name": ([f"profile={'m' * 5000}"], "profile: a value of 5000 bytes; Hydra looks it up"),
     "key-past-a-file-name": ([f"+{'k' * 300}=1"], "a key of 300 bytes; Hydra looks it up as a file name"),
+    "ray-excludes-drop-a-suite-module": (["backend=ray", "ray.address=127.0.0.1:1", "ray.working_dir=.",
+                                          "ray.excludes=[data]"],
+                                         "module file(s) of suites.data (the guests import them), dropped by 'data'"),
     "render-target-too-large": (["workload=graphics-replay", "workload.resolution=[16384,16384]", "workload.samples=8"],
                                 "16384x16384 x MSAA 8 = 2147483648 samples is more than 536870912"),
 }

@@ -23,6 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from suites.backends.ray.package import SUITE_PACKAGES
 from tests.support.helpers import REPO, SMOKE, BenchRun, bench_args, wait_while_running
 from tests.support.raynodes import HEAD_IP, WORKER_IP, NamespaceCluster, in_ns, pgid, stop_node
 
@@ -104,12 +105,30 @@ def test_a_data_root_missing_on_a_node_is_one_line_before_anything_starts(tmp_pa
     assert not run.run_dir.exists()
 
 
-def test_the_suite_shipped_with_ray_working_dir_runs_the_guests(tmp_path: Path, two_nodes):
-    run = bench_in(two_nodes, tmp_path, "ray.working_dir=.")
+def without_the_checkout(nodes: dict) -> list[str]:
+    """A node's wrap where the checkout's packages are empty folders (tmpfs over them, in a private mount
+    namespace): the venv's editable install finds nothing there, so the node imports the suite only from what
+    ray.working_dir shipped, as a remote node does."""
+    hides = " && ".join(f"mount -t tmpfs tmpfs {REPO / package}" for package in SUITE_PACKAGES)
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{hides} && exec "$0" "$@"']
+
+
+@pytest.fixture
+def nodes_without_the_suite():
+    c = NamespaceCluster(head_wrap=without_the_checkout, worker_wrap=without_the_checkout)
+    c.start()
+    yield c.nodes
+    c.stop()
+
+
+def test_the_suite_shipped_with_ray_working_dir_runs_the_guests(tmp_path: Path, nodes_without_the_suite):
+    run = bench_in(nodes_without_the_suite, tmp_path, "ray.working_dir=.")
     assert run.proc.returncode == 0, run.proc.stdout[-2000:] + run.proc.stderr[-2000:]
+    assert len({g["placement"]["node"] for g in run.results["guests"]}) == 2  # both nodes ran one
     for g in run.results["guests"]:
         note = g["placement"]["note"]
         assert "suite shipped to " in note and str(REPO) not in note.split("suite shipped to ")[1], note
+        assert g["result"]["status"] == "ok", g["result"]
 
 
 def test_a_node_killed_mid_run_fails_its_guest_and_the_other_finishes(tmp_path: Path, worker_restored):

@@ -97,12 +97,15 @@ class NamespaceCluster:
     """A head and a worker node, each declaring one CPU and one logical GPU, in a network namespace of this
     process's own. ``head_env`` / ``worker_env``: what each node's processes (and so its actors and guests) have in
     their environment besides the multi-node setting; ``worker_wrap(nodes)``: a command line the worker runs under
-    inside the namespace. :meth:`stop` checks that no process, socket, namespace or temp folder is left."""
+    inside the namespace (``head_wrap``: the head's). :meth:`stop` checks that no process, socket, namespace or
+    temp folder is left."""
 
     def __init__(self, head_env: dict[str, str] | None = None, worker_env: dict[str, str] | None = None,
-                 worker_wrap: Callable[[dict[str, Any]], list[str]] | None = None) -> None:
+                 worker_wrap: Callable[[dict[str, Any]], list[str]] | None = None,
+                 head_wrap: Callable[[dict[str, Any]], list[str]] | None = None) -> None:
         self.head_env, self.worker_env = {**MULTI_NODE, **(head_env or {})}, {**MULTI_NODE, **(worker_env or {})}
         self.worker_wrap = worker_wrap or (lambda nodes: [])
+        self.head_wrap = head_wrap or (lambda nodes: [])
         self.nodes: dict[str, Any] = {}
 
     def start(self) -> dict[str, Any]:
@@ -124,7 +127,8 @@ class NamespaceCluster:
             self.nodes["head"] = start_node(
                 ["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
                  f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
-                 '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns), env=self.head_env)
+                 '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns, *self.head_wrap(self.nodes)),
+                env=self.head_env)
             self.nodes["worker"] = self.start_worker()
             assert any(f":{port}" in line for line in listening(ns))
         except BaseException:  # a node that did not come up: the one that did, the namespace, the folder go too

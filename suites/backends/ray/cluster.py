@@ -33,6 +33,7 @@ from suites.backends.placement import Placement, place_cpus
 from suites.backends.ray.agent import GuestAgent, RayGuest, RemotePipe, host_key, node_report
 from suites.backends.ray.fleet import labels, place_per_node
 from suites.backends.ray.fleet import offer as fleet_offer
+from suites.backends.ray.package import check_shipped
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.config.schema import PER_NODE, RayConfig
 from suites.errors import ConfigError, DataError, PlacementError, first_line
@@ -51,6 +52,8 @@ def connect(cfg: RayConfig) -> list[JsonObject]:
 
     if ray.is_initialized():
         return [n for n in ray.nodes() if n.get("Alive")]
+    if cfg.working_dir:  # before any cluster is asked: a suite shipped without its modules fails every guest
+        check_shipped(cfg.working_dir, cfg.excludes)
     if host is None:
         host, port = gcs_endpoint(auto_address(cfg.address))
     probe(cfg.address, host, port)  # ray.init retries a dead address for minutes; fail fast instead
