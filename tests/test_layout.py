@@ -216,7 +216,7 @@ WITHOUT_TEST_MODULE = {
     "gpu_probe/shapes.py", "suites/backends/base.py",
     # wiring that only picks or starts a thing; its tests are those of what it picks (e2e/test_bench.py, ...)
     "suites/backends/factory.py", "suites/backends/handle.py", "suites/backends/local.py",
-    "suites/pipeline/jobs.py", "suites/pipeline/orchestrate.py", "suites/pipeline/sweep_summary.py",
+    "suites/pipeline/jobs.py", "suites/pipeline/sweep_summary.py",
     "suites/run/execute.py", "suites/guest/setup.py", "suites/guest/ranks.py",
     "suites/study/command.py", "suites/study/calibration.py", "suites/commands/selfmeasure_vm.py",
     "gpu_probe/selfmeasure_sampler.py",

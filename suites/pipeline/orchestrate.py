@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from gpu_probe.hostload import other_load
+from gpu_probe.inventory import Inventory
 from suites.backends.corelock import CoresHeld
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.paths import relative_paths
@@ -131,12 +132,23 @@ def run_name(cfg: BenchConfig, run_dir: Path) -> str:
     return run_dir.name
 
 
-def plan_phases(runs: list[RunConfig], mixed: MixedRun | None, out: Console) -> list[Plan]:
-    """Every phase placed and given its data before any starts; a consolidation stops at its capacity."""
+def plan_phases(runs: list[RunConfig], mixed: MixedRun | None, out: Console,
+                inv: Inventory | None = None) -> list[Plan]:
+    """Every phase placed and given its data before any starts; a consolidation stops at its capacity. The phases
+    train data of one size: where any phase's guests have GPUs, a phase without (the CPU arm of gpu-vs-cpu) is
+    planned again with the GPU phases' stand-in, so a ratio between them compares the same work."""
+    plans = planned_each(runs, mixed, out, inv)
+    if any(p.gpus for pl in plans for p in pl.placements):
+        plans = [pl if any(p.gpus for p in pl.placements) else plan(pl.run, pl.inventory, gpu_sized=True)
+                 for pl in plans]
+    return plans
+
+
+def planned_each(runs: list[RunConfig], mixed: MixedRun | None, out: Console, inv: Inventory | None) -> list[Plan]:
     plans = []
     for run in runs:
         try:
-            plans.append(plan(run))
+            plans.append(plan(run, inv))
         except PlacementError as exc:
             held = isinstance(exc, CoresHeld)  # other runs' cores: not this profile's capacity
             if held or mixed is None or run.phase is None or not mixed.placement_failed(run.phase, exc):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from gpu_probe import vocab
 from gpu_probe.shapes import JsonObject
 from suites.record.sweep_points import SweepRow
-from suites.run.compare import PhaseRow
+from suites.run.compare import TIME_PER_IMAGE, PhaseRow
 from suites.run.outcome import ScenarioOutcome
 from suites.validity import is_not_enforced
 
@@ -184,7 +184,8 @@ def comparison(rows: list[PhaseRow], path: Path, title: str) -> Path:
     ax1.bar([x - 0.2 for x in xs], tx, 0.4, label="images/s", capsize=3,
             yerr=error_bars(tx, [r.throughput_x_ci_low for r in rows], [r.throughput_x_ci_high for r in rows]))
     ti = [r.time_x for r in rows]
-    ax1.bar([x + 0.2 for x in xs], ti, 0.4, label="train time", capsize=3,
+    per_image = any(r.time_basis == TIME_PER_IMAGE for r in rows)  # sized by time: the window is no work's time
+    ax1.bar([x + 0.2 for x in xs], ti, 0.4, label="time per image" if per_image else "train time", capsize=3,
             yerr=error_bars(ti, [r.time_x_ci_low for r in rows], [r.time_x_ci_high for r in rows]))
     ax1.axhline(1.0, color="black", lw=0.8)
     ax1.set_ylabel("x baseline (95 % CI)")

@@ -15,7 +15,7 @@ from gpu_probe import vocab
 from gpu_probe.shapes import JsonObject
 from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
-from suites.run.compare import PhaseRow
+from suites.run.compare import TIME_PER_IMAGE, PhaseRow
 from suites.run.outcome import ScenarioOutcome, missed_target, percent
 from suites.validity import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
 
@@ -286,14 +286,21 @@ def rate_gap(m: dict[str, float]) -> str:
 def comparison_table(rows: list[PhaseRow], title: str, normalised: bool = True) -> Table:
     """Per phase: medians over its repeats; normalised: each ratio to the baseline with its 95 % CI and, under it, the
     verdict. Folded to fit TABLE_WIDTH: a ratio and its verdict share a cell, guest and host CPU share one."""
-    t = Table(title=title, title_justify="left", caption_justify="left", caption=(
-        "images/s: all guests together; train s: the slowest guest; medians over n repeats; x base: median of the "
-        "per-repeat ratios to the baseline, [95 % CI] on the log scale, and the verdict under it; CPU %: the guests' "
-        "mean (100 = one core) / the host's (100 = all cores)") if normalised else "medians over n repeats")
+    per_image = normalised and any(r.time_basis == TIME_PER_IMAGE for r in rows)
+    caption = "medians over n repeats"
+    if normalised:
+        caption = ("images/s: all guests together; train s: the slowest guest; medians over n repeats; x base: median "
+                   "of the per-repeat ratios to the baseline, [95 % CI] on the log scale, and the verdict under it; "
+                   "CPU %: the guests' mean (100 = one core) / the host's (100 = all cores)")
+    if per_image:
+        caption += ("; s/image x base: time per image over the baseline's, the inverse of the images/s ratio (the "
+                    "phases were sized by time: train s is each one's window, not the time of equal work)")
+    t = Table(title=title, title_justify="left", caption_justify="left", caption=caption)
     reference = ("reference study (M60)",) if any(r.reference for r in rows) else ()
     gpu = ("GPU util %",) if any(r.gpu_util_pct == r.gpu_util_pct for r in rows) else ()  # none without NVML
     ratio = ("x base [95% CI]",) if normalised else ()
-    for col in ("phase", "profile", "validity", "n", "images/s", *ratio, "train s", *ratio, "CPU %", *gpu,
+    time_ratio = ("s/image x base [95% CI]",) if per_image else ratio
+    for col in ("phase", "profile", "validity", "n", "images/s", *ratio, "train s", *time_ratio, "CPU %", *gpu,
                 *reference):
         t.add_column(col, justify="left" if col in ("phase", "profile", "validity", *reference) else "right",
                      overflow="fold")

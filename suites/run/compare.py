@@ -20,14 +20,19 @@ from gpu_probe import vocab
 from gpu_probe.stats import NO_SPREAD, paired_ratios, ratio_interval, summarize, verdict
 from suites.run.outcome import ScenarioOutcome
 from suites.validity import ENFORCED, first_reason, weakest
+from suites.workloads.base import TIME
 
 ROW_METRICS = ("images_per_sec", "throughput_x", "throughput_x.ci_low", "throughput_x.ci_high", "train_time_s",
                "time_x", "time_x.ci_low", "time_x.ci_high", "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct",
                "n")  # what a comparison run records per phase
 CSV_COLUMNS = ("label", "profile", "guests", "status", "validity", "n", "images_per_sec", "throughput_x",
                "throughput_x_ci_low", "throughput_x_ci_high", "throughput_verdict", "train_time_s", "time_x",
-               "time_x_ci_low", "time_x_ci_high", "time_verdict", "guest_cpu_pct", "host_cpu_pct", "gpu_util_pct",
-               "reference")
+               "time_x_ci_low", "time_x_ci_high", "time_verdict", "time_basis", "guest_cpu_pct", "host_cpu_pct",
+               "gpu_util_pct", "reference")
+# What a phase's time ratio compares. Train time is the work's time only where the phases trained the same work; a
+# phase sized by time (workload.size_by=time) fills its window whatever its speed, so its train time is the window
+# and the ratio of two such times is ~1 by construction: time per image (the inverse of the throughput ratio) then.
+TRAIN_TIME, TIME_PER_IMAGE = "train time", "time per image"
 
 
 @dataclass
@@ -49,7 +54,9 @@ class PhaseRow:
     host_busy: str = ""  # a repeat's "host busy (...)": its ratios carry no verdict
     images_per_sec_runs: list[float] = field(default_factory=list)  # per repeat, in run order
     train_time_runs: list[float] = field(default_factory=list)
-    time_x: float = math.nan  # train time / baseline's: median of the per-repeat ratios
+    sized_by_time: bool = False  # a guest of the phase was sized by time (its train time is its window)
+    time_basis: str = TRAIN_TIME  # what time_x compares (TRAIN_TIME or TIME_PER_IMAGE), set by normalise
+    time_x: float = math.nan  # train time (or time per image) / baseline's: median of the per-repeat ratios
     time_x_ci_low: float = math.nan
     time_x_ci_high: float = math.nan
     time_verdict: str = NO_SPREAD
@@ -88,6 +95,7 @@ def phase_row(label: str, outcomes: list[ScenarioOutcome]) -> PhaseRow:
         n=len(outcomes),
         host_busy=next((o.host_busy for o in outcomes if o.host_busy), ""),
         gpus=sum(g.spec.profile_gpus for g in first.guests),
+        sized_by_time=any(g.result.info.get("sized_by") == TIME for o in outcomes for g in o.ok_guests),
         images_per_sec_runs=rates,
         train_time_runs=times,
     )
@@ -110,7 +118,8 @@ def median(values: list[float]) -> float:
 
 
 def normalise(rows: list[PhaseRow], baseline: str | None, level: float = 0.95) -> list[PhaseRow]:
-    """Each phase's throughput and train time over the baseline's: median ratio, CI and verdict."""
+    """Each phase's throughput and train time over the baseline's: median ratio, CI and verdict. Where a phase or the
+    baseline was sized by time, the time ratio is of time per image (equal work), said in ``time_basis``."""
     base = next((r for r in rows if r.label == baseline), rows[0] if rows else None)
     if base is None:
         return rows
@@ -121,7 +130,13 @@ def normalise(rows: list[PhaseRow], baseline: str | None, level: float = 0.95) -
         r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high = iv.median, iv.low, iv.high
         busy = r.host_busy or base.host_busy
         r.throughput_verdict = verdict(iv, higher_is_better=True) if r is not base else "baseline"
-        ratios = paired_ratios(r.train_time_runs or [r.train_time_s], base.train_time_runs or [base.train_time_s])
+        if r.sized_by_time or base.sized_by_time:  # seconds per image: the baseline's rate over this phase's
+            r.time_basis = TIME_PER_IMAGE
+            ratios = paired_ratios(base.images_per_sec_runs or [base.images_per_sec],
+                                   r.images_per_sec_runs or [r.images_per_sec])
+        else:
+            r.time_basis = TRAIN_TIME
+            ratios = paired_ratios(r.train_time_runs or [r.train_time_s], base.train_time_runs or [base.train_time_s])
         iv = ratio_interval(ratios, level)
         r.time_x, r.time_x_ci_low, r.time_x_ci_high = iv.median, iv.low, iv.high
         r.time_verdict = verdict(iv, higher_is_better=False) if r is not base else "baseline"
@@ -151,5 +166,6 @@ def row_tags(rows: list[PhaseRow]) -> dict[str, str]:
     for r in rows:
         tags[f"bench.verdict.{r.label}.throughput"] = r.throughput_verdict
         tags[f"bench.verdict.{r.label}.time"] = r.time_verdict
+        tags[f"bench.time_basis.{r.label}"] = r.time_basis
         tags[f"bench.validity.{r.label}"] = r.validity
     return tags

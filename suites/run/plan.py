@@ -50,9 +50,11 @@ class Plan:
         return self.run.cfg
 
 
-def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
+def plan(run: RunConfig, inv: Inventory | None = None, gpu_sized: bool | None = None) -> Plan:
     """Place every guest and resolve every group's data; PlacementError / DataError / ConfigError otherwise.
-    ``inv``: this host's inventory (collected here unless given)."""
+    ``inv``: this host's inventory (collected here unless given); ``gpu_sized``: whether a synthetic stand-in has
+    the real data set's size (unless given: where this run's guests have GPUs; a comparison gives one answer for
+    all its phases, so they train the same work)."""
     cfg = run.cfg
     inv = inv if inv is not None else inventory.collect()
     if cfg.sharing is Sharing.mps:  # the run's own daemon is started later, by execute: can it be?
@@ -69,7 +71,8 @@ def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
             raise ConfigError(f"workload {group.workload.name} needs {', '.join(missing)}, not installed in this "
                               "Python; pip install -e '.[<extra>]' (or bring its wheels to a GPU host)")
         plugin = workload_class(group.workload.name)
-        data = plugin.resolve_data(group.workload, data_sized(cfg.data, plugin, placements), cfg.seed)
+        gpus = any(p.gpus for p in placements) if gpu_sized is None else gpu_sized
+        data = plugin.resolve_data(group.workload, data_sized(cfg.data, plugin, gpus), cfg.seed)
         backend.check_data(data)
         specs += build_specs(cfg, group.workload, placements[len(specs): len(specs) + group.guests], data,
                              first=len(specs))
@@ -81,13 +84,12 @@ def plan(run: RunConfig, inv: Inventory | None = None) -> Plan:
     return Plan(run, inv, placements, specs, merged, backend)
 
 
-def data_sized(data: DataConfig, plugin: type[Workload], placements: list[Placement]) -> DataConfig:
-    """Where the guests have GPUs, a synthetic stand-in has the real data set's training images (CIFAR-10's
-    50,000; MNIST's 60,000) unless data.synthetic_train says otherwise: a CPU-sized set is a fraction of a second
-    of a GPU's epoch. On a CPU host the datasets' own smaller sizes stay."""
+def data_sized(data: DataConfig, plugin: type[Workload], gpus: bool) -> DataConfig:
+    """With ``gpus`` (guests that train on GPUs), a synthetic stand-in has the real data set's training images
+    (CIFAR-10's 50,000; MNIST's 60,000) unless data.synthetic_train says otherwise: a CPU-sized set is a fraction of
+    a second of a GPU's epoch. On a CPU host the datasets' own smaller sizes stay."""
     dataset = plugin.dataset
-    if data.synthetic_train is not None or dataset is None or not dataset.real_train \
-            or not any(p.gpus for p in placements):
+    if data.synthetic_train is not None or dataset is None or not dataset.real_train or not gpus:
         return data
     return dataclasses.replace(data, synthetic_train=dataset.real_train)
 

@@ -41,3 +41,19 @@ def test_the_mixed_ml_guest_trains_for_the_cad_replay_or_the_slowdown_is_inconcl
         assert overlap >= 90 and "inconclusive (overlap" not in report
     else:
         assert overlap < 90 and f"inconclusive (overlap {overlap:.0f} % < 90 %)" in report
+
+
+def test_a_comparison_of_phases_sized_by_time_gives_the_time_ratio_of_equal_work(tmp_path: Path):
+    """5 ms and 50 ms steps, each phase sized to its window: the time ratio is the step-time ratio (10x), labelled
+    time per image, not the ratio of the two windows (2.70 on cce1a94: the floor of 20 steps bound the slow one)."""
+    import csv
+
+    phases = ("scenario.phases=[{label:fast,overrides:['workload.step_ms=5']},"
+              "{label:slow,overrides:['workload.step_ms=50']}]")
+    run = run_bench(tmp_path, "scenario=gpu-vs-cpu", "workload=fixed-step", "+preset=smoke", phases,
+                    "scenario.baseline=fast", "progress=quiet")
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    rows = {r["label"]: r for r in csv.DictReader((run.run_dir / "comparison.csv").open())}
+    assert rows["slow"]["time_basis"] == "time per image"
+    assert 8.0 <= float(rows["slow"]["time_x"]) <= 12.0, rows["slow"]
+    assert "s/image x base" in run.proc.stdout and "sized by time" in " ".join(run.proc.stdout.split())

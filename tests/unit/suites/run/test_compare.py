@@ -56,3 +56,21 @@ def test_a_phases_images_per_second_sums_the_guests_that_train():
     step = SimpleNamespace(ok_guests=[guest({"images_per_sec": math.nan}), guest({"images_per_sec": 599.6})])
     assert total_images_per_sec(step) == 599.6
     assert math.isnan(total_images_per_sec(SimpleNamespace(ok_guests=[guest({"images_per_sec": math.nan})])))
+
+
+def test_phases_sized_by_time_compare_time_per_image_not_their_windows():
+    from suites.run.compare import TIME_PER_IMAGE, TRAIN_TIME, row_tags
+
+    # the fixed-step pair: 5 ms steps trained 108 steps in 0.56 s, 50 ms steps 30 in 1.51 s (the 20-step
+    # floor bound only the slow one): the ratio of train times read 2.70, of equal work it is ~10
+    fast = PhaseRow("fast", "p", 1, "ok", 24876.0, 0.56, 90, 50, math.nan, sized_by_time=True,
+                    images_per_sec_runs=[24876.0, 24500.0, 25100.0], train_time_runs=[0.56, 0.55, 0.57], n=3)
+    slow = PhaseRow("slow", "p", 1, "ok", 2549.0, 1.51, 90, 50, math.nan, sized_by_time=True,
+                    images_per_sec_runs=[2549.0, 2530.0, 2560.0], train_time_runs=[1.51, 1.50, 1.52], n=3)
+    normalise([fast, slow], "fast")
+    assert slow.time_basis == TIME_PER_IMAGE and slow.time_x == pytest.approx(24876 / 2549, rel=0.02)
+    assert slow.time_x == pytest.approx(1 / slow.throughput_x, rel=1e-6) and slow.time_verdict == "slower"
+    assert row_tags([fast, slow])["bench.time_basis.slow"] == TIME_PER_IMAGE and slow.csv()["time_basis"]
+    same_work = [PhaseRow(label, "p", 1, "ok", 100.0, t, 90, 50, math.nan) for label, t in (("a", 10.0), ("b", 5.0))]
+    normalise(same_work, "a")
+    assert same_work[1].time_basis == TRAIN_TIME and same_work[1].time_x == 0.5  # sized by work: its train time
