@@ -224,7 +224,7 @@ WITHOUT_TEST_MODULE = {
     # e2e/test_fallback_store.py, e2e/test_report.py, e2e/test_sync.py
     "suites/record/store.py", "suites/record/mlflow_runs.py", "suites/record/reader.py",
     # workload plugins: run as guests by e2e/test_workloads_smoke.py, e2e/test_workloads_tf.py, e2e/test_graphics.py
-    "suites/workloads/airbench94.py", "suites/workloads/cifar10_torch.py", "suites/workloads/mnist_torch.py",
+    "suites/workloads/cifar10_torch.py", "suites/workloads/mnist_torch.py",
     "suites/workloads/cuda_probe.py", "suites/workloads/fixed_step.py", "suites/workloads/idle.py",
     "suites/workloads/memory_fill.py", "suites/workloads/keras_models.py", "suites/workloads/keras_net.py",
     "suites/workloads/graphics/renderer.py", "suites/workloads/graphics/viewsets.py", "suites/data/dataset.py",

@@ -58,8 +58,21 @@ class TorchClassifier(Classifier):
     gpu_precision: ClassVar[str] = "bf16"  # what precision=auto means on a GPU (fp32 on a CPU)
 
     def load_data(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """(x_train, y_train, x_test, y_test) as normalised tensors on ``self.device``."""
+        """(x_train, y_train, x_test, y_test) on ``self.device``, the training split cut to :meth:`train_rows` before
+        it is moved there (a guest never holds more of it on its device than it trains)."""
         raise NotImplementedError
+
+    def train_rows(self, n: int) -> slice:
+        """The rows of an n-image training split this rank trains: the first workload.train_limit, then this rank's
+        equal contiguous shard (so every rank takes the same number of steps)."""
+        limit = min(n, self.cfg.train_limit or n)
+        per = limit // self.ctx.world_size
+        return slice(self.ctx.rank * per, (self.ctx.rank + 1) * per)
+
+    def inputs(self, x: Tensor) -> Tensor:
+        """A slice of the stored split as the model's input: the stored tensors as they are, unless a recipe keeps
+        its data compact on the device and converts it here."""
+        return x
 
     def build_model(self) -> nn.Module:
         raise NotImplementedError
@@ -85,12 +98,6 @@ class TorchClassifier(Classifier):
             torch.cuda.set_device(self.device)
             torch.backends.cudnn.benchmark = True  # autotuned kernels, chosen in the warm-up below
         self.x_train, self.y_train, self.x_test, self.y_test = self.load_data()
-        if self.cfg.train_limit:
-            self.x_train, self.y_train = self.x_train[: self.cfg.train_limit], self.y_train[: self.cfg.train_limit]
-        if ctx.world_size > 1:  # equal contiguous shards, so every rank takes the same number of steps
-            n = len(self.x_train) // ctx.world_size
-            shard = slice(ctx.rank * n, (ctx.rank + 1) * n)
-            self.x_train, self.y_train = self.x_train[shard], self.y_train[shard]
         if self.cfg.channels_last and self.x_train.dim() == 4:
             self.x_train = self.x_train.contiguous(memory_format=torch.channels_last)
             self.x_test = self.x_test.contiguous(memory_format=torch.channels_last)
@@ -118,7 +125,7 @@ class TorchClassifier(Classifier):
         for size in sorted(shapes, reverse=True):
             for _ in range(2):
                 with self.autocast():
-                    out = self.model(self.augment(self.x_train[:size], gen))
+                    out = self.model(self.augment(self.inputs(self.x_train[:size]), gen))
                     loss = F.cross_entropy(out.float(), self.y_train[:size])
                 loss.backward()
                 self.opt.zero_grad(set_to_none=True)
@@ -224,7 +231,7 @@ class TorchClassifier(Classifier):
         order = torch.randperm(n, generator=gen, device=self.device)
         for i in range(0, n, bs):
             idx = order[i : i + bs]
-            yield self.augment(self.x_train[idx], gen), self.y_train[idx]
+            yield self.augment(self.inputs(self.x_train[idx]), gen), self.y_train[idx]
 
     def train_step(self, x: Tensor, y: Tensor, step: int, total: int) -> Tensor:
         """One optimizer step (``step`` of ``total`` taken before it); the loss, left on the device."""
@@ -260,7 +267,7 @@ class TorchClassifier(Classifier):
         bs = self.cfg.eval_batch_size
         with torch.no_grad(), self.autocast():
             for i in range(0, len(self.x_test), bs):
-                logits = self.logits(self.x_test[i : i + bs])
+                logits = self.logits(self.inputs(self.x_test[i : i + bs]))
                 correct += (logits.argmax(1) == self.y_test[i : i + bs]).sum().item()
         return correct / len(self.x_test)
 

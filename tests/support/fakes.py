@@ -129,8 +129,9 @@ class Tiny(TorchClassifier):
 
     def load_data(self):
         g = torch.Generator().manual_seed(0)
-        x = torch.randn(100, 1, 8, 8, generator=g)
-        return x, torch.randint(0, 10, (100,), generator=g), x[:20], torch.randint(0, 10, (20,), generator=g)
+        x, y = torch.randn(100, 1, 8, 8, generator=g), torch.randint(0, 10, (100,), generator=g)
+        rows = self.train_rows(len(x))
+        return x[rows], y[rows], x[:20], torch.randint(0, 10, (20,), generator=g)
 
     def build_model(self):
         return torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
