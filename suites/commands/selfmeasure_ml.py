@@ -11,6 +11,10 @@ guest's images/s over the bare process's; the table gives the median ratio, the
 than two cores, the guest gets one fewer than the host so the runner and its
 sampler have a core of their own; on two cores they compete with the guest, and
 the table says so.
+
+Each workload's row is printed as it finishes and kept: a workload whose framework is not installed (TensorFlow
+on a GPU host's bare image) is skipped with that reason, and one whose run fails says why in its row while the
+others go on; an interrupt prints the rows measured so far.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from gpu_probe.stats import (
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import apply_resources, environment, make_workload
 from suites.render import tables
+from suites.workloads import list_workloads, workload_class
 from suites.workloads.base import StepMeter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,6 +63,22 @@ DEFAULTS = {
 }
 
 
+class RowFailed(Exception):
+    """A workload's run that failed: its row says why, and the other workloads go on."""
+
+
+def why_failed(proc: subprocess.CompletedProcess[str], otherwise: str) -> str:
+    """The run's own word on why: its ``error:`` line, else a guest's ``failure:`` line, else its last line (not a
+    library's log line)."""
+    lines = [ln.strip() for ln in (proc.stderr + "\n" + proc.stdout).splitlines() if ln.strip()]
+    for mark in ("error:", "failure:"):
+        said = [ln for ln in lines if ln.startswith(mark)]
+        if said:
+            return said[-1]
+    plain = [ln for ln in proc.stderr.splitlines() if ln.strip() and " INFO " not in ln and " WARNING " not in ln]
+    return plain[-1].strip() if plain else otherwise
+
+
 def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[JsonObject, Path]:
     """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory, a new one per run:
     a run directory is never reused)."""
@@ -67,7 +88,7 @@ def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[JsonObject, P
            f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"error: {name} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        raise RowFailed(why_failed(proc, f"the bench exited {proc.returncode}"))
     return json.loads((run_dir / "results.json").read_text()), run_dir
 
 
@@ -86,7 +107,7 @@ def bare_process(workload: str, guest: JsonObject, tmp: Path) -> tuple[float, st
     proc = subprocess.run([sys.executable, "-m", "suites", "bench-ml", "--bare", workload, str(path)], cwd=REPO,
                           capture_output=True, text=True, env={**os.environ, **environment(GuestSpec(**guest["spec"]))})
     if proc.returncode != 0:
-        raise SystemExit(f"error: bare {workload} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        raise RowFailed("bare: " + why_failed(proc, f"exited {proc.returncode}"))
     said = json.loads(proc.stdout.strip().splitlines()[-1])
     return float(said["images_per_sec"]), said["blank"]
 
@@ -173,7 +194,45 @@ def guest_vcpus(requested: int | None, cores: int) -> int:
     return requested or (min(2, cores - 1) if cores > 2 else cores)
 
 
-def main(argv: list[str] | None = None) -> int:
+COLUMNS = ("workload", "device", "vCPUs", "timed window", "n", "guest images/s", "bare images/s", "ratio", "[95% CI]",
+           "verdict", f"goal >= {GOAL}")
+
+
+def results_table(rows: list[list[str]], rounds: int) -> Table:
+    table = Table(title=f"in-guest vs bare-process training throughput ({rounds} interleaved round(s) each)",
+                  title_justify="left", caption="timed window: the guest's (the bare run trains its steps), sized by "
+                  "time (workload.min_window_s) or by the recipe's work; "
+                  "ratio: guest images/s / bare images/s, per round; median and 95 % "
+                  "CI of the rounds' ratios; verdict: overhead if the CI lies below 1; goal: met if the CI lies above "
+                  "it, missed if below, undecided if it spans it (more --rounds)")
+    for col in COLUMNS:
+        table.add_column(col, justify="left" if col in ("workload", "device", "timed window", "verdict") else "right",
+                         no_wrap=col == "workload", overflow="fold")  # a failed row's reason is read whole
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def skipped_or_failed(workload: str, vcpus: int, why: str, word: str) -> list[str]:
+    """A row with no figures: why in its window's cell, ``word`` (skipped / failed) as its verdict and goal."""
+    return [workload, "-", str(vcpus), why, "0", "-", "-", "-", "-", word, word]
+
+
+def measure(workload: str, overrides: list[str], rounds: int, tmp: Path, out: Console, vcpus: int) -> list[str]:
+    """One workload's row: its figures, or why it has none (its framework not installed; its run failed)."""
+    missing = workload_class(workload).missing()
+    if missing:
+        return skipped_or_failed(workload, vcpus, f"needs {', '.join(missing)}, not installed in this Python",
+                                 "skipped")
+    try:
+        suite, suite_rates, bare_rates, blanks = interleaved(workload, overrides, rounds, tmp, out)
+    except RowFailed as exc:
+        return skipped_or_failed(workload, vcpus, str(exc), "failed")
+    return [workload, "GPU" if suite["spec"]["gpus"] else "CPU", str(vcpus),
+            *row_figures(suite, suite_rates, bare_rates, blanks)]
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m suites bench-ml", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", nargs="+", default=list(DEFAULTS))
@@ -182,36 +241,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vcpus", type=int, default=None, help="the guest's cores (default: one fewer than the "
                         "host's, at most 2, where it has more than two; else all)")
     parser.add_argument("--bare", nargs=2, metavar=("WORKLOAD", "SPEC_JSON"), help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
     if args.bare:  # the child side of bare_process
         print(json.dumps(bare_loop(json.loads(Path(args.bare[1]).read_text()))))
         return 0
-    if args.rounds < 1 or (args.vcpus is not None and args.vcpus < 1):
-        print("error: --rounds and --vcpus must be >= 1", file=sys.stderr)
+    unknown = [w for w in args.workloads if w not in list_workloads()]
+    if args.rounds < 1 or (args.vcpus is not None and args.vcpus < 1) or unknown:
+        why = f"unknown workload(s) {', '.join(unknown)}" if unknown else "--rounds and --vcpus must be >= 1"
+        print(f"error: {why}", file=sys.stderr)
         return 2
     cores = host_cores()
     vcpus, out = guest_vcpus(args.vcpus, cores), Console(width=tables.console_width())
-    table = Table(title=f"in-guest vs bare-process training throughput ({args.rounds} interleaved round(s) each)",
-                  title_justify="left", caption="timed window: the guest's (the bare run trains its steps), sized by "
-                  "time (workload.min_window_s) or by the recipe's work; "
-                  "ratio: guest images/s / bare images/s, per round; median and 95 % "
-                  "CI of the rounds' ratios; verdict: overhead if the CI lies below 1; goal: met if the CI lies above "
-                  "it, missed if below, undecided if it spans it (more --rounds)")
-    for col in ("workload", "device", "vCPUs", "timed window", "n", "guest images/s", "bare images/s", "ratio",
-                "[95% CI]", "verdict", f"goal >= {GOAL}"):
-        table.add_column(col, justify="left" if col in ("workload", "device", "verdict") else "right",
-                         no_wrap=col == "workload")
-    with tempfile.TemporaryDirectory() as tmp:
-        for workload in args.workloads:
-            overrides = [*(args.set if args.set is not None else DEFAULTS.get(workload, [])), f"profile.vcpus={vcpus}"]
-            suite, suite_rates, bare_rates, blanks = interleaved(workload, overrides, args.rounds, Path(tmp), out)
-            table.add_row(workload, "GPU" if suite["spec"]["gpus"] else "CPU", str(vcpus),
-                          *row_figures(suite, suite_rates, bare_rates, blanks))
-    out.print(table)
+    rows: list[list[str]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for workload in args.workloads:
+                overrides = [*(args.set if args.set is not None else DEFAULTS.get(workload, [])),
+                             f"profile.vcpus={vcpus}"]
+                rows.append(measure(workload, overrides, args.rounds, Path(tmp), out, vcpus))
+                out.print(f"bench-ml: {workload}: " + "; ".join(f"{c} {v}" for c, v in zip(COLUMNS[3:], rows[-1][3:],
+                                                                                          strict=True)),
+                          highlight=False)
+    except KeyboardInterrupt:
+        out.print(results_table(rows, args.rounds))
+        out.print(f"bench-ml: interrupted after {len(rows)} of {len(args.workloads)} workload(s)", highlight=False)
+        return 130
+    out.print(results_table(rows, args.rounds))
     if vcpus >= cores:
         out.print(f"note: the guest holds all {cores} host cores, so the runner and its sampler compete with it; "
                   "the ratio includes that (a host with more cores leaves them one)", highlight=False)
-    return 0
+    return 1 if any(r[-1] == "failed" for r in rows) else 0
 
 
 if __name__ == "__main__":

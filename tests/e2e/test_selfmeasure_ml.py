@@ -26,3 +26,21 @@ def test_bench_ml_judges_the_harness_by_the_ci_of_its_per_round_ratios():
     cells = row_figures({"metrics": {"timed_s": 0.2, "timed_steps": 15.0}, "info": {"sized_by": "work"}},
                         [math.nan], [100.0], ["guest: 15 timed steps < 20"])
     assert cells[-2:] == ["no rate: guest: 15 timed steps < 20"] * 2 and cells[2] == "-"
+
+
+def test_bench_ml_keeps_every_row_a_missing_framework_skipped_and_a_failed_run_said(
+        monkeypatch, capsys):
+    """cce1a94 raised at the first failed run and printed its table only at the end: one workload without its
+    framework (TensorFlow is not in a GPU host's wheels) lost every row measured before it."""
+    from suites.commands import selfmeasure_ml
+    from suites.workloads import workload_class
+
+    monkeypatch.setattr(workload_class("mnist-tf"), "requires", {"tensorflow_is_not_here": "tf"})
+    code = selfmeasure_ml.main(["--workloads", "fixed-step", "mnist-tf", "cuda-probe", "--rounds", "1"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 1, out  # cuda-probe failed: it needs a GPU
+    assert "bench-ml: fixed-step: timed window" in out and "bench-ml: fixed-step: timed window -" not in out
+    assert "bench-ml: mnist-tf: timed window needs tensorflow_is_not_here (extra tf), not installed" in out
+    assert "bench-ml: cuda-probe: timed window" in out and "needs a GPU" in out
+    table = out[out.index("in-guest vs bare-process"):]
+    assert all(w in table for w in ("fixed-step", "mnist-tf", "cuda-probe", "skipped", "failed"))
