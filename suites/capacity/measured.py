@@ -33,7 +33,7 @@ def tile(step: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) 
     if ml is not None:
         metrics["ml_slowdown_pct"] = ml_slowdown_pct(step, ml)
     if cad is not None:
-        metrics["cad_slowdown_pct"] = pct_increase(step.cad_run_time_s, cad.cad_run_time_s)
+        metrics["cad_slowdown_pct"] = pct_increase(step.cad_frame_s, cad.cad_frame_s)  # per frame: equal work
     return Tile(metrics, tuple(step.failed_guests) or (("a guest",) * bool(step.failed)))
 
 

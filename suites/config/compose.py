@@ -142,6 +142,20 @@ def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
         except (BenchError, HydraException, OmegaConfBaseException) as exc:
             raise ConfigError(f"scenario.mix[{g.workload}]: {one_line(exc)}") from exc
         groups.append(WorkloadGroup(wcfg.workload, g.guests))
+    return replays_sized_to_ml(groups)
+
+
+def replays_sized_to_ml(groups: list[WorkloadGroup]) -> list[WorkloadGroup]:
+    """Beside an open-ended ML guest (``workload.until_stopped``, which trains until the guests beside it finish),
+    a CAD replay with no ``min_replay_s`` of its own replays for the ML guest's window (``min_window_s``): one pass
+    at a GPU's frame rates is a fraction of that window, and a slowdown measured over windows that overlap less than
+    90 % is no verdict."""
+    windows = [g.workload.min_window_s for g in groups if getattr(g.workload, "until_stopped", False)]
+    if not windows:
+        return groups
+    for g in groups:
+        if hasattr(g.workload, "min_replay_s") and g.workload.min_replay_s is None:
+            g.workload.min_replay_s = max(windows)  # type: ignore[attr-defined]
     return groups
 
 

@@ -51,14 +51,18 @@ def size(workload: Workload, cfg: Any, open_ended: bool = False,
     window_s = cfg.max_window_s if open_ended else cfg.min_window_s
     timed = max(cfg.min_timed_steps, math.ceil(window_s * MARGIN / max(step_s, 1e-9)))
     total = cfg.warmup_steps + timed
-    out: JsonObject = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": window_s,
+    out: JsonObject = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": cfg.min_window_s,
                    "calibration_steps": probe}
     if cfg.max_steps and total > cfg.max_steps:
         out["capped_by"] = f"workload.max_steps={cfg.max_steps} < the {total} steps of a {window_s:g} s window"
         total = cfg.max_steps
-    out["sized_steps"] = total
-    if open_ended:
-        out["until_stopped"] = f"trains past {cfg.min_window_s:g} s until the guests beside it finish"
+    if open_ended:  # what it trains is what the runner's stop leaves: its metrics say (steps, timed_s)
+        out["schedule_steps"], out["schedule_s"] = total, window_s
+        out["until_stopped"] = (f"trains at least {cfg.min_window_s:g} s, then until the runner stops it (once the "
+                                "guests beside it finish; at once where none is beside it); its schedule is laid "
+                                f"over {window_s:g} s (workload.max_window_s)")
+    else:
+        out["sized_steps"] = total
     workload.sized_steps = total
     workload.build()  # fresh weights, the schedule over the sized steps
     return out

@@ -30,6 +30,9 @@ class PhaseNumbers:
     energy_J: float = math.nan  # GPU board energy over the phase, where power is readable
     cad_guests: int = 0
     cad_run_time_s: float = math.nan  # mean over CAD guests
+    # seconds per timed frame, mean over CAD guests: what a CAD slowdown is read from (a replay sized by time,
+    # workload.min_replay_s, renders more passes where it is faster: its run time is its window, not its work)
+    cad_frame_s: float = math.nan
     cad_p95_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest
     cad_frames: float = 0.0
     ml_images_per_sec: float = math.nan  # the slowest ML guest's steady rate: what its slowdown is read from
@@ -62,6 +65,8 @@ class PhaseNumbers:
             energy_J=phase.get(vocab.ENERGY.key, math.nan),
             cad_guests=len(cad),
             cad_run_time_s=summarize(m.get(vocab.RUN_TIME.key) for m in cad).mean,
+            cad_frame_s=summarize(m.get(vocab.RUN_TIME.key, math.nan) / m[vocab.FRAMES.key] for m in cad
+                                  if m.get(vocab.FRAMES.key, 0) > 0).mean,
             cad_p95_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p95"), math.nan) for m in cad],
             cad_frames=sum(m.get(vocab.FRAMES.key, 0.0) for m in cad),
             ml_images_per_sec=min((m.get(vocab.IMAGES_PER_SEC.key, math.nan) for m in ml), default=math.nan),

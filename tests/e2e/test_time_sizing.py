@@ -57,3 +57,21 @@ def test_a_comparison_of_phases_sized_by_time_gives_the_time_ratio_of_equal_work
     assert rows["slow"]["time_basis"] == "time per image"
     assert 8.0 <= float(rows["slow"]["time_x"]) <= 12.0, rows["slow"]
     assert "s/image x base" in run.proc.stdout and "sized by time" in " ".join(run.proc.stdout.split())
+
+
+def test_a_cad_replay_at_gpu_frame_rates_covers_the_ml_window(tmp_path: Path):
+    """A pass of 4 frames per test at 64x64 lasts a fraction of a second, as a viewset does at an H200's frame
+    rates (0.05-0.35 s): beside the open-ended ML guest (a 1.5 s window) it replays for that window, so the two
+    overlap >= 90 % (on cce1a94 one pass ended long before the ML window: ~20-60 %)."""
+    gpu_speed_cad = "scenario.study.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']"
+    ml = ("scenario.study.ml.overrides=['workload.step_ms=0.5','workload.min_window_s=1.5',"
+          "'workload.until_stopped=true']")
+    run = run_bench(tmp_path, *MIXED_FAST_ML, gpu_speed_cad, ml)
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    mixed = json.loads((run.run_dir / "m60-8q-mixed" / "results.json").read_text())
+    cad, ml_guest = (g["result"] for g in mixed["guests"])
+    assert cad["info"]["replay_passes"] > 1 and "min_replay_s=1.5" in cad["info"]["replay_sized"]
+    assert mixed["host_metrics"]["overlap_pct"] >= 90, mixed["host_metrics"]
+    assert ml_guest["info"]["window_s"] == 1.5 and "sized_steps" not in ml_guest["info"]  # what it aimed at
+    alone = json.loads((run.run_dir / "m60-8q-cad" / "results.json").read_text())["guests"][0]["result"]["info"]
+    assert alone["replay_passes"] == 1  # CAD alone: one pass, compared per frame

@@ -12,7 +12,9 @@ from suites.run.phase_numbers import PhaseNumbers
 
 
 def phase(ml_rate: float, cad_s: float = math.nan, p95: float = 20.0, failed: tuple[str, ...] = ()) -> PhaseNumbers:
-    return PhaseNumbers(ml_images_per_sec=ml_rate, cad_run_time_s=cad_s, cad_p95_frame_ms=[p95, p95 + 5],
+    """``cad_s``: the CAD guests' seconds per frame x 100 (a replay of 100 frames' run time)."""
+    return PhaseNumbers(ml_images_per_sec=ml_rate, cad_run_time_s=cad_s, cad_frame_s=cad_s / 100,
+                        cad_p95_frame_ms=[p95, p95 + 5],
                         cad_p99_frame_ms=[p95 + 9], cad_stutter_pct=[0.0, 2.5], ml_jitter_pct=3.0,
                         failed=len(failed), failed_guests=list(failed))
 

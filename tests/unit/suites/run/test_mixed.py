@@ -36,10 +36,11 @@ def test_a_slowdown_that_was_not_measured_is_said_so_not_printed_as_nan():
 
 
 def test_derive_gives_the_study_figures():
-    cad = PhaseNumbers(makespan_s=10.0, host_cpu_pct=40.0, cad_guests=2, cad_run_time_s=8.0,
+    cad = PhaseNumbers(makespan_s=10.0, host_cpu_pct=40.0, cad_guests=2, cad_run_time_s=8.0, cad_frame_s=0.04,
                        cad_p95_frame_ms=[20.0, 30.0], cad_frames=200, energy_J=1000.0)
-    mixed = PhaseNumbers(makespan_s=12.0, host_cpu_pct=70.0, cad_run_time_s=8.4, cad_p95_frame_ms=[30.0, 40.0],
-                         ml_images_per_sec=1000 / 5.75, ml_images=6000, energy_J=2000.0)
+    mixed = PhaseNumbers(makespan_s=12.0, host_cpu_pct=70.0, cad_run_time_s=8.4, cad_frame_s=0.042,
+                         cad_p95_frame_ms=[30.0, 40.0], cad_frames=200, ml_images_per_sec=1000 / 5.75, ml_images=6000,
+                         energy_J=2000.0)
     ml = PhaseNumbers(makespan_s=6.0, host_cpu_pct=30.0, ml_images_per_sec=1000 / 5.0, ml_images=6000)
     d = derive({"cad": cad, "mixed": mixed, "ml": ml})
     assert d["cad_run_time_increase_pct"] == pytest.approx(5.0)
@@ -48,6 +49,19 @@ def test_derive_gives_the_study_figures():
     assert (d["cad_p95_frame_ms_alone"], d["cad_p95_frame_ms_mixed"]) == (25.0, 35.0)
     assert d["mixed.images_per_J"] == 3.0 and d["cad.frames_per_J"] == 0.2
     assert math.isnan(d["ml.energy_J"]) and math.isnan(d["ml.images_per_J"])  # no power reading: no energy
+
+
+def test_a_replay_sized_by_time_is_slowed_per_frame_and_its_sequential_time_scaled_to_its_frames():
+    """Beside an open-ended ML guest the replay renders passes for the ML window (workload.min_replay_s): 300
+    frames in 2 s where alone it rendered 100 in 1 s. Per frame that is 33 % faster; the ratio of run times (the
+    windows) would have said +100 %."""
+    cad = PhaseNumbers(makespan_s=3.0, cad_run_time_s=1.0, cad_frame_s=1.0 / 100, cad_frames=100)
+    mixed = PhaseNumbers(makespan_s=4.0, cad_run_time_s=2.0, cad_frame_s=2.0 / 300, cad_frames=300,
+                         ml_images_per_sec=100.0, ml_images=200)
+    ml = PhaseNumbers(makespan_s=2.0, ml_images_per_sec=100.0, ml_images=200)
+    d = derive({"cad": cad, "mixed": mixed, "ml": ml})
+    assert d["cad_run_time_increase_pct"] == pytest.approx(-33.33, abs=0.01)
+    assert d["sequential_s"] == pytest.approx(3.0 * 3 + 2.0)  # CAD alone's time for the mixed phase's frames
 
 
 def test_qos_needs_every_cad_guest_and_the_ml_guest_within_bounds():
@@ -104,8 +118,9 @@ def test_a_verdict_is_given_where_the_intervals_carry_it():
 
 def test_slowdown_intervals_stay_within_their_bounds():
     # three repeats of a loaded host (the cfed7fc mixed run: ML +2.5 [-495.2, +785.6] from a t interval of %)
-    alone = [PhaseNumbers(makespan_s=5.0, cad_run_time_s=5.0, ml_images_per_sec=1000 / t) for t in (10.0, 4.0, 2.0)]
-    mixed = [PhaseNumbers(makespan_s=8.0, cad_run_time_s=c, ml_images_per_sec=1000 / t)
+    alone = [PhaseNumbers(makespan_s=5.0, cad_run_time_s=5.0, cad_frame_s=0.05, ml_images_per_sec=1000 / t)
+             for t in (10.0, 4.0, 2.0)]
+    mixed = [PhaseNumbers(makespan_s=8.0, cad_run_time_s=c, cad_frame_s=c / 100, ml_images_per_sec=1000 / t)
              for c, t in ((5.5, 4.0), (4.0, 9.0), (6.0, 12.0))]
     out = by_profile({"p/cad": alone, "p/mixed": mixed, "p/ml": alone})
     lo, hi = out["p.ml_train_time_increase_pct.ci_low"], out["p.ml_train_time_increase_pct.ci_high"]
