@@ -64,21 +64,34 @@ def export_tree(tracking_uri: str, run_id: str, folder: Path) -> Path:
 
     client = MlflowClient(tracking_uri)
     dest = folder / EXPORT_DIR
-    shutil.rmtree(dest, ignore_errors=True)
-    (dest / "artifacts").mkdir(parents=True)
+    building = folder / f"{EXPORT_DIR}.partial-{os.getpid()}"  # the last whole export stays until this one is
+    shutil.rmtree(building, ignore_errors=True)
+    (building / "artifacts").mkdir(parents=True)
     records = []
     for run in subtree(client, run_id):
         rid = run.info.run_id
-        records.append({"run_id": rid, "run_name": run.info.run_name, "status": run.info.status,
+        tags, status = dict(run.data.tags), run.info.status
+        if status == "RUNNING":  # exported mid-way (a study between its parts): imported as cut off, never running
+            status, tags[EXPORTED_RUNNING] = "FAILED", EXPORTED_RUNNING_WHY
+        records.append({"run_id": rid, "run_name": run.info.run_name, "status": status,
                         "start_time": run.info.start_time, "end_time": run.info.end_time,
-                        "tags": dict(run.data.tags), "params": dict(run.data.params),
-                        "metrics": dict(run.data.metrics)})
+                        "tags": tags, "params": dict(run.data.params), "metrics": dict(run.data.metrics)})
         if client.list_artifacts(rid):
             with quiet_downloads():
-                client.download_artifacts(rid, "", str(dest / "artifacts" / rid))
-    (dest / "runs.json").write_text(json.dumps({"format": "gpu-mixed-bench/run-export", "version": 1,
-                                                "root": run_id, "runs": records}, indent=1))
+                client.download_artifacts(rid, "", str(building / "artifacts" / rid))
+    (building / "runs.json").write_text(json.dumps({"format": "gpu-mixed-bench/run-export", "version": 1,
+                                                    "root": run_id, "runs": records}, indent=1))
+    old = folder / f"{EXPORT_DIR}.old-{os.getpid()}"
+    if dest.exists():
+        dest.rename(old)
+    building.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
     return dest
+
+
+EXPORTED_RUNNING = "bench.exported_running"
+EXPORTED_RUNNING_WHY = ("still running when exported: what was exported is what had finished by then; a later "
+                        "export of the finished run replaces this one")
 
 
 class ExportedStore:

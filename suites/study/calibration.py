@@ -11,6 +11,8 @@ table stands in for it.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,15 +43,22 @@ def cached(out_dir: Path, inv: Inventory) -> dict[tuple[str, str], float]:
             if "/" in k and isinstance(v, (int, float)) and v > 0}
 
 
+# A probe may take at most this share of study.budget_s: one that hangs (a GPU that never answers, a data set on a
+# dead mount) is stopped, and the study plans from the table instead of losing its budget to it.
+PROBE_SHARE = 0.25
+STOP_GRACE_S = 20.0  # after SIGTERM, how long the probe's runner has to stop its guests and record
+
+
 def probe(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, inv: Inventory,
-          say: Callable[[str], None]) -> dict[tuple[str, str], float]:
-    """Every cached figure, and a probe of each of ``workloads`` at ``tier`` not yet cached (saved as it comes)."""
+          say: Callable[[str], None], timeout_s: float = 600.0) -> dict[tuple[str, str], float]:
+    """Every cached figure, and a probe of each of ``workloads`` at ``tier`` not yet cached (saved as it comes),
+    each stopped after ``timeout_s``."""
     known = cached(out_dir, inv)
     for workload in workloads:
         if (workload, tier) in known:
             continue
-        say(f"study: probing {workload} ({tier} sizes) once on this host, for the plan")
-        seconds, why = timed_run(workload, tier, overrides)
+        say(f"study: probing {workload} ({tier} sizes) once on this host, for the plan (at most {timeout_s:.0f} s)")
+        seconds, why = timed_run(workload, tier, overrides, timeout_s)
         if seconds is None:
             say(f"study: the {workload} probe failed ({why}): the planner's table stands in for it")
             continue
@@ -58,19 +67,42 @@ def probe(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, 
     return known
 
 
-def timed_run(workload: str, tier: str, overrides: list[str]) -> tuple[float | None, str]:
-    """(wall seconds of one bench run of ``workload`` at ``tier``, '') or (None, why), into a folder of its own."""
+def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) -> tuple[float | None, str]:
+    """(wall seconds of one bench run of ``workload`` at ``tier``, '') or (None, why), into a folder of its own;
+    past ``timeout_s`` the run is stopped (SIGTERM to its process group: its runner stops its guests) and why says
+    so."""
     with tempfile.TemporaryDirectory(prefix="study-probe-") as tmp:
         argv = [sys.executable, "-m", "suites", "bench", *overrides, "scenario=single", f"workload={workload}",
                 *(["+preset=smoke"] if tier == "smoke" else []), "scenario.repeats=1", "progress=quiet",
                 f"tracking_uri=sqlite:///{tmp}/mlflow.db", f"artifact_dir={tmp}/artifacts", f"hydra.run.dir={tmp}/run"]
         t0 = time.monotonic()
-        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
+        proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            stop_group(proc)
+            return None, f"stopped after {timeout_s:.0f} s ({PROBE_SHARE:.0%} of study.budget_s)"
         seconds = time.monotonic() - t0
     if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or [f"exit {proc.returncode}"]
+        lines = err.strip().splitlines() or out.strip().splitlines() or [f"exit {proc.returncode}"]
         return None, lines[-1][:200]
     return round(seconds, 1), ""
+
+
+def stop_group(proc: subprocess.Popen[str]) -> None:
+    """The probe's process group (its runner; guests live in sessions of their own and are the runner's to stop):
+    SIGTERM, then SIGKILL after STOP_GRACE_S."""
+    for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.communicate(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def save(out_dir: Path, inv: Inventory, known: dict[tuple[str, str], float]) -> None:

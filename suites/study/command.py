@@ -123,7 +123,8 @@ def measured_plan(sp: StudyPlan, replan: Callable[[Measured], StudyPlan], known:
     if probe and held:  # a probe beside another run would time that run's load (and queue for its cores)
         say(out)(f"study: not probed (another benchmark run holds {describe(held)}): planned from what is cached")
     t0 = time.monotonic()
-    probed = calibration.probe(workloads_of(sp.parts), sp.tier, overrides, where, inv, say(out)) \
+    probed = calibration.probe(workloads_of(sp.parts), sp.tier, overrides, where, inv, say(out),
+                               settings.budget_s * calibration.PROBE_SHARE) \
         if probe and not held else calibration.cached(where, inv)
     if not probed:
         return sp
@@ -161,6 +162,11 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
     """Each part in turn, nested under the study run; stops at an interrupt (the rest is listed as skipped)."""
     worst, t0 = 0, time.monotonic()
     for i, (part, planned) in enumerate(ready, 1):
+        late = sp.fits(part.name, time.monotonic())
+        if late:
+            sp.skips.append(Skip(part.name, late))
+            say(out)(f"study: {part.name} {late}")
+            continue
         say(out)(f"== study part {i}/{len(ready)}: episode {part.episode} {part.name} "
                  f"({time.monotonic() - t0:.0f} s elapsed, {sp.estimate_s:.0f} s planned) ==")
         why, t_part = "", time.monotonic()
@@ -175,6 +181,8 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
             say(out)(f"study: {part.name} {sp.overran(part.name)} ({sp.actual_s[part.name]:.0f} s, planned "
                      f"{sp.part_estimates[part.name]:.0f} s)")
         worst = max(worst, code)
+        if ref is not None:  # after each part: a study cut off later (a command's time limit) keeps what finished
+            best_effort(out, "run export", lambda: export_tree(ref.tracker.uri, ref.run_id, run_dir))
         if code == EXIT_INTERRUPTED:
             # a part that stopped its own guests at an interrupt returns its code; the handler knows the signal
             sp.skips += [Skip(p.name, why or interrupt_reason()) for p, _ in ready[i:]]
@@ -227,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     if {"-h", "--help"} & set(argv):
         print(__doc__)
         return 0
+    started = time.monotonic()  # the budget counts from here: the probe's seconds are the study's too
     register_configs()
     mine, overrides = split_args([a for a in argv if a != "--plan"])
     out = console()
@@ -250,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                            overrides, "--plan" not in argv and on_host, out)
         if [sp.overrides(p) for p in sp.parts] != planned:  # trimmed otherwise by what was measured
             comps = compose_parts(sp, overrides)
+        sp.deadline = started + settings.budget_s
         show_plan(out, sp, gpu_status)
         if "--plan" in argv:
             return 0

@@ -49,16 +49,22 @@ class Row:
 
 
 def all_parts(study: ReferenceStudy) -> list[Part]:
-    """Every part of the study as it was configured (episode 2's profiles come from the study run's params)."""
-    p = study.params
-    settings = StudySettings(profiles=[s for s in p.get("study.profiles", "").split(",") if s] or
-                             StudySettings().profiles,
-                             consolidation_profile=p.get("study.consolidation_profile", "m60-2q"))
+    """Every part of the study as it was configured (episode 2's profiles come from the study run's params), with
+    every reference profile's row: one left out of study.profiles is a row that says so."""
+    configured = configured_profiles(study)
+    settings = StudySettings(profiles=configured + [r for r in StudySettings().profiles if r not in configured],
+                             consolidation_profile=study.params.get("study.consolidation_profile", "m60-2q"))
     return [*EPISODE_1, *episode_2(settings)]
+
+
+def configured_profiles(study: ReferenceStudy) -> list[str]:
+    return [s for s in study.params.get("study.profiles", "").split(",") if s] or StudySettings().profiles
 
 
 def why_skipped(study: ReferenceStudy, part: str, phase: str) -> str:
     """The skip that covers this part (or this phase of it), else why the store has no figure."""
+    if part == "mixed" and phase not in configured_profiles(study):
+        return f"not run: not in study.profiles ({', '.join(configured_profiles(study))})"
     for what, why in study.skips:
         if what == part or what == f"{part} {phase}" or (what.startswith(f"{part} ") and phase in what.split()):
             return why

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from suites.study.planner import EPISODE_1, Measured, plan_study
@@ -112,7 +114,10 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     """The whole study within a small budget (no GPU here: episode 2 only, labelled not enforced): the mixed study
     of m60-8q and a consolidation, each phase once (repeats and their spread: tests/test_honest.py)."""
     # planned from the table (the probe: below), so the budget's trims are the same on every host
-    proc = study(tmp_path, "study.budget_s=65", "study.repeats=1", "study.max_guests=2", "study.calibrate=false")
+    # one mixed profile (the others' rows: skipped, not in study.profiles), with room for this host's set-up and
+    # the table's optimism: a part that cannot end within the budget does not start
+    proc = study(tmp_path, "study.budget_s=110", "study.profiles=[m60-8q]", "study.repeats=1", "study.max_guests=2",
+                 "study.calibrate=false")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())
     assert "estimate s" in proc.stdout and "table (not measured)" in proc.stdout  # each part's estimate beside
@@ -215,7 +220,7 @@ def test_the_probe_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path: 
     first = calibration.probe(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     took = time.monotonic() - t0
     assert 0 < first[("fixed-step", "smoke")] <= took + 0.05  # the bench run's whole wall time (to 0.1 s)
-    assert said == ["study: probing fixed-step (smoke sizes) once on this host, for the plan"]
+    assert said == ["study: probing fixed-step (smoke sizes) once on this host, for the plan (at most 600 s)"]
     again = calibration.probe(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     assert again == first and len(said) == 1  # cached: not probed twice
     saved = json.loads((tmp_path / "calibration.json").read_text())
@@ -262,3 +267,55 @@ def test_a_check_that_breaks_is_a_failed_row_with_its_traceback_not_the_end(tmp_
     row = run_check(ctx, "b2", broken)
     assert row.result == "failed: KeyError: 'util_pct' (logs/b2-fault.log)"
     assert "KeyError" in (tmp_path / "logs" / "b2-fault.log").read_text()
+
+
+def test_a_probe_that_outlasts_its_share_of_the_budget_is_stopped_and_said(tmp_path: Path):
+    from gpu_probe import inventory
+    from suites.study import calibration
+
+    said: list[str] = []
+    t0 = time.monotonic()
+    got = calibration.probe(["fixed-step"], "full", [f"data.cache_dir={tmp_path / 'data'}", "profile.vcpus=1",
+                                                     "workload.size_by=work", "workload.step_ms=1000"],
+                            tmp_path, inventory.collect(), said.append, timeout_s=3.0)
+    assert time.monotonic() - t0 < 3.0 + calibration.STOP_GRACE_S + 5
+    assert got == {} and "stopped after 3 s (25% of study.budget_s)" in said[-1], said
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "study-probe-" in " ".join(p.info["cmdline"] or [])]
+
+
+def test_a_part_that_cannot_end_within_the_budget_does_not_start():
+    from suites.study.planner import StudyPlan
+
+    sp = StudyPlan([], [], "smoke", 1, 150.0, 0, part_estimates={"mixed": 100.0, "consolidation": 40.0},
+                   deadline=1000.0)
+    assert sp.fits("mixed", 850.0) == "" and sp.fits("consolidation", 940.0) == ""
+    assert sp.fits("mixed", 950.0).startswith("not started: its estimate 100 s is past the 50 s left of study.budget_s")
+
+
+def test_a_study_killed_mid_way_leaves_its_finished_parts_exported(tmp_path: Path):
+    """A GPU host's command limit (10 minutes) ends a study wherever it is: what finished is exported after each
+    part, the study run marked cut off in the export, never running."""
+    cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp_path / 'study'}",
+           f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'artifacts'}",
+           f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", "study.budget_s=110", "study.profiles=[m60-8q]",
+           "study.repeats=1", "study.max_guests=2", "study.calibrate=false"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
+    seen = []
+    try:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            seen.append(line)
+            if "== study part 2/2" in line:
+                break
+        os.killpg(proc.pid, signal.SIGKILL)  # no handler runs: as a command limit's kill
+    finally:
+        proc.wait(timeout=60)
+    assert any("== study part 2/2" in ln for ln in seen), "".join(seen)[-3000:]
+    (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())
+    runs = json.loads((folder / "mlflow-export" / "runs.json").read_text())["runs"]
+    parts = {r["tags"].get("bench.study_part") for r in runs if r["tags"].get("bench.study_part")}
+    assert parts == {"mixed"}, parts  # the first part, whole; the second had not finished
+    root = next(r for r in runs if r["tags"].get("bench.kind") == "study")
+    assert root["status"] == "FAILED" and "still running when exported" in root["tags"]["bench.exported_running"]
+    assert all(r["status"] != "RUNNING" for r in runs)
+    assert not list(folder.glob("mlflow-export.*"))  # no half-written export beside it
