@@ -60,6 +60,11 @@ OVERRIDES := $(SWEEP) $(call override,profile,profile) $(call override,workload,
              $(call override,backend,backend)
 # A command with the user's ARGS after its own: python -m suites.makeargs '<ARGS>' suites <command> ...
 SUITES = $(PY) -m suites.makeargs $(call q,ARGS) suites
+# BARE=1: a GPU host without network or venv (../shared/device/prepare.sh's wheels on PYTHONPATH, the line it prints
+# before make): the image's python3, nothing set up. Every command a GPU host runs takes it: study, size, gpu-check,
+# bench-ml, bench-peer.
+BARE_SETUP = $(if $(call raw,BARE),,setup setup-system)
+BARE_SUITES = $(if $(call raw,BARE),$(subst $(PY),python3,$(SUITES)),$(SUITES))
 
 .PHONY: setup setup-system setup-cluster setup-vm report bench study size gpu-check bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
@@ -122,19 +127,19 @@ bench: setup setup-system $(if $(filter vm,$(call raw,backend)),setup-vm)
 
 # The reference study in one command: every part this host can run, sized by study.budget_s, one report in
 # outputs/study/<time>/ (ARGS='study.budget_s=900 data.root=../shared/data'; --plan shows the plan only).
-study: setup setup-system
-	$(SUITES) study
+study: $(BARE_SETUP)
+	$(BARE_SUITES) study
 
 # A sizing: which profile, CAD guests per GPU, GPUs, hosts and cost per user for a mix, each with its confidence
 # range; one report in outputs/sizing/<time>/ (ARGS='sizing.mix={cad: 40, ml: 4} sizing.gpu=L40S'). docs/sizing.md
-size: setup setup-system
-	$(SUITES) size
+size: $(BARE_SETUP)
+	$(BARE_SUITES) size
 
 # Every GPU path of the suite in one command: table, outputs/gpu-check/<time>/ and one tarball (ARGS='data.root=...
 # strict=true only=a,b2'). BARE=1: the bare GPU image's python3 with PYTHONPATH set (../shared/device/prepare.sh), no
 # venv or Debian packages installed.
-gpu-check: $(if $(call raw,BARE),,setup setup-system)
-	$(if $(call raw,BARE),$(subst $(PY),python3,$(SUITES)),$(SUITES)) gpu-check
+gpu-check: $(BARE_SETUP)
+	$(BARE_SUITES) gpu-check
 
 # The mixed / consolidation scenarios' report from the MLflow store (latest mixed and consolidation runs; the store and
 # experiment defaults are suites/config/schema.py's, like every CLI's).
@@ -142,8 +147,8 @@ report: setup
 	$(SUITES) report
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
-bench-ml: setup
-	$(SUITES) bench-ml
+bench-ml: $(if $(call raw,BARE),,setup)
+	$(BARE_SUITES) bench-ml
 
 # What a guest VM costs next to a guest process: boot, start skew of 2 and 4 VMs, in-VM / process throughput.
 bench-vm: setup setup-vm
@@ -151,8 +156,8 @@ bench-vm: setup setup-vm
 
 # cifar10-torch beside the published CIFAR-10 speed record (PyPI airbench's airbench94), interleaved in one process:
 # images/s of both with their CI, the ratio and its verdict (goal >= 0.95); ARGS='--flops' for parameters and FLOPs.
-bench-peer: setup
-	$(SUITES) bench-peer
+bench-peer: $(if $(call raw,BARE),,setup)
+	$(BARE_SUITES) bench-peer
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup
