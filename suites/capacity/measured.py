@@ -15,6 +15,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from gpu_probe.datasheet import memory_MiB
+from gpu_probe.inventory import Inventory
 from gpu_probe.stats import summarize
 from suites.capacity.curve import Step, Tile
 from suites.config.profiles import ProfileConfig, ProfileKind, family
@@ -23,7 +24,7 @@ from suites.config.schema import CONFIG_DIR
 from suites.run.mixed import ml_slowdown_pct, paired, pct_increase
 from suites.run.phase_numbers import PhaseNumbers
 
-__all__ = ["candidate_profiles", "demand", "steps_of"]
+__all__ = ["candidate_profiles", "demand", "steps_of", "within_card"]
 
 
 def tile(step: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) -> Tile:
@@ -75,3 +76,17 @@ def candidate_profiles(gpu: str, only: list[str]) -> list[ProfileConfig]:
     chosen = [p for p in profiles if p.name in only] if only else \
         [p for p in profiles if p.kind is ProfileKind.vgpu and fam and family(p.gpu_model) == fam]
     return sorted(chosen, key=lambda p: (-(p.framebuffer_MiB or memory_MiB(p.gpu_model) or 0), p.name))
+
+
+def within_card(candidates: list[ProfileConfig], inv: Inventory, notes: list[str]) -> list[ProfileConfig]:
+    """The candidates whose framebuffer this host's GPU can give (NVML's total: a card's usable memory is a little
+    under its nominal size, ~81,559 of an H100's 81,920 MiB); one that cannot is said and skipped."""
+    usable = min((float(g.get("mem_total_MiB") or 0) for g in inv.gpus), default=0.0)
+    if not usable:
+        return candidates
+    kept = [c for c in candidates if (c.framebuffer_MiB or 0) <= usable]
+    for c in candidates:
+        if c not in kept:
+            notes.append(f"{c.name}: not measured: its {c.framebuffer_MiB} MiB framebuffer is more than the "
+                         f"{usable:,.0f} MiB this host's GPU has")
+    return kept

@@ -47,6 +47,9 @@ class SizingSettings:
     price: PriceSettings = field(default_factory=PriceSettings)
     years: float = 3.0
     repeats: int = 3
+    # Seconds the sizing's measurements may take by its estimate (9 minutes: within a lent GPU's 10-minute command):
+    # steps, repeats, policies and candidates are trimmed in that order until it fits (capacity/budget.py), each said
+    budget_s: float = 540.0
     max_guests: int = 4
     steps: list[int] = field(default_factory=list)  # the counts measured ([]: each 1..max_guests); the rest predicted
     policies: list[str] = field(default_factory=lambda: ["time-slice"])
@@ -64,6 +67,8 @@ class SizingSettings:
         require(self.gpus_per_host >= 1, "sizing.gpus_per_host", f"must be >= 1, got {self.gpus_per_host}")
         require(self.spare >= 0, "sizing.spare", f"must be >= 0, got {self.spare}")
         require(1 <= self.repeats <= 20, "sizing.repeats", f"must be 1..20, got {self.repeats}")
+        require(0 < self.budget_s <= 86400 and self.budget_s == self.budget_s, "sizing.budget_s",
+                f"must be seconds in (0, 86400], got {self.budget_s}")
         require(1 <= self.max_guests <= 64, "sizing.max_guests", f"must be 1..64, got {self.max_guests}")
         require(all(1 <= n <= 64 for n in self.steps) and self.steps == sorted(set(self.steps)), "sizing.steps",
                 f"must be increasing counts 1..64, got {list(self.steps)}")

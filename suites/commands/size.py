@@ -29,7 +29,8 @@ from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.backends.ray.cluster import survey as survey_fleet
-from suites.capacity import curve, fleet_candidates, measured, solver
+from suites.capacity import budget, curve, fleet_candidates, measured, solver
+from suites.capacity.budget import Sweep
 from suites.capacity.result import SizingResult, title_label
 from suites.capacity.size_settings import SizingSettings, describe, load_settings, split_args
 from suites.config.compose import Composition, compose_run
@@ -47,28 +48,42 @@ from suites.render import sizing_report
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
 from suites.run.shield import stop_on_signals
+from suites.study import calibration
+from suites.study.planner import OVERHEAD_S, WORK_S
+from suites.study.settings import StudySettings
 from suites.validity import weakest
 
 KIND = "sizing"
 REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
 
 
-def part_overrides(settings: SizingSettings, profile: str, policy: str, tier: str, p: ProfileConfig,
-                   max_guests: int) -> list[str]:
-    """One consolidation's command line: the profile, its CAD size's viewsets, the repeats, the policy."""
+def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: str, p: ProfileConfig) -> list[str]:
+    """One consolidation's command line: the profile, its CAD size's viewsets, the steps, the repeats, the policy."""
     viewsets = ",".join(settings.cad_sizes[settings.cad_size])
-    steps = [n for n in settings.steps if n <= max_guests]
-    out = ["scenario=consolidation", f"profile={profile}", f"scenario.repeats={settings.repeats}",
-           f"scenario.study.max_guests={steps[-1] if steps else max_guests}", "scenario.study.cad_alone=true",
+    steps = list(sweep.steps)
+    out = ["scenario=consolidation", f"profile={sweep.profile}", f"scenario.repeats={repeats}",
+           f"scenario.study.max_guests={steps[-1]}", "scenario.study.cad_alone=true",
            "scenario.study.steps_past_miss=2", "scenario.study.cad.overrides=['workload.size=small',"
            f"'workload.viewsets=[{viewsets}]']"]
-    if steps:
+    if steps != list(range(1, steps[-1] + 1)):
         out.append(f"scenario.study.steps=[{','.join(map(str, steps))}]")
     if tier == "smoke":
         out.insert(0, "+preset=smoke")
-    if policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
+    if sweep.policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
         out += ["sharing=mps", f"profile.mps_share_pct={max(1, 100 // max(1, p.max_per_gpu))}"]
     return out
+
+
+def phase_seconds(inv: Inventory, tier: str) -> tuple[float, str]:
+    """What one consolidation phase run costs on this host, and where the figure came from: the study's probe of
+    this host (its calibration cache) where it timed both workloads at this tier, else the study planner's table."""
+    host = "gpu" if inv.gpus else "cpu"
+    probed = calibration.cached(Path(StudySettings().out_dir), inv)
+    runs = [probed.get((w, tier)) for w in ("graphics-replay", "mnist-torch")]
+    if all(runs):
+        return max(runs), f"probed on this host ({calibration.CACHE} under {StudySettings().out_dir})"  # type: ignore[type-var]
+    work = max(WORK_S[(w, tier)][host] for w in ("graphics-replay", "mnist-torch"))
+    return OVERHEAD_S[host] + work, f"the study planner's table for a {host.upper()} host (not measured here)"
 
 
 # Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
@@ -90,6 +105,7 @@ class Plan(NamedTuple):
     notes: list[str]
     fleet: list[JsonObject]  # what each node of a fleet (ray.placement=per-node) said it is; [] on this host
     provenance: dict[str, str]  # what the fleet's nodes add to the sizing's provenance
+    fitted: budget.Fitted  # what fits sizing.budget_s: the sweeps, repeats, estimate and trims
 
 
 def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str, fleet: list[JsonObject]) -> str:
@@ -150,15 +166,17 @@ def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[P
 
 
 def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console) -> Plan:
-    """The GPU sized for, its candidates, the consolidations to measure or reuse, notes: every part composed before
-    anything starts; a problem is one ConfigError."""
+    """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to sizing.budget_s), notes:
+    every part composed before anything starts; a problem is one ConfigError."""
     fleet, groups = survey(overrides)
     gpu = settings.gpu or fleet_gpu(fleet) or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
+    notes: list[str] = []
     candidates = measured.candidate_profiles(gpu, settings.profiles)
     if not candidates:
         raise ConfigError(f"sizing.gpu={gpu}: no vGPU profile of it in configs/profile (sizing.profiles names "
                           "candidates by hand)")
-    notes: list[str] = []
+    if not fleet:
+        candidates = measured.within_card(candidates, inv, notes)
     tier = settings.tier if settings.tier != "auto" else ("full" if inv.gpus or fleet else "smoke")
     steps, provenance = what_to_measure(settings, inv, candidates, fleet, groups, notes)
     policies = list(settings.policies)
@@ -167,21 +185,30 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], o
         notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
                      "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
                      "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
+    phase_s, source = phase_seconds(inv, tier)
+    shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
+    fitted = budget.fit(budget.sweeps_of(settings.steps, steps, policies), settings.repeats, settings.budget_s,
+                        phase_s, shared)
+    notes += [f"trimmed to sizing.budget_s={settings.budget_s:g}: {t}" for t in fitted.trims]
     by_name = {c.name: c for c in candidates}
     parts = []
-    for name, deepest in steps.items():
-        for policy in policies:
-            command_line = [*part_overrides(settings, name, policy, tier, by_name[name], deepest), *overrides]
-            try:
-                comp = compose_run(command_line)
-            except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
-                raise ConfigError(f"sizing part {name}/{policy}: {one_line(exc)}") from exc
-            check_out_dirs(comp.cfg)
-            parts.append(Part(name, policy, comp, reuse_key(inv, command_line, name, policy, fleet)))
+    for sweep in fitted.sweeps:
+        command_line = [*part_overrides(settings, sweep, fitted.repeats, tier, by_name[sweep.profile]), *overrides]
+        try:
+            comp = compose_run(command_line)
+        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+            raise ConfigError(f"sizing part {sweep.profile}/{sweep.policy}: {one_line(exc)}") from exc
+        check_out_dirs(comp.cfg)
+        parts.append(Part(sweep.profile, sweep.policy, comp,
+                          reuse_key(inv, command_line, sweep.profile, sweep.policy, fleet)))
     say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
-             f"({', '.join(f'{p.profile}/{p.policy}' for p in parts)}), sizes {tier}, {settings.repeats} repeat(s) "
+             f"({', '.join(f'{p.profile}/{p.policy}' for p in parts)}), sizes {tier}, {fitted.repeats} repeat(s) "
              "per step" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
-    return Plan(gpu, candidates, parts, notes, fleet, provenance)
+    say(out)(f"size: estimate {fitted.estimate_s:.0f} s of sizing.budget_s={settings.budget_s:g} "
+             f"({phase_s:.0f} s a phase run: {source})")
+    for t in fitted.trims:
+        say(out)(f"size: trimmed: {t}")
+    return Plan(gpu, candidates, parts, notes, fleet, provenance, fitted)
 
 
 def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder: Recorder, ref: RunRef | None,

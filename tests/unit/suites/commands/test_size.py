@@ -25,6 +25,7 @@ def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
 
 
 def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_nodes_end():
+    from suites.capacity.budget import sweeps_of
     from suites.capacity.size_settings import load_settings
     from suites.commands.size import part_overrides
     from suites.config.compose import compose_run
@@ -33,9 +34,51 @@ def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_
 
     register_configs()
     settings = load_settings("default", ["sizing.steps=[1,2,4,8]"])
-    line = part_overrides(settings, "m60-1q", "time-slice", "smoke", ProfileConfig(name="m60-1q"), 8)
+    (sweep,) = sweeps_of(settings.steps, {"m60-1q": 8}, ["time-slice"])
+    line = part_overrides(settings, sweep, 3, "smoke", ProfileConfig(name="m60-1q"))
     assert "scenario.study.steps=[1,2,4,8]" in line and "scenario.study.max_guests=8" in line
     labels = [r.label for r in compose_run(line).runs]
     assert [x.rsplit("/", 1)[1] for x in labels] == ["ml", "cad", "n1", "n2", "n4", "n8"]
-    cut = part_overrides(settings, "m60-1q", "time-slice", "smoke", ProfileConfig(name="m60-1q"), 3)
-    assert "scenario.study.steps=[1,2]" in cut and "scenario.study.max_guests=2" in cut
+    (cut,) = sweeps_of(settings.steps, {"m60-1q": 3}, ["time-slice"])
+    line = part_overrides(settings, cut, 3, "smoke", ProfileConfig(name="m60-1q"))
+    assert cut.steps == (1, 2) and "scenario.study.max_guests=2" in line  # 1..2: every count, no steps= needed
+    (every,) = sweeps_of([], {"m60-1q": 3}, ["time-slice"])
+    assert every.steps == (1, 2, 3) and "scenario.study.steps=" not in " ".join(
+        part_overrides(settings, every, 3, "smoke", ProfileConfig(name="m60-1q")))
+
+
+def gpu_host(name: str, mem_MiB: float):
+    from gpu_probe.inventory import Inventory
+
+    return Inventory("gpu-host", "Linux", "3.12", "cpu", 16, 16, 16, 131072.0,
+                     gpus=[{"index": 0, "name": name, "uuid": "GPU-0", "mem_total_MiB": mem_MiB}])
+
+
+def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_trimmed(tmp_path, monkeypatch):
+    """cce1a94 stopped on an H200 (no profile of it) and planned 40-60 minutes on an H100, with h100-80c asking
+    81,920 MiB of the card's 81,559."""
+    import io
+
+    from rich.console import Console
+
+    from suites.capacity.size_settings import load_settings
+    from suites.commands.size import plan_parts
+    from suites.config.schema import register_configs
+
+    monkeypatch.chdir(tmp_path)  # no calibration cache of this host: the planner's table for a GPU host
+    register_configs()
+    for name, mem, sized in (("NVIDIA H200", 143_771.0, "h200"), ("NVIDIA H100 80GB HBM3", 81_559.0, "h100")):
+        settings = load_settings("default", [])
+        said = io.StringIO()
+        plan = plan_parts(settings, gpu_host(name, mem), [f"tracking_uri=sqlite:///{tmp_path}/m.db"],
+                          Console(file=said, width=200))
+        assert plan.fitted.estimate_s <= settings.budget_s, (name, plan.fitted)
+        assert plan.parts and all(p.profile.startswith(sized) for p in plan.parts)
+        assert plan.fitted.trims and all(f"trimmed to sizing.budget_s=540: {t}" in plan.notes
+                                         for t in plan.fitted.trims)
+        text = " ".join(said.getvalue().split())
+        assert "size: trimmed: " in text and "of sizing.budget_s=540" in text
+        if sized == "h100":  # the whole-card profile asks more than the card has: said, not measured
+            assert any(n.startswith("h100-80c: not measured: its 81920 MiB framebuffer is more than the 81,559 MiB")
+                       for n in plan.notes), plan.notes
+            assert "h100-80c" not in {p.profile for p in plan.parts}

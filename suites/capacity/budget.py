@@ -1,0 +1,123 @@
+"""A sizing within its time budget (``sizing.budget_s``): what ``make size`` measures, trimmed in a stated order
+until its estimate fits, each trim said.
+
+A sizing measures one consolidation per candidate profile and policy: ML alone, one CAD guest alone, then the
+CAD guest counts of its steps beside the ML guest, each phase ``repeats`` times. On one GPU host that was 10
+candidates x 2 policies x up to 6 phases x 3 repeats, 40-60 minutes, where a lent GPU's command ends at 10. The
+estimate is the number of phase runs times what one phase run costs on this host (the caller's figure: measured
+where it can be, see suites/commands/size.py), a step of k CAD guests on a CPU host taking k + 1 guests' share of
+its cores. The trims, in order:
+
+1. steps: each count 1..N becomes the doubling counts 1, 2, 4, ... up to N (a count between two measured steps
+   is interpolated, and every figure resting on it is labelled ``(predicted)``);
+2. repeats: down to 2, never 1 (one repeat has no interval, so no safe count);
+3. policies: the first only (time-slice; MPS is compared where the budget allows);
+4. candidates: the last of the list dropped first (the list is largest framebuffer first).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+__all__ = ["Fitted", "Sweep", "cpu_share", "doubling", "fit", "sweep_s", "sweeps_of"]
+
+MIN_REPEATS = 2
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One consolidation to measure: a profile under a policy, over its CAD guest counts."""
+
+    profile: str
+    policy: str
+    steps: tuple[int, ...]
+
+
+@dataclass
+class Fitted:
+    """What fits: the sweeps, the repeats, the estimate, and each trim made, in words."""
+
+    sweeps: list[Sweep]
+    repeats: int
+    estimate_s: float
+    budget_s: float
+    trims: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return self.estimate_s <= self.budget_s
+
+
+def doubling(steps: tuple[int, ...]) -> tuple[int, ...]:
+    """1, 2, 4, ... up to the deepest count, the deepest kept."""
+    if not steps:
+        return steps
+    deepest, out, n = max(steps), [], 1
+    while n < deepest:
+        out.append(n)
+        n *= 2
+    return (*out, deepest)
+
+
+def sweep_s(sweep: Sweep, repeats: int, phase_s: float, shared: Callable[[int], float]) -> float:
+    """Seconds one consolidation takes: ML alone, CAD alone (one guest each), then each step's k CAD guests beside
+    the ML guest, ``repeats`` times each; ``shared(k)``: how much longer k + 1 guests take than one (their share of
+    a CPU host's cores; 1 on a GPU)."""
+    return repeats * phase_s * (2 + sum(shared(k) for k in sweep.steps))
+
+
+def total_s(sweeps: list[Sweep], repeats: int, phase_s: float, shared: Callable[[int], float]) -> float:
+    return sum(sweep_s(s, repeats, phase_s, shared) for s in sweeps)
+
+
+def fit(sweeps: list[Sweep], repeats: int, budget_s: float, phase_s: float,
+        shared: Callable[[int], float] = lambda k: 1.0) -> Fitted:
+    """The sweeps and repeats trimmed in order (module docstring) until the estimate is within ``budget_s``; where
+    even one sweep of the first candidate does not fit, that is what is left, said (the caller refuses or goes on)."""
+    est = lambda s, r: total_s(s, r, phase_s, shared)  # noqa: E731
+    out = Fitted(list(sweeps), repeats, est(sweeps, repeats), budget_s)
+    if out.fits or not sweeps:
+        return out
+    sparse = [replace(s, steps=doubling(s.steps)) for s in out.sweeps]
+    if sparse != out.sweeps:
+        out.trims.append("steps: the doubling counts " + ", ".join(dict.fromkeys(
+            f"{s.profile} {list(s.steps)}" for s in sparse if s.steps)) + " (between them: interpolated, (predicted))")
+        out.sweeps = sparse
+    if est(out.sweeps, out.repeats) > budget_s and out.repeats > MIN_REPEATS:
+        out.trims.append(f"repeats: {out.repeats} -> {MIN_REPEATS} per step")
+        out.repeats = MIN_REPEATS
+    first = out.sweeps[0].policy
+    if est(out.sweeps, out.repeats) > budget_s and any(s.policy != first for s in out.sweeps):
+        dropped = sorted({s.policy for s in out.sweeps if s.policy != first})
+        out.sweeps = [s for s in out.sweeps if s.policy == first]
+        out.trims.append(f"policies: {first} only ({', '.join(dropped)} not compared)")
+    dropped_profiles: list[str] = []
+    while est(out.sweeps, out.repeats) > budget_s and len({s.profile for s in out.sweeps}) > 1:
+        last = out.sweeps[-1].profile
+        dropped_profiles.insert(0, last)
+        out.sweeps = [s for s in out.sweeps if s.profile != last]
+    if dropped_profiles:
+        out.trims.append(f"candidates: {', '.join(dropped_profiles)} not measured")
+    out.estimate_s = est(out.sweeps, out.repeats)
+    if not out.fits:
+        out.trims.append(f"still {out.estimate_s:.0f} s > sizing.budget_s={budget_s:g} with one candidate: "
+                         "measured all the same (raise sizing.budget_s, or name fewer steps)")
+    return out
+
+
+def cpu_share(cores: int) -> Callable[[int], float]:
+    """A step of k CAD guests beside the ML guest on a host of ``cores`` CPU cores: k + 1 guests' share of them."""
+    return lambda k: max(1.0, (k + 1) / max(1, cores))
+
+
+def sweeps_of(counts: list[int], steps: dict[str, int], policies: list[str]) -> list[Sweep]:
+    """Each profile to its deepest step (the ``counts`` sizing.steps names up to it, else each 1..deepest), under
+    each policy."""
+    out = []
+    for name, deepest in steps.items():
+        counts = tuple(n for n in counts if n <= deepest) or tuple(range(1, deepest + 1))
+        out += [Sweep(name, policy, counts) for policy in policies]
+    return out
