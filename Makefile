@@ -1,4 +1,4 @@
-# make setup | setup-system | setup-cluster | setup-vm | bench | study | size | gpu-check | report | bench-ml |
+# make setup | setup-system | setup-cluster | setup-vm | bench | study | size | gpu-check | rehearse | report | bench-ml |
 # bench-vm | bench-peer | bench-sampler | test | test-fast | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
@@ -66,7 +66,7 @@ SUITES = $(PY) -m suites.makeargs $(call q,ARGS) suites
 BARE_SETUP = $(if $(call raw,BARE),,setup setup-system)
 BARE_SUITES = $(if $(call raw,BARE),$(subst $(PY),python3,$(SUITES)),$(SUITES))
 
-.PHONY: setup setup-system setup-cluster setup-vm report bench study size gpu-check bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
+.PHONY: setup setup-system setup-cluster setup-vm report bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
 
 setup: $(STAMP)
@@ -145,6 +145,12 @@ gpu-check: $(BARE_SETUP)
 # experiment defaults are suites/config/schema.py's, like every CLI's).
 report: setup
 	$(SUITES) report
+
+# The GPU path at a GPU's measured speed, on any host (GPU=h200 | h100 | a device file; SHORT=1: smoke sizes): stand-ins
+# at the device file's step and frame times, checks (windows, overlap, equal work, data within caps, study and sizing
+# budgets) in one table, exit 1 on a miss. Not a measurement: nothing is recorded. configs/device/<gpu>.json
+rehearse: setup
+	$(SUITES) rehearse --gpu $(call qs,$(or $(call raw,GPU),h200)) $(if $(call raw,SHORT),--short)
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
 bench-ml: $(if $(call raw,BARE),,setup)

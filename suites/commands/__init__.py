@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              ""),
     "gpu-check": ("suites.commands.gpu_check", "every GPU path of the suite, checked within a budget",
                   "make gpu-check"),
+    "rehearse": ("suites.commands.rehearse", "the GPU path at a GPU's measured speed, on any host: checks, not "
+                 "measurements", "make rehearse"),
     "bench-ml": ("suites.commands.selfmeasure_ml", "a workload bare vs as a guest, interleaved, with a verdict",
                  "make bench-ml"),
     "bench-vm": ("suites.commands.selfmeasure_vm", "a workload bare vs in the suite's own VM", "make bench-vm"),

@@ -27,6 +27,7 @@ from rich.table import Table
 from gpu_probe import inventory
 from gpu_probe.shapes import JsonObject
 from gpu_probe.vocab import NO_GPU
+from suites.commands.rehearse import device_file
 from suites.config.schema import EXPERIMENT, run_stamp
 from suites.errors import ConfigError, redact
 from suites.gpucheck import checks, judges
@@ -99,6 +100,9 @@ def write_summary(root: Path, ctx: Context, rows: list[Row], elapsed: float) -> 
                          "expected": r.expected, "data": r.data} for r in rows]}
     path = root / "summary.json"
     write_atomic(path, json.dumps(summary, indent=2, default=str))
+    measured = device_file(ctx.inv, ctx.results, ctx.timings)
+    if measured is not None:  # what make rehearse plays this GPU at: copy it to configs/device/<gpu>.json
+        write_atomic(root / "device.json", json.dumps(measured, indent=2, default=str))
     lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
              f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
              f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",

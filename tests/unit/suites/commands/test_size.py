@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.support.hosts import gpu_host
+
 
 def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
     """The reuse key holds the user's bench overrides (another seed, vCPU count or data is another measurement) and
@@ -45,13 +47,6 @@ def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_
     (every,) = sweeps_of([], {"m60-1q": 3}, ["time-slice"])
     assert every.steps == (1, 2, 3) and "scenario.study.steps=" not in " ".join(
         part_overrides(settings, every, 3, "smoke", ProfileConfig(name="m60-1q")))
-
-
-def gpu_host(name: str, mem_MiB: float):
-    from gpu_probe.inventory import Inventory
-
-    return Inventory("gpu-host", "Linux", "3.12", "cpu", 16, 16, 16, 131072.0,
-                     gpus=[{"index": 0, "name": name, "uuid": "GPU-0", "mem_total_MiB": mem_MiB}])
 
 
 def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_trimmed(tmp_path, monkeypatch):

@@ -1,0 +1,257 @@
+"""``make rehearse GPU=h200`` (``python -m suites rehearse --gpu h200 [--short]``): the GPU path played at GPU speed
+on any host, before a GPU is lent.
+
+Every test on a CPU host runs at CPU speed, where a replay lasts seconds, a step tens of milliseconds and a data set
+fits any cap; on a GPU the same code met windows a tenth as long, replays shorter than the ML window and data sets
+past a small profile's framebuffer. The rehearsal runs the suite's real planner, placement, sizing by time, mixed
+scenario, study plan and ``make size`` plan with stand-ins that take the device's measured figures from its device
+file (``configs/device/<gpu>.json``: step time per workload and batch, frame time per viewset, CUDA context,
+memory; ``make gpu-check`` writes it anew from what it measured on each lent GPU):
+
+- the ML guest is ``fixed-step`` at the device's step time; a comparison's slow arm at 10x it (the reference
+  study's GPU-vs-CPU ratio), so its time ratio must come out as 10x of equal work;
+- the CAD guest replays at 64x64 (a pass of a fraction of a second, as a viewset at the device's frame rate);
+- each guest's data is its workload's bytes on the device (uint8 split, a chunk's temporaries) and the context;
+- the study and the sizing are planned for one such GPU, with its seconds.
+
+It prints one table (check, figure, target, result) and exits 1 on any miss. Nothing it prints is a measurement:
+it is labelled ``rehearsal``, its runs go to a temporary store that is removed, and ``strict=true`` refuses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import JsonObject
+from suites.capacity.size_settings import load_settings
+from suites.commands.size import plan_parts
+from suites.config.schema import CONFIG_DIR, register_configs
+from suites.render import tables
+from suites.study.planner import Measured, plan_study
+from suites.study.settings import StudySettings
+from suites.workloads.airbench94 import CHUNK_BYTES
+
+REPO = Path(__file__).resolve().parents[2]
+DEVICES = CONFIG_DIR / "device"
+MIN_OVERLAP_PCT = 90.0
+RATIO_TOLERANCE = 0.2  # a time ratio of equal work within 20 % of the step-time ratio
+SLOW_ARM = 10.0  # the comparison's slow arm: the reference study's GPU-vs-CPU ratio (10.06x)
+MNIST = {"train": 60_000, "test": 10_000, "pixels": 28 * 28}  # the real set's sizes, as a GPU guest trains them
+# Profiles the study and gpu-check put an MNIST guest in: (name, framebuffer MiB; None: the whole card)
+PROFILES = (("m60-8q", 8192), ("m60-4q", 4096), ("m60-2q", 2048), ("m60-1q", 1024), ("passthrough-1gpu", None))
+
+
+@dataclass
+class Check:
+    name: str
+    figure: str
+    target: str
+    ok: bool
+
+
+def device(gpu: str) -> JsonObject:
+    """The device file of ``gpu`` (h200, h100, or a path to one)."""
+    path = Path(gpu) if gpu.endswith(".json") else DEVICES / f"{gpu.lower()}.json"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in DEVICES.glob("*.json")))
+        raise SystemExit(f"error: GPU={gpu}: no device file {path} (known: {known}; make gpu-check writes one)")
+    return json.loads(path.read_text())
+
+
+def device_file(inv: Inventory, results: dict[str, JsonObject], timings: dict[str, float]) -> JsonObject | None:
+    """What ``make gpu-check`` measured, as a device file (None without a GPU): the GPU and its memory, each
+    training run's step time at its batch, the CUDA context a guest measured, each viewset's frame time, the GPU
+    seconds per workload and tier."""
+    if not inv.gpus:
+        return None
+    steps: dict[str, float] = {}
+    frames: dict[str, float] = {}
+    context = math.nan
+    for res in results.values():
+        for g in res.get("guests", []):
+            m, info, spec = g["result"].get("metrics", {}), g["result"].get("info", {}), g["spec"]
+            rate, batch = m.get("images_per_sec", math.nan), spec["workload_config"].get("batch_size")
+            if rate == rate and rate > 0 and batch:
+                steps[f"{spec['workload']}/{batch}"] = round(1000.0 * batch / rate, 3)
+            context = info.get("cuda_context_MiB", context) if context != context else context
+            for vs in info.get("viewsets", []) if spec["workload"] == "graphics-replay" else []:
+                fps = m.get(f"{vs}.fps", math.nan)
+                if fps == fps and fps > 0:
+                    frames[vs] = round(1000.0 / fps, 3)
+    gpu = inv.gpus[0]
+    return {"gpu": gpu.get("name"), "mem_total_MiB": gpu.get("mem_total_MiB"),
+            "cuda_context_MiB": context if context == context else None,
+            "source": f"make gpu-check on {gpu.get('name')}, driver {inv.driver_version}",
+            "step_ms": steps, "frame_ms": frames, "work_s": dict(timings)}
+
+
+# --- the judges: one per check, pure ----------------------------------------------------------------------------
+def judge_ratio(time_x: float, basis: str) -> Check:
+    ok = basis == "time per image" and abs(time_x / SLOW_ARM - 1) <= RATIO_TOLERANCE
+    return Check("time ratio of equal work", f"{time_x:.2f}x ({basis})", f"{SLOW_ARM:g}x +/- 20 %, time per image",
+                 ok)
+
+
+def judge_window(guest: str, timed_s: float, floor_s: float) -> Check:
+    return Check(f"rate window: {guest}", f"{timed_s:.2f} s", f">= {floor_s:g} s", timed_s >= floor_s)
+
+
+def judge_overlap(overlap_pct: float, passes: int) -> Check:
+    ok = overlap_pct >= MIN_OVERLAP_PCT
+    return Check("mixed overlap", f"{overlap_pct:.0f} % (CAD replayed {passes} pass(es))", f">= {MIN_OVERLAP_PCT:g} %",
+                 ok)
+
+
+def judge_data(profile: str, need_MiB: float, cap_MiB: float) -> Check:
+    return Check(f"data within cap: {profile}", f"{need_MiB:,.0f} MiB", f"<= {cap_MiB:,.0f} MiB", need_MiB <= cap_MiB)
+
+
+def judge_budget(what: str, estimate_s: float, budget_s: float, detail: str = "") -> Check:
+    return Check(f"{what} within budget", f"{estimate_s:.0f} s{detail}", f"<= {budget_s:g} s", estimate_s <= budget_s)
+
+
+# --- what each check plays --------------------------------------------------------------------------------------
+def mnist_device_MiB(dev: JsonObject) -> float:
+    """An mnist-torch guest's device memory at its peak: the CUDA context, both splits as uint8 with their labels,
+    a chunk's fp32 temporaries (airbench94.py: at most ~5 x CHUNK_BYTES: the floats, the flip, translate's padded
+    copy and its two outputs; measured by tests/unit/suites/workloads/test_airbench94.py)."""
+    split = (MNIST["train"] + MNIST["test"]) * (MNIST["pixels"] + 8)
+    return float(dev["cuda_context_MiB"]) + (split + 5 * CHUNK_BYTES) / 2**20
+
+
+def data_checks(dev: JsonObject) -> list[Check]:
+    need = mnist_device_MiB(dev)
+    return [judge_data(name, need, float(fb if fb is not None else dev["mem_total_MiB"])) for name, fb in PROFILES]
+
+
+def bench(tmp: Path, name: str, *overrides: str) -> tuple[JsonObject, Path]:
+    """One bench run into ``tmp`` (its own store, removed with ``tmp``): its results and folder."""
+    run_dir = tmp / name
+    cmd = [sys.executable, "-m", "suites", "bench", "progress=quiet", f"tracking_uri=sqlite:///{tmp / 'rehearsal.db'}",
+           f"artifact_dir={tmp / 'artifacts'}", f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}",
+           *overrides]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-data")})
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{name}: exit {proc.returncode}: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    return json.loads((run_dir / "results.json").read_text()) if (run_dir / "results.json").exists() else {}, \
+        run_dir
+
+
+def equal_work(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
+    step = float(dev["step_ms"]["mnist-torch/512"])
+    phases = (f"scenario.phases=[{{label:gpu,overrides:['workload.step_ms={step:g}']}},"
+              f"{{label:slow,overrides:['workload.step_ms={step * SLOW_ARM:g}']}}]")
+    _, run_dir = bench(tmp, "equal-work", "scenario=gpu-vs-cpu", "workload=fixed-step", "workload.batch_size=512",
+                       *(["+preset=smoke"] if short else []), phases, "scenario.baseline=gpu")
+    rows = {r["label"]: r for r in csv.DictReader((run_dir / "comparison.csv").open())}
+    checks = [judge_ratio(float(rows["slow"]["time_x"]), rows["slow"]["time_basis"])]
+    for path in sorted(run_dir.glob("*/results.json")):  # each phase's run (a repeat's folder too)
+        checks += windows(json.loads(path.read_text()), path.parent.name, 0.5 if short else 2.0)
+    return checks
+
+
+def windows(res: JsonObject, label: str, floor_s: float) -> list[Check]:
+    out = []
+    for g in res.get("guests", []):
+        m = g["result"].get("metrics", {})
+        if m.get("images_per_sec", math.nan) == m.get("images_per_sec", math.nan) and "timed_s" in m:
+            out.append(judge_window(f"{label} {g['spec']['guest_id']}", float(m["timed_s"]), floor_s))
+    return out
+
+
+def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
+    step = float(dev["step_ms"]["mnist-torch/512"]) * 128 / 512  # the mixed ML guest's batch of 128, by throughput
+    window = 0.5 if short else 2.0
+    ml = (f"scenario.study.ml.overrides=['workload.step_ms={step:.3g}','workload.batch_size=128',"
+          f"'workload.min_window_s={window:g}','workload.until_stopped=true']")
+    res, run_dir = bench(tmp, "mixed", "scenario=mixed", "scenario.study.ml.workload=fixed-step", ml,
+                         "scenario.study.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']",
+                         "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1")
+    phase = json.loads((run_dir / "m60-8q-mixed" / "results.json").read_text())
+    cad = next(g for g in phase["guests"] if g["spec"]["workload"] == "graphics-replay")
+    checks = [judge_overlap(float(phase["host_metrics"].get("overlap_pct", math.nan)),
+                            int(cad["result"]["info"].get("replay_passes", 1)))]
+    return checks + windows(phase, "mixed", window)
+
+
+def study_plan(dev: JsonObject) -> Check:
+    work = {tuple(k.split("/", 1)): float(v) for k, v in dev.get("work_s", {}).items()}
+    settings = StudySettings()
+    sp = plan_study(1, {"tensorflow": "not in a GPU host's wheels"}, settings, Measured(gpu_work=work))  # type: ignore[arg-type]
+    return judge_budget("study plan", sp.estimate_s, settings.budget_s, f", {len(sp.parts)} part(s), {sp.tier}")
+
+
+def sizing_plan(dev: JsonObject, tmp: Path) -> Check:
+    inv = Inventory("rehearsal", "Linux", "3.12", "cpu", 16, 16, 16, 131072.0,
+                    gpus=[{"index": 0, "name": dev["gpu"], "uuid": "GPU-rehearsal",
+                           "mem_total_MiB": float(dev["mem_total_MiB"])}])
+    settings = load_settings("default", [])
+    plan = plan_parts(settings, inv, [f"tracking_uri=sqlite:///{tmp / 'sizing.db'}"], Console(file=io.StringIO()))
+    trims = f", {len(plan.parts)} consolidation(s), {len(plan.fitted.trims)} trim(s)"
+    return judge_budget("make size plan", plan.fitted.estimate_s, settings.budget_s, trims)
+
+
+def run_checks(dev: JsonObject, short: bool, out: Console) -> list[Check]:
+    checks = data_checks(dev) + [study_plan(dev)]
+    with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
+        checks.append(sizing_plan(dev, Path(tmp)))
+        for what, play in (("a comparison of equal work", equal_work), ("a mixed run", mixed)):
+            out.print(f"rehearse: {what} at {dev['gpu']} speed ...", highlight=False)
+            try:
+                checks += play(dev, Path(tmp), short)
+            except (RuntimeError, OSError, KeyError, ValueError, subprocess.TimeoutExpired) as exc:
+                checks.append(Check(what, f"did not run: {exc}", "runs", False))
+    return checks
+
+
+def show(checks: list[Check], dev: JsonObject, out: Console) -> None:
+    t = Table(title=f"rehearsal at {dev['gpu']} speed: NOT A MEASUREMENT (stand-ins at its figures; nothing "
+              "recorded)", title_justify="left", caption=f"device file: {dev.get('source', '?')}",
+              caption_justify="left")
+    for col in ("check", "figure", "target", "result"):
+        t.add_column(col, overflow="fold")
+    for c in checks:
+        t.add_row(c.name, c.figure, c.target, "ok" if c.ok else "[red]MISSED[/red]")
+    out.print(t)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m suites rehearse", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gpu", default="h200", help="h200, h100, or a device file (.json)")
+    parser.add_argument("--short", action="store_true", help="smoke sizes: the form make test runs")
+    args, rest = parser.parse_known_args(argv)
+    if any(a.replace(" ", "").lower() in ("strict=true", "strict=1") for a in rest):
+        print("error: strict=true: a rehearsal is no measurement (stand-ins at a device's figures); run the suite "
+              "on the GPU itself", file=sys.stderr)
+        return 2
+    if rest:
+        print(f"error: unknown argument(s) {' '.join(rest)}", file=sys.stderr)
+        return 2
+    register_configs()
+    dev, out = device(args.gpu), Console(width=tables.console_width())
+    checks = run_checks(dev, args.short, out)
+    show(checks, dev, out)
+    missed = [c.name for c in checks if not c.ok]
+    out.print(f"rehearse: {len(checks) - len(missed)} of {len(checks)} checks ok" +
+              (f"; missed: {', '.join(missed)}" if missed else ""), highlight=False)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
