@@ -12,7 +12,8 @@ memory; ``make gpu-check`` writes it anew from what it measured on each lent GPU
   study's GPU-vs-CPU ratio), so its time ratio must come out as 10x of equal work;
 - the CAD guest replays at 64x64 (a pass of a fraction of a second, as a viewset at the device's frame rate);
 - each guest's data is its workload's bytes on the device (uint8 split, a chunk's temporaries) and the context;
-- the study and the sizing are planned for one such GPU, with its seconds.
+- the study and the sizing are planned for one such GPU, with its seconds;
+- ``make bench-ml``'s row for the ML stand-in has a rate on both sides over its window.
 
 It prints one table (check, figure, target, result) and exits 1 on any miss. Nothing it prints is a measurement:
 it is labelled ``rehearsal``, its runs go to a temporary store that is removed, and ``strict=true`` refuses it.
@@ -38,6 +39,7 @@ from rich.table import Table
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.capacity.size_settings import load_settings
+from suites.commands import selfmeasure_ml
 from suites.commands.size import plan_parts
 from suites.config.schema import CONFIG_DIR, register_configs
 from suites.render import tables
@@ -107,7 +109,9 @@ def judge_ratio(time_x: float, basis: str) -> Check:
 
 
 def judge_window(guest: str, timed_s: float, floor_s: float) -> Check:
-    return Check(f"rate window: {guest}", f"{timed_s:.2f} s", f">= {floor_s:g} s", timed_s >= floor_s)
+    """A rate's timed window against its floor; NaN (no rate) misses."""
+    figure = f"{timed_s:.2f} s" if timed_s == timed_s else "no rate"
+    return Check(f"rate window: {guest}", figure, f">= {floor_s:g} s", timed_s >= floor_s)
 
 
 def judge_overlap(overlap_pct: float, passes: int) -> Check:
@@ -189,6 +193,19 @@ def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
     return checks + windows(phase, "mixed", window)
 
 
+def bench_ml(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
+    """make bench-ml's row for the ML stand-in at the device's step time: a rate on both sides, over its window."""
+    step = float(dev["step_ms"]["mnist-torch/512"])
+    window = 0.5 if short else 2.0
+    row = selfmeasure_ml.measure("fixed-step", [f"workload.step_ms={step:g}", "workload.batch_size=512",
+                                                f"workload.min_window_s={window:g}", "profile.vcpus=1"],
+                                 1, tmp, Console(file=io.StringIO()), 1)
+    cells = dict(zip(selfmeasure_ml.COLUMNS, row, strict=True))
+    seconds = float(cells["timed window"].split(" s,")[0]) if " s," in cells["timed window"] else math.nan
+    rated = cells["guest images/s"] != "-" and cells["bare images/s"] != "-"
+    return [judge_window("bench-ml fixed-step", seconds if rated else math.nan, window)]
+
+
 def study_plan(dev: JsonObject) -> Check:
     work = {tuple(k.split("/", 1)): float(v) for k, v in dev.get("work_s", {}).items()}
     settings = StudySettings()
@@ -210,7 +227,8 @@ def run_checks(dev: JsonObject, short: bool, out: Console) -> list[Check]:
     checks = data_checks(dev) + [study_plan(dev)]
     with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
         checks.append(sizing_plan(dev, Path(tmp)))
-        for what, play in (("a comparison of equal work", equal_work), ("a mixed run", mixed)):
+        for what, play in (("a comparison of equal work", equal_work), ("a mixed run", mixed),
+                           ("make bench-ml", bench_ml)):
             out.print(f"rehearse: {what} at {dev['gpu']} speed ...", highlight=False)
             try:
                 checks += play(dev, Path(tmp), short)

@@ -264,9 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         if "--plan" in argv:
             return 0
         wait_s = next(iter(comps.values())).cfg.wait_for_cores_s if comps else 0.0
+        queued = time.monotonic()
         (ready, skips), cores = plan_and_lease(lambda: prepare(sp, comps, out),
                                                lambda made: [p for _, planned in made[0] for p in planned.plans],
                                                Path(settings.out_dir), wait_s, say(out))
+        sp.deadline += time.monotonic() - queued  # a wait for another run's cores is no part of the study's budget
         cores.acquire(sorted(os.sched_getaffinity(0)))  # and the rest of the host, for the whole study
         sp.skips += skips
         if not ready:

@@ -85,7 +85,8 @@ def test_make_variables_reach_the_command_as_text_never_as_shell(tmp_path: Path)
 @pytest.mark.parametrize("target", ["study", "size", "gpu-check", "bench-ml", "bench-peer"])
 def test_every_command_a_gpu_host_runs_has_a_path_without_network(target: str):
     """BARE=1: the bare image's python3 (prepare.sh's wheels on PYTHONPATH), no setup: nothing reaches a registry."""
-    dry = subprocess.run(["make", "-n", target, "BARE=1"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    dry = subprocess.run(["make", "--no-print-directory", "-n", target, "BARE=1"], cwd=REPO, capture_output=True,
+                         text=True, timeout=60)
     assert dry.returncode == 0, dry.stderr
     lines = [ln for ln in dry.stdout.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("python3 -m suites.makeargs"), dry.stdout

@@ -116,7 +116,7 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     # planned from the table (the probe: below), so the budget's trims are the same on every host
     # one mixed profile (the others' rows: skipped, not in study.profiles), with room for this host's set-up and
     # the table's optimism: a part that cannot end within the budget does not start
-    proc = study(tmp_path, "study.budget_s=110", "study.profiles=[m60-8q]", "study.repeats=1", "study.max_guests=2",
+    proc = study(tmp_path, "study.budget_s=300", "study.profiles=[m60-8q]", "study.repeats=1", "study.max_guests=2",
                  "study.calibrate=false")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())
@@ -297,7 +297,7 @@ def test_a_study_killed_mid_way_leaves_its_finished_parts_exported(tmp_path: Pat
     part, the study run marked cut off in the export, never running."""
     cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp_path / 'study'}",
            f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'artifacts'}",
-           f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", "study.budget_s=110", "study.profiles=[m60-8q]",
+           f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", "study.budget_s=300", "study.profiles=[m60-8q]",
            "study.repeats=1", "study.max_guests=2", "study.calibrate=false"]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})

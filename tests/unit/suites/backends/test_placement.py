@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
 from suites.backends.placement import gpu_capacity
 from suites.backends.placement import place_on_host as place
@@ -30,7 +31,8 @@ CATALOG = sorted(p.stem for p in (REPO / "configs" / "profile").glob("*.yaml"))
 
 
 NATIVE = {"M60": gpu("Tesla M60", 8129.0), "T4": gpu("Tesla T4", 15360.0), "L40S": gpu("NVIDIA L40S", 46068.0),
-          "A100": gpu("NVIDIA A100-SXM4-80GB", 81920.0), "H100": gpu("NVIDIA H100 80GB HBM3", 81559.0)}
+          "A100": gpu("NVIDIA A100-SXM4-80GB", 81920.0), "H100": gpu("NVIDIA H100 80GB HBM3", 81559.0),
+          "H200": gpu("NVIDIA H200", 143771.0)}
 
 
 H100 = gpu("NVIDIA H100 80GB HBM3", 81559.0)
@@ -44,7 +46,7 @@ def h100_host(**gpu_fields) -> Inventory:
 @pytest.mark.parametrize("name", [n for n in CATALOG if not n.startswith(("cpu", "passthrough"))])
 def test_catalog_capacity_native_and_emulated_on_an_h100(name: str):
     prof = compose_config(f"profile={name}").profile
-    assert prof.framebuffer_MiB * prof.max_per_gpu <= 81920  # no profile oversubscribes its own GPU
+    assert prof.framebuffer_MiB * prof.max_per_gpu <= memory_MiB(prof.gpu_model)  # none oversubscribes its own GPU
     native = gpu_capacity(prof, NATIVE[family(prof.gpu_model)])
     assert native.capacity == prof.max_per_gpu and native.emulated_on is None
     on_h100 = gpu_capacity(prof, H100)

@@ -26,6 +26,7 @@ def test_every_judge_misses_what_it_guards():
     assert judge_ratio(9.8, "time per image").ok and not judge_ratio(2.7, "time per image").ok  # cce1a94's 2.70
     assert not judge_ratio(10.0, "train time").ok  # equal work is time per image, whatever the figure
     assert judge_window("g0", 2.1, 2.0).ok and not judge_window("g0", 0.56, 2.0).ok
+    assert not judge_window("bench-ml fixed-step", math.nan, 2.0).ok  # a row without a rate
     assert judge_overlap(98.0, 3).ok and not judge_overlap(40.0, 1).ok  # one pass beside a 2 s window
     assert judge_data("m60-1q", 817, 1024).ok and not judge_data("m60-1q", 1249, 1024).ok
     assert judge_budget("study plan", 377, 480).ok and not judge_budget("make size plan", 2700, 540).ok
