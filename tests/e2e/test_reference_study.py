@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from suites.study.planner import EPISODE_1, Measured, plan_study
+from suites.study.planner import EPISODE_1, PLAN_SHARE, Measured, plan_study
 from suites.study.settings import StudySettings
 from tests.support.helpers import REPO
 
@@ -45,7 +45,8 @@ def test_no_gpu_runs_episode_2_and_skips_every_gpu_part_saying_why():
     assert why["scaling"] == "1-gpu needs 1 GPU, 2-gpu needs 2 GPUs, 4-gpu needs 4 GPUs; host has no GPU"
     assert why["gpu-vs-cpu-keras"] == "TensorFlow not installed"
     assert {"passthrough-vs-vgpu-mnist", "passthrough-vs-vgpu-cifar10", "multi-guest"} <= set(why)
-    assert plan.tier == "smoke" and plan.repeats == 3 and plan.estimate_s <= 480
+    # planned to 80 % of the 480 s (the deadline is hard, the estimate errs): 2 repeats on the table's seconds
+    assert plan.tier == "smoke" and plan.repeats == 2 and plan.estimate_s <= 480 * PLAN_SHARE
 
 
 def test_one_gpu_runs_what_fits_and_names_the_phases_it_cannot():
@@ -198,15 +199,16 @@ def test_the_plan_comes_from_this_hosts_probe_where_it_ran():
     assert sum(planned.part_estimates.values()) == pytest.approx(planned.estimate_s)
     # a CPU host's consolidation steps share its cores: n4's five guests on 2 cores take 2.5 steps' time
     two_cores = dataclasses.replace(slow, cores=2)
-    assert plan_study(0, NO_TF, roomy, two_cores).part_estimates["consolidation"] == 60.0 * (1 + 1 + 1.5 + 2 + 2.5)
+    on_two = plan_study(0, NO_TF, roomy, two_cores)  # each step repeated (cce1a94 left them out: 2.3x over)
+    assert on_two.part_estimates["consolidation"] == on_two.repeats * 60.0 * (1 + 1 + 1.5 + 2 + 2.5)
     # the probe's own seconds come out of the budget, and the trim says so
     whole = plan_study(0, NO_TF, StudySettings(budget_s=950), slow)
     spent = plan_study(0, NO_TF, StudySettings(budget_s=950), dataclasses.replace(slow, spent_s=100.0))
-    assert whole.estimate_s == 900 and spent.estimate_s <= 850  # 900 s of parts no longer fit in 950 - 100
+    assert whole.estimate_s == 720 and spent.estimate_s <= 660  # 720 s of parts no longer fit in 0.8 x 950 - 100
     assert any("less the 100 s spent probing" in skip.why for skip in spent.skips)
     # within the 480 s budget, a host the probe found slow gets less of the study, each trim said
     table, trimmed = plan_study(0, NO_TF, StudySettings()), plan_study(0, NO_TF, StudySettings(), slow)
-    assert len(trimmed.skips) > len(table.skips) and trimmed.estimate_s <= 480
+    assert len(trimmed.skips) > len(table.skips) and trimmed.estimate_s <= 480 * PLAN_SHARE
     assert any("over the budget" in skip.why for skip in trimmed.skips)
 
 
