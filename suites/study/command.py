@@ -32,7 +32,7 @@ from rich.console import Console
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
-from suites.backends.corelock import CoresHeld, describe, held_by_others
+from suites.backends.corelock import CoreLease, CoresHeld, describe, held_by_others
 from suites.backends.ray.cluster import cluster_gpus
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import BackendKind, one_line, register_configs, run_stamp
@@ -129,6 +129,19 @@ def measured_plan(sp: StudyPlan, replan: Callable[[Measured], StudyPlan], known:
     if not probed:
         return sp
     return replan(replace(known, probed=probed, spent_s=time.monotonic() - t0))
+
+
+def lease(sp: StudyPlan, comps: dict[str, Composition], out_dir: Path, out: Console) -> tuple[
+        tuple[Ready, list[Skip]], CoreLease]:
+    """Every part placed, and the cores leased (waiting for another run's, as wait_for_cores_s allows: a wait that
+    is no part of the study's budget, so its deadline moves by it)."""
+    wait_s = next(iter(comps.values())).cfg.wait_for_cores_s if comps else 0.0
+    queued = time.monotonic()
+    made, cores = plan_and_lease(lambda: prepare(sp, comps, out),
+                                 lambda made: [p for _, planned in made[0] for p in planned.plans], out_dir, wait_s,
+                                 say(out))
+    sp.deadline += time.monotonic() - queued
+    return made, cores
 
 
 def show_plan(out: Console, sp: StudyPlan, gpu_status: str) -> None:
@@ -263,12 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         show_plan(out, sp, gpu_status)
         if "--plan" in argv:
             return 0
-        wait_s = next(iter(comps.values())).cfg.wait_for_cores_s if comps else 0.0
-        queued = time.monotonic()
-        (ready, skips), cores = plan_and_lease(lambda: prepare(sp, comps, out),
-                                               lambda made: [p for _, planned in made[0] for p in planned.plans],
-                                               Path(settings.out_dir), wait_s, say(out))
-        sp.deadline += time.monotonic() - queued  # a wait for another run's cores is no part of the study's budget
+        (ready, skips), cores = lease(sp, comps, Path(settings.out_dir), out)
         cores.acquire(sorted(os.sched_getaffinity(0)))  # and the rest of the host, for the whole study
         sp.skips += skips
         if not ready:
