@@ -142,8 +142,13 @@ def data_checks(dev: JsonObject) -> list[Check]:
     return [judge_data(name, need, float(fb if fb is not None else dev["mem_total_MiB"])) for name, fb in PROFILES]
 
 
-def bench(tmp: Path, name: str, *overrides: str) -> tuple[JsonObject, Path]:
-    """One bench run into ``tmp`` (its own store, removed with ``tmp``): its results and folder."""
+def floor_s(short: bool) -> float:
+    """The window a rate needs: the smoke preset's 0.5 s, else workload.min_window_s's 2 s."""
+    return 0.5 if short else 2.0
+
+
+def bench(tmp: Path, name: str, *overrides: str) -> Path:
+    """One bench run into ``tmp`` (its own store, removed with ``tmp``): its folder."""
     run_dir = tmp / name
     cmd = [sys.executable, "-m", "suites", "bench", "progress=quiet", f"tracking_uri=sqlite:///{tmp / 'rehearsal.db'}",
            f"artifact_dir={tmp / 'artifacts'}", f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}",
@@ -152,20 +157,19 @@ def bench(tmp: Path, name: str, *overrides: str) -> tuple[JsonObject, Path]:
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-data")})
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{name}: exit {proc.returncode}: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
-    return json.loads((run_dir / "results.json").read_text()) if (run_dir / "results.json").exists() else {}, \
-        run_dir
+    return run_dir
 
 
 def equal_work(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
     step = float(dev["step_ms"]["mnist-torch/512"])
     phases = (f"scenario.phases=[{{label:gpu,overrides:['workload.step_ms={step:g}']}},"
               f"{{label:slow,overrides:['workload.step_ms={step * SLOW_ARM:g}']}}]")
-    _, run_dir = bench(tmp, "equal-work", "scenario=gpu-vs-cpu", "workload=fixed-step", "workload.batch_size=512",
+    run_dir = bench(tmp, "equal-work", "scenario=gpu-vs-cpu", "workload=fixed-step", "workload.batch_size=512",
                        *(["+preset=smoke"] if short else []), phases, "scenario.baseline=gpu")
     rows = {r["label"]: r for r in csv.DictReader((run_dir / "comparison.csv").open())}
     checks = [judge_ratio(float(rows["slow"]["time_x"]), rows["slow"]["time_basis"])]
     for path in sorted(run_dir.glob("*/results.json")):  # each phase's run (a repeat's folder too)
-        checks += windows(json.loads(path.read_text()), path.parent.name, 0.5 if short else 2.0)
+        checks += windows(json.loads(path.read_text()), path.parent.name, floor_s(short))
     return checks
 
 
@@ -180,10 +184,10 @@ def windows(res: JsonObject, label: str, floor_s: float) -> list[Check]:
 
 def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
     step = float(dev["step_ms"]["mnist-torch/512"]) * 128 / 512  # the mixed ML guest's batch of 128, by throughput
-    window = 0.5 if short else 2.0
+    window = floor_s(short)
     ml = (f"scenario.study.ml.overrides=['workload.step_ms={step:.3g}','workload.batch_size=128',"
           f"'workload.min_window_s={window:g}','workload.until_stopped=true']")
-    res, run_dir = bench(tmp, "mixed", "scenario=mixed", "scenario.study.ml.workload=fixed-step", ml,
+    run_dir = bench(tmp, "mixed", "scenario=mixed", "scenario.study.ml.workload=fixed-step", ml,
                          "scenario.study.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']",
                          "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1")
     phase = json.loads((run_dir / "m60-8q-mixed" / "results.json").read_text())
@@ -196,7 +200,7 @@ def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
 def bench_ml(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
     """make bench-ml's row for the ML stand-in at the device's step time: a rate on both sides, over its window."""
     step = float(dev["step_ms"]["mnist-torch/512"])
-    window = 0.5 if short else 2.0
+    window = floor_s(short)
     row = selfmeasure_ml.measure("fixed-step", [f"workload.step_ms={step:g}", "workload.batch_size=512",
                                                 f"workload.min_window_s={window:g}", "profile.vcpus=1"],
                                  1, tmp, Console(file=io.StringIO()), 1)
