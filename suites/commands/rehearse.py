@@ -267,7 +267,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     register_configs()
     dev, out = device(args.gpu), Console(width=tables.console_width())
-    checks = run_checks(dev, args.short, out)
+    try:
+        checks = run_checks(dev, args.short, out)
+    except KeyboardInterrupt:  # its runs were in a temporary store, removed: nothing of it is left or recorded
+        print("rehearse: interrupted; nothing was recorded (its runs' temporary store is removed)", file=sys.stderr)
+        return 130
     show(checks, dev, out)
     missed = [c.name for c in checks if not c.ok]
     out.print(f"rehearse: {len(checks) - len(missed)} of {len(checks)} checks ok" +

@@ -65,3 +65,14 @@ def test_make_gpu_check_writes_the_device_file_from_what_it_measured():
 def test_strict_refuses_a_rehearsal(capsys):
     assert rehearse.main(["--gpu", "h200", "strict=true"]) == 2
     assert capsys.readouterr().err.startswith("error: strict=true: a rehearsal is no measurement")
+
+
+def test_an_interrupted_rehearsal_says_so_in_one_line_and_exits_130(monkeypatch, capsys):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rehearse, "run_checks", interrupted)
+    assert rehearse.main(["--gpu", "h200", "--short"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["rehearse: interrupted; nothing was recorded (its runs' temporary store is "
+                                        "removed)"] and "Traceback" not in err
