@@ -131,7 +131,7 @@ study: $(BARE_SETUP)
 	$(BARE_SUITES) study
 
 # A sizing: which profile, CAD guests per GPU, GPUs, hosts and cost per user for a mix, each with its confidence
-# range; one report in outputs/sizing/<time>/ (ARGS='sizing.mix={cad: 40, ml: 4} sizing.gpu=L40S'). docs/sizing.md
+# range; one report in outputs/sizing/<time>/ (ARGS='sizing.mix={cad:40,ml:4} sizing.gpu=L40S'). docs/sizing.md
 size: $(BARE_SETUP)
 	$(BARE_SUITES) size
 

@@ -34,6 +34,7 @@ class Sweep:
     profile: str
     policy: str
     steps: tuple[int, ...]
+    user_type: str = ""  # the CAD user type its CAD guests stand for ('': the sizing's cad_size)
 
 
 @dataclass
@@ -113,11 +114,12 @@ def cpu_share(cores: int) -> Callable[[int], float]:
     return lambda k: max(1.0, (k + 1) / max(1, cores))
 
 
-def sweeps_of(counts: list[int], steps: dict[str, int], policies: list[str]) -> list[Sweep]:
+def sweeps_of(counts: list[int], steps: dict[str, int], policies: list[str],
+              user_types: list[str] = [""]) -> list[Sweep]:  # noqa: B006 (never mutated)
     """Each profile to its deepest step (the ``counts`` sizing.steps names up to it, else each 1..deepest), under
-    each policy."""
+    each policy, for each CAD user type."""
     out = []
     for name, deepest in steps.items():
-        counts = tuple(n for n in counts if n <= deepest) or tuple(range(1, deepest + 1))
-        out += [Sweep(name, policy, counts) for policy in policies]
+        mine = tuple(n for n in counts if n <= deepest) or tuple(range(1, deepest + 1))
+        out += [Sweep(name, policy, mine, t) for policy in policies for t in user_types]
     return out

@@ -5,11 +5,16 @@ A step's tile (one repeat) holds, against the baselines of the same repeat index
 - ``cad_slowdown_pct``: the CAD guests' mean run time over the CAD guest alone's (the reference study's "CAD");
 - ``ml_slowdown_pct``: the ML guest's time per image over its time alone (suites.run.mixed.ml_slowdown_pct);
 - ``cad_p95_frame_ms``, ``cad_p99_frame_ms``, ``cad_stutter_pct``: the worst CAD guest's;
-- ``ml_jitter_pct``: the ML guest's rate jitter.
+- ``ml_jitter_pct``: the ML guest's rate jitter;
+
+and what the users feel (nVector's view), reported, never limited: the worst CAD guest's frame rate at its median
+frame and at its 95th-percentile frame (``cad_fps_median``, ``cad_fps_p5``: 1000 / its p50 and p95 frame times), the ML
+guest's images/s, and the host's CPU and GPU use over the step.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -24,18 +29,37 @@ from suites.config.schema import CONFIG_DIR
 from suites.run.mixed import ml_slowdown_pct, paired, pct_increase
 from suites.run.phase_numbers import PhaseNumbers
 
-__all__ = ["candidate_profiles", "demand", "steps_of", "within_card"]
+__all__ = ["candidate_profiles", "demand", "overlap_of", "steps_of", "within_card"]
 
 
 def tile(step: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) -> Tile:
     metrics = {"cad_p95_frame_ms": summarize(step.cad_p95_frame_ms).max,  # the worst CAD guest's
                "cad_p99_frame_ms": summarize(step.cad_p99_frame_ms).max,
-               "cad_stutter_pct": summarize(step.cad_stutter_pct).max, "ml_jitter_pct": step.ml_jitter_pct}
+               "cad_stutter_pct": summarize(step.cad_stutter_pct).max, "ml_jitter_pct": step.ml_jitter_pct,
+               "cad_fps_median": fps(step.cad_p50_frame_ms), "cad_fps_p5": fps(step.cad_p95_frame_ms),
+               "ml_images_per_sec": step.ml_images_per_sec, "host_cpu_pct": step.host_cpu_pct,
+               "gpu_util_pct": step.gpu_util_pct}
     if ml is not None:
         metrics["ml_slowdown_pct"] = ml_slowdown_pct(step, ml)
     if cad is not None:
         metrics["cad_slowdown_pct"] = pct_increase(step.cad_frame_s, cad.cad_frame_s)  # per frame: equal work
     return Tile(metrics, tuple(step.failed_guests) or (("a guest",) * bool(step.failed)))
+
+
+def fps(frame_ms: list[float]) -> float:
+    """The worst CAD guest's frame rate at a frame time of each guest's (its slowest: the largest ms)."""
+    worst = summarize(frame_ms).max
+    return 1000.0 / worst if worst > 0 else math.nan
+
+
+def overlap_of(phases: dict[str, list[PhaseNumbers]]) -> float:
+    """The least-overlapped step's guests' overlap (%), NaN where no step measured one."""
+    return summarize(n.overlap_pct for label, runs in phases.items() if is_step(label) for n in runs).min
+
+
+def is_step(label: str) -> bool:
+    tail = label.rsplit("/", 1)[-1]
+    return tail.startswith("n") and tail[1:].isdigit()
 
 
 def steps_of(phases: dict[str, list[PhaseNumbers]]) -> list[Step]:
@@ -47,9 +71,9 @@ def steps_of(phases: dict[str, list[PhaseNumbers]]) -> list[Step]:
     ml, cad = base(ML_ALONE), base(CAD_ALONE)
     steps = []
     for label, runs in phases.items():
-        tail = label.rsplit("/", 1)[-1]
-        if not (tail.startswith("n") and tail[1:].isdigit()):
+        if not is_step(label):
             continue
+        tail = label.rsplit("/", 1)[-1]
         tiles = tuple(tile(n, paired(ml, i), paired(cad, i)) for i, n in enumerate(runs))
         steps.append(Step(int(tail[1:]), tiles))
     return sorted(steps, key=lambda s: s.guests)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from suites.capacity.curve import Capacity
-from suites.capacity.solver import Answer, Mix
+from suites.capacity.density import Cell
+from suites.capacity.solver import Answer, Candidate, Mix
 from suites.validity import NOT_ENFORCED, is_emulated, weakest
 
 __all__ = ["SizingResult", "title_label"]
@@ -23,6 +24,19 @@ class SizingResult:
     notes: list[str] = field(default_factory=list)  # what was skipped or assumed, one line each
     policies: dict[str, dict[str, float]] = field(default_factory=dict)  # policy -> {profile.n_point, .p99_ms}
     tier: str = "full"
+    # CAD user types and QoS levels (NVIDIA's sizing guides' shape): the answer above is the first type's at the
+    # strict level; these give every type and level
+    answers: dict[str, Answer] = field(default_factory=dict)  # user type -> its answer (strict level)
+    users: dict[str, int] = field(default_factory=dict)  # user type -> CAD users
+    curves: dict[tuple[str, str], dict[str, Capacity]] = field(default_factory=dict)  # (type, level) -> curves
+    levels: dict[str, dict[str, float]] = field(default_factory=dict)  # level -> its limits
+    density: list[tuple[str, str, Candidate, Cell]] = field(default_factory=list)  # (type, level, profile, cell)
+    provision: dict[str, list[str]] = field(default_factory=dict)  # user type -> the VM to provision, in lines
+
+    @property
+    def doubt(self) -> str:
+        """'inconclusive: <why>; to size: <what to do>' where any type's answer rests on noise, else ''."""
+        return next((a.inconclusive for a in self.answers.values() if a.inconclusive), self.answer.inconclusive)
 
     @property
     def weakest(self) -> str:

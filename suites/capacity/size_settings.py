@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
+from suites.capacity.curve import QOS_METRICS
 from suites.config.own import load_own
 from suites.config.schema import CONFIG_DIR
 from suites.errors import ConfigError, require
@@ -16,6 +18,9 @@ PREFIX = "sizing."
 GROUP = CONFIG_DIR / "sizing"
 POLICIES = ("time-slice", "mps")
 TIERS = ("auto", "full", "smoke")
+# The QoS levels as NVIDIA's sizing guides state them: "dedicated performance" (strict: the recommendation's) and
+# "typical deployment" (the density a site accepts where users do not all peak at once)
+STRICT, TYPICAL = "strict", "typical"
 
 
 @dataclass
@@ -34,6 +39,9 @@ class PriceSettings:
 @dataclass
 class SizingSettings:
     mix: dict[str, int] = field(default_factory=lambda: {"cad": 20, "ml": 2})
+    # CAD users by type (light / medium / heavy, each a viewset size of cad_sizes); {}: mix.cad users of cad_size.
+    # Where given they are the CAD users (mix.cad is not used, and the sizing says so)
+    users: dict[str, int] = field(default_factory=dict)
     cad_size: str = "medium"
     cad_sizes: dict[str, list[str]] = field(default_factory=dict)
     gpu: str = ""
@@ -42,7 +50,8 @@ class SizingSettings:
     gpus_per_host: int = 4
     spare: int = 0
     host: HostSettings = field(default_factory=HostSettings)
-    qos: dict[str, Optional[float]] = field(default_factory=dict)
+    qos: dict[str, Optional[float]] = field(default_factory=dict)  # the strict level's limits
+    qos_typical: dict[str, Optional[float]] = field(default_factory=dict)  # the typical level's
     reserve_MiB: float = 0.0
     price: PriceSettings = field(default_factory=PriceSettings)
     years: float = 3.0
@@ -77,12 +86,33 @@ class SizingSettings:
         require(self.tier in TIERS, "sizing.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
         require(self.years > 0, "sizing.years", f"must be > 0, got {self.years}")
         require(self.host.cpu_overcommit > 0, "sizing.host.cpu_overcommit", "must be > 0")
-        require(all(v is None or v > 0 for v in self.qos.values()) and bool(self.qos), "sizing.qos",
-                "each limit must be > 0 (or null: reported, not limited)")
+        require(set(self.users) <= set(self.cad_sizes) and all(v >= 0 for v in self.users.values()) and
+                (not self.users or sum(self.users.values()) > 0), "sizing.users",
+                f"must give CAD users (>= 0, not all 0) of the types {', '.join(self.cad_sizes)}, "
+                f"got {dict(self.users)}")
+        for name, qos in (("sizing.qos", self.qos), ("sizing.qos_typical", self.qos_typical)):
+            unknown = sorted(set(qos) - set(QOS_METRICS))
+            require(not unknown, name, f"no such QoS metric {', '.join(unknown)} (there: {', '.join(QOS_METRICS)})")
+            require(all(v is None or (v > 0 and math.isfinite(v)) for v in qos.values()) and bool(qos), name,
+                    "each limit must be a finite number > 0 (or null: reported, not limited)")
+
+    @property
+    def cad_users(self) -> dict[str, int]:
+        """CAD users by type: ``users`` where given, else ``mix.cad`` users of ``cad_size``."""
+        return {k: v for k, v in self.users.items() if v} if self.users else {self.cad_size: self.mix.get("cad", 0)}
+
+    @property
+    def levels(self) -> dict[str, dict[str, float]]:
+        """Each QoS level's limits (the strict one first: the recommendation's)."""
+        return {STRICT: limited(self.qos), TYPICAL: limited(self.qos_typical)}
 
     @property
     def limits(self) -> dict[str, float]:
-        return {k: float(v) for k, v in self.qos.items() if v is not None}
+        return limited(self.qos)
+
+
+def limited(qos: dict[str, Optional[float]]) -> dict[str, float]:
+    return {k: float(v) for k, v in qos.items() if v is not None}
 
 
 def split_args(argv: list[str]) -> tuple[str, list[str], list[str]]:
@@ -104,7 +134,9 @@ def load_settings(name: str, args: list[str]) -> SizingSettings:
 def describe(settings: SizingSettings) -> dict[str, str]:
     """The settings as MLflow params (the mix and the limits first: what two sizings are compared on)."""
     out = {"mix": ",".join(f"{k}={v}" for k, v in settings.mix.items()), "cad_size": settings.cad_size,
-           **{f"qos.{k}": str(v) for k, v in settings.qos.items()}}
+           "users": ",".join(f"{k}={v}" for k, v in settings.cad_users.items()),
+           **{f"qos.{k}": str(v) for k, v in settings.qos.items()},
+           **{f"qos_typical.{k}": str(v) for k, v in settings.qos_typical.items()}}
     out.update({"gpu": settings.gpu or "-", "gpus_per_host": str(settings.gpus_per_host), "spare": str(settings.spare),
                 "price.gpu": str(settings.price.gpu), "price.licence_per_year": str(settings.price.licence_per_year),
                 "years": str(settings.years), "repeats": str(settings.repeats), "max_guests": str(settings.max_guests),

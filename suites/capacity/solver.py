@@ -26,6 +26,7 @@ __all__ = ["Answer", "Candidate", "Demand", "Host", "Mix", "Prices", "Sized", "c
 
 FRAMEBUFFER, GPU_TIME, HOST_CPU, HOST_MEMORY = "framebuffer", "GPU time", "host CPU", "host memory"
 NOT_MEASURED = "GPU time not measured"
+INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Candidate:
     memory_MiB: int
     capacity: Capacity | None  # CAD guests per GPU beside one ML guest, measured; None where not measured
     validity: str = ENFORCED
+    inconclusive: str = ""  # why its curve carries no count (suites/capacity/noise.py): '' where it does
 
 
 @dataclass
@@ -91,6 +93,7 @@ class Sized:
     # (point, safe): that end's figures rest on a count the curve interpolated (GPU time binds at a count between
     # two measured steps): labelled predicted wherever shown
     predicted: tuple[bool, bool] = (False, False)
+    ml_shared: bool = True  # the ML guests beside the CAD guests (one per GPU); False: on GPUs of their own
 
 
 @dataclass
@@ -99,6 +102,7 @@ class Answer:
     sized: list[Sized]
     excluded: list[str]  # why each profile that is no candidate is not
     error: str = ""  # the one line of a mix no profile can serve
+    inconclusive: str = ""  # 'inconclusive: <why>; to size: <what to do>': no count is given from noise
 
 
 def cost_per_user(gpus: int | None, users: int, prices: Prices) -> float | None:
@@ -142,7 +146,7 @@ def limits_of(c: Candidate, host: Host, ml_slot: int) -> dict[str, tuple[int, in
 
 
 def size(c: Candidate, mix: Mix, host: Host, spare: int, prices: Prices) -> Sized:
-    cap = c.capacity
+    cap = None if c.inconclusive else c.capacity
     limits = limits_of(c, host, 1 if mix.ml else 0)
     shared = True
     if mix.ml and mix.cad and min(v[0] for v in limits.values()) <= 0:  # no CAD guest beside an ML one fits:
@@ -152,7 +156,7 @@ def size(c: Candidate, mix: Mix, host: Host, spare: int, prices: Prices) -> Size
     per_gpu = (max(point[1][0], 0), max(safe[1][1], 0))
     # GPU time not measured: no count is given for it (a profile not measured is never shown as measured)
     gpus = tuple(gpus_for(mix, n, spare, shared) if cap is not None else None for n in per_gpu)
-    binding = (point[0], safe[0]) if cap is not None else (NOT_MEASURED,) * 2
+    binding = (point[0], safe[0]) if cap is not None else (INCONCLUSIVE if c.inconclusive else NOT_MEASURED,) * 2
     hosts = tuple(math.ceil(g / host.gpus) if g is not None else None for g in gpus)
     at = next((r for r in (cap.readings if cap else []) if r.guests == per_gpu[0]), None)
     margin = 1 - at.load if at is not None and at.load == at.load else 0.0
@@ -162,6 +166,9 @@ def size(c: Candidate, mix: Mix, host: Host, spare: int, prices: Prices) -> Size
         s.predicted = (binding[0] == GPU_TIME and cap.predicted[0] is not None,
                        binding[1] == GPU_TIME and cap.predicted[1] is not None)
     s.reasons = reasons(c, s, cap)
+    if c.inconclusive:
+        s.reasons[1] = f"{GPU_TIME}: {c.inconclusive}"
+    s.ml_shared = shared
     if not shared:
         s.reasons.insert(0, f"layout: the ML guests on GPUs of their own (no CAD guest fits beside one on "
                             f"{c.profile}: {c.per_gpu} per GPU)")
@@ -195,6 +202,9 @@ def solve(candidates: list[Candidate], mix: Mix, demand: Demand, host: Host, spa
     excluded = [f"{c.profile}: {fits(c, mix, demand)}" for c in candidates if fits(c, mix, demand)]
     sized = [size(c, mix, host, spare, prices) for c in candidates if not fits(c, mix, demand)]
     serving = [s for s in sized if s.gpus[0] is not None]
+    doubt = next((c.inconclusive for c in candidates if c.inconclusive and not fits(c, mix, demand)), "")
+    if doubt:  # a candidate's count is unknown: no comparison of candidates, so no answer (never a count from noise)
+        return Answer(None, sized, excluded, doubt, doubt)
     if not serving:
         return Answer(None, sized, excluded, impossible(candidates, mix, demand, sized))
     every_safe = all(s.gpus[1] is not None for s in serving)
@@ -218,5 +228,12 @@ def impossible(candidates: list[Candidate], mix: Mix, demand: Demand, sized: lis
     measured = [s for s in sized if s.binding[0] != NOT_MEASURED]
     if not measured:
         return "no candidate profile has a measured curve (GPU time not measured for any)"
+    caps = {c.profile: c.capacity for c in candidates}
+
+    def why(s: Sized) -> str:  # a 0 from GPU time is a measured step that missed QoS: which, and by what
+        cap = caps.get(s.profile)
+        return f" (point ends at {cap.why_point})" if s.binding[0] == GPU_TIME and cap is not None else ""
+
     return "no measured profile serves the mix: " + "; ".join(
-        f"{s.profile}: {s.binding[0]} allows {s.limits[s.binding[0]][0]} CAD guest(s) per GPU" for s in measured)
+        f"{s.profile}: {s.binding[0]} allows {s.limits[s.binding[0]][0]} CAD guest(s) per GPU{why(s)}"
+        for s in measured)

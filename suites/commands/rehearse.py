@@ -40,7 +40,7 @@ from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.capacity.size_settings import load_settings
 from suites.commands import selfmeasure_ml
-from suites.commands.size import plan_parts
+from suites.commands.size_plan import plan_parts
 from suites.config.schema import CONFIG_DIR, register_configs
 from suites.render import tables
 from suites.study.planner import Measured, plan_study

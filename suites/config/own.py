@@ -1,10 +1,14 @@
 """A command's own settings (``study.*``, ``sizing.*``): a dataclass with ``check()``, merged from layers of
-OmegaConf values, validated, its marked paths made absolute against the launch folder; any problem one ConfigError."""
+OmegaConf values, validated, its marked paths made absolute against the launch folder; any problem one ConfigError.
+
+The ``key=value`` arguments are read with Hydra's override grammar, as every bench override is: ``mix={cad:40,ml:4}``
+and ``mix={cad: 40, ml: 4}`` are one mapping either way (YAML's own flow syntax would read ``{cad:40}`` as a key
+named ``cad:40``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -18,11 +22,34 @@ __all__ = ["load_own"]
 T = TypeVar("T")
 
 
+def parsed(what: str, dotlist: list[str]) -> Any:
+    """The ``key=value`` arguments as one OmegaConf layer; an empty mapping, a sweep or a ``+``/``~`` is
+    refused (a ``{}`` merged over a mapping would change nothing, silently)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        overrides = OverridesParser.create().parse_overrides(dotlist)
+    except HydraException as exc:
+        raise ConfigError(f"{what}: {one_line(exc)}") from exc
+    layer = OmegaConf.create({})
+    for o in overrides:
+        key = f"{what}.{o.key_or_group}"
+        if o.is_sweep_override() or not o.is_force_add() and (o.is_add() or o.is_delete()):
+            raise ConfigError(f"{key}: give one value as {key}=<value> (no sweep, '+' or '~' here)")
+        value = o.value()
+        if isinstance(value, dict) and not value:
+            raise ConfigError(f"{key}={o.get_value_element_as_str()}: empty: name its entries "
+                              f"({key}.<name>=<value>, or {key}={{<name>: <value>}})")
+        OmegaConf.update(layer, o.key_or_group, value, merge=True, force_add=True)
+    return layer
+
+
 def load_own(cls: type[T], what: str, dotlist: list[str], files: tuple[Path, ...] = ()) -> T:
     """``cls``'s defaults with ``files`` and then ``dotlist`` (``key=value``, the prefix taken off) over them,
     checked; errors say ``what`` first."""
     try:
-        layers = [*(OmegaConf.load(f) for f in files), OmegaConf.from_dotlist(dotlist)]
+        layers = [*(OmegaConf.load(f) for f in files), parsed(what, dotlist)]
         settings = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(cls), *layers))
     except (OmegaConfBaseException, ValueError, OSError) as exc:
         raise ConfigError(f"{what}: {one_line(exc)}") from exc

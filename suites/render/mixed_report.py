@@ -241,8 +241,11 @@ def to_html(md_text: str) -> str:
             body.append(f"<li>{html.escape(line[2:])}</li>")
         elif line:
             body.append(f"<p>{html.escape(line)}</p>")
-    style = ("body{font-family:sans-serif;max-width:1100px}td,th{border:1px solid #ccc;padding:3px 8px;"
-             "text-align:right}.banner{border:2px solid #c00;padding:8px;font-weight:bold;color:#900}")
+    # a table fits the page: fixed layout, a cell's text wraps (anywhere in a long word) instead of widening it
+    style = ("body{font-family:sans-serif;max-width:1100px}table{border-collapse:collapse;width:100%;"
+             "table-layout:fixed}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;"
+             "overflow-wrap:anywhere;font-size:13px}img{max-width:100%}"
+             ".banner{border:2px solid #c00;padding:8px;font-weight:bold;color:#900}")
     return f"<!doctype html><html><head><meta charset='utf-8'><style>{style}</style></head><body>" + "\n".join(
         body) + ("</table>" if in_table else "") + "</body></html>\n"
 

@@ -146,7 +146,11 @@ def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> t
 
 
 def warn(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    """A note on standard error, folded at spaces to 120 columns as every printed line is (never inside a word)."""
+    import textwrap
+
+    print(textwrap.fill(text, 120, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+          file=sys.stderr, flush=True)
 
 
 def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: Timing,

@@ -34,6 +34,7 @@ class PhaseNumbers:
     # workload.min_replay_s, renders more passes where it is faster: its run time is its window, not its work)
     cad_frame_s: float = math.nan
     cad_p95_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest
+    cad_p50_frame_ms: list[float] = field(default_factory=list)  # one per CAD guest: its median frame rate's
     cad_frames: float = 0.0
     ml_images_per_sec: float = math.nan  # the slowest ML guest's steady rate: what its slowdown is read from
     ml_images: float = 0.0
@@ -68,6 +69,7 @@ class PhaseNumbers:
             cad_frame_s=summarize(m.get(vocab.RUN_TIME.key, math.nan) / m[vocab.FRAMES.key] for m in cad
                                   if m.get(vocab.FRAMES.key, 0) > 0).mean,
             cad_p95_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p95"), math.nan) for m in cad],
+            cad_p50_frame_ms=[m.get(vocab.scoped_key("", vocab.FRAME_TIME, "p50"), math.nan) for m in cad],
             cad_frames=sum(m.get(vocab.FRAMES.key, 0.0) for m in cad),
             ml_images_per_sec=min((m.get(vocab.IMAGES_PER_SEC.key, math.nan) for m in ml), default=math.nan),
             ml_images=sum(m.get(vocab.IMAGES.key, 0.0) for m in ml),

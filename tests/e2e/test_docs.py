@@ -41,6 +41,9 @@ def sized(argv: list[str], tmp_path: Path) -> list[str]:
     if argv[0] == "make":
         extra = {"bench": bench, "gpu-check": [f"out_dir={tmp_path / 'gpu-check'}"],
                  "study": [f"study.out_dir={tmp_path / 'study'}", *store],
+                 # a sizing to its answer in under a minute: the docs' own settings first, these after them
+                 "size": [f"sizing.out_dir={tmp_path / 'sizing'}", *store, f"data.cache_dir={tmp_path / 'data'}",
+                          "progress=quiet", "sizing.tier=smoke", "sizing.max_guests=1", "sizing.repeats=2"],
                  "bench-ml": ["--workloads", "mnist-torch", "--rounds", "2", "--set", "+preset=smoke"]}
         target = argv[1]
         assert target in extra, f"make {target}: give it a smoke size in tests/test_docs.py"
@@ -105,6 +108,10 @@ def test_documented_command_runs(tmp_path: Path, page: str, command: str):
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
     assert proc.returncode == 0, f"{page}: {command}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    if argv[:2] == ["make", "size"]:  # its answer, reached (smoke: inconclusive, said so), within 120 columns
+        ours = proc.stdout.split(" suites size\n", 1)[-1]  # after make's echo of its own command
+        assert "sizing.html" in ours and over_width(ours) == []
+        assert ": inconclusive: smoke sizes" in " ".join(ours.split())
     if argv[:2] == ["make", "bench-ml"]:  # what the issue asked of it: spread and a verdict, like every comparison
         assert "[95% CI]" in proc.stdout and "verdict" in proc.stdout and ("within noise" in proc.stdout
                                                                              or "overhead" in proc.stdout)

@@ -15,7 +15,7 @@ import pytest
 from suites.render.tables import unfold
 from tests.support.helpers import REPO, one_error_line, over_width, store_at
 
-SHORT = ["sizing.max_guests=2", "sizing.repeats=2", "progress=quiet"]
+SHORT = ["sizing.max_guests=2", "sizing.repeats=2", "sizing.tier=smoke", "progress=quiet"]
 
 
 def size(tmp_path: Path, *args: str, store: str | None = None, make: bool = False) -> subprocess.CompletedProcess[str]:
@@ -41,6 +41,9 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
     assert "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)" in said
     ours = first.stdout[first.stdout.index(" suites size\n") + len(" suites size\n"):]  # after make's own echo
     assert "size part 1/1: m60-2q/time-slice: measuring" in said and over_width(ours) == []
+    smoke = ("inconclusive: smoke sizes (seconds-long workloads: a check of the machinery, not a measurement); to "
+             "size: size at sizing.tier=full")
+    assert f"20 CAD user(s) + 2 ML job(s) on Tesla M60: {smoke}" in said  # never a count from a smoke run
     (folder,) = (tmp_path / "out").iterdir()
     assert {p.name for p in folder.iterdir()} >= {"sizing.md", "sizing.html", "sizing.png", "m60-2q-time-slice"}
     md = (folder / "sizing.md").read_text()
@@ -50,7 +53,8 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
     (sizing,) = [r for r in runs if r.data.tags.get("bench.kind") == "sizing"]
     assert sizing.data.params["mix"] == "cad=20,ml=2" and sizing.data.params["qos.cad_slowdown_pct"] == "5.0"
-    assert sizing.data.params["validity"] == "not enforced" and "m60-2q.n_point" in sizing.data.metrics
+    assert sizing.data.params["validity"] == "not enforced" and sizing.data.metrics == {"inconclusive": 1.0}
+    assert sizing.data.tags["bench.inconclusive"] == smoke
     assert sizing.data.tags["bench.title"].startswith("not a GPU sizing")
     (cons,) = [r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]
     assert cons.data.tags["mlflow.parentRunId"] == sizing.info.run_id and '"profile": "m60-2q"' in\
@@ -60,7 +64,8 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
 
     again = size(tmp_path / "again", *SHORT, store=store_at(tmp_path / "mlflow.db"))
     assert again.returncode == 0, again.stderr[-3000:]
-    assert f"size part 1/1: m60-2q/time-slice: reused consolidation run {cons.info.run_id}" in unfold(again.stdout)
+    assert f"size part 1/1: m60-2q/time-slice: reused consolidation run {cons.info.run_id} ({smoke}) ==" in \
+        unfold(again.stdout)  # reused, and said to be inconclusive: never taken as clean
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
     assert len([r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]) == 1  # nothing measured again
     assert len([r for r in runs if r.data.tags.get("bench.kind") == "sizing"]) == 2
@@ -74,6 +79,12 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
     ("hydra.run.dir=/tmp/x", "hydra.run.dir: a sizing writes its parts under sizing.out_dir"),
     ("sizing.policies=[fair]", "sizing.policies: must be some of time-slice, mps"),
     ("sizing.steps=[4,2]", "sizing.steps: must be increasing counts 1..64, got [4, 2]"),
+    ("sizing.mix={}", "sizing.mix={}: empty: name its entries"),
+    ("sizing.bogus=1", "sizing: Key 'bogus' not in 'SizingSettings'"),
+    ("sizing.qos.abc=1", "sizing.qos: no such QoS metric abc"),
+    ("sizing.users.huge=3", "sizing.users: must give CAD users (>= 0, not all 0) of the types light, medium, heavy"),
+    ("sizing.profiles=[m60-2q,m60-9q]", "sizing.profiles: no such profile m60-9q in configs/profile"),
+    ("sizing.consolidation_profile=m60-9q", "sizing.consolidation_profile=m60-9q: no such profile in configs/profile"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, arg: str, says: str):
     proc = size(tmp_path, arg, store=f"sqlite:///{tmp_path / 'mlflow.db'}")

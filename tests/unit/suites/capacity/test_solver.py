@@ -137,4 +137,20 @@ def test_when_no_measured_profile_serves_the_line_names_what_binds_each():
     answer = solver.solve([candidate("l40s-6q", 6144, 8, nothing), candidate("l40s-12q", 12288, 4, None)],
                           solver.Mix(cad=20, ml=2), DEMAND, HOST)
     assert answer.recommended is None
-    assert answer.error == "no measured profile serves the mix: l40s-6q: GPU time allows 0 CAD guest(s) per GPU"
+    assert answer.error == ("no measured profile serves the mix: l40s-6q: GPU time allows 0 CAD guest(s) per GPU "
+                            "(point ends at 1 guest(s): cad_slowdown_pct 9.0 > 5)")
+
+
+def test_a_candidate_measured_on_noise_gives_no_answer_and_no_count():
+    """A busy host's curve (which here would allow 6 per GPU) is inconclusive: no GPUs, no 0, the answer says why
+    and what to do; the same curve clean gives its count."""
+    cap = curve.capacity([step(n, [1.0 if n <= 6 else 9.0] * 3, [2.0] * 3, [20.0] * 3) for n in range(1, 9)], LIMITS)
+    why = "inconclusive: host busy in 9 of 9 phase(s); to size: stop what else runs on this host and size again"
+    noisy = solver.Candidate("l40s-6q", "L40S", 6144, 8, 2, 8192, cap, inconclusive=why)
+    answer = solver.solve([noisy], solver.Mix(cad=20, ml=2), DEMAND, HOST)
+    assert answer.recommended is None and answer.inconclusive == why and answer.error == why
+    (s,) = answer.sized
+    assert s.gpus == (None, None) and s.binding == ("inconclusive", "inconclusive")
+    assert s.reasons[1] == f"GPU time: {why}"
+    clean = solver.solve([candidate("l40s-6q", 6144, 8, cap)], solver.Mix(cad=20, ml=2), DEMAND, HOST)
+    assert clean.recommended is not None and clean.recommended.per_gpu == (6, 6) and not clean.inconclusive

@@ -1,79 +1,111 @@
-"""Tests of ``suites/commands/size.py``."""
+"""Tests of ``suites/commands/size.py`` on recorded consolidations (tests/support/consolidations.py): a busy host's
+consolidation gives an inconclusive sizing (its answer, report, MLflow run and reuse) and never a 0; a clean one that
+misses QoS at one guest gives 0 with its reason; two CAD user types at two QoS levels give the density table and
+the VM to provision."""
 
 from __future__ import annotations
 
-from tests.support.hosts import gpu_host
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from gpu_probe.inventory import collect
+from suites.capacity.size_settings import load_settings
+from suites.commands import size
+from suites.commands.size_plan import plan_parts
+from suites.config.schema import register_configs
+from suites.record.recorder import Recorder
+from suites.render import sizing_report
+from tests.support import consolidations
+from tests.support.helpers import store_at
+
+BUSY = "host busy in 15 of 15 phase(s) (other processes up to 180 % of a core > host_busy_pct=25)"
+OK = {1: {"frame_ms": 40.4, "p95": 70.0, "rate": 990.0}, 2: {"frame_ms": 41.2, "p95": 80.0, "rate": 960.0},
+      4: {"frame_ms": 46.0, "p95": 95.0, "rate": 880.0}}
 
 
-def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
-    """The reuse key holds the user's bench overrides (another seed, vCPU count or data is another measurement) and
-    leaves out where a run writes and what it prints (another store folder or cache is the same measurement)."""
-    from gpu_probe.inventory import collect
-    from suites.commands.size import reuse_key
-
+def planned(tmp_path: Path, *args: str):
+    register_configs()
+    uri = store_at(tmp_path / "mlflow.db")
+    settings = load_settings("default", list(args))
     inv = collect()
-    base = ["scenario=consolidation", "profile=m60-2q", "progress=quiet", "tracking_uri=sqlite:////a/m.db",
-            "artifact_dir=/a/art", "data.cache_dir=/a/data"]
-    key = reuse_key(inv, base, "m60-2q", "time-slice", [])
-    moved = ["scenario=consolidation", "profile=m60-2q", "tracking_uri=sqlite:////b/m.db", "artifact_dir=/b/art",
-             "data.cache_dir=/b/data", "wait_for_cores_s=0"]
-    assert reuse_key(inv, moved, "m60-2q", "time-slice", []) == key
-    for other in ("seed=1", "profile.vcpus=4", "data.root=/elsewhere"):
-        assert reuse_key(inv, [*base, other], "m60-2q", "time-slice", []) != key, other
-    assert reuse_key(inv, base, "m60-2q", "mps", []) != key
-    node = {"gpus": [{"name": "GRID M60-2Q"}], "driver": "535.183.06"}  # a fleet's node: its GPU and driver count
-    on_fleet = reuse_key(inv, base, "m60-2q", "time-slice", [node])
-    assert on_fleet != key and reuse_key(inv, base, "m60-2q", "time-slice", [{**node, "driver": "550.90"}]) != on_fleet
+    plan = plan_parts(settings, inv, [f"tracking_uri={uri}", f"artifact_dir={tmp_path / 'art'}"],
+                      Console(file=io.StringIO()))
+    return settings, inv, plan, uri
 
 
-def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_nodes_end():
-    from suites.capacity.budget import sweeps_of
-    from suites.capacity.size_settings import load_settings
-    from suites.commands.size import part_overrides
-    from suites.config.compose import compose_run
-    from suites.config.profiles import ProfileConfig
-    from suites.config.schema import register_configs
-
-    register_configs()
-    settings = load_settings("default", ["sizing.steps=[1,2,4,8]"])
-    (sweep,) = sweeps_of(settings.steps, {"m60-1q": 8}, ["time-slice"])
-    line = part_overrides(settings, sweep, 3, "smoke", ProfileConfig(name="m60-1q"))
-    assert "scenario.study.steps=[1,2,4,8]" in line and "scenario.study.max_guests=8" in line
-    labels = [r.label for r in compose_run(line).runs]
-    assert [x.rsplit("/", 1)[1] for x in labels] == ["ml", "cad", "n1", "n2", "n4", "n8"]
-    (cut,) = sweeps_of(settings.steps, {"m60-1q": 3}, ["time-slice"])
-    line = part_overrides(settings, cut, 3, "smoke", ProfileConfig(name="m60-1q"))
-    assert cut.steps == (1, 2) and "scenario.study.max_guests=2" in line  # 1..2: every count, no steps= needed
-    (every,) = sweeps_of([], {"m60-1q": 3}, ["time-slice"])
-    assert every.steps == (1, 2, 3) and "scenario.study.steps=" not in " ".join(
-        part_overrides(settings, every, 3, "smoke", ProfileConfig(name="m60-1q")))
+def recorded(uri: str, part, steps: dict, tags: dict | None = None) -> tuple[tuple[str, str, str], str]:
+    rid = consolidations.record(uri, part.comp.cfg.experiment, part.profile, steps,
+                                tags={"bench.sizing_key": part.key, **(tags or {})})
+    return (part.profile, part.policy, part.user_type), rid
 
 
-def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_trimmed(tmp_path, monkeypatch):
-    """cce1a94 stopped on an H200 (no profile of it) and planned 40-60 minutes on an H100, with h100-80c asking
-    81,920 MiB of the card's 81,559."""
-    import io
+def test_a_busy_hosts_consolidation_gives_an_inconclusive_sizing_everywhere_and_never_a_count(tmp_path: Path):
+    from mlflow.tracking import MlflowClient
 
-    from rich.console import Console
+    settings, inv, plan, uri = planned(tmp_path)
+    (part,) = plan.parts
+    key, rid = recorded(uri, part, OK, {"bench.host_busy": BUSY})
+    said: list[str] = []
+    assert size.reusable(MlflowClient(uri), part, settings, said.append) is None  # measured again, said
+    assert said == [f"size: stored consolidation {rid} is inconclusive: {BUSY}; to size: stop what else runs on "
+                    "this host (or raise host_busy_pct) and size again: measuring again"]
+    result = size.solve(settings, inv, plan, {key: rid}, uri)
+    assert result.doubt.startswith(f"inconclusive: {BUSY}")
+    answer = sizing_report.recommendation(result)
+    assert answer == [f"20 CAD user(s) + 2 ML job(s) on Tesla M60: {result.doubt}"]
+    assert sizing_report.metrics_of(result) == {"inconclusive": 1.0}  # no answer, no profile's count
+    files = sizing_report.write(result, tmp_path / "out")
+    md, html = (tmp_path / "out" / "sizing.md").read_text(), (tmp_path / "out" / "sizing.html").read_text()
+    assert f"- 20 CAD user(s) + 2 ML job(s) on Tesla M60: {result.doubt}" in md and "host busy" in html
+    assert f"| medium (20) | strict | {part.profile} | 8 | - | - | - | inconclusive |" in md
+    assert "| 1 | 3 |" in md and "| inconclusive | inconclusive |" in md  # the steps: no yes or no
+    recorder = Recorder(part.comp.cfg, said.append)
+    ref = recorder.start_comparison("sizing-test", {"bench.kind": "sizing"})
+    size.record(recorder, ref, settings, result, tmp_path / "out", files)
+    run = MlflowClient(uri).get_run(ref.run_id)
+    assert run.data.tags["bench.inconclusive"] == result.doubt and run.data.tags["bench.host_busy"] == BUSY
+    assert run.data.metrics == {"inconclusive": 1.0} and run.info.status == "FINISHED"
 
-    from suites.capacity.size_settings import load_settings
-    from suites.commands.size import plan_parts
-    from suites.config.schema import register_configs
 
-    monkeypatch.chdir(tmp_path)  # no calibration cache of this host: the planner's table for a GPU host
-    register_configs()
-    for name, mem, sized in (("NVIDIA H200", 143_771.0, "h200"), ("NVIDIA H100 80GB HBM3", 81_559.0, "h100")):
-        settings = load_settings("default", [])
-        said = io.StringIO()
-        plan = plan_parts(settings, gpu_host(name, mem), [f"tracking_uri=sqlite:///{tmp_path}/m.db"],
-                          Console(file=said, width=200))
-        assert plan.fitted.estimate_s <= settings.budget_s, (name, plan.fitted)
-        assert plan.parts and all(p.profile.startswith(sized) for p in plan.parts)
-        assert plan.fitted.trims and all(f"trimmed to sizing.budget_s=540: {t}" in plan.notes
-                                         for t in plan.fitted.trims)
-        text = " ".join(said.getvalue().split())
-        assert "size: trimmed: " in text and "of sizing.budget_s=540" in text
-        if sized == "h100":  # the whole-card profile asks more than the card has: said, not measured
-            assert any(n.startswith("h100-80c: not measured: its 81920 MiB framebuffer is more than the 81,559 MiB")
-                       for n in plan.notes), plan.notes
-            assert "h100-80c" not in {p.profile for p in plan.parts}
+def test_a_clean_consolidation_that_misses_qos_at_one_guest_gives_0_with_its_reason(tmp_path: Path):
+    settings, inv, plan, uri = planned(tmp_path)
+    (part,) = plan.parts
+    key, rid = recorded(uri, part, {1: {"frame_ms": 40.4, "p95": 180.0, "rate": 990.0}})
+    result = size.solve(settings, inv, plan, {key: rid}, uri)
+    assert not result.doubt and result.answer.recommended is None
+    assert sizing_report.recommendation(result) == [
+        "20 CAD user(s) + 2 ML job(s) on Tesla M60: no recommendation: no measured profile serves the mix: "
+        f"{part.profile}: GPU time allows 0 CAD guest(s) per GPU (point ends at 1 guest(s): cad_p95_frame_ms 180.0 "
+        "> 100)"]
+    assert sizing_report.metrics_of(result)[f"{part.profile}.n_point"] == 0.0
+
+
+def test_two_user_types_at_two_qos_levels_give_the_density_table_and_the_vm_to_provision(tmp_path: Path):
+    settings, inv, plan, uri = planned(tmp_path, "sizing.users.light=20", "sizing.users.heavy=5",
+                                       "sizing.price.gpu=4000", "sizing.price.licence_per_year=450")
+    assert [p.label for p in plan.parts] == [f"{p}/time-slice/{t}" for p in (plan.parts[0].profile,)
+                                            for t in ("light", "heavy")]
+    assert any(n.startswith("CAD users by type (sizing.users): light 20, heavy 5; sizing.mix.cad=20 is not used")
+               for n in plan.notes)
+    heavy = {1: {"frame_ms": 44.0, "p95": 90.0, "rate": 990.0}, 2: {"frame_ms": 46.0, "p95": 95.0, "rate": 960.0}}
+    ids = dict([recorded(uri, plan.parts[0], OK), recorded(uri, plan.parts[1], heavy)])
+    result = size.solve(settings, inv, plan, ids, uri)
+    cells = {(t, lv, c.profile): cell for t, lv, c, cell in result.density}
+    me = plan.parts[0].profile
+    assert cells[("light", "strict", me)].per_gpu[0] == 2 and cells[("light", "strict", me)].label == "measured"
+    assert cells[("light", "typical", me)].per_gpu[0] == 4  # 15 % CAD slowdown at 4: within typical's 20 %
+    assert cells[("heavy", "strict", me)].per_gpu[0] == 0 and cells[("heavy", "typical", me)].per_gpu[0] == 2
+    assert cells[("light", "strict", "m60-2q")].label == "framebuffer bound only"
+    light = result.provision["light"]
+    assert light[0].startswith(f"provision: {me} VMs of ") and "10 GPU(s) in 3 host(s) of 4 GPU(s)" in light[0]
+    assert light[1].startswith("ML jobs: the 2 ML job(s) beside the CAD users")
+    assert light[2] == "licence: NVIDIA RTX Virtual Workstation (vWS), one per concurrent CAD user"
+    answer = sizing_report.recommendation(result)
+    assert answer[0].startswith(f"20 light CAD user(s) + 2 ML job(s) on Tesla M60: {me}, 2 CAD guest(s) per GPU, "
+                                "10 GPU(s)")
+    assert any(line.startswith("5 heavy CAD user(s) on Tesla M60: no recommendation") for line in answer)
+    md = sizing_report.markdown(result, [])
+    assert "| light (20) | typical |" in md and "| heavy (5) | strict |" in md
+    assert "### " + me + " (light users): what the users feel (medians)" in md

@@ -41,9 +41,21 @@ def test_the_report_labels_a_predicted_capacity_everywhere_it_is_shown(tmp_path:
     result = SizingResult(solver.Mix(20, 2), "Tesla M60", {"ml_slowdown_pct": 15.0}, {"m60-1q": cap}, answer,
                           {"m60-1q": "not enforced"}, {"GPU": "no GPU"})
     files = write(result, tmp_path)
-    assert [f.name for f in files] == ["sizing.md", "sizing.html", "sizing.png"]
+    assert [f.name for f in files] == ["sizing.md", "sizing.html", "density.csv", "sizing.png"]
     assert all(f.stat().st_size for f in files)
     md = (tmp_path / "sizing.md").read_text()
     assert "| m60-1q * | 1, 2, 4, 8 | 4..5 (predicted) |" in md  # measured steps, N safe..point
     assert "(predicted): interpolated between two measured steps, not measured" in md
     assert "GPU time: 5 (point) predicted: interpolated between the measured steps 4 and 8" in md
+
+
+def test_a_knee_past_the_qos_limit_is_said_to_be_past_it():
+    from suites.render.sizing_report import knee_of
+    from tests.support.curves import step
+
+    limits = [Limit("cad_slowdown_pct", 5.0)]
+    bend = {1: 6.0, 2: 7.0, 3: 20.0}  # misses at 1 (N point 0); the curve bends at 2
+    cap = curve.capacity([step(n, [c] * 3, [1.0] * 3, [1.0] * 3) for n, c in bend.items()], limits)
+    assert cap.n_point == 0 and cap.knee == 2 and knee_of(cap) == "2 (past QoS)"
+    fine = curve.capacity([step(n, [c / 10] * 3, [1.0] * 3, [1.0] * 3) for n, c in bend.items()], limits)
+    assert fine.knee == 2 and knee_of(fine) == "2"

@@ -1,0 +1,245 @@
+"""What ``make size`` measures, planned before anything starts: the GPU sized for, its candidate profiles, and one
+consolidation per profile, policy and CAD user type (or a stored one of the same measurement), fitted to
+``sizing.budget_s``; a problem is one ConfigError.
+
+A profile is measured only as deep as its VMs per GPU allow beside the ML guest (``m60-2q``: 4 a GPU, so at most 3
+CAD guests beside one ML guest); on a host without a GPU one profile's curve stands for none of them, and the one
+measured is one whose VMs per GPU allow the steps (said, with why)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import NamedTuple
+
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+from rich.console import Console
+
+from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import JsonObject
+from suites.backends.ray.cluster import survey as survey_fleet
+from suites.capacity import budget, fleet_candidates, measured
+from suites.capacity.budget import Sweep
+from suites.capacity.size_settings import SizingSettings
+from suites.config.compose import Composition, compose_run
+from suites.config.profiles import ProfileConfig
+from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
+from suites.errors import BenchError, ConfigError
+from suites.pipeline.orchestrate import say
+from suites.pipeline.prechecks import check_out_dirs
+from suites.study import calibration
+from suites.study.planner import OVERHEAD_S, WORK_S
+from suites.study.settings import StudySettings
+
+__all__ = ["Part", "Plan", "part_overrides", "plan_parts", "reuse_key"]
+
+REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
+
+
+def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: str, p: ProfileConfig) -> list[str]:
+    """One consolidation's command line: the profile, its CAD user type's viewsets, the steps, the repeats, the
+    policy."""
+    viewsets = ",".join(settings.cad_sizes[sweep.user_type or settings.cad_size])
+    steps = list(sweep.steps)
+    out = ["scenario=consolidation", f"profile={sweep.profile}", f"scenario.repeats={repeats}",
+           f"scenario.study.max_guests={steps[-1]}", "scenario.study.cad_alone=true",
+           "scenario.study.steps_past_miss=2", "scenario.study.cad.overrides=['workload.size=small',"
+           f"'workload.viewsets=[{viewsets}]']"]
+    if steps != list(range(1, steps[-1] + 1)):
+        out.append(f"scenario.study.steps=[{','.join(map(str, steps))}]")
+    if tier == "smoke":
+        out.insert(0, "+preset=smoke")
+    if sweep.policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
+        out += ["sharing=mps", f"profile.mps_share_pct={max(1, 100 // max(1, p.max_per_gpu))}"]
+    return out
+
+
+def phase_seconds(inv: Inventory, tier: str) -> tuple[float, str]:
+    """What one consolidation phase run costs on this host, and where the figure came from: the study's probe of
+    this host (its calibration cache) where it timed both workloads at this tier, else the study planner's table."""
+    host = "gpu" if inv.gpus else "cpu"
+    probed = calibration.cached(Path(StudySettings().out_dir), inv)
+    runs = [probed.get((w, tier)) for w in ("graphics-replay", "mnist-torch")]
+    if all(runs):
+        return max(runs), f"probed on this host ({calibration.CACHE} under {StudySettings().out_dir})"  # type: ignore[type-var]
+    work = max(WORK_S[(w, tier)][host] for w in ("graphics-replay", "mnist-torch"))
+    return OVERHEAD_S[host] + work, f"the study planner's table for a {host.upper()} host (not measured here)"
+
+
+# Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
+WHERE_KEYS = ("tracking_uri", "fallback_tracking_uri", "artifact_dir", "data.cache_dir", "progress", "experiment",
+              "wait_for_cores_s")
+
+
+class Part(NamedTuple):
+    profile: str
+    policy: str
+    comp: Composition
+    key: str  # what makes a stored consolidation this part's measurement (bench.sizing_key)
+    user_type: str  # the CAD user type its CAD guests stand for (sizing.users)
+    label: str  # how it is said and tagged (bench.sizing_part): profile/policy[/type]
+
+
+class Plan(NamedTuple):
+    gpu: str  # the GPU sized for
+    candidates: list[ProfileConfig]
+    parts: list[Part]
+    notes: list[str]
+    fleet: list[JsonObject]  # what each node of a fleet (ray.placement=per-node) said it is; [] on this host
+    provenance: dict[str, str]  # what the fleet's nodes add to the sizing's provenance
+    fitted: budget.Fitted  # what fits sizing.budget_s: the sweeps, repeats, estimate and trims
+
+
+def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str, fleet: list[JsonObject]) -> str:
+    """GPU, driver, profile, policy and the consolidation's whole command line (the user's bench overrides too),
+    less the keys that only say where it writes or what it prints; on a fleet its nodes' GPUs and drivers."""
+    kept = [a for a in command_line if a.partition("=")[0].lstrip("+~") not in WHERE_KEYS]
+    gpus = [g for r in fleet for g in r.get("gpus") or []] if fleet else inv.gpus
+    drivers = sorted({str(r.get("driver")) for r in fleet}) if fleet else [inv.driver_version or "-"]
+    return json.dumps({"gpu": ", ".join(str(g.get("name")) for g in gpus) or "no GPU", "driver": ", ".join(drivers),
+                       "profile": profile, "policy": policy, "overrides": kept}, sort_keys=True)
+
+
+def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]]:
+    """(what each node of the fleet says it is, ray.gpu_groups), where the consolidations run one guest per node
+    (backend=ray ray.placement=per-node); ([], {}) where they run on this host."""
+    cfg = compose_run(["scenario=consolidation", *overrides]).cfg
+    if cfg.backend is not BackendKind.ray or cfg.ray.placement != PER_NODE:
+        return [], {}
+    return survey_fleet(cfg.ray), {k: list(v) for k, v in cfg.ray.gpu_groups.items()}
+
+
+def fleet_gpu(reports: list[JsonObject]) -> str:
+    """The physical GPU a fleet's vGPUs slice (GRID M60-4Q: Tesla M60), or its GPU's own name."""
+    names = list(dict.fromkeys(str(g.get("name")) for r in reports for g in r.get("gpus") or []))  # each once
+    models = sorted({c.gpu_model for n in names for c in measured.candidate_profiles(n, []) if c.gpu_model})
+    return models[0] if models else (names[0] if names else "")
+
+
+def room(p: ProfileConfig, with_ml: bool) -> int:
+    """CAD guests one GPU of ``p`` holds beside the ML guest (its VMs per GPU, less the ML guest's)."""
+    return p.max_per_gpu - (1 if with_ml else 0)
+
+
+def stand_in(settings: SizingSettings, candidates: list[ProfileConfig], deepest: int, with_ml: bool,
+             notes: list[str]) -> ProfileConfig:
+    """The one profile a host without a GPU measures: ``sizing.consolidation_profile`` where it is a candidate whose
+    VMs per GPU allow the steps, else the candidate with the fewest VMs per GPU that allows them (the nearest to a
+    whole-GPU user), else the one with the most; said, with why."""
+    named = next((c for c in candidates if c.name == settings.consolidation_profile), None)
+    if named is not None and room(named, with_ml) >= deepest:
+        return named
+    allowing = sorted((c for c in candidates if room(c, with_ml) >= deepest), key=lambda c: (c.max_per_gpu, c.name))
+    chosen = allowing[0] if allowing else max(candidates, key=lambda c: (c.max_per_gpu, c.name))
+    why = (f"{named.name} allows {room(named, with_ml)} CAD guest(s) beside the ML guest" if named is not None else
+           f"sizing.consolidation_profile={settings.consolidation_profile} is not a profile of this GPU")
+    notes.append(f"no GPU: the stand-in profile is {chosen.name}: its {chosen.max_per_gpu} VM(s) per GPU allow "
+                 f"{min(deepest, room(chosen, with_ml))} CAD guest(s) beside the ML guest ({why}, the steps go to "
+                 f"{deepest})")
+    return chosen
+
+
+def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[ProfileConfig],
+                    fleet: list[JsonObject], groups: dict[str, list[str]],
+                    notes: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+    """(profile -> its deepest step, the fleet's provenance): every candidate on a GPU host, what the fleet's nodes
+    can place on a fleet, one stand-in without a GPU; never deeper than a profile's VMs per GPU allow."""
+    deepest = settings.steps[-1] if settings.steps else settings.max_guests
+    with_ml = settings.mix.get("ml", 0) > 0
+    if fleet:
+        on_fleet = fleet_candidates.plan(candidates, fleet, groups, deepest)
+        notes += on_fleet.notes
+        if not on_fleet.steps:
+            raise ConfigError("size: no candidate profile can be measured on this fleet: " + "; ".join(notes))
+        return on_fleet.steps, on_fleet.provenance
+    chosen = candidates if inv.gpus else [stand_in(settings, candidates, deepest, with_ml, notes)]
+    if not inv.gpus:
+        notes.append(f"no GPU: only {chosen[0].name} measured (on the CPU no profile is enforced: one curve stands "
+                     "for none of them); the others' GPU time is not measured")
+    steps = {}
+    for c in chosen:
+        if room(c, with_ml) < 1:
+            notes.append(f"{c.name}: not measured: its {c.max_per_gpu} VM(s) per GPU leave no CAD guest beside the "
+                         "ML guest's (its CAD users get GPUs of their own: framebuffer bound only)")
+        else:
+            steps[c.name] = min(deepest, room(c, with_ml))
+    if not steps:
+        raise ConfigError("size: no candidate profile holds a CAD guest beside an ML guest: " + "; ".join(notes))
+    return steps, {}
+
+
+def check_names(settings: SizingSettings) -> None:
+    """``sizing.profiles`` and ``sizing.consolidation_profile`` name profiles of configs/profile, each named."""
+    known = {p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml")}
+    unknown = [p for p in settings.profiles if p not in known]
+    if unknown:
+        raise ConfigError(f"sizing.profiles: no such profile {', '.join(unknown)} in configs/profile")
+    if settings.consolidation_profile not in known:
+        raise ConfigError(f"sizing.consolidation_profile={settings.consolidation_profile}: no such profile in "
+                          "configs/profile (it is refused, not replaced)")
+
+
+def candidates_of(settings: SizingSettings, inv: Inventory, fleet: list[JsonObject],
+                  notes: list[str]) -> tuple[str, list[ProfileConfig]]:
+    """(the GPU sized for, its candidate profiles that this host's card can hold)."""
+    check_names(settings)
+    gpu = settings.gpu or fleet_gpu(fleet) or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
+    candidates = measured.candidate_profiles(gpu, settings.profiles)
+    if not candidates:
+        raise ConfigError(f"sizing.gpu={gpu}: no vGPU profile of it in configs/profile (sizing.profiles names "
+                          "candidates by hand)")
+    return gpu, candidates if fleet else measured.within_card(candidates, inv, notes)
+
+
+def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], fitted: budget.Fitted,
+                  tier: str, context: tuple[list[ProfileConfig], list[JsonObject]]) -> list[Part]:
+    candidates, fleet = context
+    by_name = {c.name: c for c in candidates}
+    several = len(settings.cad_users) > 1
+    parts = []
+    for sweep in fitted.sweeps:
+        command_line = [*part_overrides(settings, sweep, fitted.repeats, tier, by_name[sweep.profile]), *overrides]
+        label = f"{sweep.profile}/{sweep.policy}" + (f"/{sweep.user_type}" if several else "")
+        try:
+            comp = compose_run(command_line)
+        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+            raise ConfigError(f"sizing part {label}: {one_line(exc)}") from exc
+        check_out_dirs(comp.cfg)
+        parts.append(Part(sweep.profile, sweep.policy, comp,
+                          reuse_key(inv, command_line, sweep.profile, sweep.policy, fleet), sweep.user_type, label))
+    return parts
+
+
+def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console) -> Plan:
+    """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to sizing.budget_s), notes:
+    every part composed before anything starts; a problem is one ConfigError."""
+    fleet, groups = survey(overrides)
+    notes: list[str] = []
+    gpu, candidates = candidates_of(settings, inv, fleet, notes)
+    if settings.users:
+        notes.append("CAD users by type (sizing.users): " + ", ".join(f"{k} {v}" for k, v in
+                     settings.cad_users.items()) + f"; sizing.mix.cad={settings.mix.get('cad', 0)} is not used")
+    tier = settings.tier if settings.tier != "auto" else "full"  # smoke sizes are no measurement (noise.py)
+    steps, provenance = what_to_measure(settings, inv, candidates, fleet, groups, notes)
+    policies = list(settings.policies)
+    if "mps" in policies and (fleet or not inv.gpus):
+        policies.remove("mps")
+        notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
+                     "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
+                     "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
+    phase_s, source = phase_seconds(inv, tier)
+    shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
+    fitted = budget.fit(budget.sweeps_of(settings.steps, steps, policies, list(settings.cad_users)),
+                        settings.repeats, settings.budget_s, phase_s, shared)
+    notes += [f"trimmed to sizing.budget_s={settings.budget_s:g}: {t}" for t in fitted.trims]
+    parts = compose_parts(settings, inv, overrides, fitted, tier, (candidates, fleet))
+    say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
+             f"({', '.join(p.label for p in parts)}), sizes {tier}, {fitted.repeats} repeat(s) "
+             "per step" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
+    say(out)(f"size: estimate {fitted.estimate_s:.0f} s of sizing.budget_s={settings.budget_s:g} "
+             f"({phase_s:.0f} s a phase run: {source})")
+    for t in fitted.trims:
+        say(out)(f"size: trimmed: {t}")
+    return Plan(gpu, candidates, parts, notes, fleet, provenance, fitted)
+
