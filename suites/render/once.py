@@ -6,6 +6,7 @@ each phase's own figures) always print."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -19,23 +20,28 @@ NOTES = ("note:", "consolidation:", "warning:")
 
 class SaidOnce:
     def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
+        self.counts: dict[str, int] = {}  # a note's shape (its figures blanked) -> times said
+        self.first_said: dict[str, str] = {}  # its shape -> the text printed
 
     def first(self, text: str) -> bool:
-        """Whether ``text`` is to be printed: not a note, or a note said for the first time (counted)."""
+        """Whether ``text`` is to be printed: not a note, or a note said for the first time (counted; the same
+        note with other figures, ``106 %`` then ``145 %`` of a core, is the same note)."""
         if not text.lstrip().startswith(NOTES):
             return True
-        self.counts[text] = self.counts.get(text, 0) + 1
-        return self.counts[text] == 1
+        shape = re.sub(r"\d+(?:[.,]\d+)*", "#", text)
+        self.counts[shape] = self.counts.get(shape, 0) + 1
+        self.first_said.setdefault(shape, text)
+        return self.counts[shape] == 1
 
     def summary(self) -> list[str]:
-        """Each line said more than once, with its count (folded to the table width)."""
+        """Each note said more than once, with its count (folded to the table width)."""
         out = []
-        for text, n in self.counts.items():
-            head = " ".join(text.split())
-            cut = head if len(head) <= 80 else head[:79] + "…"
-            out.append(fold_line(f"said {n} times (printed once above): {cut}", TABLE_WIDTH))
-        return [line for line, n in zip(out, self.counts.values(), strict=True) if n > 1]
+        for shape, n in self.counts.items():
+            if n > 1:
+                head = " ".join(self.first_said[shape].split())
+                cut = head if len(head) <= 80 else head[:79] + "…"
+                out.append(fold_line(f"said {n} times (printed once above): {cut}", TABLE_WIDTH))
+        return out
 
 
 class OnceConsole(Console):

@@ -46,7 +46,8 @@ def draw(result: SizingResult, out_dir: Path) -> list[Path]:
             seen += finite(med) + finite(up)
         ax.axhline(limit, color="red", linestyle="--", linewidth=1)
         low, high = min(0.0, *seen), max(seen)
-        ax.set_ylim(low, high * 1.12 if high > 0 else 1.0)  # the limit and every point within the axes
+        pad = 0.08 * ((high - low) or 1.0)
+        ax.set_ylim(low - pad if low < 0 else 0.0, high + pad)  # the limit and every point within the axes
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # guest counts: whole numbers
         ax.set_title(f"{metric} (limit {limit:g})", fontsize=9)
         ax.set_xlabel("CAD guests per GPU (beside one ML guest)", fontsize=8)
@@ -57,5 +58,7 @@ def draw(result: SizingResult, out_dir: Path) -> list[Path]:
                         (INCONCLUSIVE, "inconclusive (measured on noise)")) if (c == INCONCLUSIVE) == doubt]
     axes[0][0].legend(handles=[*axes[0][0].get_legend_handles_labels()[0], *handles], fontsize=7)
     title = "each QoS metric by CAD guests per GPU: median, band to the upper 95 % bound, its limit dashed"
-    titled(fig, title, title_label(result), result.doubt[:160])
+    reasons = result.doubt.split("; to size:")[0].split("; ")  # the title's line: the first reason, the count
+    titled(fig, title, title_label(result), reasons[0] + (f" (and {len(reasons) - 1} more: sizing.md)"
+                                                          if len(reasons) > 1 else ""))
     return [save(fig, out_dir / "sizing.png", title, result.weakest)]
