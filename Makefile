@@ -175,6 +175,8 @@ bench-sampler: setup
 # The tests that need the host to themselves (marked alone) run after the others, one by one: among them, each one
 # held every other test process at the gate until the tests they were running ended (150 s of waiting in one CI run).
 test: setup setup-system setup-cluster lint
+	@# the unit tier imports on a checkout without .vm/ (a fresh clone's make test-fast), before setup-vm builds it
+	$(PY) -m pytest --collect-only -q -p no:randomly tests/unit tests/test_layout.py >/dev/null
 	@$(MAKE) --no-print-directory setup-vm || echo "test: setup-vm failed: the VM tests will be skipped"
 	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
 	$(PY) -m pytest -m "not alone"

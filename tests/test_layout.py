@@ -218,7 +218,7 @@ WITHOUT_TEST_MODULE = {
     "suites/backends/factory.py", "suites/backends/handle.py", "suites/backends/local.py",
     "suites/pipeline/jobs.py", "suites/pipeline/sweep_summary.py",
     "suites/run/execute.py", "suites/guest/setup.py", "suites/guest/ranks.py",
-    "suites/study/command.py", "suites/study/calibration.py", "suites/commands/selfmeasure_vm.py",
+    "suites/study/command.py", "suites/commands/selfmeasure_vm.py",
     "gpu_probe/selfmeasure_sampler.py",
     # the MLflow store read and written: only meaningful against a real store, tested in
     # e2e/test_fallback_store.py, e2e/test_report.py, e2e/test_sync.py

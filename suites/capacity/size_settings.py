@@ -84,8 +84,8 @@ class SizingSettings:
         require(set(self.policies) <= set(POLICIES) and bool(self.policies), "sizing.policies",
                 f"must be some of {', '.join(POLICIES)}, got {list(self.policies)}")
         require(self.tier in TIERS, "sizing.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
-        require(self.years > 0, "sizing.years", f"must be > 0, got {self.years}")
-        require(self.host.cpu_overcommit > 0, "sizing.host.cpu_overcommit", "must be > 0")
+        require(0 < self.years <= 100, "sizing.years", f"must be years in (0, 100], got {self.years}")
+        self.check_host_and_prices()
         require(set(self.users) <= set(self.cad_sizes) and all(v >= 0 for v in self.users.values()) and
                 (not self.users or sum(self.users.values()) > 0), "sizing.users",
                 f"must give CAD users (>= 0, not all 0) of the types {', '.join(self.cad_sizes)}, "
@@ -95,6 +95,22 @@ class SizingSettings:
             require(not unknown, name, f"no such QoS metric {', '.join(unknown)} (there: {', '.join(QOS_METRICS)})")
             require(all(v is None or (v > 0 and math.isfinite(v)) for v in qos.values()) and bool(qos), name,
                     "each limit must be a finite number > 0 (or null: reported, not limited)")
+
+    def check_host_and_prices(self) -> None:
+        """Every number a cost or a host limit is computed from: finite and in its range (a negative price gave a
+        negative cost per user; an infinite overcommit a traceback after the whole measurement)."""
+        h = self.host
+        require(h.cores is None or 1 <= h.cores <= 100_000, "sizing.host.cores",
+                f"must be a core count >= 1 (or null: not a limit), got {h.cores}")
+        require(h.memory_MiB is None or 256 <= h.memory_MiB <= 2**40, "sizing.host.memory_MiB",
+                f"must be MiB >= 256 (or null: not a limit), got {h.memory_MiB}")
+        require(math.isfinite(h.cpu_overcommit) and 0 < h.cpu_overcommit <= 64, "sizing.host.cpu_overcommit",
+                f"must be vCPUs per core in (0, 64], got {h.cpu_overcommit}")
+        for key, price in (("gpu", self.price.gpu), ("licence_per_year", self.price.licence_per_year)):
+            require(price is None or (math.isfinite(price) and price >= 0), f"sizing.price.{key}",
+                    f"must be a finite price >= 0 (or null: not priced), got {price}")
+        require(math.isfinite(self.reserve_MiB) and 0 <= self.reserve_MiB <= 2**20, "sizing.reserve_MiB",
+                f"must be MiB in [0, 1048576], got {self.reserve_MiB}")
 
     @property
     def cad_users(self) -> dict[str, int]:

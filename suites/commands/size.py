@@ -47,7 +47,7 @@ from suites.render.tables import console_width
 from suites.run.mixed import MIN_OVERLAP_PCT
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
-from suites.run.shield import stop_on_signals
+from suites.run.shield import Shield, interrupt_reason, stop_on_signals
 from suites.validity import weakest
 
 KIND = "sizing"
@@ -61,6 +61,7 @@ class Read(NamedTuple):
     phases: dict
     doubts: list[noise.Doubt]
     validity: str
+    skipped: list[str]  # values read back that are not numbers (a store edited by hand): skipped, said
 
 
 def stored(client: Any, experiment: str, key: str) -> str | None:
@@ -77,7 +78,8 @@ def stored(client: Any, experiment: str, key: str) -> str | None:
 def read(client: Any, run_id: str) -> Read:
     """A consolidation's steps, phases, what puts its counts in doubt, and what its measurement is worth."""
     run = client.get_run(run_id)
-    phases = phase_numbers(client, run_id)
+    skipped: list[str] = []
+    phases = phase_numbers(client, run_id, skipped)
     steps = measured.steps_of(phases)
     found = [(m.text, m.voids) for m in run_marks(phases, run.data.params)]
     busy = run.data.tags.get("bench.host_busy", "")
@@ -85,7 +87,7 @@ def read(client: Any, run_id: str) -> Read:
         found.insert(0, (busy, True))
     doubts = noise.doubts(found, steps, measured.overlap_of(phases), MIN_OVERLAP_PCT)
     worth = weakest([v for k, v in run.data.tags.items() if k.startswith("bench.validity.")])
-    return Read(steps, phases, doubts, worth)
+    return Read(steps, phases, doubts, worth, skipped)
 
 
 def reusable(client: Any, part: Part, settings: SizingSettings, say_: Any) -> str | None:
@@ -102,8 +104,10 @@ def reusable(client: Any, part: Part, settings: SizingSettings, say_: Any) -> st
 
 
 def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder: Recorder, ref: RunRef | None,
-            out: Console, notes: list[str]) -> dict[Key, str]:
-    """Each part's consolidation run id: reused from the store, or measured now (nested under the sizing run)."""
+            out: Console, notes: list[str]) -> tuple[dict[Key, str], str]:
+    """Each part's consolidation run id: reused from the store, or measured now (nested under the sizing run); and
+    why it stopped before the last part ('' where it did not): an interrupted consolidation is recorded FAILED (so
+    never reused) and the sizing goes no further."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(recorder.tracker.uri) if recorder.tracker else None
@@ -131,11 +135,12 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
         found = child_of(client, ref.run_id, part.label) if client is not None and ref is not None else None
         if found:
             ids[key] = found
-        if code == EXIT_INTERRUPTED:  # what was measured is still read and recorded; the rest is said
-            notes.append(f"interrupted during {part.label} (its steps so far are read); not measured: "
+        if code == EXIT_INTERRUPTED:  # what was measured is still read and reported, but answers nothing
+            stopped = f"{interrupt_reason()} during {part.label}"
+            notes.append(f"{stopped} (its steps so far are read, not an answer); not measured: "
                          + (", ".join(p.label for p in parts[i:]) or "nothing else"))
-            break
-    return ids
+            return ids, stopped
+    return ids, ""
 
 
 def child_of(client: Any, parent: str, part: str) -> str | None:
@@ -150,11 +155,12 @@ class Curves(NamedTuple):
     validity: dict[str, str]
     phases: list[dict]
     policies: dict[str, dict[str, float]]  # policy -> {profile.n_point}
+    notes: list[str]  # what reading them skipped
 
 
 def read_curves(settings: SizingSettings, client: Any, ids: dict[Key, str]) -> Curves:
     """Each consolidation read at each QoS level (the first policy's curves; every policy's strict n_point)."""
-    out = Curves({}, {}, {}, [], {})
+    out = Curves({}, {}, {}, [], {}, [])
     first = settings.policies[0]
     for (name, policy, user_type), run_id in ids.items():
         got = read(client, run_id)
@@ -167,6 +173,9 @@ def read_curves(settings: SizingSettings, client: Any, ids: dict[Key, str]) -> C
             out.by_level.setdefault((kind, level), {})[name] = curve.capacity(
                 got.steps, [curve.Limit(k, v) for k, v in limits.items()])
         out.doubts[(kind, name)] = noise.text_of(got.doubts)
+        if got.skipped:
+            out.notes.append(f"consolidation {run_id}: {len(got.skipped)} value(s) read back are not numbers, "
+                             f"skipped ({', '.join(got.skipped[:3])})")
         out.validity[name] = got.validity
         out.phases.append(got.phases)
     return out
@@ -212,6 +221,7 @@ def solve(settings: SizingSettings, inv: Inventory, plan: Plan, ids: dict[Key, s
     from mlflow.tracking import MlflowClient
 
     read_ = read_curves(settings, MlflowClient(uri), ids)
+    plan.notes.extend(read_.notes)
     demand = demand_of(plan, read_.phases, settings.reserve_MiB)
     host = target_host(settings, inv, plan)
     prices = solver.Prices(settings.price.gpu, settings.price.licence_per_year, settings.years)
@@ -248,9 +258,9 @@ def host_memory_MiB() -> float:
 
 
 def record(recorder: Recorder, ref: RunRef | None, settings: SizingSettings, result: SizingResult, run_dir: Path,
-           files: list[Path]) -> None:
+           files: list[Path], stopped: str = "") -> None:
     """The sizing's MLflow run: its settings, and its figures where they stand (an inconclusive sizing records its
-    why as tags, and no count: not the answer's, nor a profile's)."""
+    why as tags, and no count: not the answer's, nor a profile's); KILLED with its reason where it was stopped."""
     rec = result.answer.recommended
     metrics = sizing_report.metrics_of(result)
     params = {**describe(settings), "recommended": rec.profile if rec else "none",
@@ -261,8 +271,24 @@ def record(recorder: Recorder, ref: RunRef | None, settings: SizingSettings, res
         busy = next((n for n in result.doubt.split("; ") if "host busy" in n), "")
         if busy:
             tags["bench.host_busy"] = busy.removeprefix("inconclusive: ")
+    if stopped:
+        tags["bench.stopped"] = stopped
     recorder.comparison_results(ref, mlflow_runs.ComparisonResults(params, metrics, tags), run_dir)
-    recorder.finish(ref, files, "FINISHED")
+    recorder.finish(ref, files, "KILLED" if stopped else "FINISHED")
+
+
+def stop_answers(result: SizingResult, stopped: str) -> None:
+    """A sizing stopped part-way answers nothing: each type's answer says so (its partial curves stay in the
+    report, labelled)."""
+    why = f"inconclusive: {stopped}: a part-measured sizing is no answer; to size: size again"
+    for a in [result.answer, *result.answers.values()]:
+        a.recommended, a.inconclusive, a.error = None, why, why
+
+
+def end_run(recorder: Recorder, ref: RunRef | None, run_dir: Path, status: str, why: str) -> None:
+    """The sizing run ended ``status`` with its reason (bench.stopped), whatever else failed."""
+    recorder.comparison_results(ref, mlflow_runs.ComparisonResults({}, {}, {"bench.stopped": why}), run_dir)
+    recorder.finish(ref, [], status)
 
 
 def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, Plan]:
@@ -288,24 +314,51 @@ def main(argv: list[str] | None = None) -> int:
     once = SaidOnce()  # a note repeated by every part and phase is said once, with its count at the end
     out, t0 = OnceConsole(once, width=console_width()), time.monotonic()
     with contextlib.redirect_stderr(OnceStream(once, sys.stderr)):  # type: ignore[type-var]
-        settings, inv, plan = prepare(argv, out)
         stop_on_signals()
+        try:
+            settings, inv, plan = prepare(argv, out)
+        except KeyboardInterrupt as exc:
+            say(out)(f"size: {interrupt_reason(exc)} before anything started: nothing written")
+            return EXIT_INTERRUPTED
         run_dir = Path(settings.out_dir) / run_stamp()
         run_dir.mkdir(parents=True)
         recorder = Recorder(plan.parts[0].comp.cfg, say(out))
         ref = recorder.start_comparison(f"sizing-{run_dir.name}", {"bench.role": KIND, "bench.kind": KIND})
-        ids = measure(plan.parts, settings, run_dir, recorder, ref, out, plan.notes)
-        if recorder.tracker is None:
-            fail("size: no store to read the curves back from (tracking_uri and its fallback both failed)")
-        result = solve(settings, inv, plan, ids, recorder.tracker.uri)
-        files = sizing_report.write(result, run_dir)
-        for item in sizing_report.console_tables(result):
-            out.print(item) if not isinstance(item, str) else say(out)(item)
-        record(recorder, ref, settings, result, run_dir, files)
+        try:
+            code = size_it(settings, (inv, plan), run_dir, (recorder, ref), out)
+        except KeyboardInterrupt as exc:  # between parts, or while reading: the run says so, nothing is an answer
+            with Shield(say(out), "recording the sizing's end"):
+                end_run(recorder, ref, run_dir, "KILLED", interrupt_reason(exc))
+            say(out)(f"size: {interrupt_reason(exc)}: the sizing run is recorded KILLED; its consolidations so far "
+                     f"are in the store (an unfinished one FAILED: never reused); {run_dir}")
+            return EXIT_INTERRUPTED
+        except BaseException as exc:  # a fault: the run is FAILED with its reason, then the traceback as ever
+            end_run(recorder, ref, run_dir, "FAILED", f"{type(exc).__name__}: {one_line(exc)}")
+            raise
         for line in once.summary():
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         say(out)(f"size: {run_dir / 'sizing.html'} ({time.monotonic() - t0:.0f} s)")
-    return 0  # a mix no measured profile serves is an answer (said, and recorded: recommended=none), not a fault
+    # a mix no measured profile serves is an answer (said, and recorded: recommended=none), not a fault
+    return code
+
+
+def size_it(settings: SizingSettings, where: tuple[Inventory, Plan], run_dir: Path,
+            store: tuple[Recorder, RunRef | None], out: Console) -> int:
+    """Measure, read, solve, report and record; EXIT_INTERRUPTED where a part was stopped (reported, recorded
+    KILLED, no answer)."""
+    (inv, plan), (recorder, ref) = where, store
+    ids, stopped = measure(plan.parts, settings, run_dir, recorder, ref, out, plan.notes)
+    if recorder.tracker is None:
+        fail("size: no store to read the curves back from (tracking_uri and its fallback both failed)")
+    with Shield(say(out), "reading, reporting and recording the sizing") if stopped else contextlib.nullcontext():
+        result = solve(settings, inv, plan, ids, recorder.tracker.uri)
+        if stopped:
+            stop_answers(result, stopped)
+        files = sizing_report.write(result, run_dir)
+        for item in sizing_report.console_tables(result):
+            out.print(item) if not isinstance(item, str) else say(out)(item)
+        record(recorder, ref, settings, result, run_dir, files, stopped)
+    return EXIT_INTERRUPTED if stopped else 0
 
 
 if __name__ == "__main__":

@@ -33,9 +33,22 @@ class MixedReport:
     marks: dict[str, list[Mark]] = field(default_factory=dict)  # kind -> what marks its scores (run.marks)
 
 
-def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[PhaseNumbers]]:
+def numbers_only(metrics: dict[str, Any], skipped: list[str]) -> dict[str, float]:
+    """A run's metrics as read back, those that are numbers: a store edited by hand or by another tool may hold a
+    string where a figure was (each one skipped is said in ``skipped``, never a traceback)."""
+    out = {}
+    for key, value in metrics.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = float(value)
+        else:
+            skipped.append(f"{key}={value!r}")
+    return out
+
+
+def phase_numbers(client: Any, comparison_id: str, skipped: list[str] | None = None) -> dict[str, list[PhaseNumbers]]:
     """Each phase run under the comparison (every repeat, in run order), reduced to PhaseNumbers from its own and
-    its guests' metrics."""
+    its guests' metrics (those that are numbers: the others are listed in ``skipped``)."""
+    skipped = [] if skipped is None else skipped
     exp = client.get_run(comparison_id).info.experiment_id
     phases = client.search_runs([exp], f"tags.mlflow.parentRunId = '{comparison_id}'", max_results=1000)
     out: dict[str, list[PhaseNumbers]] = {}
@@ -46,8 +59,9 @@ def phase_numbers(client: Any, comparison_id: str) -> dict[str, list[PhaseNumber
         guests = client.search_runs([exp], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1000)
         guests = sorted(guests, key=lambda g: g.data.tags.get("bench.guest_id", ""))
         out.setdefault(label, []).append(PhaseNumbers.from_guests(
-            run.data.metrics, [(g.data.params.get("workload", "?"), g.data.tags.get("bench.status") == "ok",
-                                g.data.metrics) for g in guests],
+            numbers_only(run.data.metrics, skipped),
+            [(g.data.params.get("workload", "?"), g.data.tags.get("bench.status") == "ok",
+              numbers_only(g.data.metrics, skipped)) for g in guests],
             [g.data.tags.get("bench.guest_id", "?") for g in guests]))
     return out
 

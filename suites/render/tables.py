@@ -262,12 +262,20 @@ def result_notes(outcome: ScenarioOutcome) -> list[str]:
                                  "failure)", []).append(gid)
         blank = o.result.info.get("images_per_sec_blank")
         if blank and not m.get(vocab.IMAGES_PER_SEC.key) == m.get(vocab.IMAGES_PER_SEC.key):
-            by_reason.setdefault(f"images/s blank: {blank} (the timed window workload.min_timed_steps / "
-                                 "min_timed_s a rate needs; workload.size_by=time sizes the run to "
-                                 "workload.min_window_s, or fewer warm-up steps)", []).append(gid)
+            by_reason.setdefault(f"images/s blank: {blank} ({blank_hint(o.spec.workload_config)})", []).append(gid)
         elif rate_gap(m):
             by_reason.setdefault(rate_gap(m), []).append(gid)
     return [f"note: {', '.join(gids)}: {reason}" for reason, gids in by_reason.items()]
+
+
+def blank_hint(workload: JsonObject) -> str:
+    """What would give a blank rate its timed window, from what the run was given: a run already sized by time
+    that a step cap ended is told of the cap, not of size_by=time."""
+    if workload.get("size_by") == "time" and workload.get("max_steps"):
+        return (f"workload.max_steps={workload['max_steps']} ended the run before its timed window: raise it or "
+                "drop it (null), so workload.size_by=time can fill workload.min_window_s")
+    return ("the timed window workload.min_timed_steps / min_timed_s a rate needs; workload.size_by=time sizes the "
+            "run to workload.min_window_s, or fewer warm-up steps")
 
 
 def rate_gap(m: dict[str, float]) -> str:

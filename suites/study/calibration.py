@@ -33,14 +33,20 @@ def fingerprint(inv: Inventory) -> str:
     return f"{inv.hostname} | {inv.cpu_model} | {inv.cpus_usable} cores | {gpus}"
 
 
+MAX_PROBE_S = 86400.0  # a cached timing beyond a day is no probe of a phase run (1e300 would plan a 300-digit study)
+
+
 def cached(out_dir: Path, inv: Inventory) -> dict[tuple[str, str], float]:
     """(workload, tier) -> seconds this host's probes measured before ({} where none)."""
     try:
         raw = json.loads((out_dir / CACHE).read_text()).get(fingerprint(inv), {})
     except (OSError, ValueError, AttributeError):
         return {}
+    if not isinstance(raw, dict):  # a cache written by hand or by another version: data, never a traceback
+        return {}
     return {tuple(k.split("/", 1)): float(v) for k, v in raw.items()  # type: ignore[misc]
-            if "/" in k and isinstance(v, (int, float)) and v > 0}
+            if isinstance(k, str) and "/" in k and isinstance(v, (int, float)) and not isinstance(v, bool)
+            and 0 < v <= MAX_PROBE_S}
 
 
 # A probe may take at most this share of study.budget_s: one that hangs (a GPU that never answers, a data set on a

@@ -90,3 +90,42 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, arg: str, 
     proc = size(tmp_path, arg, store=f"sqlite:///{tmp_path / 'mlflow.db'}")
     assert says in one_error_line(proc)
     assert not (tmp_path / "out").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consolidation_is_never_reused(tmp_path):
+    """cce1a94: SIGINT during a consolidation left the sizing FINISHED with answer metrics from the partial curve,
+    and exit 0."""
+    import signal
+    import threading
+    import time
+
+    from mlflow.tracking import MlflowClient
+
+    from suites.commands.size import stored
+
+    uri = store_at(tmp_path / "mlflow.db")
+    cmd = [sys.executable, "-m", "suites", "size", "sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke",
+           "sizing.reuse=false", f"tracking_uri={uri}", f"artifact_dir={tmp_path / 'artifacts'}",
+           f"data.cache_dir={tmp_path / 'data'}", f"sizing.out_dir={tmp_path / 'out'}"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    deadline = time.monotonic() + 300
+    while not any("phase m60-2q/cad" in ln for ln in lines) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)  # the ML-alone phase is recorded; the CAD-alone one is running
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=300) == 130, "".join(lines)[-3000:]
+    reader.join(timeout=10)
+    said = unfold("".join(lines))
+    assert "Traceback" not in said and "inconclusive: interrupted (Ctrl-C)" in said, said[-3000:]
+    client = MlflowClient(uri)
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
+    (sizing,) = [r for r in runs if r.data.tags.get("bench.kind") == "sizing"]
+    assert sizing.info.status == "KILLED" and sizing.data.tags["bench.stopped"].startswith("interrupted (Ctrl-C)")
+    assert not [k for k in sizing.data.metrics if k.startswith("answer.")]
+    (cons,) = [r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]
+    assert cons.info.status == "FAILED"  # half-measured: never taken by a later sizing
+    exp = client.get_experiment(cons.info.experiment_id).name
+    assert stored(client, exp, cons.data.tags["bench.sizing_key"]) is None

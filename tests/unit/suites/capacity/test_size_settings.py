@@ -28,3 +28,34 @@ def test_the_params_name_the_mix_and_limits_first_and_the_steps_measured():
     params = describe(load_settings("default", ["sizing.steps=[1,2,4]"]))
     assert list(params)[:2] == ["mix", "cad_size"] and params["mix"] == "cad=20,ml=2"
     assert params["steps"] == "1,2,4" and describe(load_settings("default", []))["steps"] == "each"
+
+
+@pytest.mark.parametrize("arg, says", [
+    ("sizing.host.cpu_overcommit=inf", "sizing.host.cpu_overcommit: must be vCPUs per core in (0, 64], got inf"),
+    ("sizing.host.cores=0", "sizing.host.cores: must be a core count >= 1 (or null: not a limit), got 0"),
+    ("sizing.host.cores=-4", "sizing.host.cores: must be a core count >= 1"),
+    ("sizing.host.memory_MiB=-1", "sizing.host.memory_MiB: must be MiB >= 256 (or null: not a limit), got -1"),
+    ("sizing.price.gpu=-4000", "sizing.price.gpu: must be a finite price >= 0 (or null: not priced), got -4000.0"),
+    ("sizing.price.licence_per_year=-450", "sizing.price.licence_per_year: must be a finite price >= 0"),
+    ("sizing.price.gpu=inf", "sizing.price.gpu: must be a finite price >= 0 (or null: not priced), got inf"),
+    ("sizing.price.gpu=nan", "sizing.price.gpu: must be a finite price >= 0 (or null: not priced), got nan"),
+    ("sizing.reserve_MiB=-1e12", "sizing.reserve_MiB: must be MiB in [0, 1048576]"),
+    ("sizing.reserve_MiB=nan", "sizing.reserve_MiB: must be MiB in [0, 1048576], got nan"),
+    ("sizing.years=inf", "sizing.years: must be years in (0, 100], got inf"),
+    ("sizing.qos.bogus=5", "sizing.qos: no such QoS metric bogus"),
+    ("sizing.qos_typical.cad_slowdown_pct=nan", "sizing.qos_typical: each limit must be a finite number > 0"),
+    ("sizing.mix={}", "sizing.mix={}: empty: name its entries"),
+    ("sizing.users.huge=3", "sizing.users: must give CAD users (>= 0, not all 0) of the types light, medium, heavy"),
+])
+def test_a_number_no_host_price_or_limit_can_be_is_refused(arg: str, says: str):
+    with pytest.raises(ConfigError) as err:
+        load_settings("default", [arg])
+    assert str(err.value).startswith(says)
+
+
+def test_the_mix_and_user_types_read_as_hydra_reads_them():
+    assert load_settings("default", ["sizing.mix={cad:40,ml:4}"]).mix == {"cad": 40, "ml": 4}
+    assert load_settings("default", ["sizing.mix={cad: 40, ml: 4}"]).mix == {"cad": 40, "ml": 4}
+    s = load_settings("default", ["sizing.users={light: 20, heavy: 5}"])
+    assert s.cad_users == {"light": 20, "heavy": 5} and list(s.levels) == ["strict", "typical"]
+    assert load_settings("default", []).cad_users == {"medium": 20}

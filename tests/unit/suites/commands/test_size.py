@@ -109,3 +109,17 @@ def test_two_user_types_at_two_qos_levels_give_the_density_table_and_the_vm_to_p
     md = sizing_report.markdown(result, [])
     assert "| light (20) | typical |" in md and "| heavy (5) | strict |" in md
     assert "### " + me + " (light users): what the users feel (medians)" in md
+
+
+def test_a_stored_figure_that_is_not_a_number_is_skipped_with_a_note_not_a_traceback(tmp_path: Path):
+    import sqlite3
+
+    settings, inv, plan, uri = planned(tmp_path)
+    (part,) = plan.parts
+    key, rid = recorded(uri, part, OK)
+    with sqlite3.connect(tmp_path / "mlflow.db") as db:  # a store edited by hand: a string where a figure was
+        db.execute("UPDATE metrics SET value = 'abc' WHERE key = 'frames'")
+        db.execute("UPDATE latest_metrics SET value = 'abc' WHERE key = 'frames'")
+    result = size.solve(settings, inv, plan, {key: rid}, uri)
+    assert any(n.startswith(f"consolidation {rid}: ") and "are not numbers, skipped (frames='abc'" in n
+               for n in result.notes), result.notes

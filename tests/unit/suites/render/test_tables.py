@@ -29,3 +29,12 @@ def test_the_console_is_never_wider_than_120_columns(monkeypatch):
     assert tables.console_width() == 120
     monkeypatch.setenv("COLUMNS", "100")
     assert tables.console_width() == 100  # a narrower terminal is followed
+
+
+def test_a_blank_rates_hint_names_the_step_cap_where_the_run_was_already_sized_by_time():
+    from suites.render.tables import blank_hint
+
+    capped = blank_hint({"size_by": "time", "max_steps": 3})
+    assert capped.startswith("workload.max_steps=3 ended the run before its timed window") and \
+        "workload.size_by=time sizes" not in capped
+    assert "workload.size_by=time sizes the run to workload.min_window_s" in blank_hint({"size_by": "steps"})

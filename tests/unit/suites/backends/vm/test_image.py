@@ -69,3 +69,20 @@ def test_a_plain_setup_vm_fetches_the_kernel_and_busybox_only(tmp_path: Path, mo
     img, fetched = build_with(tmp_path, monkeypatch)
     assert fetched == [["linux-image-6.1.0-56-cloud-amd64", image.BUSYBOX_PACKAGE]] and img.driver is None
     assert not any(p.startswith(("nvidia", "lib/firmware")) for p in cpio_list(img.initrd))
+
+
+def test_the_vm_tests_import_on_a_checkout_without_an_image(tmp_path, monkeypatch):
+    """A fresh clone's make test-fast: no .vm/ yet, so tests.support.vms has no IMAGE to find; the VM tests must
+    still import (and skip, saying why), not fail collection."""
+    import importlib
+    import sys
+
+    from suites.backends.vm import image
+
+    monkeypatch.setattr(image, "DEFAULT_DIR", tmp_path / "no-vm")
+    monkeypatch.delitem(sys.modules, "tests.support.vms", raising=False)
+    monkeypatch.delitem(sys.modules, "tests.unit.suites.backends.vm.test_qemu", raising=False)
+    vms = importlib.import_module("tests.support.vms")
+    assert vms.IMAGE is None and vms.MISSING
+    qemu_tests = importlib.import_module("tests.unit.suites.backends.vm.test_qemu")
+    assert qemu_tests.needs_vm.kwargs["reason"].startswith("no VM set-up here (")
