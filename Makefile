@@ -194,6 +194,8 @@ lint: setup
 # processes, 30 s of CPU at start on 2 cores) serve nothing a benchmark's runs need.
 ui: setup
 	@mkdir -p outputs
+	@$(PY) -c 'import sys; from suites.config.schema import EXPERIMENT; from suites.record.store import runs_url; print(runs_url(sys.argv[1], EXPERIMENT, sys.argv[2]))' \
+	  $(if $(call raw,URI),$(call q,URI),"$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") $(call q,PORT)
 	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(call q,VENV)/bin/mlflow ui --backend-store-uri $(if $(call raw,URI),$(call q,URI),"$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") \
 	  --host 127.0.0.1 --port $(call q,PORT)
 

@@ -222,7 +222,7 @@ WITHOUT_TEST_MODULE = {
     "gpu_probe/selfmeasure_sampler.py",
     # the MLflow store read and written: only meaningful against a real store, tested in
     # e2e/test_fallback_store.py, e2e/test_report.py, e2e/test_sync.py
-    "suites/record/store.py", "suites/record/mlflow_runs.py", "suites/record/reader.py",
+    "suites/record/mlflow_runs.py", "suites/record/reader.py",
     # workload plugins: run as guests by e2e/test_workloads_smoke.py, e2e/test_workloads_tf.py, e2e/test_graphics.py
     "suites/workloads/cifar10_torch.py", "suites/workloads/mnist_torch.py",
     "suites/workloads/cuda_probe.py", "suites/workloads/fixed_step.py", "suites/workloads/idle.py",

@@ -169,3 +169,18 @@ def send_metrics(client: Any, run_id: str, values: list[Any]) -> None:
     """MLflow Metric entities, as many per request as MLflow allows."""
     for i in range(0, len(values), METRICS_PER_BATCH):
         client.log_batch(run_id, metrics=values[i:i + METRICS_PER_BATCH])
+
+
+def runs_url(uri: str, experiment: str, port: str) -> str:
+    """The MLflow UI's page of the suite's runs in ``uri`` (``make ui`` prints it: MLflow opens on its list of
+    experiments, or on a GenAI overview, where nothing points to the runs); the UI's root where none is recorded."""
+    from mlflow.tracking import MlflowClient
+
+    root = f"http://127.0.0.1:{port}/"
+    try:
+        exp = MlflowClient(uri).get_experiment_by_name(experiment)
+    except Exception as exc:  # a store the UI will say more of: the root still opens
+        return f"MLflow UI: {root} ({uri}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+    if exp is None:
+        return f"MLflow UI: {root} (no runs recorded yet in {uri})"
+    return f"MLflow UI: {root}#/experiments/{exp.experiment_id}/runs (the suite's runs, experiment {experiment})"

@@ -92,10 +92,11 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, arg: str, 
     assert not (tmp_path / "out").exists() and not (tmp_path / "mlflow.db").exists()
 
 
-def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consolidation_is_never_reused(tmp_path):
+@pytest.mark.parametrize("signum, said", [(2, "Ctrl-C"), (15, "SIGTERM")])
+def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consolidation_is_never_reused(
+        tmp_path, signum: int, said: str):
     """cce1a94: SIGINT during a consolidation left the sizing FINISHED with answer metrics from the partial curve,
-    and exit 0."""
-    import signal
+    and exit 0; SIGTERM (a service manager, scancel) is the same stop, named."""
     import threading
     import time
 
@@ -115,15 +116,15 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
     deadline = time.monotonic() + 300
     while not any("phase m60-2q/cad" in ln for ln in lines) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)  # the ML-alone phase is recorded; the CAD-alone one is running
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     assert proc.wait(timeout=300) == 130, "".join(lines)[-3000:]
     reader.join(timeout=10)
-    said = unfold("".join(lines))
-    assert "Traceback" not in said and "inconclusive: interrupted (Ctrl-C)" in said, said[-3000:]
+    text = unfold("".join(lines))
+    assert "Traceback" not in text and f"inconclusive: interrupted ({said})" in text, text[-3000:]
     client = MlflowClient(uri)
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
     (sizing,) = [r for r in runs if r.data.tags.get("bench.kind") == "sizing"]
-    assert sizing.info.status == "KILLED" and sizing.data.tags["bench.stopped"].startswith("interrupted (Ctrl-C)")
+    assert sizing.info.status == "KILLED" and sizing.data.tags["bench.stopped"].startswith(f"interrupted ({said})")
     assert not [k for k in sizing.data.metrics if k.startswith("answer.")]
     (cons,) = [r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]
     assert cons.info.status == "FAILED"  # half-measured: never taken by a later sizing
