@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
@@ -89,9 +90,23 @@ def write(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     files = mixed_report.write(rep, Path(args.out))
-    print(mixed_report.markdown(rep, []))
-    print(f"report: {files[1]}")
+    summary(mixed_report.console_tables(rep), banner=mixed_report.banner(rep))
+    print(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})")
     return 0
+
+
+def summary(tables: list[Any], banner: str | None = None) -> None:
+    """The report's tables as the console shows them (within 120 columns, each cell folded between words), not its
+    whole Markdown (whose rows run to hundreds of columns on a terminal): the files hold the rest."""
+    from rich.console import Console
+
+    from suites.render.tables import console_width
+
+    out = Console(width=console_width())
+    if banner:
+        out.print(banner, markup=False, highlight=False)
+    for t in tables:
+        out.print(t)
 
 
 def study(tracking_uri: str, experiment: str, run_id: str, out: Path) -> int:
@@ -102,8 +117,8 @@ def study(tracking_uri: str, experiment: str, run_id: str, out: Path) -> int:
         return 2
     result = results.of_study(tracking_uri, experiment, found)
     files = study_report.write(result, out)
-    print(study_report.markdown(result, []))
-    print(f"report: {files[1]}")
+    summary([study_report.console_table(result)], banner=study_report.banner(result))
+    print(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})")
     return 0
 
 

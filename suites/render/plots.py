@@ -188,7 +188,8 @@ def comparison(rows: list[PhaseRow], path: Path, title: str) -> Path:
     ax1.bar([x + 0.2 for x in xs], ti, 0.4, label="time per image" if per_image else "train time", capsize=3,
             yerr=error_bars(ti, [r.time_x_ci_low for r in rows], [r.time_x_ci_high for r in rows]))
     ax1.axhline(1.0, color="black", lw=0.8)
-    ax1.set_ylabel("x baseline (95 % CI)")
+    spread = any(v == v for r in rows for v in (r.throughput_x_ci_low, r.time_x_ci_low) if r.n > 1)
+    ax1.set_ylabel("x baseline (95 % CI)" if spread else "x baseline (one repeat: no CI drawn)")
     ax2.bar(xs, [r.guest_cpu_pct for r in rows], 0.5, color="C2")
     ax2.set_ylabel("guest CPU % (100 = one core)")
     for ax in (ax1, ax2):
@@ -198,7 +199,9 @@ def comparison(rows: list[PhaseRow], path: Path, title: str) -> Path:
     validity = ", ".join(sorted({f"{r.validity}" for r in rows}))
     titled(fig, title, f"profile {validity}; n = {max((r.n for r in rows), default=0)} repeat(s) per phase"
            + ("; NOT a GPU measurement" if is_not_enforced(validity) else "")
-           + "".join(sorted({f"; {r.validity_reason}" for r in rows if r.validity_reason})))
+           + "".join(sorted({f"; {r.validity_reason}" for r in rows if r.validity_reason}))
+           + (f"; HOST BUSY ({next(r.host_busy for r in rows if r.host_busy)}): no verdict"
+              if any(r.host_busy for r in rows) else ""))
     return save(fig, path, title, validity)
 
 

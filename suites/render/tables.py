@@ -17,7 +17,7 @@ from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
 from suites.run.compare import TIME_PER_IMAGE, PhaseRow
 from suites.run.outcome import ScenarioOutcome, missed_target, percent
-from suites.validity import EMULATED, EMULATED_MPS, NOT_ENFORCED, TCG_EMULATION, labelled
+from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, NOT_ENFORCED, TCG_EMULATION, labelled
 
 TABLE_WIDTH = 120  # every console table fits this many columns: a log, a terminal, a pasted issue
 
@@ -118,7 +118,8 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
                  for _, key, pattern in shown]
         cpu = fmt(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean"), "{:.0f}")
         table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload,
-                      f"{o.placement.gpu_label}: {validity_cell(o.validity, o.validity_reason)}",
+                      guest_validity(o.placement.gpu_label, o.placement.gpu_indices, o.validity,
+                                     o.validity_reason),
                       ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
     return table
 
@@ -137,6 +138,14 @@ def synthetic_mark(data: JsonObject, key: str, metrics: dict[str, float]) -> str
     if key == vocab.TEST_ACCURACY.key and key in metrics and source in ("synthetic", LOOK_ALIKE):
         return f" ({source})"
     return ""
+
+
+def guest_validity(gpu_label: str, gpus: list[int], validity: str, reason: str) -> str:
+    """A guest's GPU and what its measurement is worth: a CPU profile (no GPU asked for) is that, not 'no GPU:
+    enforced' beside another row's 'no GPU: not enforced'."""
+    if not gpus and validity == ENFORCED:
+        return "CPU profile (no GPU asked for)"
+    return f"{gpu_label}: {validity_cell(validity, reason)}"
 
 
 def validity_cell(validity: str, reason: str = "") -> str:

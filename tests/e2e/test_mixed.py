@@ -10,7 +10,7 @@ from suites.commands import report as report_cli
 from suites.record import reader
 from suites.render.tables import unfold
 from suites.run.mixed import mixed_verdict
-from tests.support.helpers import REPO, run_bench
+from tests.support.helpers import REPO, over_width, run_bench
 
 SMALL = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
          "scenario.study.ml.overrides=['workload.train_limit=2048','workload.width=8','workload.target_accuracy=null',"
@@ -41,7 +41,7 @@ def _notebook_shows(uri: str, tmp_path: Path, text: str) -> None:
     assert (tmp_path / "nb" / "report.html").exists()
 
 
-def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path):
+def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path, capsys):
     run = run_bench(tmp_path, "scenario=mixed", "profile=m60-8q", *SMALL, timeout=600)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     df = _runs(run.tracking_uri)
@@ -91,7 +91,11 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path)
             "report/cpu_utilisation.png"} <= logged
     assert "report/consolidation.png" not in logged  # the run's own report holds only the run
     out = tmp_path / "report"
+    capsys.readouterr()
     assert report_cli.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out  # a summary within 120 columns and the path, not the whole Markdown
+    assert "|---|" not in printed and over_width(printed) == [] and f"report: {out / 'report.html'}" in printed
+    assert "mixed CAD + ML, per profile: the verdict" in printed
     md = (out / "report.md").read_text()
     assert f"| m60-8q | {r['cad_run_time_increase_pct']:+.1f} | {r['ml_train_time_increase_pct']:+.1f} |" in md
     assert '<img src="slowdown.png"' in (out / "report.html").read_text()

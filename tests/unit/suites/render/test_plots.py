@@ -27,3 +27,17 @@ def test_sweep_figure_fits(tmp_path: Path, drawn: list):
             for i, q in enumerate((8, 4, 2, 1))]
     plots.sweep(rows, tmp_path / "sweep_summary.png", "sweep: 4 job(s) in 2026-11-24/10-00-00 " + LONG)
     check(drawn[0], tmp_path / "sweep_summary.png")
+
+
+def test_the_comparison_plot_says_ci_only_where_it_draws_one_and_marks_a_busy_host(tmp_path: Path, drawn: list):
+    import dataclasses
+
+    rows = phases()
+    plots.comparison(rows, tmp_path / "a.png", "scaling")
+    assert drawn[0].axes[0].get_ylabel() == "x baseline (95 % CI)"
+    one = [dataclasses.replace(r, n=1, throughput_x_ci_low=math.nan, throughput_x_ci_high=math.nan,
+                               host_busy="host busy (other processes 120 % of a core)") for r in rows]
+    plots.comparison(one, tmp_path / "b.png", "scaling")
+    assert drawn[1].axes[0].get_ylabel() == "x baseline (one repeat: no CI drawn)"
+    assert "HOST BUSY (host busy (other processes 120 % of a core)): no verdict" in drawn[1]._suptitle.get_text()\
+        .replace("\n", " ")

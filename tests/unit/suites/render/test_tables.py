@@ -38,3 +38,11 @@ def test_a_blank_rates_hint_names_the_step_cap_where_the_run_was_already_sized_b
     assert capped.startswith("workload.max_steps=3 ended the run before its timed window") and \
         "workload.size_by=time sizes" not in capped
     assert "workload.size_by=time sizes the run to workload.min_window_s" in blank_hint({"size_by": "steps"})
+
+
+def test_a_cpu_profiles_validity_says_what_it_is():
+    from suites.render.tables import guest_validity
+
+    assert guest_validity("no GPU", [], "enforced", "") == "CPU profile (no GPU asked for)"
+    assert guest_validity("no GPU", [], "not enforced", "") == "no GPU: [red]not enforced[/red]"
+    assert guest_validity("0", [0], "enforced", "") == "0: enforced"
