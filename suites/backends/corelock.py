@@ -39,6 +39,10 @@ class Holder:
         return f"pid {self.pid}" + (f" `{command_of(self.pid)}`" if command_of(self.pid) else "") + (
             f", run dir {shown(self.run)}" if self.run else "")
 
+    def short(self) -> str:
+        """Without its command line: what a one-line waiting note names."""
+        return f"pid {self.pid}" + (f", run dir {shown(self.run)}" if self.run else "")
+
 
 def command_of(pid: str, width: int = 48) -> str:
     """The holder's command line, shortened ('' where it cannot be read: gone, or another PID namespace)."""
@@ -116,12 +120,14 @@ def _peek(cores: list[int], lock_dir: Path) -> dict[int, Holder]:
     return held
 
 
-def describe(held: dict[int, Holder]) -> str:
-    """'core 0 (pid 4242, outputs/runs/...), core 1 (...)', one entry per holder."""
+def describe(held: dict[int, Holder], short: bool = False) -> str:
+    """'core 0 (pid 4242 `cmd`, run dir outputs/runs/...); core 1 (...)', one entry per holder (``short``: without
+    the command lines)."""
     by_holder: dict[Holder, list[int]] = {}
     for core, holder in sorted(held.items()):
         by_holder.setdefault(holder, []).append(core)
-    return "; ".join(f"core{'s' if len(c) > 1 else ''} {','.join(map(str, c))} ({h})" for h, c in by_holder.items())
+    return "; ".join(f"core{'s' if len(c) > 1 else ''} {','.join(map(str, c))} ({h.short() if short else h})"
+                     for h, c in by_holder.items())
 
 
 class CoresHeld(PlacementError):
@@ -176,3 +182,50 @@ class CoreLease:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+class Ticket:
+    """A run's place in this host's queue for cores: first come, first served. A run that waits for cores takes a
+    ticket (``<lock dir>/queue/<start ns>-<pid>``, flock'ed for as long as it waits: a dead waiter's ticket is free,
+    so skipped and removed) and tries for its cores only while no live ticket is older than its own; a run that
+    starts while others wait queues behind them instead of taking cores that free up under them."""
+
+    def __init__(self, lock_dir: Path | None = None) -> None:
+        self.dir = (lock_dir or default_lock_dir()) / "queue"
+        _prepare(self.dir)
+        self.path = self.dir / f"{time.time_ns():020d}-{os.getpid()}"
+        part = self.dir / f".{self.path.name}"  # locked before it is seen: a peek never takes it for a dead one's
+        self.fd = os.open(part, os.O_RDWR | os.O_CREAT, 0o666)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        os.rename(part, self.path)
+
+    def ahead(self) -> int:
+        """How many live tickets are older than this one (0: this run's turn)."""
+        return len([p for p in waiting(self.dir.parent) if p.name < self.path.name])
+
+    def close(self) -> None:
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+        os.close(self.fd)
+
+
+def waiting(lock_dir: Path | None = None) -> list[Path]:
+    """The live tickets of runs waiting for cores on this host, oldest first (a dead waiter's removed)."""
+    folder = (lock_dir or default_lock_dir()) / "queue"
+    live = []
+    for path in sorted(folder.glob("*-*")) if folder.is_dir() else []:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            if _try_lock(fd, tries=1):  # nobody holds it: its run is gone
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                path.unlink(missing_ok=True)
+            else:
+                live.append(path)
+        finally:
+            os.close(fd)
+    return live

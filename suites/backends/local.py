@@ -57,7 +57,7 @@ def on_free_cores(place: Callable[[list[int]], list[Placement]]) -> list[Placeme
         raise corelock.CoresHeld(f"{short}{len(free)} of {len(host_cpus)} cores free: another benchmark run on this "
                                  f"host holds {corelock.describe(held)}; run again when it ends, or give "
                                  "wait_for_cores_s=<seconds> (default 600) to wait for it",
-                                 corelock.describe(held)) from exc
+                                 corelock.describe(held, short=True)) from exc
     if held:
         company = (f"another benchmark run holds {corelock.describe(held)} on this host: caches, memory "
                    "bandwidth and GPUs are shared with it")

@@ -19,7 +19,7 @@ from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.backends import mps
 from suites.backends.base import Backend
-from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken
+from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken, Ticket, waiting
 from suites.backends.factory import backend_for
 from suites.backends.placement import Placement
 from suites.config.compose import RunConfig
@@ -163,35 +163,52 @@ def lease_cores(plans: list[Plan], run: Path) -> CoreLease:
     return CoreLease(str(run)).acquire(sorted(cores))
 
 
-WAIT_REPORT_S = 10.0  # a run waiting for cores says so at least this often
+WAIT_REPORT_S = 30.0  # a run waiting for cores says so when who holds them changes, and at least this often
+LINE = 120  # the waiting line's columns: one line, whatever the holders' command lines
 
 
 def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path, wait_s: float = 0.0,
                    on_wait: Callable[[str], None] = lambda line: None, attempts: int = 5) -> tuple[T, CoreLease]:
     """``make()`` (placement peeks at the cores other runs hold) and the lease on the cores it chose; when another
     run started at the same moment took one in between, place again (it now sees that run's cores). A run that
-    does not fit beside the others' cores waits up to ``wait_s`` for them; ``on_wait`` says so at the start and at
-    least every ``WAIT_REPORT_S`` seconds after (how long it has waited, who holds the cores)."""
+    does not fit beside the others' cores waits up to ``wait_s`` for them, in this host's queue (corelock.Ticket:
+    first come, first served; a run that starts while others wait queues behind them); ``on_wait`` says so in one
+    line when who holds them changes and at least every ``WAIT_REPORT_S`` seconds."""
     start = time.monotonic()
-    deadline, next_say = start + wait_s, start
-    while True:
-        try:
-            return _plan_and_lease_once(make, plans_of, run, attempts)
-        except CoresHeld as exc:
+    deadline, next_say, last, ticket = start + wait_s, start, "", None
+    try:
+        while True:
+            if ticket is None and wait_s > 0 and waiting():
+                ticket = Ticket()  # others wait already: behind them
+            ahead = ticket.ahead() if ticket is not None else 0
+            try:
+                if not ahead:
+                    return _plan_and_lease_once(make, plans_of, run, attempts)
+                held = f"{ahead} run(s) that began waiting earlier (first come, first served)"
+            except CoresHeld as exc:
+                if time.monotonic() >= deadline:
+                    if wait_s > 0:  # one line: who still holds them, not the refusal's advice to wait
+                        raise CoresHeld(f"waited {wait_s:g} s (wait_for_cores_s) for cores, still held by "
+                                        f"{exc.held}: run again when it ends", exc.held) from exc
+                    raise
+                held = exc.held
             now = time.monotonic()
             if now >= deadline:
-                if wait_s > 0:
-                    raise CoresHeld(f"waited {wait_s:g} s (wait_for_cores_s) for cores: {exc}", exc.held) from exc
-                raise
-            if now >= next_say:
-                on_wait(waiting_line(now - start, wait_s, exc.held))
-                next_say = now + WAIT_REPORT_S
+                raise CoresHeld(f"waited {wait_s:g} s (wait_for_cores_s) for cores: held by {held}", held)
+            ticket = ticket or Ticket()
+            if now >= next_say or held != last:
+                on_wait(waiting_line(now - start, wait_s, held))
+                next_say, last = now + WAIT_REPORT_S, held
             time.sleep(random.uniform(0.2, 0.6))
+    finally:
+        if ticket is not None:
+            ticket.close()
 
 
 def waiting_line(waited: float, wait_s: float, held: str) -> str:
-    """'waiting for cores: 10 s of 600 s (wait_for_cores_s); held by <who>'."""
-    return f"waiting for cores: {waited:.0f} s of {wait_s:g} s (wait_for_cores_s); held by {held}"
+    """'waiting for cores: 10 s of 600 s (wait_for_cores_s); held by <who>', one line of at most LINE columns."""
+    line = f"waiting for cores: {waited:.0f} s of {wait_s:g} s (wait_for_cores_s); held by {held}"
+    return line if len(line) <= LINE else line[:LINE - 1] + "…"
 
 
 def _plan_and_lease_once(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path,

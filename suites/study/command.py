@@ -91,7 +91,8 @@ def host_to_itself() -> list[int]:
     held = held_by_others(cores)
     if held:
         raise CoresHeld(f"a study compares runs on a host it has to itself; another benchmark run holds "
-                        f"{describe(held)}; run it when that ends (or wait_for_cores_s=<seconds>)", describe(held))
+                        f"{describe(held)}; run it when that ends (or wait_for_cores_s=<seconds>)",
+                        describe(held, short=True))
     return cores
 
 
