@@ -223,7 +223,10 @@ def waiting(lock_dir: Path | None = None) -> list[Path]:
         try:
             if _try_lock(fd, tries=1):  # nobody holds it: its run is gone
                 fcntl.flock(fd, fcntl.LOCK_UN)
-                path.unlink(missing_ok=True)
+                try:
+                    path.unlink()
+                except OSError:  # gone already, or another user's in the shared (sticky) folder: skipped all the same
+                    pass
             else:
                 live.append(path)
         finally:
