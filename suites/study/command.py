@@ -19,6 +19,7 @@ starts nothing. Every other argument is a bench override given to every part
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -49,7 +50,7 @@ from suites.run.plan import plan_and_lease
 from suites.run.shield import interrupt_reason, stop_on_signals
 from suites.study import calibration, results
 from suites.study import writeup as study_report
-from suites.study.planner import Measured, Part, Skip, StudyPlan, plan_study, workloads_of
+from suites.study.planner import PLAN_SHARE, Measured, Part, Skip, StudyPlan, plan_study, workloads_of
 from suites.study.settings import StudySettings, load_settings, load_timings, split_args
 from suites.workloads import workload_class
 
@@ -244,6 +245,14 @@ def publish(ref: RunRef, experiment: str, run_dir: Path, out: Console) -> list[P
     return best_effort(out, "study report", build) or []
 
 
+def require_fits(sp: StudyPlan, budget_s: float) -> None:
+    """A plan trimmed to one part and still over the budget would stop at its deadline: refused before it starts."""
+    if sp.estimate_s > budget_s:
+        raise ConfigError(f"study.budget_s={budget_s:g}: the smallest study this host can run ("
+                          f"{', '.join(p.name for p in sp.parts)}, {sp.tier} sizes) takes about {sp.estimate_s:.0f} s "
+                          f"by its estimate; give study.budget_s >= {math.ceil(sp.estimate_s / PLAN_SHARE)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if {"-h", "--help"} & set(argv):
@@ -274,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         if [sp.overrides(p) for p in sp.parts] != planned:  # trimmed otherwise by what was measured
             comps = compose_parts(sp, overrides)
         sp.deadline = started + settings.budget_s
+        require_fits(sp, settings.budget_s)
         show_plan(out, sp, gpu_status)
         if "--plan" in argv:
             return 0

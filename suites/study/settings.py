@@ -18,6 +18,7 @@ from suites.errors import ConfigError, require
 
 PREFIX = "study."
 TIERS = ("auto", "full", "smoke")
+MAX_BUDGET_S = 7 * 86400.0  # a study longer than a week is a typo (1e9 s planned 31 years of full sizes)
 
 
 @dataclass
@@ -44,7 +45,8 @@ class StudySettings:
     calibrate: bool = True
 
     def check(self) -> None:
-        require(self.budget_s > 0, "study.budget_s", f"must be > 0, got {self.budget_s}")
+        require(0 < self.budget_s <= MAX_BUDGET_S, "study.budget_s",
+                f"must be seconds in (0, {MAX_BUDGET_S:.0f}] (a week), got {self.budget_s}")
         require(self.tier in TIERS, "study.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
         require(self.repeats is None or 1 <= self.repeats <= 20, "study.repeats", f"must be 1..20, got {self.repeats}")
         require(bool(self.profiles), "study.profiles", "must name at least one profile")

@@ -99,7 +99,10 @@ def test_a_part_keeps_only_the_phases_the_planner_kept():
     assert comps["gpu-vs-cpu"].cfg.scenario.repeats == plan.repeats
 
 
-@pytest.mark.parametrize("arg, says", [("study.budget_s=-5", "study.budget_s: must be > 0"),
+@pytest.mark.parametrize("arg, says", [("study.budget_s=-5", "study.budget_s: must be seconds in (0, 604800]"),
+                                       ("study.budget_s=0", "study.budget_s: must be seconds in (0, 604800]"),
+                                       ("study.budget_s=1e9", "study.budget_s: must be seconds in (0, 604800]"),
+                                       ("study.budget_s=1", "study.budget_s=1: the smallest study this host can run"),
                                        ("study.nosuch=1", "nosuch"),
                                        ("study.tier=huge", "study.tier: must be one of")])
 def test_bad_study_settings_are_one_line_before_anything(tmp_path: Path, arg: str, says: str):

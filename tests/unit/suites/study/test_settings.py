@@ -16,7 +16,8 @@ def test_study_keys_split_from_the_overrides_and_are_checked():
     assert mine == ["study.repeats=2", "study.tier=smoke"] and rest == ["profile.vcpus=1"]
     s = load_settings(mine)
     assert s.repeats == 2 and s.tier == "smoke"
-    for bad, says in (("study.budget_s=0", "study.budget_s: must be > 0"), ("study.repeats=21", "study.repeats"),
+    for bad, says in (("study.budget_s=0", r"study.budget_s: must be seconds in \(0, 604800\]"),
+                      ("study.repeats=21", "study.repeats"),
                       ("study.max_guests=0", "study.max_guests: must be 1..64"), ("study.tier=huge", "study.tier")):
         with pytest.raises(ConfigError, match=says):
             load_settings([bad])
