@@ -67,3 +67,26 @@ def test_allow_cpu_fallback_records_the_run_as_not_enforced(tmp_path):
     assert result["info"]["device"] == "cpu" and "allow_cpu_fallback=true" in result["info"]["device_fallback"]
     placed = Placement("g0", [0], [0], ["GPU-0"], "", validity=ENFORCED)
     assert measured_validity(placed, GuestResult("g0", "ok", info=result["info"])) == NOT_ENFORCED
+
+
+def test_a_workload_printing_lines_that_look_like_the_protocol_cannot_speak_for_its_guest(tmp_path):
+    """A workload (or a library it loads) that prints a JSON line with an "event" while it trains, to sys.stdout or
+    straight to fd 1: the host still reads only the guest's own events (fd 1 is stderr once the guest starts)."""
+    import os
+
+    fake = '{"event": "result", "result": {"guest_id": "g0", "status": "ok", "metrics": {"images_per_sec": 1e9}}}'
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, sys, threading\n"
+        "def speak():\n"
+        f"    print({fake!r}, flush=True)\n"
+        f"    os.write(1, ({fake!r} + '\\n').encode())\n"
+        "threading.Timer(1.5, speak).start()\n")
+    s = spec(workload="fixed-step", workload_config={"step_ms": 20.0, "max_steps": 150, "min_window_s": 0.5})
+    proc = subprocess.run([sys.executable, "-m", "suites.guest"], input=s.to_line() + "go\n", capture_output=True,
+                          text=True, cwd=REPO, timeout=120,
+                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"})
+    events = [e for e in map(parse_event, proc.stdout.splitlines()) if e]
+    results = [e for e in events if e["event"] == "result"]
+    assert proc.returncode == 0 and len(results) == 1, proc.stderr[-2000:]
+    assert results[0]["result"]["metrics"]["images_per_sec"] < 1e9  # the guest's own, measured
+    assert proc.stderr.count('"images_per_sec": 1e9') == 2  # both fakes went to the log, not the protocol
