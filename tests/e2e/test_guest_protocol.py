@@ -90,3 +90,15 @@ def test_a_workload_printing_lines_that_look_like_the_protocol_cannot_speak_for_
     assert proc.returncode == 0 and len(results) == 1, proc.stderr[-2000:]
     assert results[0]["result"]["metrics"]["images_per_sec"] < 1e9  # the guest's own, measured
     assert proc.stderr.count('"images_per_sec": 1e9') == 2  # both fakes went to the log, not the protocol
+
+
+def test_a_stop_before_the_guests_timed_window_opens_still_gives_it_its_window(tmp_path):
+    """``stop`` sent with ``go`` (the guests beside it finished at once): an open-ended guest trains its minimum
+    window first, so its rate is measured over a whole window, never a blank or a rate of its warm-up."""
+    s = spec(workload="fixed-step", workload_config={"step_ms": 20.0, "until_stopped": True, "warmup_steps": 100,
+                                                     "max_steps": None, "min_window_s": 1.0})
+    code, events = talk(s.to_line() + "go\nstop\n")
+    (result,) = [e["result"] for e in events if e["event"] == "result"]
+    assert code == 0 and result["status"] == "ok", result
+    m = result["metrics"]
+    assert m["timed_s"] >= 1.0 and m["images_per_sec"] > 0 and m["steps"] > 100  # past its 100 warm-up steps
