@@ -100,3 +100,20 @@ def test_a_qos_count_says_it_is_one_run_and_per_gpu_only_with_a_gpu():
                                            "(n=1: no spread)")
     rep.validity = {"m60-2q/n1": ENFORCED}
     assert consolidation_headline(rep) == "1 CAD guest(s) per GPU at QoS (n=1: no spread)"
+
+
+def test_the_reference_studys_finding_is_a_table_of_its_own_and_nothing_is_cut_at_120_columns():
+    """cce1a94's verdict table ran past 120 columns with the reference column, and the console cut it off."""
+    rep = mixed_rep()
+    rep.validity = {"m60-8q/cad": "enforced", "m60-8q/mixed": "enforced"}
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    tables = mixed_report.mixed_console_tables(rep)
+    for table in tables:
+        console.print(table)
+    text = console.export_text()
+    finding = mixed_report.spread_cells(rep, "m60-8q", "x")["reference study (2 x M60)"]
+    titles = [t.title.split(": ", 1)[1] for t in tables][:2]
+    assert titles == ["the verdict (from the MLflow store; medians over the repeats)",
+                      "the reference study's finding (2 x M60)"]
+    assert " ".join(finding.split()) in " ".join(text.replace("│", " ").split())  # whole, if folded
+    assert all(len(line.rstrip()) <= 120 for line in text.splitlines())
