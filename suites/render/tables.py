@@ -17,6 +17,7 @@ from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
 from suites.run.compare import TIME_PER_IMAGE, PhaseRow
 from suites.run.outcome import ScenarioOutcome, missed_target, percent
+from suites.run.phase_numbers import jitter_pct
 from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, NOT_ENFORCED, TCG_EMULATION, labelled
 
 TABLE_WIDTH = 120  # every console table fits this many columns: a log, a terminal, a pasted issue
@@ -96,8 +97,10 @@ def fmt(value: Any, pattern: str) -> str:
 
 
 RESULTS_CAPTION = ("train s: first to last training step (warm-up included); images/s: steady state over the timed "
-                   "window (after the warm-up steps); test acc: at the end, beside its target (≥ met, < missed); "
-                   "wall s: guest start to result; CPU %: the guest's processes, 100 = one core")
+                   "window (after the warm-up steps), ± its windows' rates' spread (median absolute deviation, % of "
+                   "their median); test acc: at the end, beside its target (≥ met, < missed); "
+                   "wall s: guest start to result (its set-up included: longer than the makespan, which starts at the "
+                   "barrier); CPU %: the guest's processes, 100 = one core")
 
 
 def results_table(outcome: ScenarioOutcome, title: str) -> Table:
@@ -114,14 +117,23 @@ def results_table(outcome: ScenarioOutcome, title: str) -> Table:
     for o in outcome.guests:
         m = o.result.metrics
         status = "ok" if o.result.ok else f"[red]{o.result.status}[/red]"
-        cells = [fmt(m.get(key), pattern) + target_mark(key, m) + synthetic_mark(o.spec.data, key, m)
-                 for _, key, pattern in shown]
+        cells = [fmt(m.get(key), pattern) + spread_mark(key, m) + target_mark(key, m) +
+                 synthetic_mark(o.spec.data, key, m) for _, key, pattern in shown]
         cpu = fmt(o.sampled.get(f"{vocab.GUEST_CPU.key}.mean"), "{:.0f}")
         table.add_row(o.spec.guest_id, o.spec.profile, o.spec.workload,
                       guest_validity(o.placement.gpu_label, o.placement.gpu_indices, o.validity,
                                      o.validity_reason),
                       ",".join(map(str, o.placement.vcpus)), status, *cells, cpu)
     return table
+
+
+def spread_mark(key: str, metrics: dict[str, float]) -> str:
+    """A single run's rate with its spread, in the cell itself: ``3,344 ±2%``, its timed windows' rates' median
+    absolute deviation over their median ('' under three windows: no spread to give)."""
+    if key != vocab.IMAGES_PER_SEC.key or not metrics.get(key, math.nan) > 0:
+        return ""
+    jitter = jitter_pct(metrics)
+    return f" ±{jitter:.0f}%" if jitter == jitter else ""
 
 
 def target_mark(key: str, metrics: dict[str, float]) -> str:
@@ -227,7 +239,7 @@ def summary_lines(outcome: ScenarioOutcome) -> list[str]:
     gpus = ", ".join(g.get("name") or "?" for g in inv.gpus) or inv.gpu_status
     lines = [
         f"status: {outcome.status}   validity: {outcome.validity_label}   "
-        f"makespan: {fmt(outcome.makespan_s, '{:.1f}')} s   "
+        f"makespan (start barrier to last result): {fmt(outcome.makespan_s, '{:.1f}')} s   "
         + (f"data: {outcome.data.get('source', '?')} ({outcome.data.get('root', '?')})" if outcome.data
          else "data: none (the workload reads no data)"),
         f"host: {inv.cpu_model}, {inv.cpus_usable} cores; GPU: {gpus}",

@@ -46,3 +46,12 @@ def test_a_cpu_profiles_validity_says_what_it_is():
     assert guest_validity("no GPU", [], "enforced", "") == "CPU profile (no GPU asked for)"
     assert guest_validity("no GPU", [], "not enforced", "") == "no GPU: [red]not enforced[/red]"
     assert guest_validity("0", [0], "enforced", "") == "0: enforced"
+
+
+def test_a_single_runs_rate_carries_its_windows_spread():
+    from suites.render.tables import spread_mark
+
+    m = {"images_per_sec": 1394.0, "images_per_sec.jitter_median": 1400.0, "images_per_sec.jitter_mad": 1166.0}
+    assert spread_mark("images_per_sec", m) == " ±83%"
+    assert spread_mark("images_per_sec", {"images_per_sec": 619.0}) == ""  # under three windows: none to give
+    assert spread_mark("train_time_s", m) == ""
