@@ -46,6 +46,7 @@ def ml_slowdown_pct(mixed: PhaseNumbers, alone: PhaseNumbers) -> float:
         if mixed.ml_images_per_sec > 0 and alone.ml_images_per_sec > 0 else math.nan
 
 
+FAILED = "failed_guests"  # a profile's guests that failed in any of its phases and repeats (derive's figure)
 # Below this overlap of two guests' timed windows a slowdown measured between them is no verdict: one of them ran
 # partly alone (a 0.1 s ML run beside a seconds-long CAD replay measured start-up noise).
 MIN_OVERLAP_PCT = 90.0
@@ -85,6 +86,7 @@ def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
         out[f"{name}.frames_per_J"] = p.cad_frames / p.energy_J if p.energy_J > 0 else math.nan
     out[vocab.HOST_OTHER_CPU.key] = max((p.host_other_cpu_pct for p in (cad, mixed, ml)
                                          if p.host_other_cpu_pct == p.host_other_cpu_pct), default=math.nan)
+    out[FAILED] = float(cad.failed + mixed.failed + ml.failed)  # a guest that died: its phase is not a measurement
     return out
 
 
@@ -244,7 +246,9 @@ def mixed_verdict(profile: str, figures: dict[str, float], cad_pct: float, ml_pc
     judged = [(name, judge_limit(figure_interval(figures, key, n), limit), figure_interval(figures, key, n))
               for name, key, limit in parts]
     other = figures.get(vocab.HOST_OTHER_CPU.key, math.nan)
-    if overlap_shortfall(figures.get(vocab.OVERLAP.key, math.nan)):
+    if figures.get(FAILED, 0.0) > 0:  # e.g. the CAD guest killed mid-run: the ML guest then trained partly alone
+        said = f"inconclusive ({figures[FAILED]:.0f} guest(s) failed: the phases are not the guests' together)"
+    elif overlap_shortfall(figures.get(vocab.OVERLAP.key, math.nan)):
         said = overlap_shortfall(figures[vocab.OVERLAP.key])
     elif other > busy_pct:
         said = f"inconclusive (host busy: other processes {other:.0f} % of a core > host_busy_pct={busy_pct:g})"
@@ -296,7 +300,7 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
             values = [d[key] for d in per_repeat]
             finite = [v for v in values if v == v]
             out[f"{p}.{key}"] = statistics.median(finite) if finite else math.nan
-            if key == vocab.HOST_OTHER_CPU.key:  # the busiest phase of any repeat says whether the host was busy
+            if key in (vocab.HOST_OTHER_CPU.key, FAILED):  # the busiest phase / any failure of any repeat
                 out[f"{p}.{key}"] = max(finite, default=math.nan)
             elif key == vocab.OVERLAP.key:  # the least overlapped repeat says whether the slowdowns are verdicts
                 out[f"{p}.{key}"] = min(finite, default=math.nan)

@@ -153,3 +153,57 @@ def test_consolidation_counts_guests_that_meet_qos(tmp_path: Path):
     rep = reader.build(run.tracking_uri)
     assert rep.consolidation["n2.p95_frame_ms_worst"] == pytest.approx(comparison["metrics.n2.p95_frame_ms_worst"])
     assert rep.stop_reason == comparison["params.stop_reason"] == "max_guests reached (2), every step met QoS"
+
+
+def test_a_cad_guest_that_dies_mid_run_stops_its_ml_guest_and_leaves_no_verdict(tmp_path: Path):
+    """The CAD guest killed (SIGKILL, as the OOM killer would) while it replays beside the ML guest: the ML guest is
+    stopped (it does not train on to its schedule), the run ends failed naming the CAD guest, and the mixed
+    profile's slowdowns carry no verdict."""
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    import psutil
+
+    from tests.support.helpers import bench_args
+
+    long_cad = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=400']",
+                *SMALL[2:]]
+    args, run_dir, uri = bench_args(tmp_path, "scenario=mixed", "profile=m60-8q", *long_cad)
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**__import__("os").environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()  # type: ignore[arg-type]
+
+    def cad_guest() -> psutil.Process | None:  # the mixed phase's guest that has OpenGL loaded
+        if not any(ln.startswith("phase m60-8q/mixed") for ln in lines):
+            return None
+        for p in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if "suites.guest" in " ".join(p.cmdline()) and any(
+                        "libGL" in m.path or "libEGL" in m.path for m in p.memory_maps()):
+                    return p
+            except psutil.Error:
+                continue
+        return None
+
+    deadline, victim = time.monotonic() + 300, None
+    while victim is None and time.monotonic() < deadline and proc.poll() is None:
+        victim = cad_guest()
+        time.sleep(0.2)
+    assert victim is not None, "".join(lines)[-3000:]
+    time.sleep(1.0)  # into its replay, beside the ML guest
+    victim.send_signal(signal.SIGKILL)  # a process this test started (the bench's guest)
+    code = proc.wait(timeout=300)
+    text = "".join(lines)
+    assert code != 0 and "Traceback" not in text, text[-3000:]
+    from suites.render import mixed_report
+
+    said, _ = mixed_report.verdicts(reader.build(uri))["m60-8q"]
+    assert said.startswith("inconclusive (1 guest(s) failed: the phases are not the guests' together)"), said
+    df = _runs(uri)
+    guests = df[df["tags.bench.role"] == "guest"]
+    assert (guests["tags.bench.status"] != "ok").sum() == 1  # the killed CAD guest, recorded as failed
+    ml = guests[guests["params.workload"] == "mnist-torch"]
+    assert (ml["metrics.train_time_s"].dropna() < 120).all()  # stopped, not trained on to its 600 s schedule
