@@ -130,6 +130,11 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
             say(out)(f"size: {notes[-1]}")
             continue
         with cores:
+            found = reusable(client, part, settings, say(out))  # another sizing may have measured it while this one
+            if found:  # waited for its cores (two sizings of the same thing at once): taken, not measured twice
+                say(out)(f"size: {part.label}: measured meanwhile by another sizing: reused consolidation run {found}")
+                ids[key] = found
+                continue
             code = run_comparison(part.comp, run_dir / part.label.replace("/", "-"), out, "size", planned, recorder,
                                   ref, {"bench.sizing_key": part.key, "bench.sizing_part": part.label})
         found = child_of(client, ref.run_id, part.label) if client is not None and ref is not None else None

@@ -123,3 +123,31 @@ def test_a_stored_figure_that_is_not_a_number_is_skipped_with_a_note_not_a_trace
     result = size.solve(settings, inv, plan, {key: rid}, uri)
     assert any(n.startswith(f"consolidation {rid}: ") and "are not numbers, skipped (frames='abc'" in n
                for n in result.notes), result.notes
+
+
+def test_a_consolidation_another_sizing_measured_while_this_one_waited_is_taken_not_measured_twice(
+        tmp_path: Path, monkeypatch):
+    """Two sizings of the same thing at once on one store: the second waits for the first's cores; by then the
+    first has recorded the consolidation, so the second takes it instead of measuring it again."""
+    import contextlib
+
+    import pytest
+
+    settings, inv, plan, uri = planned(tmp_path)
+    (part,) = plan.parts
+    said: list[str] = []
+    recorder = Recorder(part.comp.cfg, said.append)
+    ref = recorder.start_comparison("sizing-test", {"bench.kind": "sizing"})
+    other: list[str] = []
+
+    def waited(*args, **kwargs):  # the other sizing finishes its consolidation while this one waits for cores
+        other.append(recorded(uri, part, OK)[1])
+        return None, contextlib.nullcontext()
+
+    monkeypatch.setattr(size, "plan_and_lease", waited)
+    monkeypatch.setattr(size, "run_comparison", lambda *a, **k: pytest.fail("measured twice"))
+    text = io.StringIO()
+    ids, stopped = size.measure(plan.parts, settings, tmp_path / "run", recorder, ref, Console(file=text, width=200),
+                                [])
+    assert ids == {(part.profile, part.policy, part.user_type): other[0]} and stopped == ""
+    assert f"measured meanwhile by another sizing: reused consolidation run {other[0]}" in text.getvalue()
