@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import ConfigError, first_line, redact
@@ -16,6 +18,7 @@ from suites.record.export import RUN_ID
 from suites.record.outdirs import require_output_dir
 from suites.record.store import cap_retries, sqlite_path
 from suites.render import mixed_report
+from suites.render.tables import console_width
 from suites.study import results
 from suites.study import writeup as study_report
 
@@ -98,10 +101,6 @@ def write(args: argparse.Namespace) -> int:
 def summary(tables: list[Any], banner: str | None = None) -> None:
     """The report's tables as the console shows them (within 120 columns, each cell folded between words), not its
     whole Markdown (whose rows run to hundreds of columns on a terminal): the files hold the rest."""
-    from rich.console import Console
-
-    from suites.render.tables import console_width
-
     out = Console(width=console_width())
     if banner:
         out.print(banner, markup=False, highlight=False)
