@@ -18,7 +18,7 @@ from suites.record.export import RUN_ID
 from suites.record.outdirs import require_output_dir
 from suites.record.store import cap_retries, sqlite_path
 from suites.render import mixed_report
-from suites.render.tables import console_width
+from suites.render.tables import console_width, fold_line
 from suites.study import results
 from suites.study import writeup as study_report
 
@@ -94,7 +94,7 @@ def write(args: argparse.Namespace) -> int:
         return 2
     files = mixed_report.write(rep, Path(args.out))
     summary(mixed_report.console_tables(rep), banner=mixed_report.banner(rep))
-    print(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})")
+    print(fold_line(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})"))
     return 0
 
 
@@ -117,7 +117,7 @@ def study(tracking_uri: str, experiment: str, run_id: str, out: Path) -> int:
     result = results.of_study(tracking_uri, experiment, found)
     files = study_report.write(result, out)
     summary([study_report.console_table(result)], banner=study_report.banner(result))
-    print(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})")
+    print(fold_line(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})"))
     return 0
 
 

@@ -291,9 +291,25 @@ def stop_answers(result: SizingResult, stopped: str) -> None:
 
 
 def end_run(recorder: Recorder, ref: RunRef | None, run_dir: Path, status: str, why: str) -> None:
-    """The sizing run ended ``status`` with its reason (bench.stopped), whatever else failed."""
+    """The sizing run ended ``status`` with its reason (bench.stopped), whatever else failed; a consolidation (or
+    its phase) an interrupt left RUNNING under it ends KILLED: never FINISHED, so never reused."""
     recorder.comparison_results(ref, mlflow_runs.ComparisonResults({}, {}, {"bench.stopped": why}), run_dir)
+    if ref is not None:
+        try:
+            end_running_under(ref.tracker.client, ref.run_id, why)
+        except Exception as exc:  # the store's trouble: said, never the sizing's end
+            recorder.say(f"warning: runs under the sizing not ended ({one_line(exc)})")
     recorder.finish(ref, [], status)
+
+
+def end_running_under(client: Any, parent: str, why: str) -> None:
+    """Every run nested under ``parent`` that is still RUNNING, ended KILLED with ``why``, its own first."""
+    exp = client.get_run(parent).info.experiment_id
+    for run in client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}'", max_results=1000):
+        end_running_under(client, run.info.run_id, why)
+        if run.info.status == "RUNNING":
+            client.set_tag(run.info.run_id, "bench.stopped", why)
+            client.set_terminated(run.info.run_id, "KILLED")
 
 
 def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, Plan]:

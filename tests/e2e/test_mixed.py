@@ -94,7 +94,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path,
     capsys.readouterr()
     assert report_cli.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
     printed = capsys.readouterr().out  # a summary within 120 columns and the path, not the whole Markdown
-    assert "|---|" not in printed and over_width(printed) == [] and f"report: {out / 'report.html'}" in printed
+    assert "|---|" not in printed and over_width(printed) == [] and str(out / "report.html") in printed
     assert "mixed CAD + ML, per profile: the verdict" in printed
     md = (out / "report.md").read_text()
     assert f"| m60-8q | {r['cad_run_time_increase_pct']:+.1f} | {r['ml_train_time_increase_pct']:+.1f} |" in md

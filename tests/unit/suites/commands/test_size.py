@@ -151,3 +151,22 @@ def test_a_consolidation_another_sizing_measured_while_this_one_waited_is_taken_
                                 [])
     assert ids == {(part.profile, part.policy, part.user_type): other[0]} and stopped == ""
     assert f"measured meanwhile by another sizing: reused consolidation run {other[0]}" in text.getvalue()
+
+
+def test_an_interrupt_between_phases_ends_every_run_under_the_sizing_killed(tmp_path: Path):
+    """A Ctrl-C that lands while a consolidation places its next phase escapes the consolidation's own handling: the
+    sizing's end marks what it left RUNNING (the consolidation, its phase) KILLED, so none is FINISHED or reused."""
+    from mlflow.tracking import MlflowClient
+
+    settings, inv, plan, uri = planned(tmp_path)
+    (part,) = plan.parts
+    recorder = Recorder(part.comp.cfg, [].append)
+    ref = recorder.start_comparison("sizing-test", {"bench.kind": "sizing"})
+    client = MlflowClient(uri)
+    exp = client.get_run(ref.run_id).info.experiment_id
+    cons = client.create_run(exp, tags={"mlflow.parentRunId": ref.run_id, "bench.kind": "consolidation"})
+    phase = client.create_run(exp, tags={"mlflow.parentRunId": cons.info.run_id, "bench.phase": "m60-2q/cad"})
+    size.end_run(recorder, ref, tmp_path, "KILLED", "interrupted (Ctrl-C)")
+    for rid in (ref.run_id, cons.info.run_id, phase.info.run_id):
+        run = client.get_run(rid)
+        assert run.info.status == "KILLED" and run.data.tags["bench.stopped"] == "interrupted (Ctrl-C)", rid
