@@ -35,8 +35,9 @@ class Saver:
     def __init__(self, rep: MixedReport, out_dir: Path) -> None:
         self.plt, self.out_dir, self.files = pyplot(), out_dir, []
         self.validity = ", ".join(sorted(set(rep.validity.values()))) or "?"
+        busy = next((m.text for found in rep.marks.values() for m in found if m.text.startswith("host busy")), "")
         self.caveat = f"profile {self.validity}" + ("; NOT a GPU measurement" if is_not_enforced(self.validity)
-                                                    else "")
+                                                    else "") + (f"; HOST BUSY: {busy}" if busy else "")
 
     def __call__(self, fig: Any, name: str, title: str) -> None:
         titled(fig, title, self.caveat)

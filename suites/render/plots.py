@@ -154,7 +154,9 @@ def utilisation(outcome: ScenarioOutcome, path: Path) -> Path:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not on, the data
     axes[-1].set_xlabel("time since sampler start (s)")
     title = f"{outcome.guests[0].spec.profile if outcome.guests else ''}: utilisation"
-    titled(fig, f"{title} ({outcome.status}; profile {outcome.validity_label})", fontsize=11)
+    titled(fig, f"{title} ({outcome.status}; profile {outcome.validity_label})"
+           + ("; NOT a GPU measurement" if is_not_enforced(outcome.validity) else "")
+           + (f"; HOST BUSY ({outcome.host_busy})" if outcome.host_busy else ""), fontsize=11)
     return save(fig, path, title, outcome.validity)
 
 

@@ -19,3 +19,15 @@ def test_study_figures_fit_and_consolidation_series_are_apart(tmp_path: Path, dr
         ("_", "QoS"))]
     (ax1, _), (ax2, _) = lines
     assert not ax1.get_position().overlaps(ax2.get_position()), "p95 frame time and ML slowdown on one panel"
+
+
+def test_every_figure_of_a_busy_hosts_report_says_so_beside_not_a_gpu(tmp_path: Path, drawn: list):
+    from suites.run.marks import Mark
+
+    rep = study()
+    rep.marks = {"mixed": [Mark("host busy in 1 of 3 phase(s) (other processes up to 120 % of a core > "
+                                "host_busy_pct=25)", True)]}
+    mixed_plots.draw(rep, tmp_path)
+    for fig in drawn:
+        title = " ".join(fig._suptitle.get_text().split())
+        assert "NOT a GPU measurement" in title and "HOST BUSY: host busy in 1 of 3 phase(s)" in title

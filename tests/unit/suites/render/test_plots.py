@@ -41,3 +41,12 @@ def test_the_comparison_plot_says_ci_only_where_it_draws_one_and_marks_a_busy_ho
     assert drawn[1].axes[0].get_ylabel() == "x baseline (one repeat: no CI drawn)"
     assert "HOST BUSY (host busy (other processes 120 % of a core)): no verdict" in drawn[1]._suptitle.get_text()\
         .replace("\n", " ")
+
+
+def test_the_utilisation_figure_marks_a_busy_host_and_a_cpu_run(tmp_path: Path, drawn: list):
+    busy = outcome()
+    busy.host_busy = "host busy (other processes 120 % of a core)"
+    plots.utilisation(busy, tmp_path / "u.png")
+    title = " ".join(drawn[0]._suptitle.get_text().split())
+    assert "HOST BUSY (host busy (other processes 120 % of a core))" in title
+    assert ("NOT a GPU measurement" in title) == busy.validity.startswith("not enforced")
