@@ -41,9 +41,10 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
     assert "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)" in said
     ours = first.stdout[first.stdout.index(" suites size\n") + len(" suites size\n"):]  # after make's own echo
     assert "size part 1/1: m60-2q/time-slice: measuring" in said and over_width(ours) == []
-    smoke = ("inconclusive: smoke sizes (seconds-long workloads: a check of the machinery, not a measurement); to "
-             "size: size at sizing.tier=full")
-    assert f"20 CAD user(s) + 2 ML job(s) on Tesla M60: {smoke}" in said  # never a count from a smoke run
+    smoke = "smoke sizes (seconds-long workloads: a check of the machinery, not a measurement)"
+    answer = next(ln for ln in said.splitlines() if ln.startswith("20 CAD user(s) + 2 ML job(s) on Tesla M60: "))
+    # never a count from a smoke run (on a loaded host a short overlap or a busy host may be said before it)
+    assert answer.startswith("20 CAD user(s) + 2 ML job(s) on Tesla M60: inconclusive: ") and smoke in answer
     (folder,) = (tmp_path / "out").iterdir()
     assert {p.name for p in folder.iterdir()} >= {"sizing.md", "sizing.html", "sizing.png", "m60-2q-time-slice"}
     md = (folder / "sizing.md").read_text()
@@ -54,7 +55,8 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
     (sizing,) = [r for r in runs if r.data.tags.get("bench.kind") == "sizing"]
     assert sizing.data.params["mix"] == "cad=20,ml=2" and sizing.data.params["qos.cad_slowdown_pct"] == "5.0"
     assert sizing.data.params["validity"] == "not enforced" and sizing.data.metrics == {"inconclusive": 1.0}
-    assert sizing.data.tags["bench.inconclusive"] == smoke
+    doubt = sizing.data.tags["bench.inconclusive"]
+    assert doubt.startswith("inconclusive: ") and smoke in doubt
     assert sizing.data.tags["bench.title"].startswith("not a GPU sizing")
     (cons,) = [r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]
     assert cons.data.tags["mlflow.parentRunId"] == sizing.info.run_id and '"profile": "m60-2q"' in\
@@ -64,10 +66,15 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
 
     again = size(tmp_path / "again", *SHORT, store=store_at(tmp_path / "mlflow.db"))
     assert again.returncode == 0, again.stderr[-3000:]
-    assert f"size part 1/1: m60-2q/time-slice: reused consolidation run {cons.info.run_id} ({smoke}) ==" in \
-        unfold(again.stdout)  # reused, and said to be inconclusive: never taken as clean
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
-    assert len([r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]) == 1  # nothing measured again
+    measured = len([r for r in runs if r.data.tags.get("bench.kind") == "consolidation"])
+    if any(d in doubt for d in ("overlapped", "host busy", "failed at")):  # measuring again could clear it
+        assert f"size: stored consolidation {cons.info.run_id} is inconclusive" in unfold(again.stdout)
+        assert measured == 2
+    else:  # smoke alone: reused, and said to be inconclusive, never taken as clean
+        assert f"size part 1/1: m60-2q/time-slice: reused consolidation run {cons.info.run_id} (inconclusive: " \
+               f"{smoke}" in unfold(again.stdout)
+        assert measured == 1  # nothing measured again
     assert len([r for r in runs if r.data.tags.get("bench.kind") == "sizing"]) == 2
 
 
