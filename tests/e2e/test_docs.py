@@ -3,6 +3,7 @@ smoke size, into this test's own store and folders, and exits 0: the pages canno
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -80,9 +81,11 @@ def guest_row(output: str) -> dict[str, str]:
     """The results table's g0 row, by header."""
     lines = output.splitlines()
     header = next(ln for ln in lines if ln.startswith("┃ guest"))
-    row = next(ln for ln in lines if ln.startswith("│ g0 "))
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("│ g0 "))
+    rows = [lines[at]] + [ln for ln in itertools.takewhile(lambda ln: ln.startswith("│       │"), lines[at + 1:])]
     names = [c.strip() for c in header.strip("┃").split("┃")]
-    return dict(zip(names, (c.strip() for c in row.strip("│").split("│")), strict=True))
+    cells = [[c.strip() for c in r.strip("│").split("│")] for r in rows]  # a cell folded over lines, joined
+    return dict(zip(names, (" ".join(filter(None, col)) for col in zip(*cells, strict=True)), strict=True))
 
 
 def number(cell: str) -> float:
