@@ -14,10 +14,10 @@ A cell never exceeds the profile's VMs per GPU (the framebuffer's limit is in ev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from suites.capacity.curve import Capacity
-from suites.capacity.solver import GPU_TIME, Candidate, Host, limits_of
+from suites.capacity.solver import GPU_TIME, Candidate, Host, limits_of, span
 
 __all__ = ["FB_ONLY", "INCONCLUSIVE", "MEASURED", "NOT_MEASURED", "PREDICTED", "Cell", "cell", "rows", "shown"]
 
@@ -37,12 +37,10 @@ def cell(c: Candidate, cap: Capacity | None, host: Host, with_ml: bool) -> Cell:
     """One profile's density at one level: ``cap`` its curve read at that level's limits (None: not measured)."""
     if c.inconclusive:
         return Cell(None, None, INCONCLUSIVE)
-    slot = 1 if with_ml else 0
-    fixed = limits_of(Candidate(c.profile, c.gpu, c.framebuffer_MiB, c.per_gpu, c.vcpus, c.memory_MiB, None),
-                      host, slot)
-    if slot and min(v[0] for v in fixed.values()) <= 0:  # no CAD guest beside the ML guest: ML on GPUs of its own
-        slot, fixed = 0, limits_of(Candidate(c.profile, c.gpu, c.framebuffer_MiB, c.per_gpu, c.vcpus,
-                                             c.memory_MiB, None), host, 0)
+    bare = replace(c, capacity=None)  # the fixed resources' limits alone: the curve is this level's, below
+    fixed = limits_of(bare, host, 1 if with_ml else 0)
+    if with_ml and min(v[0] for v in fixed.values()) <= 0:  # no CAD guest beside the ML guest: ML on GPUs of its own
+        fixed = limits_of(bare, host, 0)
     if cap is None:
         bound = min(v[0] for v in fixed.values())
         if bound <= 0:
@@ -75,6 +73,5 @@ def shown(cell_: Cell) -> tuple[str, str]:
         return "-", "-"
     if cell_.label == FB_ONLY:
         return f"<= {cell_.per_gpu[0]}", f"<= {cell_.per_host[0]}"
-    return tuple(f"{safe}..{point}" if safe != point else str(point)  # type: ignore[return-value]
-                 for point, safe in (cell_.per_gpu, cell_.per_host))
+    return span(cell_.per_gpu), span(cell_.per_host)
 

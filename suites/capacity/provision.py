@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-from suites.capacity.solver import GPU_TIME, Candidate, Mix, Sized
+from suites.capacity.solver import GPU_TIME, Candidate, Mix, Sized, span
 
 __all__ = ["edition", "lines"]
 
@@ -22,11 +22,6 @@ def edition(profile: str) -> str:
     series = re.search(r"([a-z])$", profile)
     name = EDITIONS.get(series.group(1) if series else "", "no vGPU edition (not a vGPU type)")
     return name + ("; a MIG slice: no graphics (vWS) type on it" if "-mig-" in profile else "")
-
-
-def span(pair: tuple[int | float | None, int | float | None], pattern: str = "{}") -> str:
-    point, safe = (pattern.format(v) if v is not None else "-" for v in pair)
-    return point if point == safe else f"{safe}..{point}"
 
 
 def placement(s: Sized, c: Candidate, mix: Mix) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from suites.capacity.curve import Capacity
 from suites.validity import ENFORCED
 
-__all__ = ["Answer", "Candidate", "Demand", "Host", "Mix", "Prices", "Sized", "cost_per_user", "solve"]
+__all__ = ["Answer", "Candidate", "Demand", "Host", "Mix", "Prices", "Sized", "cost_per_user", "solve", "span"]
 
 FRAMEBUFFER, GPU_TIME, HOST_CPU, HOST_MEMORY = "framebuffer", "GPU time", "host CPU", "host memory"
 NOT_MEASURED = "GPU time not measured"
@@ -103,6 +103,12 @@ class Answer:
     excluded: list[str]  # why each profile that is no candidate is not
     error: str = ""  # the one line of a mix no profile can serve
     inconclusive: str = ""  # 'inconclusive: <why>; to size: <what to do>': no count is given from noise
+
+
+def span(pair: tuple[int | float | None, int | float | None], pattern: str = "{}") -> str:
+    """A (point, safe) pair as 'safe..point' (one figure where they agree, '-' for an end with none)."""
+    point, safe = (pattern.format(v) if v is not None else "-" for v in pair)
+    return point if point == safe else f"{safe}..{point}"
 
 
 def cost_per_user(gpus: int | None, users: int, prices: Prices) -> float | None:

@@ -90,9 +90,9 @@ def read(client: Any, run_id: str) -> Read:
     return Read(steps, phases, doubts, worth, skipped)
 
 
-def reusable(client: Any, part: Part, settings: SizingSettings, say_: Any) -> str | None:
-    """A stored consolidation of ``part``'s measurement, unless measuring again could clear its doubts (a busy
-    host, a short overlap, a failed guest): said either way."""
+def reusable(client: Any, part: Part, settings: SizingSettings, say_: Any) -> tuple[str, str] | None:
+    """(a stored consolidation of ``part``'s measurement, what is in doubt in it: '' where nothing), unless
+    measuring again could clear its doubts (a busy host, a short overlap, a failed guest): said either way."""
     found = stored(client, part.comp.cfg.experiment, part.key) if client is not None and settings.reuse else None
     if found is None:
         return None
@@ -100,7 +100,7 @@ def reusable(client: Any, part: Part, settings: SizingSettings, say_: Any) -> st
     if any(d.again for d in doubts):
         say_(f"size: stored consolidation {found} is {noise.text_of(doubts)}: measuring again")
         return None
-    return found
+    return found, noise.text_of(doubts)
 
 
 def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder: Recorder, ref: RunRef | None,
@@ -114,12 +114,11 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
     ids: dict[Key, str] = {}
     for i, part in enumerate(parts, 1):
         key = (part.profile, part.policy, part.user_type)
-        found = reusable(client, part, settings, say(out))
-        if found:
-            said = noise.text_of(read(client, found).doubts)
-            say(out)(f"== size part {i}/{len(parts)}: {part.label}: reused consolidation run {found}"
+        reused = reusable(client, part, settings, say(out))
+        if reused:
+            ids[key], said = reused
+            say(out)(f"== size part {i}/{len(parts)}: {part.label}: reused consolidation run {ids[key]}"
                      + (f" ({said})" if said else "") + " ==")
-            ids[key] = found
             continue
         say(out)(f"== size part {i}/{len(parts)}: {part.label}: measuring ==")
         try:
@@ -130,10 +129,11 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
             say(out)(f"size: {notes[-1]}")
             continue
         with cores:
-            found = reusable(client, part, settings, say(out))  # another sizing may have measured it while this one
-            if found:  # waited for its cores (two sizings of the same thing at once): taken, not measured twice
-                say(out)(f"size: {part.label}: measured meanwhile by another sizing: reused consolidation run {found}")
-                ids[key] = found
+            reused = reusable(client, part, settings, say(out))  # another sizing may have measured it while this
+            if reused:  # one waited for its cores (two sizings of the same thing at once): taken, not measured twice
+                ids[key] = reused[0]
+                say(out)(f"size: {part.label}: measured meanwhile by another sizing: reused consolidation run "
+                         f"{ids[key]}")
                 continue
             code = run_comparison(part.comp, run_dir / part.label.replace("/", "-"), out, "size", planned, recorder,
                                   ref, {"bench.sizing_key": part.key, "bench.sizing_part": part.label})
@@ -170,13 +170,13 @@ def read_curves(settings: SizingSettings, client: Any, ids: dict[Key, str]) -> C
     for (name, policy, user_type), run_id in ids.items():
         got = read(client, run_id)
         kind = user_type or settings.cad_size
-        strict = curve.capacity(got.steps, [curve.Limit(k, v) for k, v in settings.limits.items()])
-        out.policies.setdefault(policy, {})[f"{name}.n_point"] = float(strict.n_point)
+        caps = {level: curve.capacity(got.steps, [curve.Limit(k, v) for k, v in limits.items()])
+                for level, limits in settings.levels.items()}
+        out.policies.setdefault(policy, {})[f"{name}.n_point"] = float(caps[STRICT].n_point)
         if policy != first and (name, first, user_type) in ids:
             continue
-        for level, limits in settings.levels.items():
-            out.by_level.setdefault((kind, level), {})[name] = curve.capacity(
-                got.steps, [curve.Limit(k, v) for k, v in limits.items()])
+        for level, cap in caps.items():
+            out.by_level.setdefault((kind, level), {})[name] = cap
         out.doubts[(kind, name)] = noise.text_of(got.doubts)
         if got.skipped:
             out.notes.append(f"consolidation {run_id}: {len(got.skipped)} value(s) read back are not numbers, "
@@ -246,8 +246,8 @@ def solve(settings: SizingSettings, inv: Inventory, plan: Plan, ids: dict[Key, s
             provisions[kind] = provision.lines(a.recommended, chosen, mix, settings.spare, settings.gpus_per_host)
     first = next(iter(settings.cad_users))
     rows = [r for kind in settings.cad_users for r in density.rows(
-        cands_of[kind], {k: v for k, v in read_.by_level.items() if k[0] == kind} or
-        {(kind, level): {} for level in settings.levels}, host, ml > 0)]
+        cands_of[kind], {(kind, level): read_.by_level.get((kind, level), {}) for level in settings.levels}, host,
+        ml > 0)]
     return SizingResult(solver.Mix(sum(settings.cad_users.values()), ml), plan.gpu, settings.limits,
                         read_.by_level.get((first, STRICT), {}), answers[first], read_.validity,
                         provenance_of(inv, plan, ids), plan.notes,
@@ -296,20 +296,20 @@ def end_run(recorder: Recorder, ref: RunRef | None, run_dir: Path, status: str, 
     recorder.comparison_results(ref, mlflow_runs.ComparisonResults({}, {}, {"bench.stopped": why}), run_dir)
     if ref is not None:
         try:
-            end_running_under(ref.tracker.client, ref.run_id, why)
+            end_running_under(ref.tracker, ref.run_id, why)
         except Exception as exc:  # the store's trouble: said, never the sizing's end
             recorder.say(f"warning: runs under the sizing not ended ({one_line(exc)})")
     recorder.finish(ref, [], status)
 
 
-def end_running_under(client: Any, parent: str, why: str) -> None:
+def end_running_under(tracker: Any, parent: str, why: str) -> None:
     """Every run nested under ``parent`` that is still RUNNING, ended KILLED with ``why``, its own first."""
-    exp = client.get_run(parent).info.experiment_id
-    for run in client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}'", max_results=1000):
-        end_running_under(client, run.info.run_id, why)
+    exp = tracker.client.get_run(parent).info.experiment_id
+    for run in tracker.client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}'", max_results=1000):
+        end_running_under(tracker, run.info.run_id, why)
         if run.info.status == "RUNNING":
-            client.set_tag(run.info.run_id, "bench.stopped", why)
-            client.set_terminated(run.info.run_id, "KILLED")
+            tracker.tag(run.info.run_id, "bench.stopped", why)
+            tracker.end(run.info.run_id, "KILLED")
 
 
 def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, Plan]:

@@ -12,6 +12,7 @@ from rich.table import Table
 from suites.capacity import density
 from suites.capacity.curve import Capacity
 from suites.capacity.result import SizingResult, title_label
+from suites.capacity.size_settings import STRICT
 from suites.capacity.solver import Answer, Sized
 from suites.render import sizing_plots
 from suites.render.mixed_report import to_html
@@ -159,15 +160,12 @@ def markdown(result: SizingResult, figures: list[str]) -> str:
     lines += [f"QoS {level}: " + ", ".join(f"{k} ≤ {v:g}" for k, v in limits.items())
               for level, limits in (result.levels or {"strict": result.limits}).items()] + [""]
     lines += [f"- not a candidate: {why}" for why in result.answer.excluded]
-    for (kind, level), curves in result.curves.items() if result.curves else [(("", "strict"), result.capacities)]:
-        if level != "strict":
-            continue
+    strict = {k: v for k, v in result.curves.items() if k[1] == STRICT} or {("", STRICT): result.capacities}
+    for (kind, _), curves in strict.items():
         for profile, cap in curves.items():
-            doubt = next((a.inconclusive for a in (result.answers or {"": result.answer}).values()
-                          if a.inconclusive), "")
             of = f" ({kind} users)" if len(result.users) > 1 else ""
             lines += ["", f"## {profile}{of}: the steps (medians [upper 95 % bound])", "",
-                      *table(STEP_HEADERS, step_rows(cap, result.limits, doubt)), "",
+                      *table(STEP_HEADERS, step_rows(cap, result.limits, result.doubt)), "",
                       f"### {profile}{of}: what the users feel (medians)", "", *table(FELT_HEADERS, felt_rows(cap))]
     if result.policies:
         lines += ["", "## Scheduler policy", ""] + [f"- {p}: " + ", ".join(f"{k} {v:g}" for k, v in f.items())
