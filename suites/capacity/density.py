@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from suites.capacity.curve import Capacity
-from suites.capacity.solver import GPU_TIME, Candidate, Host, limits_of, span
+from suites.capacity.solver import Candidate, Host, Mix, Prices, size, span
 
 __all__ = ["FB_ONLY", "INCONCLUSIVE", "MEASURED", "NOT_MEASURED", "PREDICTED", "Cell", "cell", "rows", "shown"]
 
@@ -37,23 +37,15 @@ def cell(c: Candidate, cap: Capacity | None, host: Host, with_ml: bool) -> Cell:
     """One profile's density at one level: ``cap`` its curve read at that level's limits (None: not measured)."""
     if c.inconclusive:
         return Cell(None, None, INCONCLUSIVE)
-    bare = replace(c, capacity=None)  # the fixed resources' limits alone: the curve is this level's, below
-    fixed = limits_of(bare, host, 1 if with_ml else 0)
-    if with_ml and min(v[0] for v in fixed.values()) <= 0:  # no CAD guest beside the ML guest: ML on GPUs of its own
-        fixed = limits_of(bare, host, 0)
+    # the solver's own reading of one candidate (its layout: the ML guest beside the CAD guests, or on a GPU of its
+    # own where none fits beside it), for one CAD user at this level's curve
+    s = size(replace(c, capacity=cap), Mix(1, 1 if with_ml else 0), host, 0, Prices())
+    per_host = (s.per_gpu[0] * host.gpus, s.per_gpu[1] * host.gpus)
     if cap is None:
-        bound = min(v[0] for v in fixed.values())
-        if bound <= 0:
+        if s.per_gpu[0] <= 0:
             return Cell(None, None, NOT_MEASURED)
-        return Cell((bound, bound), (bound * host.gpus,) * 2, FB_ONLY, min(fixed, key=lambda k: fixed[k][0]))
-    limits = {**fixed, GPU_TIME: cap.gpu_time}
-    point = min(limits.items(), key=lambda kv: kv[1][0])
-    safe = min(limits.items(), key=lambda kv: kv[1][1])
-    per_gpu = (max(point[1][0], 0), max(safe[1][1], 0))
-    predicted = (point[0] == GPU_TIME and cap.predicted[0] is not None) or \
-        (safe[0] == GPU_TIME and cap.predicted[1] is not None)
-    return Cell(per_gpu, (per_gpu[0] * host.gpus, per_gpu[1] * host.gpus), PREDICTED if predicted else MEASURED,
-                safe[0])
+        return Cell(s.per_gpu, per_host, FB_ONLY, min(s.limits, key=lambda k: s.limits[k][0]))
+    return Cell(s.per_gpu, per_host, PREDICTED if any(s.predicted) else MEASURED, s.binding[1])
 
 
 def rows(candidates: list[Candidate], caps: dict[tuple[str, str], dict[str, Capacity]], host: Host,
