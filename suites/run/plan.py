@@ -180,21 +180,19 @@ def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], r
         while True:
             if ticket is None and wait_s > 0 and waiting():
                 ticket = Ticket()  # others wait already: behind them
-            ahead = ticket.ahead() if ticket is not None else 0
+            ahead, refused = ticket.ahead() if ticket is not None else 0, None
             try:
                 if not ahead:
                     return _plan_and_lease_once(make, plans_of, run, attempts)
                 held = f"{ahead} run(s) that began waiting earlier (first come, first served)"
             except CoresHeld as exc:
-                if time.monotonic() >= deadline:
-                    if wait_s > 0:  # one line: who still holds them, not the refusal's advice to wait
-                        raise CoresHeld(f"waited {wait_s:g} s (wait_for_cores_s) for cores, still held by "
-                                        f"{exc.held}: run again when it ends", exc.held) from exc
-                    raise
-                held = exc.held
+                held, refused = exc.held, exc
             now = time.monotonic()
             if now >= deadline:
-                raise CoresHeld(f"waited {wait_s:g} s (wait_for_cores_s) for cores: held by {held}", held)
+                if wait_s <= 0 and refused is not None:  # no wait asked: the refusal itself, with its advice
+                    raise refused
+                raise CoresHeld(f"waited {wait_s:g} s (wait_for_cores_s) for cores, still held by {held}: run again "
+                                "when it ends", held) from refused
             ticket = ticket or Ticket()
             if now >= next_say or held != last:
                 on_wait(waiting_line(now - start, wait_s, held))
