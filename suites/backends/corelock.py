@@ -111,13 +111,19 @@ def _peek(cores: list[int], lock_dir: Path) -> dict[int, Holder]:
     for core in cores:
         fd = _open(core, lock_dir)
         try:
-            if _try_lock(fd, tries=1):
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            else:
+            if not _unheld(fd):
                 held[core] = _holder(fd)
         finally:
             os.close(fd)
     return held
+
+
+def _unheld(fd: int) -> bool:
+    """Whether nobody holds the lock on ``fd`` now (a peek: taken and dropped at once)."""
+    if _try_lock(fd, tries=1):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    return False
 
 
 def describe(held: dict[int, Holder], short: bool = False) -> str:
@@ -221,8 +227,7 @@ def waiting(lock_dir: Path | None = None) -> list[Path]:
         except OSError:
             continue
         try:
-            if _try_lock(fd, tries=1):  # nobody holds it: its run is gone
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            if _unheld(fd):  # its run is gone
                 try:
                     path.unlink()
                 except OSError:  # gone already, or another user's in the shared (sticky) folder: skipped all the same
