@@ -147,7 +147,7 @@ report: setup
 	$(SUITES) report
 
 # The GPU path at a GPU's measured speed, on any host (GPU=h200 | h100 | a device file; SHORT=1: smoke sizes): stand-ins
-# at the device file's step and frame times, checks (windows, overlap, equal work, data within caps, study and sizing
+# at the device file's step and frame times, checks (windows, overlap, equal work, memory within caps, study and sizing
 # budgets) in one table, exit 1 on a miss. Not a measurement: nothing is recorded. configs/device/<gpu>.json
 rehearse: setup
 	$(SUITES) rehearse --gpu $(call qs,$(or $(call raw,GPU),h200)) $(if $(call raw,SHORT),--short)

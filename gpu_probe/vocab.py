@@ -55,6 +55,9 @@ GUEST_RSS = Metric("rss_MiB", "MiB", "guest process tree resident memory")
 GUEST_GPU_MEM = Metric("gpu_mem_MiB", "MiB", "GPU memory held by the guest's processes")
 GUEST_GPU_MEM_SELF = Metric("gpu_mem_self_MiB", "MiB", "GPU memory by the guest's own count: its allocator's peak "
                             "+ its measured CUDA context (self-reported; where NVML cannot attribute memory)")
+GUEST_GPU_MEM_NEED = Metric("gpu_mem_need_MiB", "MiB", "GPU memory the guest needs: the peak its tensors held "
+                            "(allocated, not what the allocator cached under a larger cap) + its measured CUDA "
+                            "context: what a smaller framebuffer must hold")
 GUEST_GPU_UTIL = Metric("gpu_util_pct", "%", "SM utilisation of the guest's processes (NVML per-process samples)")
 GPU_UTIL = Metric("util_pct", "%", "GPU busy time over the driver's sample period")
 GPU_MEM_UTIL = Metric("mem_util_pct", "%", "memory controller busy time")

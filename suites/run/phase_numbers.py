@@ -89,7 +89,14 @@ class PhaseNumbers:
 
 
 def gpu_mem_MiB(metrics: dict[str, float]) -> float:
-    """A guest's GPU memory at its peak: its own count (allocator + context) or NVML's, whichever is larger."""
+    """The GPU memory a guest needs (what a profile's framebuffer must hold): what its tensors held at their peak
+    with its context, where it counted them; else its own count (allocator + context) or NVML's, whichever is
+    larger. NVML and the allocator's reserve include what the allocator cached under the cap the guest ran at (a
+    larger one caches more): on an H200, mnist-torch under m60-2q's cap held 1,372 MiB with its 684 MiB context,
+    its tensors ~290 MiB (their count where m60-1q's cap stopped them)."""
+    need = metrics.get(vocab.GUEST_GPU_MEM_NEED.key)
+    if isinstance(need, (int, float)) and need > 0:
+        return float(need)
     return summarize([metrics.get(vocab.GUEST_GPU_MEM_SELF.key), metrics.get(f"{vocab.GUEST_GPU_MEM.key}.max")]).max
 
 

@@ -71,4 +71,4 @@ class MemoryFill(Workload):
 
     def evaluate(self) -> dict[str, float]:
         return {"filled_MiB": self.filled_MiB, "reserved_MiB": self.reserved_MiB,
-                **self_reported(self.reserved_MiB, self.ctx.info.get("cuda_context_MiB"))}
+                **self_reported(self.reserved_MiB, self.reserved_MiB, self.ctx.info.get("cuda_context_MiB"))}

@@ -19,7 +19,7 @@ def test_the_rehearsal_at_gpu_speed_passes_labelled_not_a_measurement(gpu: str):
     said = " ".join(done.stdout.split())
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "NOT A MEASUREMENT" in said and "MISSED" not in said
-    for check in ("time ratio of equal work", "mixed overlap", "data within cap: m60-1q", "study plan within budget",
+    for check in ("time ratio of equal work", "mixed overlap", "memory within cap: m60-1q", "study plan within budget",
                   "make size plan within budget", "rate window: mixed", "rate window: bench-ml fixed-step"):
         assert check in said, check
     assert time.monotonic() - t0 < 180  # the short form: under 3 minutes on this host

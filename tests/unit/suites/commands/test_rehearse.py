@@ -13,11 +13,10 @@ from suites.commands.rehearse import (
     device,
     device_file,
     judge_budget,
-    judge_data,
+    judge_memory,
     judge_overlap,
     judge_ratio,
     judge_window,
-    mnist_device_MiB,
 )
 from tests.support.hosts import gpu_host, host
 
@@ -28,7 +27,7 @@ def test_every_judge_misses_what_it_guards():
     assert judge_window("g0", 2.1, 2.0).ok and not judge_window("g0", 0.56, 2.0).ok
     assert not judge_window("bench-ml fixed-step", math.nan, 2.0).ok  # a row without a rate
     assert judge_overlap(98.0, 3).ok and not judge_overlap(40.0, 1).ok  # one pass beside a 2 s window
-    assert judge_data("m60-1q", 817, 1024).ok and not judge_data("m60-1q", 1249, 1024).ok
+    assert judge_memory("m60-1q", 684, 230, 1024).ok and not judge_memory("m60-1q", 684, 257, 1024).ok
     assert judge_budget("study plan", 377, 480).ok and not judge_budget("make size plan", 2700, 540).ok
 
 
@@ -36,9 +35,10 @@ def test_a_guest_holding_the_whole_split_in_fp32_misses_m60_1q():
     """cce1a94's mnist-torch: the context and ~565 MB of whole-split fp32 temporaries, past M60-1Q's 1,024 MiB."""
     dev = device("h200")
     assert dev["cuda_context_MiB"] + 565 > 1024
-    assert all(c.ok for c in data_checks(dev)) and mnist_device_MiB(dev) < 1024
-    big_context = {**dev, "cuda_context_MiB": 1000}
-    assert [c.name for c in data_checks(big_context) if not c.ok] == ["data within cap: m60-1q"]
+    assert all(c.ok for c in data_checks(dev, 230.0))
+    assert [c.name for c in data_checks(dev, 565.0) if not c.ok] == ["memory within cap: m60-1q"]
+    # the H200's m60-1q guest evaluating at 2,000 images: 257 MiB counted, stopped at its cap on the GPU
+    assert [c.name for c in data_checks(dev, 257.0) if not c.ok] == ["memory within cap: m60-1q"]
 
 
 def test_the_device_files_of_both_gpus_have_what_the_rehearsal_plays():

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import weakref
-from types import SimpleNamespace
-
-import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from suites.data.mnist import MNIST
 from suites.workloads.airbench94 import CHUNK_BYTES, chunk_batches
 from suites.workloads.base import GuestContext
+from suites.workloads.device_bytes import UNSEEN_SHARE, LiveBytes, mnist_torch_peak_MiB, zeros_mnist
 from suites.workloads.mnist_torch import MnistTorch, MnistTorchConfig
 
 MiB = 2**20
@@ -21,42 +16,9 @@ MiB = 2**20
 M60_1Q_SHARE_MiB = 1024 - 684
 
 
-class LiveBytes(TorchDispatchMode):
-    """Every storage an op makes, counted once while any tensor on it lives (views and in-place results share their
-    base's): the peak of what the same code would hold on a device, the tensors it keeps included."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.live = self.peak = 0
-        self.refs: dict[int, int] = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor) and t.device.type == "cpu":
-                storage = t.untyped_storage()
-                ptr, nbytes = storage.data_ptr(), storage.nbytes()
-                if ptr not in self.refs:
-                    self.refs[ptr] = 0
-                    self.live += nbytes
-                    self.peak = max(self.peak, self.live)
-                self.refs[ptr] += 1
-                weakref.finalize(t, self.freed, ptr, nbytes)
-        return out
-
-    def freed(self, ptr: int, nbytes: int) -> None:
-        self.refs[ptr] -= 1
-        if not self.refs[ptr]:
-            del self.refs[ptr]
-            self.live -= nbytes
-
-
 def mnist_guest(monkeypatch: pytest.MonkeyPatch, n_train: int = 60_000) -> MnistTorch:
     """mnist-torch with MNIST's real split sizes (zeros: what is measured is bytes, not accuracy), on the CPU."""
-    splits = {True: (np.zeros((n_train, 28, 28), np.uint8), np.zeros(n_train, np.uint8)),
-              False: (np.zeros((10_000, 28, 28), np.uint8), np.zeros(10_000, np.uint8))}
-    data = SimpleNamespace(mean=MNIST.mean, std=MNIST.std, load_uint8=lambda root, train: splits[train], real_train=0)
-    monkeypatch.setattr(MnistTorch, "dataset", data)
+    monkeypatch.setattr(MnistTorch, "dataset", zeros_mnist(n_train))
     cfg = MnistTorchConfig(target_accuracy=None, epochs=1)
     return MnistTorch(cfg, GuestContext("g0", [0], [], None, {"root": "unused"}, 0))
 
@@ -91,3 +53,13 @@ def test_the_split_is_cut_to_the_limit_and_the_ranks_shard_before_it_reaches_the
 def test_a_chunk_is_some_batches_of_images_within_its_bytes():
     assert chunk_batches(28 * 28, 512) == 10  # MNIST: 5,120 images of fp32, 16 MiB at most
     assert chunk_batches(3 * 32 * 32, 1024) == 4  # CIFAR-10: at least 4 batches
+
+
+def test_a_capped_m60_1q_guest_trains_and_evaluates_within_its_share_with_room_for_cudnn():
+    """On an H200 mnist-torch under m60-1q's cap stopped at its 340 MiB share (290 MiB held, 42 more asked): its
+    evaluation batch of 2,000 held ~257 MiB with the data, more than a training step at 512 (~230). A capped guest
+    evaluates in batches of at most its training batch, so the whole peak (data, weights, a step's activations and
+    gradients, the evaluation) leaves the share's unseen part for cuDNN's workspace and the allocator's rounding."""
+    torch.set_num_threads(2)
+    peak = mnist_torch_peak_MiB(framebuffer_MiB=1024)
+    assert peak <= (1 - UNSEEN_SHARE) * M60_1Q_SHARE_MiB, f"{peak:.0f} MiB at the peak"
