@@ -207,7 +207,8 @@ def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str
                                         first_reason(r.validity_reason for r in rows))
         if banner:
             out.print(Panel(banner, title="what these numbers are", border_style="red"))
-        out.print(tables.comparison_table(rows, title, normalised=mixed is None))
+        for table in tables.comparison_tables(rows, title, normalised=mixed is None):
+            out.print(table)
         if on_cpu and mixed is None:
             say(out)(tables.cpu_only_note(name, len(rows), bool(references)))
         rundir.write_csv([r.csv() for r in rows], run_dir / "comparison.csv")

@@ -312,39 +312,50 @@ def rate_gap(m: dict[str, float]) -> str:
             f"({warm / train:.0%} of train s)")
 
 
-def comparison_table(rows: list[PhaseRow], title: str, normalised: bool = True) -> Table:
-    """Per phase: medians over its repeats; normalised: each ratio to the baseline with its 95 % CI and, under it, the
-    verdict. Folded to fit TABLE_WIDTH: a ratio and its verdict share a cell, guest and host CPU share one."""
+def comparison_tables(rows: list[PhaseRow], title: str, normalised: bool = True) -> list[Table]:
+    """Per phase, medians over its repeats, in two tables keyed by phase so that each fits TABLE_WIDTH without a word
+    broken over two lines (a profile 'passthrough-4gpu x 4' beside ratios and verdicts in one table did not): the
+    throughput (images/s, normalised: its ratio to the baseline with its 95 % CI and verdict), then the time (train s,
+    its ratio and verdict), CPU, GPU and the reference study's figure."""
     per_image = normalised and any(r.time_basis == TIME_PER_IMAGE for r in rows)
-    caption = "medians over n repeats"
-    if normalised:
-        caption = ("images/s: all guests together; train s: the slowest guest; medians over n repeats; x base: median "
-                   "of the per-repeat ratios to the baseline, [95 % CI] on the log scale, and the verdict under it; "
-                   "CPU %: the guests' mean (100 = one core) / the host's (100 = all cores)")
+    ratio = ("x base [95% CI]", "verdict") if normalised else ()
+    caption = "images/s: all guests together, medians over n repeats" + (
+        "; x base: median of the per-repeat ratios to the baseline, [95 % CI] on the log scale" if ratio else "")
+    throughput = Table(title=title, title_justify="left", caption_justify="left", caption=caption)
+    for col in ("phase", "profile", "validity", "n", "images/s", *ratio):
+        throughput.add_column(col, justify="right" if col in ("n", "images/s", "x base [95% CI]") else "left",
+                              no_wrap=col == "phase")  # the key of both tables: whole on one line
+    for r in rows:
+        status = "" if r.status == "ok" else f" [red]({r.status})[/red]"
+        busy = " [red](host busy)[/red]" if r.host_busy else ""
+        x = (ratio_cell(r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high), r.throughput_verdict)
+        throughput.add_row(r.label + status, r.profile + (f" x {r.guests}" if r.guests > 1 else ""),
+                           validity_cell(r.validity) + busy, str(r.n), fmt(r.images_per_sec, "{:,.0f}"),
+                           *(x if ratio else ()))
+    return [throughput, time_table(rows, normalised, per_image)]
+
+
+def time_table(rows: list[PhaseRow], normalised: bool, per_image: bool) -> Table:
+    """The comparison's second table: train s and its ratio with the verdict, CPU, GPU and the reference study's
+    figure, by phase."""
+    reference = ("reference study (M60)",) if any(r.reference for r in rows) else ()
+    gpu = ("GPU util %",) if any(r.gpu_util_pct == r.gpu_util_pct for r in rows) else ()  # none without NVML
+    ratio = (("s/image x base [95% CI]" if per_image else "x base [95% CI]"), "verdict") if normalised else ()
+    caption = "train s: the slowest guest; CPU %: the guests' mean (100 = one core) / the host's (100 = all cores)"
     if per_image:
         caption += ("; s/image x base: time per image over the baseline's, the inverse of the images/s ratio (the "
                     "phases were sized by time: train s is each one's window, not the time of equal work)")
-    t = Table(title=title, title_justify="left", caption_justify="left", caption=caption)
-    reference = ("reference study (M60)",) if any(r.reference for r in rows) else ()
-    gpu = ("GPU util %",) if any(r.gpu_util_pct == r.gpu_util_pct for r in rows) else ()  # none without NVML
-    ratio = ("x base [95% CI]",) if normalised else ()
-    time_ratio = ("s/image x base [95% CI]",) if per_image else ratio
-    for col in ("phase", "profile", "validity", "n", "images/s", *ratio, "train s", *time_ratio, "CPU %", *gpu,
-                *reference):
-        t.add_column(col, justify="left" if col in ("phase", "profile", "validity", *reference) else "right",
-                     overflow="fold")
+    t = Table(caption=caption, caption_justify="left")
+    for col in ("phase", "train s", *ratio, "CPU %", *gpu, *reference):
+        t.add_column(col, justify="left" if col in ("phase", "verdict", *reference) else "right",
+                     no_wrap=col == "phase")
     for r in rows:
-        throughput = (ratio_cell(r.throughput_x, r.throughput_x_ci_low, r.throughput_x_ci_high) + "\n" +
-                      r.throughput_verdict,) if normalised else ()
-        time = (ratio_cell(r.time_x, r.time_x_ci_low, r.time_x_ci_high) + "\n" + r.time_verdict,) if normalised else ()
-        status = "" if r.status == "ok" else f" [red]({r.status})[/red]"
-        busy = " [red](host busy)[/red]" if r.host_busy else ""
-        t.add_row(r.label + status, r.profile + (f" x {r.guests}" if r.guests > 1 else ""),
-                  validity_cell(r.validity) + busy, str(r.n),
-                  fmt(r.images_per_sec, "{:,.0f}"), *throughput, fmt(r.train_time_s, "{:.1f}"), *time,
+        x = (ratio_cell(r.time_x, r.time_x_ci_low, r.time_x_ci_high), r.time_verdict)
+        t.add_row(r.label, fmt(r.train_time_s, "{:.1f}"), *(x if ratio else ()),
                   f"{fmt(r.guest_cpu_pct, '{:.0f}')} / {fmt(r.host_cpu_pct, '{:.0f}')}",
                   *((fmt(r.gpu_util_pct, "{:.0f}"),) if gpu else ()), *((r.reference or "-",) if reference else ()))
     return t
+
 
 
 def sweep_table(rows: list[SweepRow], title: str) -> Table:

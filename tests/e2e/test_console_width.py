@@ -6,6 +6,16 @@ import io
 
 
 # --- every console table fits 120 columns -------------------------------------------------------------------------
+def broken_tokens(table, lines: list[str]) -> list[str]:
+    """A cell's words that no rendered line holds whole: a token folded over two lines ('passthrough-4g' / 'pu')."""
+    from rich.text import Text
+
+    rendered = "\n".join(lines)
+    words = {w for col in table.columns for cell in col._cells
+             for w in (cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain).split()}
+    return sorted(w for w in words if w not in rendered)
+
+
 def test_every_console_table_fits_120_columns():
     from rich.console import Console
 
@@ -21,13 +31,14 @@ def test_every_console_table_fits_120_columns():
             "~211 repeats would settle it)"
     no_gpu = "skipped: no GPU: NVML unavailable (NVML Shared Library Not Found)"
     rendered = [tables.results_table(outcome(), "single: 6 x m60-8q running cifar10-torch " + LONG),
-                tables.comparison_table(rows, "scaling: cifar10-torch, normalised to 1-gpu " + LONG),
+                *tables.comparison_tables(rows, "scaling: cifar10-torch, normalised to 1-gpu " + LONG),
                 *report.console_tables(study()), gpu_table([Row(c, no_gpu) for c in CHECKS], "gpu-check " + LONG)]
     for t in rendered:
         out = Console(width=tables.console_width(), record=True, file=io.StringIO())
         out.print(t)
         lines = out.export_text().splitlines()
         assert max(len(line) for line in lines) <= 120, "\n".join(lines)
+        assert not broken_tokens(t, lines), "\n".join(lines)
     # the gpu-check table on a host without a GPU: one short row per check, the reason once under it
     out = Console(width=120, record=True, file=io.StringIO())
     out.print(rendered[-1])

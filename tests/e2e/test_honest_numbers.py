@@ -23,7 +23,7 @@ def test_comparison_repeats_interleave_and_every_ratio_carries_its_spread(tmp_pa
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     out = run.proc.stdout
     assert "NOT A GPU MEASUREMENT: phase(s) 1-gpu ran with the profile not enforced" in out  # the banner
-    assert "x base [95% CI]" in out and "the verdict under it" in out and "(3 repeat(s) each, interleaved)" in out
+    assert "x base [95% CI]" in out and "verdict" in out and "(3 repeat(s) each, interleaved)" in out
     # both arms ran on the CPU: said, and the reference's GPU figures are not shown beside them
     assert "note: both arms on the CPU: not a GPU-vs-CPU comparison" in out
     assert "reference study (M60)" not in out and "10.06x" not in out
