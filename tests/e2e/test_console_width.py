@@ -6,16 +6,6 @@ import io
 
 
 # --- every console table fits 120 columns -------------------------------------------------------------------------
-def broken_tokens(table, lines: list[str]) -> list[str]:
-    """A cell's words that no rendered line holds whole: a token folded over two lines ('passthrough-4g' / 'pu')."""
-    from rich.text import Text
-
-    rendered = "\n".join(lines)
-    words = {w for col in table.columns for cell in col._cells
-             for w in (cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain).split()}
-    return sorted(w for w in words if w not in rendered)
-
-
 def test_every_console_table_fits_120_columns():
     from rich.console import Console
 
@@ -23,6 +13,7 @@ def test_every_console_table_fits_120_columns():
     from suites.gpucheck.checks import CHECKS, Row
     from suites.render import mixed_report as report
     from suites.render import tables
+    from tests.support.helpers import broken_tokens
     from tests.support.outcomes import LONG, outcome, phases, study
 
     rows = phases()

@@ -260,3 +260,14 @@ def over_width(output: str, width: int = 120) -> list[str]:
     alone on its own line (suites/render/tables.py fold_line)."""
     return [line for line in output.splitlines() if len(line.rstrip()) > width
             and re.sub(r"`[^`]*`", "", line.strip()).count(" ")]
+
+
+def broken_tokens(table: object, lines: list[str]) -> list[str]:
+    """A rich table's cell words that no rendered line holds whole: a word folded over two lines ('passthrough-4g' /
+    'pu') or cut by an ellipsis."""
+    from rich.text import Text
+
+    rendered = "\n".join(lines)
+    words = {w for col in table.columns for cell in col._cells  # type: ignore[attr-defined]
+             for w in (cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain).split()}
+    return sorted(w for w in words if w not in rendered)

@@ -18,7 +18,7 @@ from suites.config.schema import register_configs
 from suites.record.recorder import Recorder
 from suites.render import sizing_report
 from tests.support import consolidations
-from tests.support.helpers import store_at
+from tests.support.helpers import broken_tokens, store_at
 
 BUSY = "host busy in 15 of 15 phase(s) (other processes up to 180 % of a core > host_busy_pct=25)"
 OK = {1: {"frame_ms": 40.4, "p95": 70.0, "rate": 990.0}, 2: {"frame_ms": 41.2, "p95": 80.0, "rate": 960.0},
@@ -109,6 +109,11 @@ def test_two_user_types_at_two_qos_levels_give_the_density_table_and_the_vm_to_p
     md = sizing_report.markdown(result, [])
     assert "| light (20) | typical |" in md and "| heavy (5) | strict |" in md
     assert "### " + me + " (light users): what the users feel (medians)" in md
+    for table in sizing_report.console_tables(result):  # each fits 120 columns with its words whole
+        out = Console(width=120, record=True, file=io.StringIO())
+        out.print(table)
+        lines = out.export_text().splitlines()
+        assert max(map(len, lines)) <= 120 and not (broken_tokens(table, lines) if hasattr(table, "columns") else [])
 
 
 def test_a_stored_figure_that_is_not_a_number_is_skipped_with_a_note_not_a_traceback(tmp_path: Path):
