@@ -141,3 +141,27 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
     assert not [r for r in runs if r.info.status == "RUNNING"]  # nothing left RUNNING, phases included
     exp = client.get_experiment(cons.info.experiment_id).name
     assert stored(client, exp, cons.data.tags["bench.sizing_key"]) is None
+
+
+def test_two_sizings_of_the_same_thing_at_once_on_one_store_measure_it_once(tmp_path: Path):
+    """The reuse race with two real processes: both find nothing stored, one leases the cores and measures, the
+    other waits its turn in the core queue and then takes what the first recorded, said; one consolidation run."""
+    from mlflow.tracking import MlflowClient
+
+    uri = store_at(tmp_path / "mlflow.db")
+    args = ["sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke", "progress=quiet", f"tracking_uri={uri}",
+            f"data.cache_dir={tmp_path / 'data'}"]
+    procs = [subprocess.Popen([sys.executable, "-m", "suites", "size", *args,
+                               f"artifact_dir={tmp_path / f'artifacts{i}'}", f"sizing.out_dir={tmp_path / f'out{i}'}"],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+             for i in range(2)]
+    said = [unfold(p.communicate(timeout=900)[0]) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], said
+    client = MlflowClient(uri)
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
+    (cons,) = [r for r in runs if r.data.tags.get("bench.kind") == "consolidation"]
+    assert cons.info.status == "FINISHED"
+    assert len([r for r in runs if r.data.tags.get("bench.kind") == "sizing"]) == 2
+    reused = [s for s in said if f"reused consolidation run {cons.info.run_id}" in s]
+    assert len(reused) == 1 and "measured meanwhile by another sizing" in reused[0], said
