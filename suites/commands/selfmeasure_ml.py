@@ -46,6 +46,7 @@ from gpu_probe.stats import (
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import apply_resources, environment, make_workload
 from suites.render import tables
+from suites.render.fit import fit
 from suites.workloads import list_workloads, workload_class
 from suites.workloads.base import StepMeter
 
@@ -210,7 +211,7 @@ def results_table(rows: list[list[str]], rounds: int) -> Table:
                          no_wrap=col == "workload", overflow="fold")  # a failed row's reason is read whole
     for row in rows:
         table.add_row(*row)
-    return table
+    return fit(table, tables.console_width())  # every word whole ('inconclusive', a missing framework's name)
 
 
 def skipped_or_failed(workload: str, vcpus: int, why: str, word: str) -> list[str]:
