@@ -36,10 +36,10 @@ import pytest
 
 from tests.support.helpers import REPO
 
-LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.poll", "suites.data", "suites.workloads",
-          "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record", "suites.capacity",
-          "suites.render", "suites.pipeline", "suites.gpucheck", "suites.study", "suites.commands", "suites.__main__",
-          "suites.makeargs")
+LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.store_keys", "suites.poll", "suites.data",
+          "suites.workloads", "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record",
+          "suites.capacity", "suites.render", "suites.pipeline", "suites.gpucheck", "suites.study", "suites.commands",
+          "suites.__main__", "suites.makeargs")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
 
@@ -200,6 +200,39 @@ def test_no_two_modules_share_a_file_name_and_study_is_one_package():
     assert not shared, shared
     studies = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "suites").rglob("*study*"))
     assert studies == ["suites/study"], studies
+
+
+def store_key_literals(source: str) -> list[str]:
+    """Strings in code that spell a ``bench.*`` store key (``"bench.kind"``, ``f"bench.verdict.{x}"``, a search's
+    ``tags.`bench.kind```), not a docstring's mention nor a VM's kernel argument (``bench.boot=``)."""
+    import re
+
+    key = re.compile(r"^bench\.[a-z_]+(\.|$)|`bench\.")
+    tree, found = ast.parse(source), []
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    docs |= {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}  # judged as one
+    for node in ast.walk(tree):
+        if id(node) in docs:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            head = node.values[0] if node.values else None
+            if isinstance(head, ast.Constant) and isinstance(head.value, str) and key.search(head.value):
+                found.append(f"{node.lineno}: f{head.value!r}...")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and key.search(node.value):
+            found.append(f"{node.lineno}: {node.value!r}")
+    return sorted(found)
+
+
+def test_every_store_key_is_spelled_in_store_keys_only():
+    """The store's schema in one module (suites/store_keys.py): no ``bench.*`` tag literal anywhere else."""
+    spelled = {m: store_key_literals(p.read_text()) for m, p in MODULES.items() if m != "suites.store_keys"}
+    assert {m: f for m, f in spelled.items() if f} == {}
+    assert store_key_literals('x = {"bench.kind": 1}\ny = f"bench.verdict.{p}"\nz = "tags.`bench.kind` = 1"\n'
+                              'def f():\n    """``bench.kind``, a docstring"""\n'
+                              'q = "quiet bench.boot=1 bench.probe=1"') == \
+        ["1: 'bench.kind'", "2: f'bench.verdict.'...", "3: 'tags.`bench.kind` = 1'"]
 
 
 def test_no_function_takes_a_base_directory():

@@ -27,6 +27,7 @@ from rich.table import Table
 from gpu_probe import inventory
 from gpu_probe.shapes import JsonObject
 from gpu_probe.vocab import NO_GPU
+from suites import store_keys as keys
 from suites.commands.rehearse import device_file
 from suites.config.schema import EXPERIMENT, run_stamp
 from suites.errors import ConfigError, redact
@@ -127,11 +128,11 @@ def record(root: Path, rows: list[Row], out: Console) -> None:
     top = [r for r in client.search_runs([exp.experiment_id], max_results=10000)
            if "mlflow.parentRunId" not in r.data.tags]
     parent = client.create_run(exp.experiment_id, run_name=f"gpu-check-{root.name}",
-                               tags={"bench.kind": "gpu-check", "bench.role": "gpu-check"}).info.run_id
+                               tags={keys.KIND: "gpu-check", keys.ROLE: "gpu-check"}).info.run_id
     for r in top:
         client.set_tag(r.info.run_id, "mlflow.parentRunId", parent)
     for r in rows:
-        client.set_tag(parent, f"bench.check.{r.check}", r.result[:500])
+        client.set_tag(parent, keys.check(r.check), r.result[:500])
     client.log_artifact(parent, str(root / "summary.json"))
     client.log_artifact(parent, str(root / "summary.md"))
     client.set_terminated(parent)

@@ -45,6 +45,7 @@ from suites.config.schema import CONFIG_DIR, register_configs
 from suites.render import tables
 from suites.study.planner import Measured, plan_study
 from suites.study.settings import StudySettings
+from suites.workloads.device_bytes import UNSEEN_SHARE, mnist_torch_peak_MiB
 
 REPO = Path(__file__).resolve().parents[2]
 DEVICES = CONFIG_DIR / "device"
@@ -121,8 +122,6 @@ def judge_overlap(overlap_pct: float, passes: int) -> Check:
 def judge_memory(profile: str, context_MiB: float, tensors_MiB: float, cap_MiB: float) -> Check:
     """A guest's context and counted tensors against its cap less the part of its share a count does not see
     (cuDNN's workspaces, the allocator's blocks: :data:`suites.workloads.device_bytes.UNSEEN_SHARE`)."""
-    from suites.workloads.device_bytes import UNSEEN_SHARE
-
     room = context_MiB + (cap_MiB - context_MiB) * (1 - UNSEEN_SHARE)
     need = context_MiB + tensors_MiB
     return Check(f"memory within cap: {profile}", f"{need:,.0f} = {context_MiB:,.0f} + {tensors_MiB:,.0f} MiB",
@@ -229,8 +228,6 @@ def sizing_plan(dev: JsonObject, tmp: Path) -> Check:
 
 
 def run_checks(dev: JsonObject, short: bool, out: Console) -> list[Check]:
-    from suites.workloads.device_bytes import mnist_torch_peak_MiB
-
     out.print("rehearse: counting mnist-torch's tensors under m60-1q's cap ...", highlight=False)
     checks = data_checks(dev, mnist_torch_peak_MiB(framebuffer_MiB=1024)) + [study_plan(dev)]
     with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
@@ -246,8 +243,6 @@ def run_checks(dev: JsonObject, short: bool, out: Console) -> list[Check]:
 
 
 def show(checks: list[Check], dev: JsonObject, out: Console) -> None:
-    from suites.workloads.device_bytes import UNSEEN_SHARE
-
     t = Table(title=f"rehearsal at {dev['gpu']} speed: NOT A MEASUREMENT (stand-ins at its figures; nothing "
               "recorded)", title_justify="left", caption_justify="left",
               caption=f"memory: the CUDA context + mnist-torch's tensors counted on this host; room: the context + "

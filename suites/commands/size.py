@@ -28,6 +28,7 @@ from rich.console import Console
 from gpu_probe import inventory
 from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
+from suites import store_keys as keys
 from suites.capacity import curve, density, fleet_candidates, measured, noise, provision, solver
 from suites.capacity.result import SizingResult, title_label
 from suites.capacity.size_settings import STRICT, SizingSettings, describe, load_settings, split_args
@@ -69,10 +70,10 @@ def stored(client: Any, experiment: str, key: str) -> str | None:
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         return None
-    runs = client.search_runs([exp.experiment_id], "tags.`bench.kind` = 'consolidation' and "
-                              "attributes.status = 'FINISHED'", max_results=200,
+    runs = client.search_runs([exp.experiment_id], keys.tag_filter(keys.KIND, "consolidation") +
+                              " and attributes.status = 'FINISHED'", max_results=200,
                               order_by=["attributes.start_time DESC"])
-    return next((r.info.run_id for r in runs if r.data.tags.get("bench.sizing_key") == key), None)
+    return next((r.info.run_id for r in runs if r.data.tags.get(keys.SIZING_KEY) == key), None)
 
 
 def read(client: Any, run_id: str) -> Read:
@@ -82,11 +83,11 @@ def read(client: Any, run_id: str) -> Read:
     phases = phase_numbers(client, run_id, skipped)
     steps = measured.steps_of(phases)
     found = [(m.text, m.voids) for m in run_marks(phases, run.data.params)]
-    busy = run.data.tags.get("bench.host_busy", "")
+    busy = run.data.tags.get(keys.HOST_BUSY, "")
     if busy not in ("", "no") and not any(t.startswith("host busy") for t, _ in found):
         found.insert(0, (busy, True))
     doubts = noise.doubts(found, steps, measured.overlap_of(phases), MIN_OVERLAP_PCT)
-    worth = weakest([v for k, v in run.data.tags.items() if k.startswith("bench.validity.")])
+    worth = weakest([v for k, v in run.data.tags.items() if k.startswith(keys.VALIDITY_PREFIX)])
     return Read(steps, phases, doubts, worth, skipped)
 
 
@@ -136,7 +137,7 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
                          f"{ids[key]}")
                 continue
             code = run_comparison(part.comp, run_dir / part.label.replace("/", "-"), out, "size", planned, recorder,
-                                  ref, {"bench.sizing_key": part.key, "bench.sizing_part": part.label})
+                                  ref, {keys.SIZING_KEY: part.key, keys.SIZING_PART: part.label})
         found = child_of(client, ref.run_id, part.label) if client is not None and ref is not None else None
         if found:
             ids[key] = found
@@ -150,7 +151,8 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
 
 def child_of(client: Any, parent: str, part: str) -> str | None:
     exp = client.get_run(parent).info.experiment_id
-    runs = client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}' and tags.`bench.sizing_part` = '{part}'")
+    runs = client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}' and " +
+                              keys.tag_filter(keys.SIZING_PART, part))
     return runs[0].info.run_id if runs else None
 
 
@@ -270,14 +272,14 @@ def record(recorder: Recorder, ref: RunRef | None, settings: SizingSettings, res
     metrics = sizing_report.metrics_of(result)
     params = {**describe(settings), "recommended": rec.profile if rec else "none",
               "validity": result.weakest, **{f"provenance.{k}": v for k, v in result.provenance.items()}}
-    tags = {"bench.title": title_label(result), "bench.answer": " ".join(sizing_report.recommendation(result)[:1])}
+    tags = {keys.TITLE: title_label(result), keys.ANSWER: " ".join(sizing_report.recommendation(result)[:1])}
     if result.doubt:
-        tags["bench.inconclusive"] = result.doubt
+        tags[keys.INCONCLUSIVE] = result.doubt
         busy = next((n for n in result.doubt.split("; ") if "host busy" in n), "")
         if busy:
-            tags["bench.host_busy"] = busy.removeprefix("inconclusive: ")
+            tags[keys.HOST_BUSY] = busy.removeprefix("inconclusive: ")
     if stopped:
-        tags["bench.stopped"] = stopped
+        tags[keys.STOPPED] = stopped
     recorder.comparison_results(ref, mlflow_runs.ComparisonResults(params, metrics, tags), run_dir)
     recorder.finish(ref, files, "KILLED" if stopped else "FINISHED")
 
@@ -293,7 +295,7 @@ def stop_answers(result: SizingResult, stopped: str) -> None:
 def end_run(recorder: Recorder, ref: RunRef | None, run_dir: Path, status: str, why: str) -> None:
     """The sizing run ended ``status`` with its reason (bench.stopped), whatever else failed; a consolidation (or
     its phase) an interrupt left RUNNING under it ends KILLED: never FINISHED, so never reused."""
-    recorder.comparison_results(ref, mlflow_runs.ComparisonResults({}, {}, {"bench.stopped": why}), run_dir)
+    recorder.comparison_results(ref, mlflow_runs.ComparisonResults({}, {}, {keys.STOPPED: why}), run_dir)
     if ref is not None:
         try:
             end_running_under(ref.tracker, ref.run_id, why)
@@ -308,7 +310,7 @@ def end_running_under(tracker: Any, parent: str, why: str) -> None:
     for run in tracker.client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}'", max_results=1000):
         end_running_under(tracker, run.info.run_id, why)
         if run.info.status == "RUNNING":
-            tracker.tag(run.info.run_id, "bench.stopped", why)
+            tracker.tag(run.info.run_id, keys.STOPPED, why)
             tracker.end(run.info.run_id, "KILLED")
 
 
@@ -344,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         run_dir = Path(settings.out_dir) / run_stamp()
         run_dir.mkdir(parents=True)
         recorder = Recorder(plan.parts[0].comp.cfg, say(out))
-        ref = recorder.start_comparison(f"sizing-{run_dir.name}", {"bench.role": KIND, "bench.kind": KIND})
+        ref = recorder.start_comparison(f"sizing-{run_dir.name}", {keys.ROLE: KIND, keys.KIND: KIND})
         try:
             code = size_it(settings, (inv, plan), run_dir, (recorder, ref), out)
         except KeyboardInterrupt as exc:  # between parts, or while reading: the run says so, nothing is an answer

@@ -19,6 +19,7 @@ from rich.panel import Panel
 
 from gpu_probe.hostload import other_load
 from gpu_probe.inventory import Inventory
+from suites import store_keys as keys
 from suites.backends.corelock import CoresHeld
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.paths import relative_paths
@@ -107,7 +108,7 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
                   for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True)).items()}  # type: ignore[arg-type]
         # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
         run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), parent,
-                                   {"bench.launcher": launcher, **(tags or {})})
+                                   {keys.LAUNCHER: launcher, **(tags or {})})
     if run_id:
         say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {files}")
     elif kept is None:  # neither a file nor a store holds them: the figures themselves, in the last line
@@ -245,8 +246,8 @@ def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorde
         say(out)(f"phase {label}" + (f" (repeat {r}/{repeats})" if repeats > 1 else "")
                  + f": {' '.join(overrides) or '(as given)'}")
         outcome, _ = run_scenario(planned, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), recorder, out,
-                                  launcher, ref, {"bench.phase": label, "bench.scenario": planned.cfg.scenario.name,
-                                                  "bench.repeat": str(r)})
+                                  launcher, ref, {keys.PHASE: label, keys.SCENARIO: planned.cfg.scenario.name,
+                                                  keys.REPEAT: str(r)})
         outcomes.setdefault(label, []).append(outcome)
         worst = max(worst, outcome.exit_code)
         if outcome.status == "interrupted":

@@ -13,6 +13,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from suites import store_keys as keys
 from suites.config.paths import absolute_uri, launch_dir
 from suites.errors import first_line
 from suites.pipeline.jobs import redact_files, redact_logs
@@ -66,7 +67,7 @@ def record(config: DictConfig, sweep_dir: Path, files: list[Path], jobs: int, st
     tracker = Tracker(local_store(absolute_uri(str(config.tracking_uri), base)), str(config.experiment),
                       base / str(config.artifact_dir))
     with store_lock(tracker.uri):
-        run_id = tracker.start(f"sweep-{sweep_dir.name}", {"bench.role": "sweep"}, start_time=started_at)
+        run_id = tracker.start(f"sweep-{sweep_dir.name}", {keys.ROLE: "sweep"}, start_time=started_at)
         tracker.params(run_id, {"sweep_dir": str(sweep_dir), "jobs": jobs})
         for f in files:
             tracker.artifact(run_id, f)

@@ -23,6 +23,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from gpu_probe.shapes import JsonObject
+from suites import store_keys as keys
 from suites.record.store import MAX_PARAM_LEN, MAX_TAG_LEN
 
 EXPORT_DIR = "mlflow-export"
@@ -89,7 +90,7 @@ def export_tree(tracking_uri: str, run_id: str, folder: Path) -> Path:
     return dest
 
 
-EXPORTED_RUNNING = "bench.exported_running"
+EXPORTED_RUNNING = keys.EXPORTED_RUNNING
 EXPORTED_RUNNING_WHY = ("still running when exported: what was exported is what had finished by then; a later "
                         "export of the finished run replaces this one")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suites import store_keys as keys
 from suites.config.schema import ARTIFACT_DIR, EXPERIMENT
 from suites.errors import redact
 from suites.record.export import ExportedStore, quiet_downloads
@@ -50,7 +51,7 @@ class Copying:
 def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None,
              copying: Copying) -> str:
     """A copy of ``run`` in ``dst`` (or its data written into the existing run ``into``), counted in ``copying``."""
-    tags = {k: v for k, v in run.data.tags.items() if k not in SKIP_TAGS and k != "bench.imported_to"}
+    tags = {k: v for k, v in run.data.tags.items() if k not in SKIP_TAGS and k != keys.IMPORTED_TO}
     tags.update(copying.mark)
     if parent:
         tags["mlflow.parentRunId"] = parent
@@ -64,7 +65,7 @@ def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into
     have = dst.get_run(new).data.params if into else {}
     params = {k: v for k, v in run.data.params.items() if k not in have}  # logged before the store died
     log_batch(dst, new, params=params, metrics=dict(run.data.metrics), timestamp_ms=run.info.start_time or 0,
-              tags={"bench.imported_from": run.info.run_id})
+              tags={keys.IMPORTED_FROM: run.info.run_id})
     with tempfile.TemporaryDirectory() as tmp:
         if src.list_artifacts(run.info.run_id):
             with quiet_downloads():
@@ -122,17 +123,17 @@ def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT, every_
     result = Imported()
     for run in runs:
         tags = run.data.tags
-        if "bench.fallback_for" not in tags or "bench.imported_to" in tags or "mlflow.parentRunId" in tags:
+        if keys.FALLBACK_FOR not in tags or keys.IMPORTED_TO in tags or "mlflow.parentRunId" in tags:
             continue
-        store = tags["bench.fallback_for"]
+        store = tags[keys.FALLBACK_FOR]
         if store != meant and not every_store:
             result.left[store] = result.left.get(store, 0) + 1
             continue
         # a phase of a comparison whose run exists there nests under it; a comparison finished here completes it
-        parent = existing(dst, tags.get("bench.comparison_parent"))
-        into = existing(dst, tags.get("bench.completes"))
+        parent = existing(dst, tags.get(keys.COMPARISON_PARENT))
+        into = existing(dst, tags.get(keys.COMPLETES))
         new = copy_whole(src, dst, run, runs, exp_id, parent, into)
-        src.set_tag(run.info.run_id, "bench.imported_to", f"{meant} {new}")
+        src.set_tag(run.info.run_id, keys.IMPORTED_TO, f"{meant} {new}")
         result.done.append((run.info.run_id, new))
     return result
 
@@ -146,7 +147,7 @@ def import_export(folder: Path, to_uri: str, experiment: str = EXPERIMENT) -> Im
     exp_id = Tracker(to_uri, experiment, artifact_root=artifact_root(to_uri)).experiment_id
     dst = MlflowClient(to_uri)
     root = src.root.info.run_id
-    earlier = dst.search_runs([exp_id], f"tags.`bench.imported_from` = '{root}'", max_results=100)
+    earlier = dst.search_runs([exp_id], keys.tag_filter(keys.IMPORTED_FROM, root), max_results=100)
     if any(finished_import(r) for r in earlier):
         return Imported(left={"already imported": 1})
     for half in dst.search_runs([exp_id], f"tags.`{IMPORT_OF}` = '{root}'", max_results=50000):
@@ -156,7 +157,7 @@ def import_export(folder: Path, to_uri: str, experiment: str = EXPERIMENT) -> Im
     return Imported(done=[(root, new)])
 
 
-IMPORT_OF, IMPORT_DONE = "bench.import_of", "bench.import_done"
+IMPORT_OF, IMPORT_DONE = keys.IMPORT_OF, keys.IMPORT_DONE
 
 
 def finished_import(run: Any) -> bool:

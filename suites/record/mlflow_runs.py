@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gpu_probe import vocab
 from gpu_probe.shapes import JsonObject
+from suites import store_keys as keys
 from suites.errors import first_line
 from suites.record.store import Tracker, flatten, store_lock
 from suites.run.outcome import ScenarioOutcome
@@ -38,7 +39,7 @@ def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: Json
 def abandon(tracker: Tracker, run_id: str, exc: Exception) -> None:
     """Mark a half-recorded run FAILED, saying where the whole record went (best effort: the store may be gone)."""
     try:
-        tracker.tag(run_id, "bench.incomplete", f"recording failed here ({first_line(exc)}); the whole run is in "
+        tracker.tag(run_id, keys.INCOMPLETE, f"recording failed here ({first_line(exc)}); the whole run is in "
                                                 "the fallback store if one took it, and always in its run directory")
         tracker.end(run_id, "FAILED")
     except Exception:
@@ -52,16 +53,16 @@ def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, c
                             **short_params(outcome, config_params)})
     tracker.metrics(parent, scenario_metrics(outcome))
     if outcome.reasons:
-        tracker.tag(parent, "bench.failure", "; ".join(outcome.reasons))
+        tracker.tag(parent, keys.FAILURE, "; ".join(outcome.reasons))
     if outcome.samples.clock_events:
-        tracker.tag(parent, "bench.clock_events", json.dumps(outcome.samples.clock_events))
+        tracker.tag(parent, keys.CLOCK_EVENTS, json.dumps(outcome.samples.clock_events))
     for name in SCENARIO_ARTIFACTS:
         tracker.artifact(parent, run_dir / name)
     for o in outcome.guests:
         child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
-                              {"bench.role": "guest", "bench.guest_id": o.spec.guest_id,
-                               "bench.status": o.result.status, "bench.validity": o.validity,
-                               "bench.validity_reason": o.validity_reason,
+                              {keys.ROLE: "guest", keys.GUEST_ID: o.spec.guest_id,
+                               keys.STATUS: o.result.status, keys.VALIDITY: o.validity,
+                               keys.VALIDITY_REASON: o.validity_reason,
                                **viewset_tags(o.result.info)}, parent=parent,
                               start_time=outcome.started_at)
         tracker.params(child, {"guest_id": o.spec.guest_id, "profile": o.spec.profile,
@@ -70,7 +71,7 @@ def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, c
                                "memory_MiB": o.spec.memory_MiB, **flatten(o.result.info, "info.")})
         tracker.metrics(child, {**o.result.metrics, **o.sampled})
         if o.result.error:
-            tracker.tag(child, "bench.failure", o.result.error)
+            tracker.tag(child, keys.FAILURE, o.result.error)
         tracker.artifact(child, o.log_path)
         wall = o.result.metrics.get(vocab.WALL_TIME.key)
         tracker.end(child, "FINISHED" if o.result.ok else "FAILED",
@@ -81,18 +82,18 @@ def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, c
 def viewset_tags(info: JsonObject) -> dict[str, str]:
     """A CAD guest's pixel verdict per viewset (``bench.viewset.<name>``: ok | mismatch), and ``bench.pixels``
     = mismatch when any viewset drew wrong pixels."""
-    tags = {f"bench.viewset.{vs}": str(info[f"{vs}.status"]) for vs in info.get("viewsets", [])
+    tags = {keys.viewset(vs): str(info[f"{vs}.status"]) for vs in info.get("viewsets", [])
             if f"{vs}.status" in info}
     if tags:
-        tags["bench.pixels"] = "mismatch" if "mismatch" in tags.values() else "ok"
+        tags[keys.PIXELS] = "mismatch" if "mismatch" in tags.values() else "ok"
     return tags
 
 
 def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dict[str, str]:
-    return {"bench.role": "scenario", "bench.status": outcome.status, **(extra or {}),
-            "bench.data_source": str(outcome.data.get("source")), "bench.gpu_status": outcome.inventory.gpu_status,
-            "bench.validity": outcome.validity, "bench.validity_reason": outcome.validity_reason,
-            "bench.host_busy": outcome.host_busy or "no"}
+    return {keys.ROLE: "scenario", keys.STATUS: outcome.status, **(extra or {}),
+            keys.DATA_SOURCE: str(outcome.data.get("source")), keys.GPU_STATUS: outcome.inventory.gpu_status,
+            keys.VALIDITY: outcome.validity, keys.VALIDITY_REASON: outcome.validity_reason,
+            keys.HOST_BUSY: outcome.host_busy or "no"}
 
 
 def short_params(outcome: ScenarioOutcome, config_params: JsonObject) -> JsonObject:
@@ -111,7 +112,7 @@ def scenario_metrics(outcome: ScenarioOutcome) -> JsonObject:
 
 
 def comparison_tags(scenario: str, kind: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {"bench.role": "comparison", "bench.scenario": scenario, "bench.kind": kind, **(extra or {})}
+    return {keys.ROLE: "comparison", keys.SCENARIO: scenario, keys.KIND: kind, **(extra or {})}
 
 
 @dataclass

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from suites import store_keys as keys
 from suites.config.schema import EXPERIMENT
 from suites.run.marks import Mark, of_repeats
 from suites.run.mixed import by_profile, consolidation_metrics
@@ -53,16 +54,16 @@ def phase_numbers(client: Any, comparison_id: str, skipped: list[str] | None = N
     phases = client.search_runs([exp], f"tags.mlflow.parentRunId = '{comparison_id}'", max_results=1000)
     out: dict[str, list[PhaseNumbers]] = {}
     for run in sorted(phases, key=lambda r: r.info.start_time):
-        label = run.data.tags.get("bench.phase")
+        label = run.data.tags.get(keys.PHASE)
         if not label:
             continue
         guests = client.search_runs([exp], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1000)
-        guests = sorted(guests, key=lambda g: g.data.tags.get("bench.guest_id", ""))
+        guests = sorted(guests, key=lambda g: g.data.tags.get(keys.GUEST_ID, ""))
         out.setdefault(label, []).append(PhaseNumbers.from_guests(
             numbers_only(run.data.metrics, skipped),
-            [(g.data.params.get("workload", "?"), g.data.tags.get("bench.status") == "ok",
+            [(g.data.params.get("workload", "?"), g.data.tags.get(keys.STATUS) == "ok",
               numbers_only(g.data.metrics, skipped)) for g in guests],
-            [g.data.tags.get("bench.guest_id", "?") for g in guests]))
+            [g.data.tags.get(keys.GUEST_ID, "?") for g in guests]))
     return out
 
 
@@ -78,8 +79,8 @@ def run_of_kind(client: Any, run_id: str, kind: str, flag: str) -> Any:
             raise
         raise LookupError(f"{flag} {run_id}: no such run in this store") from None
     tags = run.data.tags
-    if tags.get("bench.kind") != kind:
-        what = tags.get("bench.kind") or tags.get("bench.role") or "not a gpu-mixed-bench"
+    if tags.get(keys.KIND) != kind:
+        what = tags.get(keys.KIND) or tags.get(keys.ROLE) or "not a gpu-mixed-bench"
         raise LookupError(f"{flag} {run_id}: run {run.info.run_name!r} is a {what} run, not a {kind} "
                           f"comparison; leave {flag} out for the latest {kind} run")
     return run
@@ -89,7 +90,7 @@ def latest(client: Any, experiment: str, kind: str) -> Any:
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         return None
-    runs = client.search_runs([exp.experiment_id], f"tags.`bench.kind` = '{kind}'", max_results=1,
+    runs = client.search_runs([exp.experiment_id], keys.tag_filter(keys.KIND, kind), max_results=1,
                               order_by=["attributes.start_time DESC"])
     return runs[0] if runs else None
 
@@ -138,8 +139,9 @@ def run_marks(phases: dict[str, list[PhaseNumbers]], params: dict[str, str]) -> 
 def describe(client: Any, comparison: Any, rep: MixedReport) -> None:
     """What the report says about the runs besides their numbers: validity, references, limits, host."""
     tags, params = comparison.data.tags, comparison.data.params
-    rep.validity.update({k[len("bench.validity."):]: v for k, v in tags.items() if k.startswith("bench.validity.")})
-    rep.validity_reason = tags.get("bench.validity_reason") or rep.validity_reason
+    rep.validity.update({k.removeprefix(keys.VALIDITY_PREFIX): v for k, v in tags.items()
+                         if k.startswith(keys.VALIDITY_PREFIX)})
+    rep.validity_reason = tags.get(keys.VALIDITY_REASON) or rep.validity_reason
     rep.references.update({k[len("reference."):]: v for k, v in params.items() if k.startswith("reference.")})
     for key in ("qos_cad_slowdown_pct", "qos_ml_slowdown_pct", "qos_p95_frame_ms", "host_busy_pct"):
         if key in params:

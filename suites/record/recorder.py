@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
+from suites import store_keys as keys
 from suites.config.paths import absolute_uri, launch_dir
 from suites.config.schema import TRACKING_URI, BenchConfig
 from suites.errors import first_line, redact
@@ -101,7 +102,7 @@ class Recorder:
         """The scenario's runs in the store (nested under ``parent`` where it lives); the run id, or None."""
         def record(t: Tracker) -> str:
             under = parent.run_id if parent is not None and parent.tracker is t else None
-            extra = {**(tags or {}), **({"bench.comparison_parent": parent.run_id}
+            extra = {**(tags or {}), **({keys.COMPARISON_PARENT: parent.run_id}
                                         if parent is not None and under is None else {})}
             return mlflow_runs.scenario_run(outcome, t, config_params, run_dir, name, under, extra)
 
@@ -125,7 +126,7 @@ class Recorder:
 
         def record(t: Tracker) -> RunRef:
             run_id = ref.run_id if ref.tracker is t else t.start(ref.name, {**ref.tags,
-                                                                            "bench.completes": ref.run_id})
+                                                                            keys.COMPLETES: ref.run_id})
             mlflow_runs.comparison_results(t, run_id, results, run_dir)
             return RunRef(t, run_id, ref.name, ref.tags)
 

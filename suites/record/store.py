@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_probe.shapes import JsonObject
+from suites import store_keys as keys
 
 MAX_PARAM_LEN = 6000  # MLflow's limit for a param value
 MAX_TAG_LEN = 5000
@@ -122,7 +123,7 @@ class Tracker:
         if parent:
             tags = {**tags, "mlflow.parentRunId": parent}
         elif self.fallback_for:  # a top-level run here is one `python -m suites sync` imports (its subtree too)
-            tags = {**tags, "bench.fallback_for": self.fallback_for}
+            tags = {**tags, keys.FALLBACK_FOR: self.fallback_for}
         start_ms = int(start_time * 1000) if start_time else None
         return self.client.create_run(self.experiment_id, start_time=start_ms, run_name=name, tags=tags).info.run_id
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from gpu_probe import vocab
 from gpu_probe.stats import NO_SPREAD, paired_ratios, ratio_interval, summarize, verdict
+from suites import store_keys as keys
 from suites.run.outcome import ScenarioOutcome
 from suites.validity import ENFORCED, first_reason, weakest
 from suites.workloads.base import TIME
@@ -161,11 +162,11 @@ def curves(rows: list[PhaseRow]) -> dict[str, list[tuple[int, float]]]:
 
 def row_tags(rows: list[PhaseRow]) -> dict[str, str]:
     """The verdicts and validity per phase, as the comparison run's tags."""
-    tags = {"bench.validity": weakest([r.validity for r in rows]),
-            "bench.validity_reason": first_reason(r.validity_reason for r in rows)}
+    tags = {keys.VALIDITY: weakest([r.validity for r in rows]),
+            keys.VALIDITY_REASON: first_reason(r.validity_reason for r in rows)}
     for r in rows:
-        tags[f"bench.verdict.{r.label}.throughput"] = r.throughput_verdict
-        tags[f"bench.verdict.{r.label}.time"] = r.time_verdict
-        tags[f"bench.time_basis.{r.label}"] = r.time_basis
-        tags[f"bench.validity.{r.label}"] = r.validity
+        tags[keys.verdict(r.label, "throughput")] = r.throughput_verdict
+        tags[keys.verdict(r.label, "time")] = r.time_verdict
+        tags[keys.time_basis(r.label)] = r.time_basis
+        tags[keys.validity_of(r.label)] = r.validity
     return tags

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from suites import store_keys as keys
+
 __all__ = ["Mark", "inconclusive", "marks_of", "of_repeats", "tags_of", "text_of"]
 
 SMOKE = "smoke"
@@ -73,10 +75,10 @@ def text_of(marks: list[Mark]) -> str:
 
 def tags_of(marks: list[Mark]) -> dict[str, str]:
     """The MLflow tags a marked score's run carries: ``bench.inconclusive``, ``bench.host_busy``, ``bench.marks``."""
-    tags = {"bench.marks": text_of(marks)} if marks else {}
+    tags = {keys.MARKS: text_of(marks)} if marks else {}
     if inconclusive(marks):
-        tags["bench.inconclusive"] = "; ".join(m.text for m in marks if m.voids)
+        tags[keys.INCONCLUSIVE] = "; ".join(m.text for m in marks if m.voids)
     busy = next((m.text for m in marks if m.text.startswith("host busy")), "")
     if busy:
-        tags["bench.host_busy"] = busy
+        tags[keys.HOST_BUSY] = busy
     return tags

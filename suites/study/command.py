@@ -33,6 +33,7 @@ from rich.console import Console
 
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
+from suites import store_keys as keys
 from suites.backends.corelock import CoreLease, CoresHeld, describe, held_by_others
 from suites.backends.ray.cluster import cluster_gpus
 from suites.config.compose import Composition, compose_run
@@ -187,8 +188,8 @@ def run_parts(ready: list[tuple[Part, PlannedComparison]], sp: StudyPlan, run_di
         why, t_part = "", time.monotonic()
         try:
             code = run_comparison(planned.comp, run_dir / part.name, out, "study",
-                                  planned, recorder, ref, {"bench.study_part": part.name,
-                                                           "bench.episode": str(part.episode)})
+                                  planned, recorder, ref, {keys.STUDY_PART: part.name,
+                                                           keys.EPISODE: str(part.episode)})
         except KeyboardInterrupt as exc:
             code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
         sp.actual_s[part.name] = time.monotonic() - t_part
@@ -212,8 +213,8 @@ def record_plan(recorder: Recorder, ref: RunRef | None, settings: StudySettings,
     params = {**inv.as_params(), **settings_params,
               "tier": sp.tier, "repeats": sp.repeats, "estimate_s": round(sp.estimate_s), "gpus": sp.gpus,
               "elapsed_s": round(elapsed), "parts": ",".join(p.name for p in sp.parts)}
-    tags = {"bench.skips": json.dumps([[s.what, s.why] for s in sp.skips]),
-            "bench.estimates_from": json.dumps(sp.sources)}
+    tags = {keys.SKIPS: json.dumps([[s.what, s.why] for s in sp.skips]),
+            keys.ESTIMATES_FROM: json.dumps(sp.sources)}
     metrics = {"elapsed_s": elapsed, **{f"{name}.estimate_s": s for name, s in sp.part_estimates.items()},
                **{f"{name}.actual_s": s for name, s in sp.actual_s.items()}}
     recorder.comparison_results(ref, mlflow_runs.ComparisonResults(params, metrics, tags), run_dir)
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir, t0 = study_dir(Path(settings.out_dir)), time.time()
     cfg = ready[0][1].comp.cfg
     recorder = Recorder(cfg, say(out))
-    ref = recorder.start_comparison(f"study-{run_dir.name}", {"bench.role": "study", "bench.kind": results.STUDY_KIND})
+    ref = recorder.start_comparison(f"study-{run_dir.name}", {keys.ROLE: "study", keys.KIND: results.STUDY_KIND})
     with cores:  # held from planning to the last part's end
         code = run_parts(ready, sp, run_dir, recorder, ref, out)
     show_timing(out, sp)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from suites import store_keys as keys
 from suites.config.schema import EXPERIMENT
 from suites.record.reader import MixedReport, build, describe, latest, run_of_kind
 
@@ -47,7 +48,7 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
     client = MlflowClient(tracking_uri)
     run = run_of_kind(client, study_id, STUDY_KIND, "--study")
     try:
-        skips = [(str(what), str(why)) for what, why in json.loads(run.data.tags.get("bench.skips", "[]"))]
+        skips = [(str(what), str(why)) for what, why in json.loads(run.data.tags.get(keys.SKIPS, "[]"))]
     except ValueError:  # a tag is capped in length: a very long list may not parse
         skips = [("skip list", "not readable from the store (tag bench.skips truncated)")]
     out = ReferenceStudy(study_id, dict(run.data.params), skips=skips)
@@ -55,11 +56,11 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
                                   max_results=1000, order_by=["attributes.start_time ASC"])
     mixed = cons = None
     for child in children:
-        part = child.data.tags.get("bench.study_part")
+        part = child.data.tags.get(keys.STUDY_PART)
         if not part:
             continue
         out.parts[part] = PartResult(child.info.run_id, dict(child.data.metrics), dict(child.data.tags))
-        kind = child.data.tags.get("bench.kind")
+        kind = child.data.tags.get(keys.KIND)
         mixed = child.info.run_id if kind == "mixed" else mixed
         cons = child.info.run_id if kind == "consolidation" else cons
         if not out.header:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from suites import store_keys as keys
 from suites.render import mixed_plots, mixed_report
 from suites.render.plots import error_bars, pyplot, save, titled, wrapped
 from suites.render.tables import validity_banner
@@ -86,9 +87,9 @@ def episode_1_rows(study: ReferenceStudy) -> list[Row]:
                                                                                                   math.nan)
                 row.figure, row.n = f"{row.value:.2f}x", f"{m.get(f'{ref.phase}.n', 1):.0f}"
                 tags = found.tags if found else {}
-                row.validity = tags.get(f"bench.validity.{ref.phase}", "?")
+                row.validity = tags.get(keys.validity_of(ref.phase), "?")
                 what = "time" if ref.metric == "time_x" else "throughput"
-                row.verdict = tags.get(f"bench.verdict.{ref.phase}.{what}", "?")
+                row.verdict = tags.get(keys.verdict(ref.phase, what), "?")
             rows.append(row)
     return rows
 
@@ -121,8 +122,8 @@ def episode_2_rows(study: ReferenceStudy) -> list[Row]:
 
 
 def banner(study: ReferenceStudy) -> str | None:
-    validities = {f"{name}/{k[len('bench.validity.'):]}": v for name, part in study.parts.items()
-                  for k, v in part.tags.items() if k.startswith("bench.validity.")}
+    validities = {f"{name}/{k.removeprefix(keys.VALIDITY_PREFIX)}": v for name, part in study.parts.items()
+                  for k, v in part.tags.items() if k.startswith(keys.VALIDITY_PREFIX)}
     return validity_banner(validities)
 
 

@@ -10,14 +10,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from suites.data.mnist import MNIST
 from suites.workloads.base import GuestContext
 from suites.workloads.mnist_torch import MnistTorch, MnistTorchConfig
 
-__all__ = ["UNSEEN_SHARE", "LiveBytes", "mnist_torch_peak_MiB", "zeros_mnist"]
+__all__ = ["UNSEEN_SHARE", "live_bytes", "mnist_torch_peak_MiB", "zeros_mnist"]
 
 MiB = 2**20
 # The part of a guest's allocator share (its framebuffer less the context) that the count leaves free: on an H200,
@@ -26,34 +24,40 @@ MiB = 2**20
 UNSEEN_SHARE = 0.3
 
 
-class LiveBytes(TorchDispatchMode):
-    """Every storage an op makes, counted once while any tensor on it lives (views and in-place results share their
-    base's): the peak of what the same code would hold on a device, the tensors it keeps included."""
+def live_bytes() -> Any:
+    """A dispatch mode that counts every storage an op makes, once while any tensor on it lives (views and in-place
+    results share their base's): ``.peak`` is what the same code would hold on a device, the tensors it keeps
+    included. (Made here so that torch is imported only by what counts.)"""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.live = self.peak = 0
-        self.refs: dict[int, int] = {}
+    class LiveBytes(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.live = self.peak = 0
+            self.refs: dict[int, int] = {}
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor) and t.device.type == "cpu":
-                storage = t.untyped_storage()
-                ptr, nbytes = storage.data_ptr(), storage.nbytes()
-                if ptr not in self.refs:
-                    self.refs[ptr] = 0
-                    self.live += nbytes
-                    self.peak = max(self.peak, self.live)
-                self.refs[ptr] += 1
-                weakref.finalize(t, self.freed, ptr, nbytes)
-        return out
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            for t in out if isinstance(out, (tuple, list)) else (out,):
+                if isinstance(t, torch.Tensor) and t.device.type == "cpu":
+                    storage = t.untyped_storage()
+                    ptr, nbytes = storage.data_ptr(), storage.nbytes()
+                    if ptr not in self.refs:
+                        self.refs[ptr] = 0
+                        self.live += nbytes
+                        self.peak = max(self.peak, self.live)
+                    self.refs[ptr] += 1
+                    weakref.finalize(t, self.freed, ptr, nbytes)
+            return out
 
-    def freed(self, ptr: int, nbytes: int) -> None:
-        self.refs[ptr] -= 1
-        if not self.refs[ptr]:
-            del self.refs[ptr]
-            self.live -= nbytes
+        def freed(self, ptr: int, nbytes: int) -> None:
+            self.refs[ptr] -= 1
+            if not self.refs[ptr]:
+                del self.refs[ptr]
+                self.live -= nbytes
+
+    return LiveBytes()
 
 
 def zeros_mnist(n_train: int = 60_000) -> SimpleNamespace:
@@ -69,7 +73,9 @@ def mnist_torch_peak_MiB(framebuffer_MiB: int | None = 1024, steps: int = 2) -> 
     guest_cls = type("ZerosMnistTorch", (MnistTorch,), {"dataset": zeros_mnist()})
     guest = guest_cls(MnistTorchConfig(target_accuracy=None, epochs=1),
                       GuestContext("g0", [0], [], framebuffer_MiB, {"root": "unused"}, 0))
-    with LiveBytes() as run:
+    import torch
+
+    with live_bytes() as run:
         guest.prepare()
         batches = guest.batches(0, torch.Generator().manual_seed(0))
         for step in range(steps):

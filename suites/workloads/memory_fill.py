@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from suites.errors import require
 from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
-from suites.workloads.torch_common import cap_framebuffer, self_reported
+from suites.workloads.device_memory import self_reported
+from suites.workloads.torch_common import cap_framebuffer
 
 
 @dataclass

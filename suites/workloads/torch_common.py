@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
-from gpu_probe.shapes import Json, JsonObject
+from gpu_probe.shapes import JsonObject
 from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, Classifier, StepMeter, TrainConfig
+from suites.workloads.device_memory import self_reported
 from suites.workloads.sgd import StepOptimizer
 
 if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
@@ -271,10 +272,8 @@ class TorchClassifier(Classifier):
         return correct / len(self.x_test)
 
     def eval_batch(self) -> int:
-        """``eval_batch_size``, at most the training batch where the guest has a framebuffer cap: mnist-torch's
-        evaluation at 2,000 images holds ~270 MiB of data and activations where its training step at 512 holds ~230
-        (counted here), and on an H200 its m60-1q guest stopped at the 340 MiB allocator share (framebuffer cap
-        exceeded: 290 MiB held, 42 more asked). Evaluation's batch changes no figure but its peak."""
+        """``eval_batch_size``, at most the training batch under a framebuffer cap (it changes no figure, only the
+        peak: mnist-torch at 2,000 images held 257 MiB to training's 230, past m60-1q's share on an H200)."""
         bs = self.cfg.eval_batch_size
         return min(bs, self.cfg.batch_size) if self.ctx.framebuffer_MiB is not None else bs
 
@@ -366,17 +365,6 @@ def context_turn(uuid: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def self_reported(reserved_MiB: float, allocated_MiB: float, context_MiB: Json) -> dict[str, float]:
-    """:data:`vocab.GUEST_GPU_MEM_SELF` (the allocator's peak: what it reserved) and :data:`vocab.GUEST_GPU_MEM_NEED`
-    (what the tensors held at their peak: under a 2,048 MiB cap the allocator cached 688 MiB for mnist-torch where
-    its tensors held ~290 MiB, and a sizing read the cached figure as m60-1q's need), each with the measured
-    context; {} without a context figure (the whole-GPU case: none was measured)."""
-    if not isinstance(context_MiB, (int, float)):
-        return {}
-    return {vocab.GUEST_GPU_MEM_SELF.key: round(reserved_MiB + float(context_MiB), 1),
-            vocab.GUEST_GPU_MEM_NEED.key: round(allocated_MiB + float(context_MiB), 1)}
 
 
 def warm_handles(torch: ModuleType, device: torch.device) -> None:
