@@ -235,6 +235,15 @@ def test_every_store_key_is_spelled_in_store_keys_only():
         ["1: 'bench.kind'", "2: f'bench.verdict.'...", "3: 'tags.`bench.kind` = 1'"]
 
 
+def test_mlflows_client_is_used_in_record_only():
+    """Every read of the suite's store through record/'s typed reader (StoreReader), every write through the Recorder
+    or record/'s own functions: no MlflowClient elsewhere in suites/ (gpu_probe's selfmeasure_sampler times MLflow's
+    own system-metrics monitor, its peer, on a throwaway store of its own)."""
+    users = sorted(m for m, p in MODULES.items()
+                   if m.startswith("suites.") and not m.startswith("suites.record") and "MlflowClient" in p.read_text())
+    assert users == []
+
+
 def test_no_function_takes_a_base_directory():
     for top in ("suites", "gpu_probe"):
         for path in (REPO / top).rglob("*.py"):

@@ -34,7 +34,7 @@ from suites.errors import ConfigError, redact
 from suites.gpucheck import checks, judges
 from suites.gpucheck.checks import Context, Row
 from suites.pipeline.orchestrate import best_effort, console, say
-from suites.record.export import export_tree
+from suites.record.export import gather_and_export
 from suites.record.outdirs import require_named, require_output_dir
 from suites.record.rundir import write_atomic
 from suites.render import tables
@@ -119,24 +119,9 @@ def record(root: Path, rows: list[Row], out: Console) -> None:
     uri = f"sqlite:///{root / 'mlflow.db'}"
     if not (root / "mlflow.db").exists():
         return
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(uri)
-    exp = client.get_experiment_by_name(EXPERIMENT)
-    if exp is None:
-        return
-    top = [r for r in client.search_runs([exp.experiment_id], max_results=10000)
-           if "mlflow.parentRunId" not in r.data.tags]
-    parent = client.create_run(exp.experiment_id, run_name=f"gpu-check-{root.name}",
-                               tags={keys.KIND: "gpu-check", keys.ROLE: "gpu-check"}).info.run_id
-    for r in top:
-        client.set_tag(r.info.run_id, "mlflow.parentRunId", parent)
-    for r in rows:
-        client.set_tag(parent, keys.check(r.check), r.result[:500])
-    client.log_artifact(parent, str(root / "summary.json"))
-    client.log_artifact(parent, str(root / "summary.md"))
-    client.set_terminated(parent)
-    export_tree(uri, parent, root)
+    tags = {keys.KIND: "gpu-check", keys.ROLE: "gpu-check", **{keys.check(r.check): r.result for r in rows}}
+    gather_and_export(uri, EXPERIMENT, f"gpu-check-{root.name}", tags, [root / "summary.json", root / "summary.md"],
+                      root)
 
 
 def pack(root: Path) -> Path:

@@ -40,8 +40,9 @@ from suites.pipeline.orchestrate import plan_comparison, run_comparison, say
 from suites.pipeline.prechecks import refuse_run_dirs, require_parseable
 from suites.record import mlflow_runs
 from suites.record.outdirs import require_output_dir
-from suites.record.reader import phase_numbers, run_marks
+from suites.record.reader import run_marks
 from suites.record.recorder import Recorder, RunRef
+from suites.record.store_reader import StoreReader
 from suites.render import sizing_report
 from suites.render.once import OnceConsole, OnceStream, SaidOnce
 from suites.render.tables import console_width
@@ -65,39 +66,33 @@ class Read(NamedTuple):
     skipped: list[str]  # values read back that are not numbers (a store edited by hand): skipped, said
 
 
-def stored(client: Any, experiment: str, key: str) -> str | None:
+def stored(store: StoreReader, experiment: str, key: str) -> str | None:
     """The newest finished consolidation recorded with ``key`` (bench.sizing_key), or None."""
-    exp = client.get_experiment_by_name(experiment)
-    if exp is None:
-        return None
-    runs = client.search_runs([exp.experiment_id], keys.tag_filter(keys.KIND, "consolidation") +
-                              " and attributes.status = 'FINISHED'", max_results=200,
-                              order_by=["attributes.start_time DESC"])
-    return next((r.info.run_id for r in runs if r.data.tags.get(keys.SIZING_KEY) == key), None)
+    return store.newest_finished(experiment, "consolidation", keys.SIZING_KEY, key)
 
 
-def read(client: Any, run_id: str) -> Read:
+def read(store: StoreReader, run_id: str) -> Read:
     """A consolidation's steps, phases, what puts its counts in doubt, and what its measurement is worth."""
-    run = client.get_run(run_id)
+    run = store.run(run_id)
     skipped: list[str] = []
-    phases = phase_numbers(client, run_id, skipped)
+    phases = store.phases(run_id, skipped)
     steps = measured.steps_of(phases)
-    found = [(m.text, m.voids) for m in run_marks(phases, run.data.params)]
-    busy = run.data.tags.get(keys.HOST_BUSY, "")
+    found = [(m.text, m.voids) for m in run_marks(phases, run.params)]
+    busy = run.tags.get(keys.HOST_BUSY, "")
     if busy not in ("", "no") and not any(t.startswith("host busy") for t, _ in found):
         found.insert(0, (busy, True))
     doubts = noise.doubts(found, steps, measured.overlap_of(phases), MIN_OVERLAP_PCT)
-    worth = weakest([v for k, v in run.data.tags.items() if k.startswith(keys.VALIDITY_PREFIX)])
+    worth = weakest([v for k, v in run.tags.items() if k.startswith(keys.VALIDITY_PREFIX)])
     return Read(steps, phases, doubts, worth, skipped)
 
 
-def reusable(client: Any, part: Part, settings: SizingSettings, say_: Any) -> tuple[str, str] | None:
+def reusable(store: StoreReader | None, part: Part, settings: SizingSettings, say_: Any) -> tuple[str, str] | None:
     """(a stored consolidation of ``part``'s measurement, what is in doubt in it: '' where nothing), unless
     measuring again could clear its doubts (a busy host, a short overlap, a failed guest): said either way."""
-    found = stored(client, part.comp.cfg.experiment, part.key) if client is not None and settings.reuse else None
+    found = stored(store, part.comp.cfg.experiment, part.key) if store is not None and settings.reuse else None
     if found is None:
         return None
-    doubts = read(client, found).doubts
+    doubts = read(store, found).doubts
     if any(d.again for d in doubts):
         say_(f"size: stored consolidation {found} is {noise.text_of(doubts)}: measuring again")
         return None
@@ -109,13 +104,11 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
     """Each part's consolidation run id: reused from the store, or measured now (nested under the sizing run); and
     why it stopped before the last part ('' where it did not): an interrupted consolidation is recorded FAILED (so
     never reused) and the sizing goes no further."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(recorder.tracker.uri) if recorder.tracker else None
+    store = StoreReader(recorder.tracker.uri) if recorder.tracker else None
     ids: dict[Key, str] = {}
     for i, part in enumerate(parts, 1):
         key = (part.profile, part.policy, part.user_type)
-        reused = reusable(client, part, settings, say(out))
+        reused = reusable(store, part, settings, say(out))
         if reused:
             ids[key], said = reused
             say(out)(f"== size part {i}/{len(parts)}: {part.label}: reused consolidation run {ids[key]}"
@@ -130,7 +123,7 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
             say(out)(f"size: {notes[-1]}")
             continue
         with cores:
-            reused = reusable(client, part, settings, say(out))  # another sizing may have measured it while this
+            reused = reusable(store, part, settings, say(out))  # another sizing may have measured it while this
             if reused:  # one waited for its cores (two sizings of the same thing at once): taken, not measured twice
                 ids[key] = reused[0]
                 say(out)(f"size: {part.label}: measured meanwhile by another sizing: reused consolidation run "
@@ -138,7 +131,7 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
                 continue
             code = run_comparison(part.comp, run_dir / part.label.replace("/", "-"), out, "size", planned, recorder,
                                   ref, {keys.SIZING_KEY: part.key, keys.SIZING_PART: part.label})
-        found = child_of(client, ref.run_id, part.label) if client is not None and ref is not None else None
+        found = store.child(ref.run_id, keys.SIZING_PART, part.label) if store and ref else None
         if found:
             ids[key] = found
         if code == EXIT_INTERRUPTED:  # what was measured is still read and reported, but answers nothing
@@ -147,13 +140,6 @@ def measure(parts: list[Part], settings: SizingSettings, run_dir: Path, recorder
                          + (", ".join(p.label for p in parts[i:]) or "nothing else"))
             return ids, stopped
     return ids, ""
-
-
-def child_of(client: Any, parent: str, part: str) -> str | None:
-    exp = client.get_run(parent).info.experiment_id
-    runs = client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}' and " +
-                              keys.tag_filter(keys.SIZING_PART, part))
-    return runs[0].info.run_id if runs else None
 
 
 class Curves(NamedTuple):
@@ -165,12 +151,12 @@ class Curves(NamedTuple):
     notes: list[str]  # what reading them skipped
 
 
-def read_curves(settings: SizingSettings, client: Any, ids: dict[Key, str]) -> Curves:
+def read_curves(settings: SizingSettings, store: StoreReader, ids: dict[Key, str]) -> Curves:
     """Each consolidation read at each QoS level (the first policy's curves; every policy's strict n_point)."""
     out = Curves({}, {}, {}, [], {}, [])
     first = settings.policies[0]
     for (name, policy, user_type), run_id in ids.items():
-        got = read(client, run_id)
+        got = read(store, run_id)
         kind = user_type or settings.cad_size
         caps = {level: curve.capacity(got.steps, [curve.Limit(k, v) for k, v in limits.items()])
                 for level, limits in settings.levels.items()}
@@ -225,9 +211,7 @@ def demand_of(plan: Plan, phases: list[dict], reserve_MiB: float) -> solver.Dema
 def solve(settings: SizingSettings, inv: Inventory, plan: Plan, ids: dict[Key, str], uri: str) -> SizingResult:
     """The curves read back from the store (never from memory), each CAD user type's mix solved at the strict level,
     every profile's density at each level, the VM to provision."""
-    from mlflow.tracking import MlflowClient
-
-    read_ = read_curves(settings, MlflowClient(uri), ids)
+    read_ = read_curves(settings, StoreReader(uri), ids)
     plan.notes.extend(read_.notes)
     demand = demand_of(plan, read_.phases, settings.reserve_MiB)
     host = target_host(settings, inv, plan)
@@ -298,20 +282,10 @@ def end_run(recorder: Recorder, ref: RunRef | None, run_dir: Path, status: str, 
     recorder.comparison_results(ref, mlflow_runs.ComparisonResults({}, {}, {keys.STOPPED: why}), run_dir)
     if ref is not None:
         try:
-            end_running_under(ref.tracker, ref.run_id, why)
+            ref.tracker.end_running_under(ref.run_id, why)
         except Exception as exc:  # the store's trouble: said, never the sizing's end
             recorder.say(f"warning: runs under the sizing not ended ({one_line(exc)})")
     recorder.finish(ref, [], status)
-
-
-def end_running_under(tracker: Any, parent: str, why: str) -> None:
-    """Every run nested under ``parent`` that is still RUNNING, ended KILLED with ``why``, its own first."""
-    exp = tracker.client.get_run(parent).info.experiment_id
-    for run in tracker.client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}'", max_results=1000):
-        end_running_under(tracker, run.info.run_id, why)
-        if run.info.status == "RUNNING":
-            tracker.tag(run.info.run_id, keys.STOPPED, why)
-            tracker.end(run.info.run_id, "KILLED")
 
 
 def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, Plan]:

@@ -151,6 +151,16 @@ class Tracker:
     def end(self, run_id: str, status: str, end_time: float | None = None) -> None:
         self.client.set_terminated(run_id, status=status, end_time=int(end_time * 1000) if end_time else None)
 
+    def end_running_under(self, parent: str, why: str) -> None:
+        """Every run nested under ``parent`` still RUNNING (an interrupt left it so), ended KILLED with ``why``
+        (``bench.stopped``), its own children first: never FINISHED, so never taken as a whole measurement."""
+        exp = self.client.get_run(parent).info.experiment_id
+        for run in self.client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}'", max_results=1000):
+            self.end_running_under(run.info.run_id, why)
+            if run.info.status == "RUNNING":
+                self.tag(run.info.run_id, keys.STOPPED, why)
+                self.end(run.info.run_id, "KILLED")
+
 
 def log_batch(client: Any, run_id: str, params: dict[str, str] | None = None,
               metrics: dict[str, float] | None = None, tags: dict[str, str] | None = None,

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from suites import store_keys as keys
 from suites.config.schema import EXPERIMENT
-from suites.record.reader import MixedReport, build, describe, latest, run_of_kind
+from suites.record.reader import MixedReport, build
+from suites.record.store_reader import StoreReader
 
 STUDY_KIND = "study"  # bench.kind of a ``make study`` run
 
@@ -35,38 +36,29 @@ class ReferenceStudy:
 
 
 def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
-    from mlflow.tracking import MlflowClient
-
-    run = latest(MlflowClient(tracking_uri), experiment, STUDY_KIND)
-    return run.info.run_id if run is not None else None
+    run = StoreReader(tracking_uri).latest(experiment, STUDY_KIND)
+    return run.run_id if run is not None else None
 
 
 def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStudy:
     """A ``make study`` run and the comparison runs nested under it, from the store alone."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri)
-    run = run_of_kind(client, study_id, STUDY_KIND, "--study")
+    store = StoreReader(tracking_uri)
+    run = store.of_kind(study_id, STUDY_KIND, "--study")
     try:
-        skips = [(str(what), str(why)) for what, why in json.loads(run.data.tags.get(keys.SKIPS, "[]"))]
+        skips = [(str(what), str(why)) for what, why in json.loads(run.tags.get(keys.SKIPS, "[]"))]
     except ValueError:  # a tag is capped in length: a very long list may not parse
         skips = [("skip list", "not readable from the store (tag bench.skips truncated)")]
-    out = ReferenceStudy(study_id, dict(run.data.params), skips=skips)
-    children = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{study_id}'",
-                                  max_results=1000, order_by=["attributes.start_time ASC"])
+    out = ReferenceStudy(study_id, dict(run.params), skips=skips)
     mixed = cons = None
-    for child in children:
-        part = child.data.tags.get(keys.STUDY_PART)
+    for child in store.children(study_id):
+        part = child.tags.get(keys.STUDY_PART)
         if not part:
             continue
-        out.parts[part] = PartResult(child.info.run_id, dict(child.data.metrics), dict(child.data.tags))
-        kind = child.data.tags.get(keys.KIND)
-        mixed = child.info.run_id if kind == "mixed" else mixed
-        cons = child.info.run_id if kind == "consolidation" else cons
-        if not out.header:
-            holder = MixedReport()
-            describe(client, child, holder)
-            out.header = holder.header
+        out.parts[part] = PartResult(child.run_id, dict(child.metrics), dict(child.tags))
+        kind = child.tags.get(keys.KIND)
+        mixed = child.run_id if kind == "mixed" else mixed
+        cons = child.run_id if kind == "consolidation" else cons
+        out.header = out.header or store.header(child.run_id)
     if mixed or cons:
         out.episode_2 = build(tracking_uri, experiment, mixed, cons, latest_runs=False)
     return out

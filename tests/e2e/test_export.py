@@ -47,3 +47,24 @@ def test_export_copies_artifacts_with_mlflows_progress_bar_off_and_leaves_the_en
     monkeypatch.setenv(PROGRESS_BAR, "true")  # the user's own setting is theirs
     export_tree(uri, run, tmp_path / "again")
     assert told == ["false", "true"] and os.environ[PROGRESS_BAR] == "true"
+
+
+def test_gpu_checks_runs_are_gathered_under_one_run_and_exported_with_it(tmp_path: Path):
+    """make gpu-check's store: every top-level run nested under one gpu-check run carrying each check's result."""
+    from mlflow.tracking import MlflowClient
+
+    from suites import store_keys as keys
+    from suites.record.export import gather_and_export, read_export
+
+    uri, first = a_run_with_artifacts(tmp_path)
+    (tmp_path / "summary.md").write_text("# gpu-check")
+    parent = gather_and_export(uri, "e", "gpu-check-x", {keys.KIND: "gpu-check", keys.check("a"): "ok"},
+                               [tmp_path / "summary.md"], tmp_path / "out")
+    client = MlflowClient(uri)
+    assert client.get_run(first).data.tags["mlflow.parentRunId"] == parent
+    run = client.get_run(parent)
+    assert run.info.status == "FINISHED" and run.data.tags["bench.check.a"] == "ok"
+    assert [a.path for a in client.list_artifacts(parent)] == ["summary.md"]
+    exported = read_export(tmp_path / "out" / "mlflow-export" / "runs.json")["runs"]
+    assert {r["run_id"] for r in exported} >= {parent, first}
+    assert gather_and_export(uri, "no such experiment", "x", {}, [], tmp_path / "none") is None

@@ -110,6 +110,7 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
     from mlflow.tracking import MlflowClient
 
     from suites.commands.size import stored
+    from suites.record.store_reader import StoreReader
 
     uri = store_at(tmp_path / "mlflow.db")
     cmd = [sys.executable, "-m", "suites", "size", "sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke",
@@ -140,7 +141,7 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
     assert cons.info.status in ("FAILED", "KILLED")  # half-measured: never taken by a later sizing
     assert not [r for r in runs if r.info.status == "RUNNING"]  # nothing left RUNNING, phases included
     exp = client.get_experiment(cons.info.experiment_id).name
-    assert stored(client, exp, cons.data.tags["bench.sizing_key"]) is None
+    assert stored(StoreReader(uri), exp, cons.data.tags["bench.sizing_key"]) is None
 
 
 def test_two_sizings_of_the_same_thing_at_once_on_one_store_measure_it_once(tmp_path: Path):

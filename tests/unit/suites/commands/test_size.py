@@ -16,6 +16,7 @@ from suites.commands import size
 from suites.commands.size_plan import plan_parts
 from suites.config.schema import register_configs
 from suites.record.recorder import Recorder
+from suites.record.store_reader import StoreReader
 from suites.render import sizing_report
 from tests.support import consolidations
 from tests.support.helpers import broken_tokens, store_at
@@ -48,7 +49,7 @@ def test_a_busy_hosts_consolidation_gives_an_inconclusive_sizing_everywhere_and_
     (part,) = plan.parts
     key, rid = recorded(uri, part, OK, {"bench.host_busy": BUSY})
     said: list[str] = []
-    assert size.reusable(MlflowClient(uri), part, settings, said.append) is None  # measured again, said
+    assert size.reusable(StoreReader(uri), part, settings, said.append) is None  # measured again, said
     assert said == [f"size: stored consolidation {rid} is inconclusive: {BUSY}; to size: stop what else runs on "
                     "this host (or raise host_busy_pct) and size again: measuring again"]
     result = size.solve(settings, inv, plan, {key: rid}, uri)

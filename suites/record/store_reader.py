@@ -1,0 +1,90 @@
+"""The store read back for the commands, typed: a run as plain data (:class:`StoredRun`) and the few questions the
+commands ask of a store (the newest finished run of a kind with a tag, a run's children, a comparison's phases).
+MLflow's client stays inside ``record/``; a command holds a :class:`StoreReader`, never a client."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from suites import store_keys as keys
+from suites.record import reader
+from suites.run.phase_numbers import PhaseNumbers
+
+__all__ = ["StoreReader", "StoredRun"]
+
+
+@dataclass
+class StoredRun:
+    run_id: str
+    experiment_id: str
+    name: str
+    status: str  # RUNNING, FINISHED, FAILED, KILLED
+    start_time_ms: int
+    tags: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def stored_run(run: Any) -> StoredRun:
+    info, data = run.info, run.data
+    return StoredRun(info.run_id, info.experiment_id, info.run_name or "", info.status, int(info.start_time or 0),
+                     dict(data.tags), dict(data.params), dict(data.metrics))
+
+
+def children_filter(parent: str) -> str:
+    return f"tags.mlflow.parentRunId = '{parent}'"
+
+
+class StoreReader:
+    """One store (a tracking URI), read."""
+
+    def __init__(self, tracking_uri: str) -> None:
+        from mlflow.tracking import MlflowClient
+
+        self.uri = tracking_uri
+        self.client = MlflowClient(tracking_uri)
+
+    def run(self, run_id: str) -> StoredRun:
+        return stored_run(self.client.get_run(run_id))
+
+    def children(self, parent: str) -> list[StoredRun]:
+        """The runs nested directly under ``parent``, oldest first."""
+        exp = self.client.get_run(parent).info.experiment_id
+        runs = self.client.search_runs([exp], children_filter(parent), max_results=1000,
+                                       order_by=["attributes.start_time ASC"])
+        return [stored_run(r) for r in runs]
+
+    def child(self, parent: str, key: str, value: str) -> str | None:
+        """The id of a run nested under ``parent`` whose tag ``key`` is ``value``."""
+        exp = self.client.get_run(parent).info.experiment_id
+        runs = self.client.search_runs([exp], f"{children_filter(parent)} and {keys.tag_filter(key, value)}")
+        return runs[0].info.run_id if runs else None
+
+    def newest_finished(self, experiment: str, kind: str, key: str, value: str) -> str | None:
+        """The id of the newest FINISHED ``kind`` run of ``experiment`` whose tag ``key`` is ``value``."""
+        exp = self.client.get_experiment_by_name(experiment)
+        if exp is None:
+            return None
+        runs = self.client.search_runs([exp.experiment_id], keys.tag_filter(keys.KIND, kind) +
+                                       " and attributes.status = 'FINISHED'", max_results=200,
+                                       order_by=["attributes.start_time DESC"])
+        return next((r.info.run_id for r in runs if r.data.tags.get(key) == value), None)
+
+    def latest(self, experiment: str, kind: str) -> StoredRun | None:
+        run = reader.latest(self.client, experiment, kind)
+        return stored_run(run) if run is not None else None
+
+    def of_kind(self, run_id: str, kind: str, flag: str) -> StoredRun:
+        """``run_id``, which must be a ``kind`` run; else one LookupError saying what it is."""
+        return stored_run(reader.run_of_kind(self.client, run_id, kind, flag))
+
+    def phases(self, comparison_id: str, skipped: list[str]) -> dict[str, list[PhaseNumbers]]:
+        """A comparison's phases, every repeat reduced to PhaseNumbers (values that are not numbers in ``skipped``)."""
+        return reader.phase_numbers(self.client, comparison_id, skipped)
+
+    def header(self, comparison_id: str) -> dict[str, str]:
+        """Host, GPU, date and git SHA of a comparison's runs, as a report heads them."""
+        rep = reader.MixedReport()
+        reader.describe(self.client, self.client.get_run(comparison_id), rep)
+        return rep.header

@@ -1,0 +1,44 @@
+"""Tests of ``suites/record/store_reader.py`` on a real sqlite store: the questions the commands ask of a store,
+answered as plain data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from suites import store_keys as keys
+from suites.record.store_reader import StoreReader
+from tests.support import consolidations
+from tests.support.helpers import store_at
+
+STEPS = {1: {"frame_ms": 40.0, "p95": 70.0, "rate": 990.0}}
+
+
+def test_the_newest_finished_run_of_a_kind_with_a_tag_and_a_runs_children(tmp_path: Path):
+    from mlflow.tracking import MlflowClient
+
+    uri = store_at(tmp_path / "mlflow.db")
+    older = consolidations.record(uri, "e", "m60-2q", STEPS, repeats=1, tags={keys.SIZING_KEY: "k"})
+    newer = consolidations.record(uri, "e", "m60-2q", STEPS, repeats=1, tags={keys.SIZING_KEY: "k"})
+    other = consolidations.record(uri, "e", "m60-2q", STEPS, repeats=1, tags={keys.SIZING_KEY: "other"})
+    client = MlflowClient(uri)
+    client.set_terminated(newer, "KILLED")  # half-measured: never the answer
+    store = StoreReader(uri)
+    assert store.newest_finished("e", "consolidation", keys.SIZING_KEY, "k") == older
+    assert store.newest_finished("e", "consolidation", keys.SIZING_KEY, "none") is None
+    assert store.newest_finished("no such experiment", "consolidation", keys.SIZING_KEY, "k") is None
+    run = store.run(other)
+    assert run.status == "FINISHED" and run.tags[keys.KIND] == "consolidation" and run.tags[keys.SIZING_KEY] == "other"
+    phases = store.children(older)
+    assert [p.tags[keys.PHASE] for p in phases] == ["m60-2q/ml", "m60-2q/cad", "m60-2q/n1"]  # oldest first
+    assert store.child(older, keys.PHASE, "m60-2q/n1") == phases[2].run_id
+    assert store.child(older, keys.PHASE, "m60-2q/n9") is None
+    skipped: list[str] = []
+    numbers = store.phases(older, skipped)
+    assert sorted(numbers) == ["m60-2q/cad", "m60-2q/ml", "m60-2q/n1"] and skipped == []
+    assert store.latest("e", "consolidation").run_id == other
+    assert store.of_kind(older, "consolidation", "--run").run_id == older
+    with pytest.raises(LookupError, match="is a consolidation run, not a study comparison"):
+        store.of_kind(older, "study", "--study")
+    assert set(store.header(older)) >= {"host", "GPU", "date", "git SHA"}
