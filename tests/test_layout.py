@@ -235,6 +235,15 @@ def test_every_store_key_is_spelled_in_store_keys_only():
         ["1: 'bench.kind'", "2: f'bench.verdict.'...", "3: 'tags.`bench.kind` = 1'"]
 
 
+def test_capacitys_pure_modules_import_nothing_but_capacity_validity_and_errors():
+    """docs/development.md calls these pure: no configs read, no fleet, no store, statistics from gpu_probe.stats
+    (cce1a94 claimed it of the whole package)."""
+    pure = [f"suites.capacity.{m}" for m in ("curve", "solver", "density", "provision", "noise", "result", "budget")]
+    allowed = ("suites.capacity.", "suites.validity", "suites.errors", "gpu_probe.stats")
+    reach = {m: [t for t, _, _ in GRAPH[m] if t.startswith(PROJECT) and not t.startswith(allowed)] for m in pure}
+    assert {m: t for m, t in reach.items() if t} == {}
+
+
 def test_mlflows_client_is_used_in_record_only():
     """Every read of the suite's store through record/'s typed reader (StoreReader), every write through the Recorder
     or record/'s own functions: no MlflowClient elsewhere in suites/ (gpu_probe's selfmeasure_sampler times MLflow's
