@@ -273,7 +273,7 @@ WITHOUT_TEST_MODULE = {
     "gpu_probe/selfmeasure_sampler.py",
     # the MLflow store read and written: only meaningful against a real store, tested in
     # e2e/test_fallback_store.py, e2e/test_report.py, e2e/test_sync.py
-    "suites/record/mlflow_runs.py", "suites/record/reader.py",
+    "suites/record/mlflow_runs.py",
     # workload plugins: run as guests by e2e/test_workloads_smoke.py, e2e/test_workloads_tf.py, e2e/test_graphics.py
     "suites/workloads/cifar10_torch.py", "suites/workloads/mnist_torch.py",
     "suites/workloads/cuda_probe.py", "suites/workloads/fixed_step.py", "suites/workloads/idle.py",
@@ -281,8 +281,8 @@ WITHOUT_TEST_MODULE = {
     "suites/workloads/graphics/renderer.py", "suites/workloads/graphics/viewsets.py", "suites/data/dataset.py",
     # the VM image's Debian packages: fetched only by make setup-vm (e2e/test_vm.py, e2e/test_vm_driver.py)
     "suites/backends/vm/apt.py",
-    # the study's planner and results: read by e2e/test_reference_study.py's real study
-    "suites/study/planner.py", "suites/study/results.py",
+    # the study's results: read by e2e/test_reference_study.py's real study
+    "suites/study/results.py",
 }
 
 
