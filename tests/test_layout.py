@@ -281,8 +281,6 @@ WITHOUT_TEST_MODULE = {
     "suites/workloads/graphics/renderer.py", "suites/workloads/graphics/viewsets.py", "suites/data/dataset.py",
     # the VM image's Debian packages: fetched only by make setup-vm (e2e/test_vm.py, e2e/test_vm_driver.py)
     "suites/backends/vm/apt.py",
-    # the study's results: read by e2e/test_reference_study.py's real study
-    "suites/study/results.py",
 }
 
 

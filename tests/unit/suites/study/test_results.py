@@ -1,0 +1,52 @@
+"""Tests of ``suites/study/results.py`` on a real sqlite store: a study read back from its runs alone (its parts,
+its skips, the header of its first part), the latest study found, a run of another kind refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from suites import store_keys as keys
+from suites.study import results
+from tests.support.helpers import store_at
+
+
+def a_study(uri: str, skips: str) -> tuple[str, str]:
+    """A study run with one gpu-vs-cpu part under it (and a phase under that, as the runner nests them)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    exp = client.create_experiment("e")
+    study = client.create_run(exp, tags={keys.KIND: results.STUDY_KIND, keys.SKIPS: skips}).info.run_id
+    client.log_param(study, "study.budget_s", "480")
+    part = client.create_run(exp, tags={"mlflow.parentRunId": study, keys.STUDY_PART: "gpu-vs-cpu",
+                                        keys.KIND: "comparison", keys.validity_of("cpu"): "enforced"}).info.run_id
+    client.log_metric(part, "cpu.time_x", 10.06)
+    phase = client.create_run(exp, tags={"mlflow.parentRunId": part, keys.PHASE: "cpu"}).info.run_id
+    client.log_param(phase, "host.hostname", "here")
+    for run in (phase, part, study):
+        client.set_terminated(run)
+    return study, part
+
+
+def test_a_study_is_read_back_from_its_runs_alone(tmp_path: Path):
+    uri = store_at(tmp_path / "mlflow.db")
+    study, part = a_study(uri, json.dumps([["scaling", "2-gpu needs 2 GPUs; host has no GPU"]]))
+    assert results.latest_study(uri, "e") == study
+    got = results.of_study(uri, "e", study)
+    assert got.params == {"study.budget_s": "480"} and list(got.parts) == ["gpu-vs-cpu"]
+    assert got.parts["gpu-vs-cpu"].run_id == part and got.parts["gpu-vs-cpu"].metrics == {"cpu.time_x": 10.06}
+    assert got.skips == [("scaling", "2-gpu needs 2 GPUs; host has no GPU")]
+    assert got.header["host"].startswith("here")
+    with pytest.raises(LookupError, match="is a comparison run, not a study comparison"):
+        results.of_study(uri, "e", part)
+    assert results.latest_study(uri, "no such experiment") is None
+
+
+def test_a_skip_list_cut_by_the_stores_tag_length_is_said_not_a_traceback(tmp_path: Path):
+    uri = store_at(tmp_path / "mlflow.db")
+    study, _ = a_study(uri, '[["scaling", "2-gpu ne')
+    assert results.of_study(uri, "e", study).skips == [
+        ("skip list", "not readable from the store (tag bench.skips truncated)")]
