@@ -271,9 +271,6 @@ WITHOUT_TEST_MODULE = {
     "suites/run/execute.py", "suites/guest/setup.py", "suites/guest/ranks.py",
     "suites/study/command.py", "suites/commands/selfmeasure_vm.py",
     "gpu_probe/selfmeasure_sampler.py",
-    # the MLflow store read and written: only meaningful against a real store, tested in
-    # e2e/test_fallback_store.py, e2e/test_report.py, e2e/test_sync.py
-    "suites/record/mlflow_runs.py",
     # workload plugins: run as guests by e2e/test_workloads_smoke.py, e2e/test_workloads_tf.py, e2e/test_graphics.py
     "suites/workloads/cifar10_torch.py", "suites/workloads/mnist_torch.py",
     "suites/workloads/cuda_probe.py", "suites/workloads/fixed_step.py", "suites/workloads/idle.py",
