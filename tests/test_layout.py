@@ -267,7 +267,7 @@ WITHOUT_TEST_MODULE = {
     "gpu_probe/shapes.py", "suites/backends/base.py",
     # wiring that only picks or starts a thing; its tests are those of what it picks (e2e/test_bench.py, ...)
     "suites/backends/factory.py", "suites/backends/handle.py", "suites/backends/local.py",
-    "suites/pipeline/jobs.py", "suites/pipeline/sweep_summary.py",
+    "suites/pipeline/sweep_summary.py",
     "suites/run/execute.py", "suites/guest/setup.py", "suites/guest/ranks.py",
     "suites/study/command.py", "suites/commands/selfmeasure_vm.py",
     "gpu_probe/selfmeasure_sampler.py",
@@ -275,7 +275,7 @@ WITHOUT_TEST_MODULE = {
     "suites/workloads/cifar10_torch.py", "suites/workloads/mnist_torch.py",
     "suites/workloads/cuda_probe.py", "suites/workloads/fixed_step.py", "suites/workloads/idle.py",
     "suites/workloads/memory_fill.py", "suites/workloads/keras_models.py", "suites/workloads/keras_net.py",
-    "suites/workloads/graphics/renderer.py", "suites/workloads/graphics/viewsets.py", "suites/data/dataset.py",
+    "suites/workloads/graphics/renderer.py", "suites/workloads/graphics/viewsets.py",
     # the VM image's Debian packages: fetched only by make setup-vm (e2e/test_vm.py, e2e/test_vm_driver.py)
     "suites/backends/vm/apt.py",
 }
