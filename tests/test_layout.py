@@ -266,7 +266,7 @@ WITHOUT_TEST_MODULE = {
     # types and abstract bases: what they declare is exercised by every module that implements or passes them
     "gpu_probe/shapes.py", "suites/backends/base.py",
     # wiring that only picks or starts a thing; its tests are those of what it picks (e2e/test_bench.py, ...)
-    "suites/backends/factory.py", "suites/backends/handle.py", "suites/backends/local.py",
+    "suites/backends/factory.py", "suites/backends/local.py",
     "suites/pipeline/sweep_summary.py",
     "suites/run/execute.py", "suites/guest/setup.py", "suites/guest/ranks.py",
     "suites/study/command.py", "suites/commands/selfmeasure_vm.py",
