@@ -268,7 +268,7 @@ WITHOUT_TEST_MODULE = {
     # wiring that only picks or starts a thing; its tests are those of what it picks (e2e/test_bench.py, ...)
     "suites/backends/factory.py", "suites/backends/local.py",
     "suites/pipeline/sweep_summary.py",
-    "suites/run/execute.py", "suites/guest/setup.py", "suites/guest/ranks.py",
+    "suites/run/execute.py", "suites/guest/setup.py",
     "suites/study/command.py", "suites/commands/selfmeasure_vm.py",
     "gpu_probe/selfmeasure_sampler.py",
     # workload plugins: run as guests by e2e/test_workloads_smoke.py, e2e/test_workloads_tf.py, e2e/test_graphics.py
