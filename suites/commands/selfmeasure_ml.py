@@ -48,7 +48,7 @@ from suites.guest.setup import apply_resources, environment, make_workload
 from suites.render import tables
 from suites.render.fit import fit
 from suites.workloads import list_workloads, workload_class
-from suites.workloads.base import StepMeter
+from suites.workloads.timing import StepMeter
 
 REPO = Path(__file__).resolve().parents[2]
 # Throughput runs (no accuracy target), sized by time: each timed window lasts workload.min_window_s (2 s) on this

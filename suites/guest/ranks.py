@@ -16,7 +16,7 @@ from typing import Any
 from suites.guest import sizing
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import die_with_parent, make_workload
-from suites.workloads.base import StepMeter
+from suites.workloads.timing import StepMeter
 
 
 def world_size(cfg: Any, spec: GuestSpec) -> int:

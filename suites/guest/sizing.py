@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gpu_probe.shapes import JsonObject
-from suites.workloads.base import TIME, WORK, StepMeter, Workload
+from suites.workloads.base import TIME, WORK, Workload
+from suites.workloads.timing import StepMeter
 
 CALIBRATE_FRACTION = 0.1  # of the window: how long the last probe must last for its step time to count
 CALIBRATE_MIN_S = 0.05  # ... and at least this (a clock read and a sync are microseconds)

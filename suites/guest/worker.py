@@ -18,7 +18,7 @@ from suites.errors import first_line
 from suites.guest import ranks, sizing
 from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, event
 from suites.guest.setup import make_workload, sharing_seen
-from suites.workloads.base import StepMeter
+from suites.workloads.timing import StepMeter
 
 
 def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:

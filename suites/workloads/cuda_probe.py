@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from gpu_probe import probe
 from gpu_probe.shapes import JsonObject
 from suites.errors import BenchError, require
-from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
+from suites.workloads.base import PROBE, Workload, WorkloadConfig
+from suites.workloads.timing import StepMeter
 
 
 @dataclass

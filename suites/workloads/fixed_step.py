@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 
 from suites.errors import require
-from suites.workloads.base import ML, StepMeter, TrainConfig, Workload
+from suites.workloads.base import ML, TrainConfig, Workload
+from suites.workloads.timing import StepMeter
 
 
 @dataclass

@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 
 from suites.errors import require
-from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
+from suites.workloads.base import PROBE, Workload, WorkloadConfig
+from suites.workloads.timing import StepMeter
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 from suites.errors import BenchError, require
 from suites.workloads import fast_recipe as recipe
 from suites.workloads.airbench94 import RecipeConfig
-from suites.workloads.base import RECORD_SMOKE, Classifier, StepMeter
+from suites.workloads.base import RECORD_SMOKE, Classifier
 from suites.workloads.keras_net import (
     KerasLookahead,
     TriangleSchedule,
@@ -26,6 +26,7 @@ from suites.workloads.keras_net import (
     start_as_identity,
     whitening_kernel,
 )
+from suites.workloads.timing import StepMeter
 
 PRECISIONS = ("auto", "float32", "mixed_float16", "mixed_bfloat16")
 

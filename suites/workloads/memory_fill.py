@@ -15,8 +15,9 @@ import time
 from dataclasses import dataclass
 
 from suites.errors import require
-from suites.workloads.base import PROBE, StepMeter, Workload, WorkloadConfig
+from suites.workloads.base import PROBE, Workload, WorkloadConfig
 from suites.workloads.device_memory import self_reported
+from suites.workloads.timing import StepMeter
 from suites.workloads.torch_common import cap_framebuffer
 
 

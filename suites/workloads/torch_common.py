@@ -20,9 +20,10 @@ from gpu_probe import vocab
 from gpu_probe.nvml import Nvml
 from gpu_probe.shapes import JsonObject
 from suites.errors import BenchError, require
-from suites.workloads.base import TRAIN_SMOKE, Classifier, StepMeter, TrainConfig
+from suites.workloads.base import TRAIN_SMOKE, Classifier, TrainConfig
 from suites.workloads.device_memory import self_reported
 from suites.workloads.sgd import StepOptimizer
+from suites.workloads.timing import StepMeter
 
 if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs
     import torch

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from suites.data import cifar
-from suites.workloads.base import GuestContext, StepMeter
+from suites.workloads.base import GuestContext
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
+from suites.workloads.timing import StepMeter
 
 
 @pytest.fixture(scope="module")

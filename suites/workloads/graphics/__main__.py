@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from suites.errors import BenchError
-from suites.workloads.base import GuestContext, StepMeter
+from suites.workloads.base import GuestContext
 from suites.workloads.graphics import frame_checks as checks
 from suites.workloads.graphics import renderer
 from suites.workloads.graphics.apitrace import record_replayer
 from suites.workloads.graphics.replay import GraphicsReplay, GraphicsReplayConfig
 from suites.workloads.graphics.viewsets import VIEWSETS, write_all
+from suites.workloads.timing import StepMeter
 
 
 def replay_here(args: argparse.Namespace, verify: bool, golden_dir: str | None = None) -> Any:

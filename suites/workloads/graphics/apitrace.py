@@ -29,9 +29,10 @@ from gpu_probe.stats import percentile
 from suites.data.dataset import require_regular_file
 from suites.data.options import DataConfig
 from suites.errors import BenchError, ConfigError, DataError, require
-from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
+from suites.workloads.base import CAD, Workload, WorkloadConfig
 from suites.workloads.graphics import renderer
 from suites.workloads.graphics.frametrace import TraceFormatError
+from suites.workloads.timing import StepMeter
 
 RENDERED = re.compile(r"Rendered (\d+) frames in ([0-9.eE+-]+) secs")
 INSTALL = "install Debian's apitrace (make setup-system)"

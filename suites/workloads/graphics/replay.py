@@ -21,9 +21,10 @@ from gpu_probe.stats import percentile
 from gpu_probe.trace import lib_from_env
 from suites.data.options import DataConfig
 from suites.errors import BenchError, ConfigError, require
-from suites.workloads.base import CAD, StepMeter, Workload, WorkloadConfig
+from suites.workloads.base import CAD, Workload, WorkloadConfig
 from suites.workloads.graphics import egldevice, frametrace, renderer, scene
 from suites.workloads.graphics import frame_checks as checks
+from suites.workloads.timing import StepMeter
 
 GPU_TIMER = ("auto", "on", "off")
 MAX_TARGET_SAMPLES = 8192 * 8192 * 8  # width x height x MSAA samples: 8192² at MSAA 8, 16384² at 2

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from suites.guest import sizing
-from suites.workloads.base import StepMeter
 from suites.workloads.fixed_step import FixedStep
+from suites.workloads.timing import StepMeter
 from tests.support.steps import fixed_step
 
 
