@@ -30,7 +30,7 @@ def test_both_sides_run_interleaved_and_the_ratio_is_reported(capsys: pytest.Cap
     assert out.index("round 2/2: peer") < out.index("round 2/2: ours")  # ...round 2: the peer first
     said = " ".join(out.split())  # the caption wraps at the table's width, wherever the words fall
     assert "ours / peer" in said and "96 synthetic CIFAR-shaped images" in said
-    assert "nn.Module.cuda -> cpu" in out  # what was changed for the peer is said
+    assert "nn.Module.cuda -> cpu" in said  # what was changed for the peer is said (wherever the caption wraps)
 
 
 def test_without_steps_both_sides_train_for_the_window_our_calibration_sizes(capsys: pytest.CaptureFixture[str]):
