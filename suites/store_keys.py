@@ -12,8 +12,8 @@ __all__ = [
     "EXPORTED_RUNNING", "FAILURE", "FALLBACK_FOR", "GPU_STATUS", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM",
     "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "PHASE",
     "PIXELS", "REPEAT", "ROLE", "SCENARIO", "SIZING_KEY", "SIZING_PART", "SKIPS", "STATUS", "STOPPED", "STUDY_PART",
-    "TITLE", "VALIDITY", "VALIDITY_REASON", "check", "tag_filter", "time_basis", "validity_of", "verdict",
-    "viewset",
+    "TITLE", "VALIDITY", "VALIDITY_REASON", "check", "children_filter", "tag_filter", "time_basis", "validity_of",
+    "verdict", "viewset",
 ]
 
 # --- what a run is ------------------------------------------------------------------------------------------------
@@ -92,3 +92,8 @@ def check(name: str) -> str:
 def tag_filter(key: str, value: str) -> str:
     """An MLflow search filter on one tag (its key back-quoted: the dots)."""
     return f"tags.`{key}` = '{value}'"
+
+
+def children_filter(parent: str) -> str:
+    """An MLflow search filter for the runs nested directly under ``parent`` (MLflow's own parent tag)."""
+    return f"tags.mlflow.parentRunId = '{parent}'"

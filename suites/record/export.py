@@ -35,7 +35,7 @@ def subtree(client: Any, run_id: str) -> list[Any]:
     out, frontier = [root], [root]
     while frontier:
         run = frontier.pop(0)
-        children = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.info.run_id}'",
+        children = client.search_runs([run.info.experiment_id], keys.children_filter(run.info.run_id),
                                       max_results=5000, order_by=["attributes.start_time ASC"])
         out += children
         frontier += children

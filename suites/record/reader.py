@@ -51,13 +51,13 @@ def phase_numbers(client: Any, comparison_id: str, skipped: list[str] | None = N
     its guests' metrics (those that are numbers: the others are listed in ``skipped``)."""
     skipped = [] if skipped is None else skipped
     exp = client.get_run(comparison_id).info.experiment_id
-    phases = client.search_runs([exp], f"tags.mlflow.parentRunId = '{comparison_id}'", max_results=1000)
+    phases = client.search_runs([exp], keys.children_filter(comparison_id), max_results=1000)
     out: dict[str, list[PhaseNumbers]] = {}
     for run in sorted(phases, key=lambda r: r.info.start_time):
         label = run.data.tags.get(keys.PHASE)
         if not label:
             continue
-        guests = client.search_runs([exp], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1000)
+        guests = client.search_runs([exp], keys.children_filter(run.info.run_id), max_results=1000)
         guests = sorted(guests, key=lambda g: g.data.tags.get(keys.GUEST_ID, ""))
         out.setdefault(label, []).append(PhaseNumbers.from_guests(
             numbers_only(run.data.metrics, skipped),
@@ -147,7 +147,7 @@ def describe(client: Any, comparison: Any, rep: MixedReport) -> None:
         if key in params:
             rep.qos[key] = float(params[key])
     phases = client.search_runs([comparison.info.experiment_id],
-                                f"tags.mlflow.parentRunId = '{comparison.info.run_id}'", max_results=1)
+                                keys.children_filter(comparison.info.run_id), max_results=1)
     host = phases[0].data.params if phases else {}
     started = datetime.fromtimestamp(comparison.info.start_time / 1000, tz=UTC)
     rep.header = {"host": f"{host.get('host.hostname', '?')} ({host.get('host.cpu_model', '?')}, "

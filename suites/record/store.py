@@ -155,7 +155,7 @@ class Tracker:
         """Every run nested under ``parent`` still RUNNING (an interrupt left it so), ended KILLED with ``why``
         (``bench.stopped``), its own children first: never FINISHED, so never taken as a whole measurement."""
         exp = self.client.get_run(parent).info.experiment_id
-        for run in self.client.search_runs([exp], f"tags.mlflow.parentRunId = '{parent}'", max_results=1000):
+        for run in self.client.search_runs([exp], keys.children_filter(parent), max_results=1000):
             self.end_running_under(run.info.run_id, why)
             if run.info.status == "RUNNING":
                 self.tag(run.info.run_id, keys.STOPPED, why)

@@ -32,10 +32,6 @@ def stored_run(run: Any) -> StoredRun:
                      dict(data.tags), dict(data.params), dict(data.metrics))
 
 
-def children_filter(parent: str) -> str:
-    return f"tags.mlflow.parentRunId = '{parent}'"
-
-
 class StoreReader:
     """One store (a tracking URI), read."""
 
@@ -51,14 +47,14 @@ class StoreReader:
     def children(self, parent: str) -> list[StoredRun]:
         """The runs nested directly under ``parent``, oldest first."""
         exp = self.client.get_run(parent).info.experiment_id
-        runs = self.client.search_runs([exp], children_filter(parent), max_results=1000,
+        runs = self.client.search_runs([exp], keys.children_filter(parent), max_results=1000,
                                        order_by=["attributes.start_time ASC"])
         return [stored_run(r) for r in runs]
 
     def child(self, parent: str, key: str, value: str) -> str | None:
         """The id of a run nested under ``parent`` whose tag ``key`` is ``value``."""
         exp = self.client.get_run(parent).info.experiment_id
-        runs = self.client.search_runs([exp], f"{children_filter(parent)} and {keys.tag_filter(key, value)}")
+        runs = self.client.search_runs([exp], f"{keys.children_filter(parent)} and {keys.tag_filter(key, value)}")
         return runs[0].info.run_id if runs else None
 
     def newest_finished(self, experiment: str, kind: str, key: str, value: str) -> str | None:

@@ -19,3 +19,4 @@ def test_the_keys_with_a_name_in_them_read_as_stored():
     assert keys.time_basis("cpu") == "bench.time_basis.cpu" and keys.viewset("cad") == "bench.viewset.cad"
     assert keys.check("b1") == "bench.check.b1"
     assert keys.tag_filter(keys.KIND, "sizing") == "tags.`bench.kind` = 'sizing'"
+    assert keys.children_filter("abc") == "tags.mlflow.parentRunId = 'abc'"
