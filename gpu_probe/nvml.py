@@ -12,10 +12,10 @@ from __future__ import annotations
 import ctypes
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from gpu_probe import vocab
-from gpu_probe.shapes import JsonObject
+from gpu_probe.shapes import JsonObject, NvmlValue
 
 T = TypeVar("T")
 
@@ -40,7 +40,7 @@ class _NotAvailable:
         return float("nan")
 
 
-NA: Any = _NotAvailable()
+NA: NvmlValue = _NotAvailable()
 
 # NVML clock event reason bits (nvmlClocksEventReason*, formerly "throttle reasons").
 # Stable across driver versions; tests check them against the installed binding.
@@ -61,7 +61,7 @@ MPS_PROCESSES = "nvmlDeviceGetMPSComputeRunningProcesses"
 PROCESS_LISTS = ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses", MPS_PROCESSES)
 
 
-def decode_clock_events(mask: Any) -> list[str]:
+def decode_clock_events(mask: NvmlValue) -> list[str]:
     """Bitmask -> reason names, e.g. 0x5 -> ['gpu_idle', 'sw_power_cap']; NA -> []."""
     if mask is NA or mask is None or mask != mask:  # NA / None / NaN
         return []
@@ -71,14 +71,14 @@ def decode_clock_events(mask: Any) -> list[str]:
     return names + ([f"unknown_{unknown:#x}"] if unknown else [])
 
 
-def as_float(value: Any) -> float:
+def as_float(value: NvmlValue) -> float:
     return float("nan") if value is NA or value is None else float(value)
 
 
 class Nvml:
     """A session with the NVML library (or a recorded stand-in with its API)."""
 
-    def __init__(self, lib: Any | None = None) -> None:
+    def __init__(self, lib: NvmlValue | None = None) -> None:
         self._lib = lib
         self.available = False
         self.reason = "NVML not initialised"
@@ -116,7 +116,7 @@ class Nvml:
         self.close()
 
     # -- the wrapper ----------------------------------------------------------
-    def query(self, call: Callable[[Any], T]) -> T | Any:
+    def query(self, call: Callable[[NvmlValue], T]) -> T | NvmlValue:
         """Run ``call(pynvml)``; any NVML error or missing function gives NA."""
         if not self.available:
             return NA
@@ -130,7 +130,7 @@ class Nvml:
         count = self.query(lambda nv: nv.nvmlDeviceGetCount())
         return 0 if count is NA else int(count)
 
-    def handle(self, index: int) -> Any:
+    def handle(self, index: int) -> NvmlValue:
         return self.query(lambda nv: nv.nvmlDeviceGetHandleByIndex(index))
 
     def device_info(self, index: int) -> JsonObject:
@@ -242,5 +242,5 @@ class Nvml:
         return [(ts / 1e6, pct) for ts, pct in fresh]  # NVML stamps them in microseconds of the epoch
 
 
-def _text(value: Any) -> Any:
+def _text(value: NvmlValue) -> NvmlValue:
     return value.decode() if isinstance(value, bytes) else value

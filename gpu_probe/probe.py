@@ -17,9 +17,12 @@ import statistics
 import subprocess
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 from gpu_probe.shapes import JsonObject
+
+# pycuda's driver module, or a module or kernel of it: imported where a probe runs, so untyped here
+Cuda: TypeAlias = Any
 
 # Four independent FMA chains per thread hide the FMA latency; the seed is a
 # kernel argument so the compiler cannot fold the loop, and the result is
@@ -100,7 +103,7 @@ def nvcc_problem(arch: str) -> str | None:
     return None
 
 
-def _timed(cuda: Any, fn: Callable[[], None], repeats: int) -> float:
+def _timed(cuda: Cuda, fn: Callable[[], None], repeats: int) -> float:
     """Median seconds of ``fn`` between CUDA events (device time, not host time)."""
     times = []
     for _ in range(repeats):
@@ -113,7 +116,7 @@ def _timed(cuda: Any, fn: Callable[[], None], repeats: int) -> float:
     return statistics.median(times)
 
 
-def _copies(cuda: Any, nbytes: int) -> dict[str, float]:
+def _copies(cuda: Cuda, nbytes: int) -> dict[str, float]:
     import numpy as np
 
     host = cuda.pagelocked_empty(nbytes, np.uint8)
@@ -131,7 +134,7 @@ def _copies(cuda: Any, nbytes: int) -> dict[str, float]:
         dst.free()
 
 
-def _flops(cuda: Any, module: Any, kernel: str, sms: int) -> tuple[float, int]:
+def _flops(cuda: Cuda, module: Cuda, kernel: str, sms: int) -> tuple[float, int]:
     """Best TFLOP/s over block sizes (a small autotune), and the block size that won."""
     import numpy as np
 
@@ -155,7 +158,7 @@ def _flops(cuda: Any, module: Any, kernel: str, sms: int) -> tuple[float, int]:
     return best
 
 
-def _launch_latency(cuda: Any, module: Any) -> dict[str, float]:
+def _launch_latency(cuda: Cuda, module: Cuda) -> dict[str, float]:
     noop = module.get_function("noop")
     noop(block=(1, 1, 1), grid=(1, 1))
     cuda.Context.synchronize()

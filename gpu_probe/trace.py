@@ -25,11 +25,11 @@ import ctypes
 import json
 import os
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
-from gpu_probe.shapes import JsonObject
+from gpu_probe.shapes import JsonObject, NvmlValue
 
 FORMAT = "gpu_probe.nvml-trace"
 # Set on a machine (a Ray node started with it in its environment) that has no GPU of its own: the node agent
@@ -45,13 +45,13 @@ class TraceError(ValueError):
     """A trace file that cannot be replayed; the message is one line naming the problem."""
 
 
-def call_key(name: str, args: tuple[Any, ...]) -> str:
+def call_key(name: str, args: tuple[NvmlValue, ...]) -> str:
     if name in TIMESTAMPED and args:
         args = args[:-1]
     return f"{name}({','.join(str(a) for a in args)})"
 
 
-def _nvml() -> Any:
+def _nvml() -> NvmlValue:
     import pynvml
 
     return pynvml
@@ -68,7 +68,7 @@ def _first_arg(key: str) -> str:
     return key[key.index("(") + 1:-1].split(",")[0]
 
 
-def _to_attrs(value: Any) -> Any:
+def _to_attrs(value: NvmlValue) -> NvmlValue:
     if isinstance(value, dict):
         return SimpleNamespace(**{k: _to_attrs(v) for k, v in value.items()})
     if isinstance(value, list):
@@ -76,7 +76,7 @@ def _to_attrs(value: Any) -> Any:
     return value
 
 
-def _check(raw: Any, source: str) -> None:
+def _check(raw: NvmlValue, source: str) -> None:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise TraceError(f"{source}: not an NVML trace (format must be {FORMAT!r})")
     if raw.get("version") != VERSION:
@@ -104,7 +104,7 @@ def _check(raw: Any, source: str) -> None:
 class ReplayNvml:
     """Answers pynvml calls from a trace; pass it to ``Nvml(lib=...)``."""
 
-    def __init__(self, raw: JsonObject, source: str = "trace", clock: Any = time.monotonic) -> None:
+    def __init__(self, raw: JsonObject, source: str = "trace", clock: Callable[[], float] = time.monotonic) -> None:
         _check(raw, source)
         self.raw = raw
         self.NVMLError = _nvml().NVMLError
@@ -123,7 +123,7 @@ class ReplayNvml:
         self._static = dict(raw.get("static", {}))
 
     @classmethod
-    def load(cls, path: str | Path, clock: Any = time.monotonic) -> "ReplayNvml":
+    def load(cls, path: str | Path, clock: Callable[[], float] = time.monotonic) -> "ReplayNvml":
         try:
             raw = json.loads(Path(path).read_text())
         except OSError as exc:
@@ -132,7 +132,7 @@ class ReplayNvml:
             raise TraceError(f"{path}: not valid JSON ({exc})") from exc
         return cls(raw, str(path), clock)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> NvmlValue:
         if name.startswith("NVML_"):  # enum constants come from the real binding
             return getattr(_nvml(), name)
         if not name.startswith("nvml"):
@@ -145,7 +145,7 @@ class ReplayNvml:
         k = bisect.bisect_right(self._times, self._clock() - self._t0) - 1
         return self._states[k] if k >= 0 else self._static
 
-    def _answer(self, name: str, args: tuple[Any, ...]) -> Any:
+    def _answer(self, name: str, args: tuple[NvmlValue, ...]) -> NvmlValue:
         if name == "nvmlInit":
             if self.raw.get("init_error"):
                 raise self.NVMLError(_error_code(self.raw["init_error"]))
@@ -164,7 +164,7 @@ class ReplayNvml:
         return _to_attrs(answer)
 
 
-def lib_from_env(environ: Any = None) -> tuple[Any, str]:
+def lib_from_env(environ: Mapping[str, str] | None = None) -> tuple[NvmlValue, str]:
     """(the NVML library to use here, the trace it replays or ""): ``$GPU_PROBE_NVML_TRACE``'s trace where set,
     else None (the real driver)."""
     path = (os.environ if environ is None else environ).get(TRACE_ENV, "")
@@ -173,7 +173,7 @@ def lib_from_env(environ: Any = None) -> tuple[Any, str]:
 
 # --- recording ------------------------------------------------------------------
 
-def _plain(value: Any) -> Any:
+def _plain(value: NvmlValue) -> NvmlValue:
     """pynvml answers (ctypes structs, unions, bytes, lists) -> JSON values."""
     if isinstance(value, bytes):
         return value.decode(errors="replace")
@@ -192,11 +192,11 @@ def _plain(value: Any) -> Any:
 class RecordingNvml:
     """Wraps the real pynvml, answering as it does while writing every answer down."""
 
-    def __init__(self, lib: Any | None = None, description: str = "") -> None:
+    def __init__(self, lib: NvmlValue | None = None, description: str = "") -> None:
         self._lib = lib if lib is not None else _nvml()
         self.NVMLError = self._lib.NVMLError
         self._handles: dict[int, str] = {}  # id(handle object) -> token
-        self._objects: dict[str, Any] = {}
+        self._objects: dict[str, NvmlValue] = {}
         self.static: JsonObject = {}
         self.frames: list[JsonObject] = []
         self.description = description
@@ -207,13 +207,13 @@ class RecordingNvml:
         """Later answers go to a frame stamped with the time since recording began."""
         self.frames.append({"t": round(time.monotonic() - self._t0, 4), "calls": {}})
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> NvmlValue:
         target = getattr(self._lib, name)
         if not name.startswith("nvml"):
             return target
         return lambda *args: self._call(name, target, args)
 
-    def _token(self, obj: Any, name: str, args: tuple[Any, ...]) -> str:
+    def _token(self, obj: NvmlValue, name: str, args: tuple[NvmlValue, ...]) -> str:
         if name == "nvmlDeviceGetHandleByIndex":
             token = f"gpu{args[0]}"
         else:  # a MIG device handle, named after its parent and slot
@@ -221,10 +221,10 @@ class RecordingNvml:
         self._objects[token] = obj
         return token
 
-    def _tokens_of(self, args: tuple[Any, ...]) -> list[Any]:
+    def _tokens_of(self, args: tuple[NvmlValue, ...]) -> list[NvmlValue]:
         return [next((t for t, o in self._objects.items() if o is a), a) for a in args]
 
-    def _call(self, name: str, target: Any, args: tuple[Any, ...]) -> Any:
+    def _call(self, name: str, target: NvmlValue, args: tuple[NvmlValue, ...]) -> NvmlValue:
         real_args = tuple(self._objects.get(a, a) if isinstance(a, str) else a for a in args)
         key = call_key(name, tuple(self._tokens_of(args)))
         book = self.frames[-1]["calls"] if self.frames else self.static

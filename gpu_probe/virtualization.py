@@ -6,22 +6,20 @@ usual case) simply yields NA and the vGPU/MIG parts are skipped.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpu_probe import vocab
 from gpu_probe.nvml import NA, Nvml
-from gpu_probe.shapes import JsonObject
+from gpu_probe.shapes import JsonObject, NvmlValue
 
 VIRTUALIZATION_MODES = {0: "none", 1: "passthrough", 2: "vgpu-guest", 3: "vgpu-host", 4: "vsga-host"}
 SCHEDULER_POLICIES = {0: "unknown", 1: "best-effort", 2: "equal-share", 3: "fixed-share"}
 
 
-def virtualization_mode(nv: Nvml, h: Any) -> Any:
+def virtualization_mode(nv: Nvml, h: NvmlValue) -> NvmlValue:
     mode = nv.query(lambda lib: lib.nvmlDeviceGetVirtualizationMode(h))
     return NA if mode is NA else VIRTUALIZATION_MODES.get(int(mode), f"mode-{mode}")
 
 
-def mig_info(nv: Nvml, h: Any) -> JsonObject:
+def mig_info(nv: Nvml, h: NvmlValue) -> JsonObject:
     """MIG mode and, when enabled, each MIG device (name, UUID, memory, instance ids)."""
     mode = nv.query(lambda lib: lib.nvmlDeviceGetMigMode(h))
     if mode is NA:
@@ -47,14 +45,14 @@ def mig_info(nv: Nvml, h: Any) -> JsonObject:
     return out
 
 
-def scheduler_policy(nv: Nvml, h: Any) -> Any:
+def scheduler_policy(nv: Nvml, h: NvmlValue) -> NvmlValue:
     """The vGPU scheduler's policy (best-effort, equal-share, fixed-share) where NVML says it: on the vGPU host.
     Inside a vGPU guest NVML answers NOT_SUPPORTED (the scheduler is the hypervisor's): NA."""
     state = nv.query(lambda lib: lib.nvmlDeviceGetVgpuSchedulerState(h))
     return NA if state is NA else SCHEDULER_POLICIES.get(int(state.schedulerPolicy), str(state.schedulerPolicy))
 
 
-def vgpu_host_info(nv: Nvml, h: Any) -> JsonObject:
+def vgpu_host_info(nv: Nvml, h: NvmlValue) -> JsonObject:
     """On a vGPU host: scheduler policy and every active vGPU with its type's limits."""
     policy = scheduler_policy(nv, h)
     instances = nv.query(lambda lib: lib.nvmlDeviceGetActiveVgpus(h))
@@ -112,6 +110,6 @@ class VgpuUtilization:
         return out
 
 
-def _value(v: Any) -> Any:
+def _value(v: NvmlValue) -> NvmlValue:
     """NVML's sample value is a C union; utilisation lives in its unsigned-int member."""
     return getattr(v, "uiVal", v)

@@ -40,9 +40,9 @@ from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.capacity.size_settings import load_settings
 from suites.commands import selfmeasure_ml
-from suites.commands.size_plan import plan_parts
 from suites.config.schema import CONFIG_DIR, register_configs
 from suites.render import tables
+from suites.sizing.parts import plan_parts
 from suites.study.planner import Measured, plan_study
 from suites.study.settings import StudySettings
 from suites.workloads.device_bytes import UNSEEN_SHARE, mnist_torch_peak_MiB

@@ -45,8 +45,8 @@ from gpu_probe.stats import (
     verdict,
 )
 from suites.data import cifar
-from suites.guest import sizing
 from suites.render import tables
+from suites.workloads import timing
 from suites.workloads.base import GuestContext
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
 from suites.workloads.fast_recipe import airbench94_net, cast_weights, dtype_of
@@ -165,14 +165,14 @@ def peer_rate(airbench: ModuleType, folder: Path, args: argparse.Namespace, devi
 
 def our_workload(root: Path, args: argparse.Namespace, device: torch.device) -> Cifar10Torch:
     """Ours, prepared, over ``--steps`` timed steps, or (sized by time) as many as fill ``--window-s`` on this
-    device (suites/guest/sizing.py; ``args.steps`` is set to them, and the peer trains as many)."""
+    device (suites/workloads/timing.py; ``args.steps`` is set to them, and the peer trains as many)."""
     cfg = Cifar10TorchConfig(batch_size=args.batch, epochs=1, warmup_steps=args.warmup, precision=args.precision,
                              target_accuracy=None, compile=False, min_window_s=args.window_s or 2.0)
     gpus = ["0"] if device.type == "cuda" else []
     wl = Cifar10Torch(cfg, GuestContext("ours", list(range(args.threads)), gpus, None, {"root": str(root)}, 0))
     wl.prepare()
     if args.steps is None:
-        args.steps = int(sizing.size(wl, cfg)["sized_steps"]) - args.warmup
+        args.steps = int(timing.calibrate(wl, cfg)["sized_steps"]) - args.warmup
     wl.sized_steps = args.warmup + args.steps
     return wl
 

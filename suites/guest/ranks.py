@@ -13,9 +13,9 @@ import socket
 import sys
 from typing import Any
 
-from suites.guest import sizing
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import die_with_parent, make_workload
+from suites.workloads import timing
 from suites.workloads.timing import StepMeter
 
 
@@ -98,7 +98,7 @@ def peer_main(spec_line: str, rank: int, world: int, port: int) -> None:
     init(rank, world, port, bool(spec.gpus), spec.peer_timeout_s)
     try:
         workload.prepare()
-        sizing.size(workload, cfg, agree=lambda step_s: slowest(step_s, workload))  # in step with rank 0's
+        timing.calibrate(workload, cfg, agree=lambda step_s: slowest(step_s, workload))  # in step with rank 0's
         barrier()  # prepared
         barrier()  # released at the start barrier
         for r in range(spec.repeats):

@@ -15,9 +15,10 @@ from typing import Any
 from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import aggregate_repeats
 from suites.errors import first_line
-from suites.guest import ranks, sizing
+from suites.guest import ranks
 from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, event
 from suites.guest.setup import make_workload, sharing_seen
+from suites.workloads import timing
 from suites.workloads.timing import StepMeter
 
 
@@ -51,7 +52,7 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
     if open_ended and ctx.world_size > 1:  # the runner's stop reaches rank 0 only; ranks must stop together
         open_ended = False
         ctx.info["until_stopped"] = f"not applied: {ctx.world_size} ranks (sized by workload.min_window_s)"
-    chosen = sizing.size(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload))
+    chosen = timing.calibrate(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload))
     ctx.info.update(chosen)
     ranks.barrier()  # every rank has prepared
     setup = time.time() - t_proc_start
@@ -74,7 +75,7 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
         meter = StepMeter(cfg.warmup_steps, total,
                           lambda done, tot, b=done_before: send(event("progress", done=b + done, total=tot)),
                           min_steps=cfg.min_timed_steps, min_s=cfg.min_timed_s)
-        sizing.hold(meter, cfg, chosen, ctx.world_size, stop.is_set if stop is not None else None)
+        timing.hold(meter, cfg, chosen, ctx.world_size, stop.is_set if stop is not None else None)
         compiled = workload.compiled_frames()
         meter.start()
         workload.train(meter)

@@ -1,15 +1,17 @@
 """The bench command's line as Hydra will read it, and what it asks for, settled before Hydra starts: the flags
-that change what is composed, every sweep point (as Hydra's basic sweeper expands them), each run composed once,
-the run or sweep folder checked and held, and a sweep's exit code from the points that finished.
-``suites/commands/bench.py`` is the command around it.
+that change what is composed (read by Hydra's own argument parser), every sweep point (expanded by Hydra's basic
+sweeper), each run composed once, the run or sweep folder checked and held, and a sweep's exit code from the points
+that finished. Nothing here re-implements Hydra's grammar: it asks Hydra. ``suites/commands/bench.py`` is the
+command around it.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra._internal.utils import get_args_parser
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import DictConfig
@@ -29,13 +31,13 @@ __all__ = ["Checked", "CommandLine", "parse_command", "precheck", "sweep_exit_co
 
 
 def sweep_points(overrides: list[str]) -> list[tuple[list[str], list[str]]]:
-    """Every job a multirun will launch: (its overrides, the swept values that name it), as Hydra's basic sweeper
-    expands them (the cartesian product of the comma lists and ranges)."""
+    """Every job a multirun will launch: (its overrides, the swept values that name it), expanded by Hydra's basic
+    sweeper itself (the cartesian product of the comma lists and ranges, in its order, each job's overrides as it
+    hands them to the job)."""
     parsed = OverridesParser.create().parse_overrides(overrides)
-    choices = [[f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()] if o.is_sweep_override()
-               else [o.input_line] for o in parsed]
-    swept = [o.is_sweep_override() for o in parsed]
-    return [(list(point), [p for p, s in zip(point, swept, strict=True) if s]) for point in itertools.product(*choices)]
+    swept = {o.get_key_element() for o in parsed if o.is_sweep_override()}
+    points = [point for batch in BasicSweeper.split_arguments(parsed, None) for point in batch]
+    return [(list(point), [p for p in point if p.split("=", 1)[0] in swept]) for point in points]
 
 
 def precheck_sweep(overrides: list[str]) -> tuple[list[tuple[list[str], list[str]]], list[DictConfig]]:
@@ -62,35 +64,25 @@ class CommandLine:
     overrides: list[str]
     multirun: bool = False
     config_dir: str | None = None  # --config-dir/-cd: one more config directory, searched after configs/
-    informational: bool = False  # --cfg, --help, --info, ...: Hydra prints something, nothing runs
-
-
-# Hydra's flags that take the next word as their value (--info's is optional: one of its topics).
-VALUE_FLAGS = ("--cfg", "-c", "--package", "-p", "--config-name", "-cn", "--config-path", "-cp")
-INFO_TOPICS = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
+    informational: bool = False  # --cfg, --help, --info, ...: Hydra prints something, nothing runs (or with
+    # --config-name/--config-path/--package, Hydra composes what runs)
 
 
 def parse_command(args: list[str]) -> CommandLine:
-    line = CommandLine([])
-    i = 0
-    while i < len(args):
-        a, following = args[i], args[i + 1] if i + 1 < len(args) else ""
-        i += 1
-        if a in ("-m", "--multirun"):
-            line.multirun = True
-        elif a in ("--config-dir", "-cd"):
-            if not following or following.startswith("-"):
-                raise ConfigError(f"{a}: needs a folder (--config-dir <folder>: one more config directory)")
-            line.config_dir, i = following, i + 1
-        elif a.startswith("--config-dir="):
-            line.config_dir = a.split("=", 1)[1]
-        elif a.startswith("-"):
-            line.informational = True
-            if a in VALUE_FLAGS or (a in ("--info", "-i") and following in INFO_TOPICS):
-                i += 1  # the flag's value, not an override
-        else:
-            line.overrides.append(a)
-    return line
+    """``args`` read by Hydra's own argument parser (what ``hydra.main`` will read); a flag it refuses is one
+    ConfigError, not argparse's usage and exit."""
+    parser = get_args_parser()
+
+    def refuse(message: str) -> None:
+        raise ConfigError(f"{message} (Hydra's flags: --help, --hydra-help, --cfg, --info, -m, --config-dir, ...)")
+
+    parser.error = refuse  # type: ignore[method-assign]
+    got = parser.parse_args(args)
+    # Hydra prints (--cfg, --help, --info, ...) or composes another config or package: the precheck checks the
+    # overrides, and Hydra composes what it runs
+    informational = bool(got.help or got.hydra_help or got.cfg or got.info or got.shell_completion
+                         or got.experimental_rerun or got.config_name or got.config_path or got.package)
+    return CommandLine(list(got.overrides), bool(got.multirun), got.config_dir, informational)
 
 
 def with_search_path(line: CommandLine) -> list[str]:

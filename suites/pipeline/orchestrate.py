@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +70,14 @@ def run_command(comp: Composition, run_dir: Path, launcher: str) -> int:
         phases, cores = plan_and_lease(lambda: plan_comparison(comp, out), lambda c: c.plans, run_dir,
                                        comp.cfg.wait_for_cores_s, say(out))
         with cores:
-            return run_comparison(comp, run_dir, out, launcher, phases)
+            return run_comparison(phases, run_dir, out, Nest(Recorder(comp.cfg, say(out)), launcher=launcher))
     # placement and data problems end here, before any store is touched
     planned, cores = plan_and_lease(lambda: plan(comp.runs[0]), lambda p: [p], run_dir,
                                     comp.cfg.wait_for_cores_s, say(out))
     if comp.cfg.strict:
         require_enforced([planned])
     with cores:
-        recorder = Recorder(comp.cfg, say(out))
-        outcome, run_id = run_scenario(planned, run_dir, recorder, out, launcher)
+        outcome, run_id = run_scenario(planned, run_dir, out, Nest(Recorder(comp.cfg, say(out)), launcher=launcher))
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)
 
 
@@ -92,11 +91,24 @@ def refuse_busy_host(threshold_pct: float) -> None:
                          "measure beside them (stop them, or run without strict=true: figures are then marked)")
 
 
-def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console, launcher: str,
-                 parent: RunRef | None = None,
-                 tags: dict[str, str] | None = None) -> tuple[ScenarioOutcome, str | None]:
+@dataclass
+class Nest:
+    """Where a run is recorded: the recorder, the run it nests under (a comparison's, a campaign's), the tags it
+    carries, and how it was launched (basic, submitit_local, slurm, or the campaign that ran it)."""
+
+    recorder: Recorder
+    parent: RunRef | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    launcher: str = "basic"
+
+    def under(self, parent: RunRef | None, tags: dict[str, str]) -> Nest:
+        """The same recorder and launcher, one level down."""
+        return Nest(self.recorder, parent, tags, self.launcher)
+
+
+def run_scenario(planned: Plan, run_dir: Path, out: Console, nest: Nest) -> tuple[ScenarioOutcome, str | None]:
     """One scenario run: execute, write its run directory, show it, record it; (outcome, MLflow run id or None)."""
-    cfg, dcfg = planned.cfg, planned.run.dcfg
+    cfg, dcfg, recorder = planned.cfg, planned.run.dcfg, nest.recorder
     recorder.provenance(run_dir, redact(OmegaConf.to_yaml(dcfg, resolve=True)), planned.inventory)
     outcome = execute(planned, run_dir)
     with Shield(say(out), f"recording what was measured (results.json in {run_dir})"):
@@ -107,8 +119,8 @@ def run_scenario(planned: Plan, run_dir: Path, recorder: Recorder, out: Console,
         params = {k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
                   for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True)).items()}  # type: ignore[arg-type]
         # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
-        run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), parent,
-                                   {keys.LAUNCHER: launcher, **(tags or {})})
+        run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), nest.parent,
+                                   {keys.LAUNCHER: nest.launcher, **nest.tags})
     if run_id:
         say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {files}")
     elif kept is None:  # neither a file nor a store holds them: the figures themselves, in the last line
@@ -180,18 +192,14 @@ def plan_comparison(comp: Composition, out: Console) -> PlannedComparison:
     return PlannedComparison(comp, plans, mixed)
 
 
-def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str,
-                   planned: PlannedComparison | None = None, recorder: Recorder | None = None,
-                   parent: RunRef | None = None, tags: dict[str, str] | None = None) -> int:
+def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest: Nest) -> int:
     """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
-    plot, and the comparison run (nested under ``parent``, as a study's parts are)."""
-    cfg, name = comp.cfg, comp.cfg.scenario.name
-    planned = planned or plan_comparison(comp, out)
+    plot, and the comparison run (nested under ``nest.parent``, as a campaign's parts are, with its tags)."""
+    cfg, name, recorder = planned.comp.cfg, planned.comp.cfg.scenario.name, nest.recorder
     plans, mixed = planned.plans, planned.mixed
-    recorder = recorder or Recorder(cfg, say(out))
     ref = recorder.start_comparison(f"{name}-{run_dir.name}",
-                                    mlflow_runs.comparison_tags(name, cfg.scenario.kind, tags), parent)
-    outcomes, worst = run_phases(plans, cfg.scenario.phase_repeats, run_dir, recorder, ref, mixed, out, launcher)
+                                    mlflow_runs.comparison_tags(name, cfg.scenario.kind, nest.tags), nest.parent)
+    outcomes, worst = run_phases(planned, run_dir, out, nest.under(ref, {}))
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
         references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
@@ -229,25 +237,26 @@ def run_comparison(comp: Composition, run_dir: Path, out: Console, launcher: str
     return worst
 
 
-def run_phases(plans: list[Plan], repeats: int, run_dir: Path, recorder: Recorder, ref: RunRef | None,
-               mixed: MixedRun | None, out: Console, launcher: str) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
+               nest: Nest) -> tuple[dict[str, list[ScenarioOutcome]], int]:
     """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. A consolidation's
     steps instead each run their repeats in a row (A A A B B B): a step is judged on all of its repeats before the
     sweep decides to add a guest. Stops at an interrupt, or where a consolidation step misses QoS. (outcomes per
     phase label, worst exit code)"""
+    plans, mixed, repeats = planned.plans, planned.mixed, planned.comp.cfg.scenario.phase_repeats
     outcomes: dict[str, list[ScenarioOutcome]] = {}
     worst = 0
     in_a_row = mixed is not None and mixed.kind == "consolidation"
     order = [(r, p) for p in plans for r in range(1, repeats + 1)] if in_a_row else \
         [(r, p) for r in range(1, repeats + 1) for p in plans]
-    for r, planned in order:
-        label, slug = planned.run.label, planned.run.label.replace("/", "-")
-        overrides = planned.run.phase.overrides if planned.run.phase else []
+    for r, phase in order:
+        label, slug = phase.run.label, phase.run.label.replace("/", "-")
+        overrides = phase.run.phase.overrides if phase.run.phase else []
         say(out)(f"phase {label}" + (f" (repeat {r}/{repeats})" if repeats > 1 else "")
                  + f": {' '.join(overrides) or '(as given)'}")
-        outcome, _ = run_scenario(planned, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), recorder, out,
-                                  launcher, ref, {keys.PHASE: label, keys.SCENARIO: planned.cfg.scenario.name,
-                                                  keys.REPEAT: str(r)})
+        outcome, _ = run_scenario(phase, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), out,
+                                  nest.under(nest.parent, {keys.PHASE: label, keys.SCENARIO: phase.cfg.scenario.name,
+                                                           keys.REPEAT: str(r)}))
         outcomes.setdefault(label, []).append(outcome)
         worst = max(worst, outcome.exit_code)
         if outcome.status == "interrupted":

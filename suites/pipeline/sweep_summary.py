@@ -14,12 +14,13 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from suites import store_keys as keys
-from suites.config.paths import absolute_uri, launch_dir
+from suites.config.compose import without_hydra
+from suites.config.schema import load
 from suites.errors import first_line
 from suites.pipeline.jobs import redact_files, redact_logs
 from suites.pipeline.orchestrate import best_effort, console, say
 from suites.record import rundir
-from suites.record.store import Tracker, local_store, store_lock
+from suites.record.recorder import Recorder
 from suites.record.sweep_points import collect
 from suites.render import plots
 from suites.render.tables import sweep_csv_rows, sweep_notes, sweep_table
@@ -57,19 +58,14 @@ class SweepSummary(Callback):
         except Exception as exc:  # the table and the CSV are there; the store is the extra
             say(out)(f"warning: sweep summary not recorded in MLflow ({first_line(exc)}); see {csv}")
             return
-        say(out)(f"sweep summary: {csv}" + (f", {png.name}" if png else "") + f" (MLflow run {run_id})")
+        if run_id:
+            say(out)(f"sweep summary: {csv}" + (f", {png.name}" if png else "") + f" (MLflow run {run_id})")
 
 
-def record(config: DictConfig, sweep_dir: Path, files: list[Path], jobs: int, started_at: float) -> str:
+def record(config: DictConfig, sweep_dir: Path, files: list[Path], jobs: int, started_at: float) -> str | None:
     """A ``sweep`` run holding the summary, beside the jobs' own runs in the same experiment (its Duration: from
-    the first job's start to now)."""
-    base = launch_dir()
-    tracker = Tracker(local_store(absolute_uri(str(config.tracking_uri), base)), str(config.experiment),
-                      base / str(config.artifact_dir))
-    with store_lock(tracker.uri):
-        run_id = tracker.start(f"sweep-{sweep_dir.name}", {keys.ROLE: "sweep"}, start_time=started_at)
-        tracker.params(run_id, {"sweep_dir": str(sweep_dir), "jobs": jobs})
-        for f in files:
-            tracker.artifact(run_id, f)
-        tracker.end(run_id, "FINISHED", time.time())
-    return run_id
+    the first job's start to now), through the Recorder (its fallback store where the sweep's own fails); its id, or
+    None where no store took it (said)."""
+    recorder = Recorder(load(without_hydra(config)), say(console()))
+    return recorder.whole_run(f"sweep-{sweep_dir.name}", {keys.ROLE: "sweep"},
+                              {"sweep_dir": str(sweep_dir), "jobs": jobs}, files, started_at)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from suites import store_keys as keys
 from suites.config.schema import ARTIFACT_DIR, EXPERIMENT
@@ -20,10 +20,13 @@ from suites.errors import redact
 from suites.record.export import ExportedStore, quiet_downloads
 from suites.record.store import Tracker, log_batch, sqlite_path
 
+# an MlflowClient or an export read back (ExportedStore, which answers the same calls), or a run of either
+Mlflow: TypeAlias = Any
+
 SKIP_TAGS = ("mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type", "mlflow.runName")
 
 
-def existing(client: Any, run_id: str | None) -> str | None:
+def existing(client: Mlflow, run_id: str | None) -> str | None:
     if not run_id:
         return None
     try:
@@ -34,23 +37,29 @@ def existing(client: Any, run_id: str | None) -> str | None:
 
 @dataclass
 class Copying:
-    """One import under way: the runs it made in the target (deleted again if it fails: all or nothing), and the
-    tags every copy carries (which import made it)."""
+    """One import under way: from ``src`` (a client, or an export read back) into ``dst``'s experiment ``exp_id``,
+    the source's ``runs`` (where a run's children are found), the tags every copy carries (which import made it),
+    and the runs it made in the target (deleted again if it fails: all or nothing)."""
 
-    made: list[str] = field(default_factory=list)
+    src: Mlflow
+    dst: Mlflow
+    runs: list[Mlflow]
+    exp_id: str
     mark: dict[str, str] = field(default_factory=dict)
+    made: list[str] = field(default_factory=list)
 
-    def undo(self, dst: Any) -> None:
+    def undo(self) -> None:
         for run_id in reversed(self.made):  # deleted runs are out of every search: a retry imports afresh
             try:
-                dst.delete_run(run_id)
+                self.dst.delete_run(run_id)
             except Exception:  # noqa: S110 - the store that failed the import may refuse this too; said by the caller
                 pass
 
 
-def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into: str | None,
-             copying: Copying) -> str:
-    """A copy of ``run`` in ``dst`` (or its data written into the existing run ``into``), counted in ``copying``."""
+def copy_run(copying: Copying, run: Mlflow, parent: str | None, into: str | None) -> str:
+    """A copy of ``run`` in the target (or its data written into the existing run ``into``), counted in
+    ``copying``."""
+    src, dst = copying.src, copying.dst
     tags = {k: v for k, v in run.data.tags.items() if k not in SKIP_TAGS and k != keys.IMPORTED_TO}
     tags.update(copying.mark)
     if parent:
@@ -59,7 +68,7 @@ def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into
         new = into
         log_batch(dst, new, tags=tags)
     else:
-        new = dst.create_run(exp_id, start_time=run.info.start_time, tags=tags,
+        new = dst.create_run(copying.exp_id, start_time=run.info.start_time, tags=tags,
                              run_name=run.info.run_name).info.run_id
         copying.made.append(new)
     have = dst.get_run(new).data.params if into else {}
@@ -75,25 +84,22 @@ def copy_run(src: Any, dst: Any, run: Any, exp_id: str, parent: str | None, into
     return new
 
 
-def copy_tree(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent: str | None, into: str | None,
-              copying: Copying) -> str:
+def copy_tree(copying: Copying, run: Mlflow, parent: str | None, into: str | None) -> str:
     """``run`` and every run nested below it, parents before children."""
-    new = copy_run(src, dst, run, exp_id, parent, into, copying)
-    for child in runs:
+    new = copy_run(copying, run, parent, into)
+    for child in copying.runs:
         if child.data.tags.get("mlflow.parentRunId") == run.info.run_id:
-            copy_tree(src, dst, child, runs, exp_id, new, None, copying)
+            copy_tree(copying, child, new, None)
     return new
 
 
-def copy_whole(src: Any, dst: Any, run: Any, runs: list[Any], exp_id: str, parent: str | None = None,
-               into: str | None = None, mark: dict[str, str] | None = None) -> str:
+def copy_whole(copying: Copying, run: Mlflow, parent: str | None = None, into: str | None = None) -> str:
     """:func:`copy_tree`, all or nothing: when a copy fails, the runs it made are deleted again and the error goes
     on (a run left RUNNING without its metrics was counted as imported, and never imported again)."""
-    copying = Copying(mark=dict(mark or {}))
     try:
-        return copy_tree(src, dst, run, runs, exp_id, parent, into, copying)
+        return copy_tree(copying, run, parent, into)
     except BaseException:
-        copying.undo(dst)
+        copying.undo()
         raise
 
 
@@ -132,7 +138,7 @@ def import_runs(from_uri: str, to_uri: str, experiment: str = EXPERIMENT, every_
         # a phase of a comparison whose run exists there nests under it; a comparison finished here completes it
         parent = existing(dst, tags.get(keys.COMPARISON_PARENT))
         into = existing(dst, tags.get(keys.COMPLETES))
-        new = copy_whole(src, dst, run, runs, exp_id, parent, into)
+        new = copy_whole(Copying(src, dst, runs, exp_id), run, parent, into)
         src.set_tag(run.info.run_id, keys.IMPORTED_TO, f"{meant} {new}")
         result.done.append((run.info.run_id, new))
     return result
@@ -152,7 +158,7 @@ def import_export(folder: Path, to_uri: str, experiment: str = EXPERIMENT) -> Im
         return Imported(left={"already imported": 1})
     for half in dst.search_runs([exp_id], f"tags.`{IMPORT_OF}` = '{root}'", max_results=50000):
         dst.delete_run(half.info.run_id)  # an import killed part-way (its undo never ran): it starts again whole
-    new = copy_whole(src, dst, src.root, src.runs, exp_id, mark={IMPORT_OF: root})
+    new = copy_whole(Copying(src, dst, src.runs, exp_id, mark={IMPORT_OF: root}), src.root)
     dst.set_tag(new, IMPORT_DONE, "true")
     return Imported(done=[(root, new)])
 
@@ -160,7 +166,7 @@ def import_export(folder: Path, to_uri: str, experiment: str = EXPERIMENT) -> Im
 IMPORT_OF, IMPORT_DONE = keys.IMPORT_OF, keys.IMPORT_DONE
 
 
-def finished_import(run: Any) -> bool:
+def finished_import(run: Mlflow) -> bool:
     """A copied export root that is whole: tagged done once its tree was copied (an import from before these tags
     has neither tag and counts as whole)."""
     tags = run.data.tags

@@ -23,11 +23,21 @@ SCENARIO_ARTIFACTS = ("config.yaml", "inventory.json", "results.json", "samples.
 COMPARISON_ARTIFACTS = ("comparison.csv", "comparison.png")
 
 
+@dataclass
+class Named:
+    """How a run is named, the run it nests under (None: top level), and its own tags."""
+
+    name: str
+    under: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
 def scenario_run(outcome: ScenarioOutcome, tracker: Tracker, config_params: JsonObject, run_dir: Path,
-                 run_name: str, under: str | None = None, tags: dict[str, str] | None = None) -> str:
-    """Parent run for the scenario (nested ``under`` a comparison run if given), a child per guest."""
+                 named: Named) -> str:
+    """Parent run for the scenario (nested under a comparison run where ``named`` says), a child per guest."""
     with store_lock(tracker.uri):
-        parent = tracker.start(run_name, scenario_tags(outcome, tags), parent=under, start_time=outcome.started_at)
+        parent = tracker.start(named.name, scenario_tags(outcome, named.tags), parent=named.under,
+                               start_time=outcome.started_at)
         try:
             fill_scenario_run(outcome, tracker, parent, config_params, run_dir)
         except Exception as exc:  # a store that fails half-way (full disk, server gone) keeps no RUNNING half-run

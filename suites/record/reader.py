@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 from suites import store_keys as keys
 from suites.config.schema import EXPERIMENT
 from suites.run.marks import Mark, of_repeats
 from suites.run.mixed import by_profile, consolidation_metrics
 from suites.run.phase_numbers import PhaseNumbers
+
+# an MlflowClient, or a run it returned (mlflow is imported where a store is read: untyped here)
+Mlflow: TypeAlias = Any
 
 
 @dataclass
@@ -34,7 +37,7 @@ class MixedReport:
     marks: dict[str, list[Mark]] = field(default_factory=dict)  # kind -> what marks its scores (run.marks)
 
 
-def numbers_only(metrics: dict[str, Any], skipped: list[str]) -> dict[str, float]:
+def numbers_only(metrics: dict[str, Mlflow], skipped: list[str]) -> dict[str, float]:
     """A run's metrics as read back, those that are numbers: a store edited by hand or by another tool may hold a
     string where a figure was (each one skipped is said in ``skipped``, never a traceback)."""
     out = {}
@@ -46,7 +49,8 @@ def numbers_only(metrics: dict[str, Any], skipped: list[str]) -> dict[str, float
     return out
 
 
-def phase_numbers(client: Any, comparison_id: str, skipped: list[str] | None = None) -> dict[str, list[PhaseNumbers]]:
+def phase_numbers(client: Mlflow, comparison_id: str,
+                  skipped: list[str] | None = None) -> dict[str, list[PhaseNumbers]]:
     """Each phase run under the comparison (every repeat, in run order), reduced to PhaseNumbers from its own and
     its guests' metrics (those that are numbers: the others are listed in ``skipped``)."""
     skipped = [] if skipped is None else skipped
@@ -67,7 +71,7 @@ def phase_numbers(client: Any, comparison_id: str, skipped: list[str] | None = N
     return out
 
 
-def run_of_kind(client: Any, run_id: str, kind: str, flag: str) -> Any:
+def run_of_kind(client: Mlflow, run_id: str, kind: str, flag: str) -> Mlflow:
     """The run ``run_id`` (given as ``flag``), which must be a ``kind`` comparison; else one LookupError that says
     what the run is (a ``--mixed-run`` given a plain single run would make a report of question marks)."""
     from mlflow.exceptions import MlflowException
@@ -86,7 +90,7 @@ def run_of_kind(client: Any, run_id: str, kind: str, flag: str) -> Any:
     return run
 
 
-def latest(client: Any, experiment: str, kind: str) -> Any:
+def latest(client: Mlflow, experiment: str, kind: str) -> Mlflow:
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         return None
@@ -136,7 +140,7 @@ def run_marks(phases: dict[str, list[PhaseNumbers]], params: dict[str, str]) -> 
     return of_repeats(phases, float(params.get("host_busy_pct", "inf")), params.get("scale", "full"))
 
 
-def describe(client: Any, comparison: Any, rep: MixedReport) -> None:
+def describe(client: Mlflow, comparison: Mlflow, rep: MixedReport) -> None:
     """What the report says about the runs besides their numbers: validity, references, limits, host."""
     tags, params = comparison.data.tags, comparison.data.params
     rep.validity.update({k.removeprefix(keys.VALIDITY_PREFIX): v for k, v in tags.items()

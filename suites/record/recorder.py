@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shlex
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from suites.config.paths import absolute_uri, launch_dir
 from suites.config.schema import TRACKING_URI, BenchConfig
 from suites.errors import first_line, redact
 from suites.record import mlflow_runs, rundir
-from suites.record.store import Tracker, local_store
+from suites.record.store import Tracker, local_store, store_lock
 from suites.run.outcome import ScenarioOutcome
 
 T = TypeVar("T")
@@ -104,7 +105,7 @@ class Recorder:
             under = parent.run_id if parent is not None and parent.tracker is t else None
             extra = {**(tags or {}), **({keys.COMPARISON_PARENT: parent.run_id}
                                         if parent is not None and under is None else {})}
-            return mlflow_runs.scenario_run(outcome, t, config_params, run_dir, name, under, extra)
+            return mlflow_runs.scenario_run(outcome, t, config_params, run_dir, mlflow_runs.Named(name, under, extra))
 
         return self._attempt(record, f"results kept in {run_dir}")
 
@@ -131,6 +132,21 @@ class Recorder:
             return RunRef(t, run_id, ref.name, ref.tags)
 
         return self._attempt(record, f"comparison run not completed; table and plot are in {run_dir}")
+
+    def whole_run(self, name: str, tags: dict[str, str], params: JsonObject, files: list[Path],
+                  started_at: float) -> str | None:
+        """A run written whole after the fact (a sweep's summary): its params and files, ended FINISHED, its
+        Duration from ``started_at`` (epoch s) to now; in the fallback store where its own fails. Its id, or None."""
+        def record(t: Tracker) -> str:
+            with store_lock(t.uri):
+                run_id = t.start(name, tags, start_time=started_at)
+                t.params(run_id, params)
+                for f in files:
+                    t.artifact(run_id, f)
+                t.end(run_id, "FINISHED", time.time())
+            return run_id
+
+        return self._attempt(record, f"run {name} not recorded; its files are {', '.join(map(str, files))}")
 
     def finish(self, ref: RunRef | None, report: list[Path], status: str) -> None:
         """The report's files under ``report/``, then the run's end."""

@@ -12,7 +12,6 @@ why everything else is skipped; nothing here touches a file or a process.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 from suites.study.settings import StudySettings
@@ -137,23 +136,6 @@ class StudyPlan:
     gpus: int
     part_estimates: dict[str, float] = field(default_factory=dict)  # part name -> seconds planned
     sources: dict[str, str] = field(default_factory=dict)  # workload -> where its seconds came from
-    actual_s: dict[str, float] = field(default_factory=dict)  # part name -> seconds it took (filled as it runs)
-    # time.monotonic() by which the study must have ended (its start + study.budget_s): a part that cannot end by
-    # then does not start (set by the study command; inf: no deadline)
-    deadline: float = math.inf
-
-    def fits(self, name: str, now: float) -> str:
-        """'' where part ``name`` can end by the deadline on its estimate, else why it does not start."""
-        left, planned = self.deadline - now, self.part_estimates.get(name, 0.0)
-        if planned <= left:
-            return ""
-        return (f"not started: its estimate {planned:.0f} s is past the {max(left, 0):.0f} s left of study.budget_s "
-                "(a study never runs past its budget)")
-
-    def overran(self, name: str) -> str:
-        """'ran 2.4x its estimate' where a part took more than twice its planned seconds, else ''."""
-        planned, took = self.part_estimates.get(name, 0.0), self.actual_s.get(name, 0.0)
-        return f"ran {took / planned:.1f}x its estimate" if planned > 0 and took > 2 * planned else ""
 
     def overrides(self, part: Part) -> list[str]:
         """The command line of one part: its scenario and workload, sizes, repeats, phases' own settings."""

@@ -25,11 +25,9 @@ from gpu_probe.shapes import JsonObject
 from suites.data.dataset import Dataset
 from suites.data.options import DataConfig
 from suites.errors import BenchError, require
-from suites.workloads.timing import StepMeter
+from suites.workloads.timing import SIZE_BY, TIME, WORK, StepMeter
 
 ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed scenario
-TIME, WORK = "time", "work"  # what sizes a training run (TrainConfig.size_by)
-SIZE_BY = ("auto", TIME, WORK)
 
 
 @dataclass
@@ -67,7 +65,7 @@ class TrainConfig(WorkloadConfig):
     eval_each_epoch: bool = True
     ranks: int = 0  # data-parallel workers in the guest; 0 = one per GPU of the profile (what it is given)
     max_steps: Optional[int] = None  # stop after N optimizer steps
-    # How the run's length is chosen (suites/guest/sizing.py). time: a throughput run, its timed window sized to
+    # How the run's length is chosen (suites/workloads/timing.py). time: a throughput run, its timed window sized to
     # last min_window_s on whatever device it runs (the step time calibrated after the warm-up, the data cycled as
     # often as needed; pyperf's calibration); work: the recipe's epochs (an accuracy run: time to its target), and
     # a window too short for a rate is said. auto: work where an accuracy target is set, else time.
@@ -179,7 +177,7 @@ class Workload:
         """Runner-side, before any guest starts: locate (or synthesise) the data; ``cfg`` is the workload's."""
         return cls.dataset.resolve(data, seed) if cls.dataset else {}
 
-    # Steps of a run sized by time (suites/guest/sizing.py sets it, then rebuilds): total_steps() returns it
+    # Steps of a run sized by time (suites/workloads/timing.py sets it, then rebuilds): total_steps() returns it
     sized_steps: int | None = None
 
     def sized_by(self) -> str:

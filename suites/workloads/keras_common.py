@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from suites.errors import BenchError, require
 from suites.workloads import fast_recipe as recipe
 from suites.workloads.airbench94 import RecipeConfig
 from suites.workloads.base import RECORD_SMOKE, Classifier
 from suites.workloads.keras_net import (
+    Keras,
     KerasLookahead,
     TriangleSchedule,
     airbench94_net,
@@ -27,6 +28,9 @@ from suites.workloads.keras_net import (
     whitening_kernel,
 )
 from suites.workloads.timing import StepMeter
+
+if TYPE_CHECKING:  # for the annotations only
+    import numpy as np
 
 PRECISIONS = ("auto", "float32", "mixed_float16", "mixed_bfloat16")
 
@@ -63,20 +67,20 @@ class _Meter:
     """Keras callback: feeds the guest's StepMeter, pulls the lookahead, checks the target after each epoch
     (eval_each_epoch) off the clock, and stops at the schedule's last step."""
 
-    def __new__(cls, workload: "KerasClassifier", meter: StepMeter) -> Any:
+    def __new__(cls, workload: "KerasClassifier", meter: StepMeter) -> Keras:
         import keras
 
         bs, total = workload.cfg.batch_size, workload.total_steps()
 
         class Callback(keras.callbacks.Callback):
-            def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            def on_train_batch_end(self, batch: int, logs: dict[str, float] | None = None) -> None:
                 meter.step(bs)  # whole batches only
                 workload.lookahead.after_step(meter.steps, total)
                 workload.weights_changed()
                 if meter.over(total):
                     self.model.stop_training = True
 
-            def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            def on_epoch_end(self, epoch: int, logs: dict[str, float] | None = None) -> None:
                 workload.check_finite(float((logs or {}).get("loss", 0.0)), meter.steps)
                 if workload.cfg.target_accuracy and workload.cfg.eval_each_epoch:
                     with meter.untimed():
@@ -93,7 +97,7 @@ class KerasClassifier(Classifier):
     full_precision = "float32"
     requires = {"tensorflow": "tf, or tf-gpu on a GPU host"}
 
-    def load_numpy(self) -> tuple[Any, Any, Any, Any]:
+    def load_numpy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(x_train float32 NHWC normalised, y_train int, x_test, y_test) of the plugin's dataset."""
         assert self.dataset is not None
         root = self.ctx.data["root"]
@@ -129,7 +133,7 @@ class KerasClassifier(Classifier):
                          .prefetch(tf.data.AUTOTUNE))
         self.build()
 
-    def _cap_framebuffer(self, tf: Any, gpus: list[Any]) -> str:
+    def _cap_framebuffer(self, tf: Keras, gpus: list[Keras]) -> str:
         fb = self.ctx.framebuffer_MiB
         if not gpus:
             return "not applied (no GPU)"
@@ -188,11 +192,11 @@ class KerasClassifier(Classifier):
             correct += int((np.argmax(logits, 1) == self.y_test[i : i + bs]).sum())
         return correct / len(self.x_test)
 
-    def tta_logits(self, x: Any) -> Any:
+    def tta_logits(self, x: Keras) -> Keras:
         """:func:`suites.workloads.fast_recipe.tta` on NHWC numpy images."""
         import numpy as np
 
-        def shifted(images: Any) -> tuple[Any, Any]:
+        def shifted(images: Keras) -> tuple[Keras, Keras]:
             h, w = images.shape[1:3]
             padded = np.pad(images, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
             return padded[:, :h, :w].copy(), padded[:, 2:, 2:].copy()

@@ -6,20 +6,24 @@ imported inside each function: the runner imports this module without TensorFlow
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from gpu_probe.shapes import JsonObject
 from suites.workloads import fast_recipe as recipe
 
+# keras (TensorFlow's) and what it makes (a model, a layer, a tensor, a schedule): imported inside each function,
+# so untyped here
+Keras: TypeAlias = Any
 
-def airbench94_net(keras: Any, shape: tuple[int, int, int], width: int, flip: bool, translate: int,
-               decay: tuple[float, float]) -> Any:
+
+def airbench94_net(keras: Keras, shape: tuple[int, int, int], width: int, flip: bool, translate: int,
+               decay: tuple[float, float]) -> Keras:
     """airbench94's network in Keras for images of ``shape`` (H, W, C), augmentation layers in front (they act
     only in training); ``decay``: the L2 factors of weights and of BatchNorm biases."""
     L = keras.layers
     l2, l2_bias = (keras.regularizers.L2(d) for d in decay)
 
-    def group(x: Any, c: int) -> Any:
+    def group(x: Keras, c: int) -> Keras:
         for pool in (True, False):
             x = L.Conv2D(c, 3, padding="same", use_bias=False, kernel_regularizer=l2)(x)
             x = L.MaxPooling2D()(x) if pool else x
@@ -40,21 +44,21 @@ def airbench94_net(keras: Any, shape: tuple[int, int, int], width: int, flip: bo
     return keras.Model(inputs, L.Rescaling(1 / 9, dtype="float32")(x))
 
 
-def WhitenBias(name: str) -> Any:  # noqa: N802 - a layer, named as one
+def WhitenBias(name: str) -> Keras:  # noqa: N802 - a layer, named as one
     """A trainable per-channel bias after the frozen whitening convolution (Keras freezes whole layers)."""
     import keras
 
     class Bias(keras.layers.Layer):
-        def build(self, shape: Any) -> None:
+        def build(self, shape: Keras) -> None:
             self.bias = self.add_weight(shape=(shape[-1],), initializer="zeros", name="bias")
 
-        def call(self, x: Any) -> Any:
+        def call(self, x: Keras) -> Keras:
             return x + keras.ops.cast(self.bias, x.dtype)
 
     return Bias(name=name)
 
 
-def start_as_identity(model: Any) -> None:
+def start_as_identity(model: Keras) -> None:
     """Each 3x3 convolution's first filters pass their input channel through (torch's dirac init)."""
     import numpy as np
 
@@ -67,7 +71,7 @@ def start_as_identity(model: Any) -> None:
             layer.kernel.assign(kernel)
 
 
-def whitening_kernel(images: Any) -> Any:
+def whitening_kernel(images: Keras) -> Keras:
     """The whitening filters of :func:`suites.workloads.fast_recipe.whitening_filters` from NHWC numpy images, as
     a Keras kernel (kh, kw, in, out)."""
     filters = recipe.whitening_filters(images[: recipe.WHITEN_IMAGES].transpose(0, 3, 1, 2))
@@ -77,7 +81,7 @@ def whitening_kernel(images: Any) -> Any:
 class KerasLookahead:
     """:class:`suites.workloads.fast_recipe.Lookahead` over a Keras model's floating-point weights."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Keras) -> None:
         import keras
 
         self.live = [w for w in model.weights if "float" in str(w.dtype)]
@@ -90,12 +94,12 @@ class KerasLookahead:
                 live.assign(avg)
 
 
-def TriangleSchedule(peak: float, total: int) -> Any:  # noqa: N802 - a schedule class, built where keras is loaded
+def TriangleSchedule(peak: float, total: int) -> Keras:  # noqa: N802 - a schedule class, built where keras is loaded
     """:func:`suites.workloads.fast_recipe.lr_factor` x ``peak`` as a Keras schedule (evaluated in the graph)."""
     import keras
 
     class Triangle(keras.optimizers.schedules.LearningRateSchedule):
-        def __call__(self, step: Any) -> Any:
+        def __call__(self, step: Keras) -> Keras:
             ops = keras.ops
             s = ops.cast(step, "float32")
             top = float(int(recipe.LR_PEAK_AT * total))

@@ -48,7 +48,7 @@ def test_make_study_gives_the_same_quote_hint(tmp_path: Path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["bench", "-cd"], "error: -cd: needs a folder"),  # took the internal run-dir pin as its value
+    (["bench", "-cd"], "error: argument --config-dir/-cd: expected one argument"),  # not the internal run-dir pin
     (["bench", "hydra.run.dir='/tmp/a\nb'"], "holds a control character (a newline?)"),
     (["bench", "experiment=a'b\"é"], "quote the value: experiment='a\\'b\"é'"),  # the hint itself parses
     (["report", "--mixed-run", "../../etc"], "--mixed-run '../../etc': not an MLflow run id"),

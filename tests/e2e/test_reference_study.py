@@ -15,8 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from suites.study.planner import EPISODE_1, plan_study
-from suites.study.settings import StudySettings
+from suites.study.planner import EPISODE_1
 from tests.support.helpers import REPO
 
 NO_TF = {"tensorflow": "TensorFlow not installed"}
@@ -28,18 +27,6 @@ def study(tmp_path: Path, *args: str, timeout: float = 900) -> subprocess.Comple
            f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", *args]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
-
-
-def test_a_part_keeps_only_the_phases_the_planner_kept():
-    from suites.config.schema import register_configs
-    from suites.study.command import compose_parts
-
-    register_configs()
-    plan = plan_study(2, NO_TF, StudySettings(budget_s=10_000))
-    comps = compose_parts(plan, ["progress=quiet"])
-    assert [r.label for r in comps["scaling"].runs] == ["1-gpu", "2-gpu"]
-    assert [r.label for r in comps["mixed"].runs][:3] == ["m60-8q/cad", "m60-8q/mixed", "m60-8q/ml"]
-    assert comps["gpu-vs-cpu"].cfg.scenario.repeats == plan.repeats
 
 
 @pytest.mark.parametrize("arg, says", [("study.budget_s=-5", "study.budget_s: must be seconds in (0, 604800]"),

@@ -109,8 +109,8 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
 
     from mlflow.tracking import MlflowClient
 
-    from suites.commands.size import stored
     from suites.record.store_reader import StoreReader
+    from suites.sizing.read import stored
 
     uri = store_at(tmp_path / "mlflow.db")
     cmd = [sys.executable, "-m", "suites", "size", "sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke",

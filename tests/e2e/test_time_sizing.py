@@ -1,4 +1,4 @@
-"""Workloads sized by time (suites/guest/sizing.py) in real guests: a window lasts what it was given whatever the
+"""Workloads sized by time (suites/workloads/timing.py) in real guests: a window lasts what it was given whatever the
 step time, and a pair of guests overlap."""
 
 from __future__ import annotations

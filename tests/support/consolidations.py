@@ -4,7 +4,11 @@ test chooses, without measuring anything. A stand-in for a measurement, never fo
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
+
+from rich.console import Console
 
 from gpu_probe import vocab
 
@@ -63,3 +67,28 @@ def record(uri: str, experiment: str, profile: str, steps: dict[int, dict[str, f
             phase(client, exp_id, rid, f"{profile}/n{n}", n, True, jitter)
     client.set_terminated(rid, "FINISHED")
     return rid
+
+
+def planned_sizing(tmp_path: Path, *args: str) -> tuple[Any, Any, Any, str]:
+    """(settings, inventory, plan, store uri) of ``make size`` with ``args`` on this host, into a store under
+    ``tmp_path``: nothing measured."""
+    from gpu_probe.inventory import collect
+    from suites.capacity.size_settings import load_settings
+    from suites.config.schema import register_configs
+    from suites.sizing.parts import plan_parts
+    from tests.support.helpers import store_at
+
+    register_configs()
+    uri = store_at(tmp_path / "mlflow.db")
+    settings = load_settings("default", list(args))
+    inv = collect()
+    plan = plan_parts(settings, inv, [f"tracking_uri={uri}", f"artifact_dir={tmp_path / 'art'}"],
+                      Console(file=io.StringIO()))
+    return settings, inv, plan, uri
+
+
+def recorded(uri: str, part: Any, steps: dict, tags: dict | None = None) -> tuple[tuple[str, str, str], str]:
+    """A sizing part's consolidation recorded at ``steps`` with its reuse key: ((profile, policy, type), run id)."""
+    rid = record(uri, part.comp.cfg.experiment, part.profile, steps,
+                 tags={"bench.sizing_key": part.key, **(tags or {})})
+    return (part.profile, part.policy, part.user_type), rid

@@ -26,8 +26,8 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from gpu_probe.shapes import Json
 from suites.errors import DataError
 from suites.workloads.graphics import scene as scene_mod
 
@@ -81,7 +81,7 @@ def _fail(where: str, message: str) -> None:
     raise TraceFormatError(f"{where}: {message}")
 
 
-def _get(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+def _get(obj: Json, key: str, kind: type | tuple[type, ...], where: str) -> Json:
     if not isinstance(obj, dict) or key not in obj:
         _fail(where, f"missing {key!r}")
     value = obj[key]
@@ -90,14 +90,14 @@ def _get(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
     return value
 
 
-def _vec3(obj: Any, key: str, where: str) -> tuple[float, float, float]:
+def _vec3(obj: Json, key: str, where: str) -> tuple[float, float, float]:
     v = _get(obj, key, list, where)
     if len(v) != 3 or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in v):
         _fail(f"{where}.{key}", "expected 3 finite numbers")
     return (float(v[0]), float(v[1]), float(v[2]))
 
 
-def _parts(obj: Any, key: str, where: str, n_parts: int) -> tuple[int, ...]:
+def _parts(obj: Json, key: str, where: str, n_parts: int) -> tuple[int, ...]:
     """Part ids; ``opaque`` holds [first, last] ranges, ``transparent`` plain ids."""
     raw = _get(obj, key, list, where)
     ids: list[int] = []
@@ -111,7 +111,7 @@ def _parts(obj: Any, key: str, where: str, n_parts: int) -> tuple[int, ...]:
     return tuple(ids)
 
 
-def _frame(obj: Any, where: str, n_parts: int) -> Frame:
+def _frame(obj: Json, where: str, n_parts: int) -> Frame:
     fov = _get(obj, "fov_deg", (int, float), where)
     explode = _get(obj, "explode", (int, float), where)
     if not 1 <= fov <= 170:
@@ -125,7 +125,7 @@ def _frame(obj: Any, where: str, n_parts: int) -> Frame:
                  _parts(obj, "opaque", where, n_parts), _parts(obj, "transparent", where, n_parts))
 
 
-def _test(obj: Any, where: str, n_parts: int) -> Test:
+def _test(obj: Json, where: str, n_parts: int) -> Test:
     name = _get(obj, "name", str, where)
     weight = _get(obj, "weight", (int, float), where)
     mode = _get(obj, "mode", str, where)
@@ -142,7 +142,7 @@ def _test(obj: Any, where: str, n_parts: int) -> Test:
     return Test(name, float(weight), mode, tuple(checks), frames)
 
 
-def parse(doc: Any, where: str = "trace") -> FrameTrace:
+def parse(doc: Json, where: str = "trace") -> FrameTrace:
     """Validate a decoded trace document; every problem names its place in the file."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         _fail(where, f"not a frame trace (format must be {FORMAT!r})")

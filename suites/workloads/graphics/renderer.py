@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from gpu_probe.shapes import JsonObject
 from suites.errors import BenchError, first_line
 from suites.workloads.graphics import scene
 from suites.workloads.graphics.frametrace import Frame
+
+# a moderngl Context (moderngl is imported where a context is made: a runner without it still imports this)
+GlContext: TypeAlias = Any
 
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast", "lavapipe")
 
@@ -80,7 +83,7 @@ def memory_need(meshes: list[scene.Mesh], textured: bool, resolution: tuple[int,
     return MemoryNeed(sum(m.nbytes for m in meshes) / mib, tex / mib, targets / mib)
 
 
-def create_context(libegl: str | None = None, device_index: int = 0) -> Any:
+def create_context(libegl: str | None = None, device_index: int = 0) -> GlContext:
     """A standalone core-profile context; no EGL is one clear line, never a crash."""
     try:
         import moderngl
@@ -96,11 +99,11 @@ def create_context(libegl: str | None = None, device_index: int = 0) -> Any:
                                   "libegl1 libegl-mesa0 libgl1-mesa-dri (make setup-system)") from None
 
 
-def renderer_string(ctx: Any) -> str:
+def renderer_string(ctx: GlContext) -> str:
     return f"{ctx.info['GL_RENDERER']} | {ctx.info['GL_VERSION']}"
 
 
-def is_software(ctx: Any) -> bool:
+def is_software(ctx: GlContext) -> bool:
     return any(s in ctx.info["GL_RENDERER"].lower() for s in SOFTWARE_RENDERERS)
 
 
@@ -137,7 +140,7 @@ def look_at(eye: np.ndarray, target: np.ndarray) -> np.ndarray:
 class SceneRenderer:
     """A scene uploaded to the device, drawn one trace frame at a time into an offscreen target."""
 
-    def __init__(self, ctx: Any, parts: list[scene.Part], meshes: list[scene.Mesh], resolution: tuple[int, int],
+    def __init__(self, ctx: GlContext, parts: list[scene.Part], meshes: list[scene.Mesh], resolution: tuple[int, int],
                  samples: int, texture_size: int, seed: int) -> None:
         self.ctx, self.parts, self.resolution = ctx, parts, resolution
         self.prog = ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT)

@@ -22,29 +22,3 @@ def test_core_locks_name_their_holder_and_are_held_by_one_run_at_a_time(tmp_path
     assert corelock.held_by_others([2], tmp_path) == {}  # the refused lease kept nothing
     lease.release()
     assert corelock.held_by_others([0, 1, 2], tmp_path) == {}
-
-
-def test_a_run_too_big_for_this_host_alone_is_refused_for_that_not_queued(monkeypatch: pytest.MonkeyPatch):
-    """Another run holding a core must not turn "too much memory for this host" into "wait for its cores"."""
-    from suites.backends import corelock, local
-    from suites.errors import PlacementError
-
-    monkeypatch.setattr(corelock, "held_by_others", lambda cores: {cores[0]: corelock.Holder("4242", "other")})
-    host = sorted(os.sched_getaffinity(0))
-
-    def too_big(free: list[int]) -> list:
-        if len(free) < len(host):
-            raise PlacementError(f"needs {len(host)} cores")
-        raise PlacementError("2 guest(s) x 30000 MiB = 60000 MiB > 24106 MiB host memory")
-
-    with pytest.raises(PlacementError) as exc:
-        local.on_free_cores(too_big)
-    assert not isinstance(exc.value, corelock.CoresHeld) and "host memory" in str(exc.value)
-
-    def needs_every_core(free: list[int]) -> list:
-        if len(free) < len(host):
-            raise PlacementError(f"needs {len(host)} cores")
-        return []
-
-    with pytest.raises(corelock.CoresHeld, match="pid 4242, run dir other"):  # fits alone: worth waiting for
-        local.on_free_cores(needs_every_core)

@@ -8,6 +8,7 @@ import pytest
 
 from suites.config import compose as compose_module
 from suites.config.schema import register_configs
+from suites.errors import ConfigError
 from suites.pipeline.command_line import CommandLine, parse_command, precheck
 from tests.support.helpers import SMOKE
 
@@ -54,6 +55,26 @@ def test_the_precheck_composes_each_run_once_with_hydras_node(tmp_path: Path, mo
 def test_hydra_flags_with_a_value_are_not_taken_for_overrides():
     assert parse_command(["--cfg", "job", "-p", "scenario", "--info", "searchpath", "x=1"]) ==\
         CommandLine(["x=1"], informational=True)
+    assert parse_command(["-m", "--config-dir=extra", "a=1,2"]) == CommandLine(["a=1,2"], True, "extra")
+    assert parse_command(["-cd", "extra", "a=1"]) == CommandLine(["a=1"], False, "extra")
+
+
+def test_a_flag_hydra_refuses_is_one_config_error_not_argparses_usage():
+    with pytest.raises(ConfigError, match=r"^argument --info/-i: invalid choice: 'x=1' .*Hydra's flags: --help"):
+        parse_command(["--info", "x=1"])
+    with pytest.raises(ConfigError, match=r"^argument --config-dir/-cd: expected one argument"):
+        parse_command(["--config-dir"])
+
+
+def test_sweep_points_are_hydras_basic_sweepers_jobs_named_by_their_swept_values():
+    from suites.pipeline.command_line import sweep_points
+
+    assert sweep_points(["profile=a,b", "+seed=range(2)", "x=1"]) == [
+        (["profile=a", "+seed=0", "x=1"], ["profile=a", "+seed=0"]),
+        (["profile=a", "+seed=1", "x=1"], ["profile=a", "+seed=1"]),
+        (["profile=b", "+seed=0", "x=1"], ["profile=b", "+seed=0"]),
+        (["profile=b", "+seed=1", "x=1"], ["profile=b", "+seed=1"])]
+    assert sweep_points(["x='a,b'"]) == [(["x='a,b'"], [])]  # a quoted comma is a value, not a sweep
 
 
 @pytest.mark.parametrize("args, says", [

@@ -19,8 +19,8 @@ def test_a_scenario_is_a_run_with_a_child_per_guest_tagged_as_the_readers_ask(tm
 
     tracker = Tracker(store_at(tmp_path / "mlflow.db"), "e", tmp_path / "artifacts")
     got = outcome()
-    rid = mlflow_runs.scenario_run(got, tracker, {"workload.framework": "torch"}, tmp_path, "single",
-                                   tags={keys.PHASE: "1-gpu"})
+    rid = mlflow_runs.scenario_run(got, tracker, {"workload.framework": "torch"}, tmp_path,
+                                   mlflow_runs.Named("single", tags={keys.PHASE: "1-gpu"}))
     client = MlflowClient(tracker.uri)
     run = client.get_run(rid)
     assert run.info.status == mlflow_runs.RUN_STATUS[got.status]
@@ -39,7 +39,7 @@ def test_a_store_that_fails_half_way_leaves_the_run_failed_with_where_the_record
     tracker = Tracker(store_at(tmp_path / "mlflow.db"), "e", tmp_path / "artifacts")
     monkeypatch.setattr(tracker, "metrics", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
     with pytest.raises(OSError):
-        mlflow_runs.scenario_run(outcome(), tracker, {}, tmp_path, "single")
+        mlflow_runs.scenario_run(outcome(), tracker, {}, tmp_path, mlflow_runs.Named("single"))
     (run,) = MlflowClient(tracker.uri).search_runs([tracker.experiment_id])
     assert run.info.status == "FAILED" and "recording failed here (disk full)" in run.data.tags[keys.INCOMPLETE]
 

@@ -1,5 +1,5 @@
 """Tests of ``suites/study/calibration.py``'s cache read as data: a hostile or hand-edited ``calibration.json`` plans
-from the table, never a traceback (its probes run in e2e/test_reference_study.py)."""
+from the table, never a traceback (its probes run in e2e/test_study.py)."""
 
 from __future__ import annotations
 

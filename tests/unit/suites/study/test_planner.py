@@ -1,5 +1,5 @@
 """Tests of ``suites/study/planner.py`` (pure): the study planned over fake inventories, budgets and measured
-seconds; each trim said. (They sat in e2e/test_reference_study.py beside the real study.)"""
+seconds; each trim said. (They sat in e2e/test_study.py beside the real study.)"""
 
 from __future__ import annotations
 
@@ -115,12 +115,3 @@ def test_the_plan_comes_from_this_hosts_probe_where_it_ran():
     table, trimmed = plan_study(0, NO_TF, StudySettings()), plan_study(0, NO_TF, StudySettings(), slow)
     assert len(trimmed.skips) > len(table.skips) and trimmed.estimate_s <= 480 * PLAN_SHARE
     assert any("over the budget" in skip.why for skip in trimmed.skips)
-
-
-def test_a_part_that_cannot_end_within_the_budget_does_not_start():
-    from suites.study.planner import StudyPlan
-
-    sp = StudyPlan([], [], "smoke", 1, 150.0, 0, part_estimates={"mixed": 100.0, "consolidation": 40.0},
-                   deadline=1000.0)
-    assert sp.fits("mixed", 850.0) == "" and sp.fits("consolidation", 940.0) == ""
-    assert sp.fits("mixed", 950.0).startswith("not started: its estimate 100 s is past the 50 s left of study.budget_s")

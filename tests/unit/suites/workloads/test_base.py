@@ -6,8 +6,7 @@ import pytest
 import torch
 
 from suites.errors import BenchError
-from suites.guest import sizing
-from suites.workloads import list_workloads, workload_class
+from suites.workloads import list_workloads, timing, workload_class
 from suites.workloads.base import CAD, ML, GuestContext, TrainConfig
 from suites.workloads.timing import StepMeter
 from suites.workloads.torch_common import TorchTrainConfig
@@ -54,7 +53,7 @@ def test_an_accuracy_run_keeps_its_recipe_and_a_target_makes_a_run_sized_by_work
     assert TrainConfig(name="x", framework="x").sized_by() == "time"
     assert TrainConfig(name="x", framework="x", target_accuracy=0.99, size_by="time").sized_by() == "time"
     w = fixed_step(step_ms=0.5, target_accuracy=0.5, epochs=0.01)
-    assert sizing.size(w, w.cfg) == {"sized_by": "work"} and w.total_steps() == 5  # ceil(468.75 x 0.01)
+    assert timing.calibrate(w, w.cfg) == {"sized_by": "work"} and w.total_steps() == 5  # ceil(468.75 x 0.01)
     with pytest.raises(BenchError, match="workload.until_stopped"):
         TrainConfig(name="x", framework="x", target_accuracy=0.9, until_stopped=True).check()
 

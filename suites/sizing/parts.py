@@ -32,7 +32,7 @@ from suites.study import calibration
 from suites.study.planner import OVERHEAD_S, WORK_S
 from suites.study.settings import StudySettings
 
-__all__ = ["Part", "Plan", "part_overrides", "plan_parts", "reuse_key"]
+__all__ = ["SizingPart", "SizingPlan", "part_overrides", "plan_parts", "reuse_key"]
 
 REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
 
@@ -72,7 +72,7 @@ WHERE_KEYS = ("tracking_uri", "fallback_tracking_uri", "artifact_dir", "data.cac
               "wait_for_cores_s")
 
 
-class Part(NamedTuple):
+class SizingPart(NamedTuple):
     profile: str
     policy: str
     comp: Composition
@@ -81,10 +81,10 @@ class Part(NamedTuple):
     label: str  # how it is said and tagged (bench.sizing_part): profile/policy[/type]
 
 
-class Plan(NamedTuple):
+class SizingPlan(NamedTuple):
     gpu: str  # the GPU sized for
     candidates: list[ProfileConfig]
-    parts: list[Part]
+    parts: list[SizingPart]
     notes: list[str]
     fleet: list[JsonObject]  # what each node of a fleet (ray.placement=per-node) said it is; [] on this host
     provenance: dict[str, str]  # what the fleet's nodes add to the sizing's provenance
@@ -193,7 +193,7 @@ def candidates_of(settings: SizingSettings, inv: Inventory, fleet: list[JsonObje
 
 
 def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], fitted: budget.Fitted,
-                  tier: str, context: tuple[list[ProfileConfig], list[JsonObject]]) -> list[Part]:
+                  tier: str, context: tuple[list[ProfileConfig], list[JsonObject]]) -> list[SizingPart]:
     candidates, fleet = context
     by_name = {c.name: c for c in candidates}
     several = len(settings.cad_users) > 1
@@ -206,12 +206,12 @@ def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str]
         except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
             raise ConfigError(f"sizing part {label}: {one_line(exc)}") from exc
         check_out_dirs(comp.cfg)
-        parts.append(Part(sweep.profile, sweep.policy, comp,
+        parts.append(SizingPart(sweep.profile, sweep.policy, comp,
                           reuse_key(inv, command_line, sweep.profile, sweep.policy, fleet), sweep.user_type, label))
     return parts
 
 
-def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console) -> Plan:
+def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console) -> SizingPlan:
     """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to sizing.budget_s), notes:
     every part composed before anything starts; a problem is one ConfigError."""
     fleet, groups = survey(overrides)
@@ -241,5 +241,5 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], o
              f"({phase_s:.0f} s a phase run: {source})")
     for t in fitted.trims:
         say(out)(f"size: trimmed: {t}")
-    return Plan(gpu, candidates, parts, notes, fleet, provenance, fitted)
+    return SizingPlan(gpu, candidates, parts, notes, fleet, provenance, fitted)
 

@@ -1,4 +1,4 @@
-"""Tests of ``suites/commands/size_plan.py``: what a sizing measures, planned before anything starts."""
+"""Tests of ``suites.sizing.parts.py``: what a sizing measures, planned before anything starts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
     """The reuse key holds the user's bench overrides (another seed, vCPU count or data is another measurement) and
     leaves out where a run writes and what it prints (another store folder or cache is the same measurement)."""
     from gpu_probe.inventory import collect
-    from suites.commands.size_plan import reuse_key
+    from suites.sizing.parts import reuse_key
 
     inv = collect()
     base = ["scenario=consolidation", "profile=m60-2q", "progress=quiet", "tracking_uri=sqlite:////a/m.db",
@@ -29,10 +29,10 @@ def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
 def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_nodes_end():
     from suites.capacity.budget import sweeps_of
     from suites.capacity.size_settings import load_settings
-    from suites.commands.size_plan import part_overrides
     from suites.config.compose import compose_run
     from suites.config.profiles import ProfileConfig
     from suites.config.schema import register_configs
+    from suites.sizing.parts import part_overrides
 
     register_configs()
     settings = load_settings("default", ["sizing.steps=[1,2,4,8]"])
@@ -57,8 +57,8 @@ def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_
     from rich.console import Console
 
     from suites.capacity.size_settings import load_settings
-    from suites.commands.size_plan import plan_parts
     from suites.config.schema import register_configs
+    from suites.sizing.parts import plan_parts
 
     monkeypatch.chdir(tmp_path)  # no calibration cache of this host: the planner's table for a GPU host
     register_configs()
@@ -87,9 +87,9 @@ def test_a_cpu_host_measures_a_stand_in_whose_vms_per_gpu_allow_its_steps_and_sa
 
     from gpu_probe.inventory import collect
     from suites.capacity.size_settings import load_settings
-    from suites.commands.size_plan import plan_parts
     from suites.config.profiles import ProfileConfig
     from suites.config.schema import register_configs
+    from suites.sizing.parts import plan_parts
 
     monkeypatch.chdir(tmp_path)
     register_configs()
@@ -112,8 +112,8 @@ def test_a_gpu_host_never_measures_a_step_past_a_profiles_vms_per_gpu(tmp_path, 
     from rich.console import Console
 
     from suites.capacity.size_settings import load_settings
-    from suites.commands.size_plan import plan_parts
     from suites.config.schema import register_configs
+    from suites.sizing.parts import plan_parts
 
     monkeypatch.chdir(tmp_path)
     register_configs()

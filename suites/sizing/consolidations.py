@@ -1,0 +1,38 @@
+"""A sizing as a campaign: one part per consolidation to measure, each reused from the store where an earlier sizing
+measured the same thing (looked for again once its cores are leased: two sizings of the same thing at once measure
+it once)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suites import store_keys as keys
+from suites.campaign import Campaign, CampaignPart, CampaignRun
+from suites.campaign.spec import Reuse
+from suites.capacity.size_settings import SizingSettings
+from suites.record.store_reader import StoreReader
+from suites.sizing.parts import SizingPart, SizingPlan
+from suites.sizing.read import Key, reusable
+
+KIND = "sizing"
+
+
+def campaign_of(settings: SizingSettings, plan: SizingPlan) -> Campaign:
+    """The plan's consolidations, each a part leased on its own (a profile that does not fit is not measured, the
+    others are), with no deadline but the budget the plan was fitted to."""
+    parts = [CampaignPart(p.label, p.comp, {keys.SIZING_KEY: p.key}, reuse=reuser(p, settings)) for p in plan.parts]
+    return Campaign(KIND, "size", Path(settings.out_dir), parts, keys.SIZING_PART, noun="consolidation")
+
+
+def reuser(part: SizingPart, settings: SizingSettings) -> Reuse:
+    """A stored consolidation of the part's measurement, looked for in the store the sizing records into."""
+    def reuse(run: CampaignRun) -> tuple[str, str] | None:
+        tracker = run.nest.recorder.tracker
+        return reusable(StoreReader(tracker.uri) if tracker else None, part, settings, run.nest.recorder.say)
+    return reuse
+
+
+def measured_ids(plan: SizingPlan, run: CampaignRun) -> dict[Key, str]:
+    """(profile, policy, CAD user type) -> its consolidation run, measured now or reused."""
+    by_label = {p.label: (p.profile, p.policy, p.user_type) for p in plan.parts}
+    return {by_label[name]: run_id for name, run_id in run.run_ids().items()}

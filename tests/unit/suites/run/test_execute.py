@@ -1,0 +1,38 @@
+"""Tests of ``suites/run/execute.py`` with real guest processes of the ``fixed-step`` workload (a step a
+millisecond, as on a GPU): two guests started, released together and collected into a plain-data outcome (each
+guest's result and log, the host's aggregates, the window the sampler saw); the host looked at before they start
+only where its threshold can be passed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suites.config.compose import compose_run
+from suites.config.schema import register_configs
+from suites.run import execute
+from suites.run.plan import plan
+
+
+def planned(tmp_path: Path, *overrides: str):
+    register_configs()
+    comp = compose_run(["workload=fixed-step", "+preset=smoke", "workload.step_ms=1", "progress=quiet",
+                        f"artifact_dir={tmp_path / 'art'}", *overrides])
+    return plan(comp.runs[0])
+
+
+def test_guests_run_together_and_come_back_as_a_plain_data_outcome(tmp_path: Path):
+    out = execute.execute(planned(tmp_path, "scenario=concurrent", "scenario.guests=2", "profile.vcpus=1"),
+                          tmp_path / "logs")
+    assert out.status == "ok" and out.exit_code == 0 and [g.result.ok for g in out.guests] == [True, True]
+    assert {g.spec.guest_id for g in out.guests} == {"g0", "g1"}
+    assert all(g.log_path.parent == tmp_path / "logs" and g.log_path.is_file() for g in out.guests)
+    assert out.makespan_s is not None and 0 < out.makespan_s < 120 and out.started_at < out.ended_at
+    assert execute.still_running([]) == []
+
+
+def test_the_host_is_looked_at_before_the_guests_only_where_its_threshold_can_be_passed():
+    import os
+
+    assert execute.look_at_host(100.0 * (os.cpu_count() or 1)) is None  # never passable: no look
+    load = execute.look_at_host(100.0 * (os.cpu_count() or 1) - 1)  # looked at
+    assert load is not None and 0 <= load.other_pct
