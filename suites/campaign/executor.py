@@ -57,7 +57,7 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
     run_dir = campaign.out_dir / run_stamp()  # time, milliseconds and pid: never another campaign's
     run_dir.mkdir(parents=True)
     recorder = Recorder(campaign.parts[0].comp.cfg, say(out))
-    parent = recorder.start_comparison(f"{campaign.kind}-{run_dir.name}",
+    parent = recorder.start_parent(f"{campaign.kind}-{run_dir.name}",
                                        {keys.ROLE: campaign.kind, keys.KIND: campaign.kind})
     run = CampaignRun(campaign, run_dir, Nest(recorder, parent, launcher=campaign.said), list(skipped))
     try:
@@ -66,7 +66,7 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
         with Shield(say(out), f"concluding the {campaign.kind}") if run.stopped else contextlib.nullcontext():
             done = conclude(run)
             if run.stopped:
-                run.record(mlflow_runs.ComparisonResults({}, {}, {keys.STOPPED: run.stopped}))
+                run.record(mlflow_runs.ParentResults({}, {}, {keys.STOPPED: run.stopped}))
             recorder.finish(parent, done.files, done.status or status_of(run))
             run.concluded = True
     except KeyboardInterrupt as exc:  # between parts, or while concluding: said, recorded, nothing is an answer
@@ -90,14 +90,20 @@ def status_of(run: CampaignRun) -> str:
 def end(run: CampaignRun, status: str, why: str) -> None:
     """The parent run ended ``status`` with its reason (bench.stopped), whatever else failed; a part (or its phase)
     an interrupt left RUNNING under it ends KILLED."""
-    recorder, parent = run.nest.recorder, run.nest.parent
-    run.record(mlflow_runs.ComparisonResults({}, {}, {keys.STOPPED: why}))
+    run.record(mlflow_runs.ParentResults({}, {}, {keys.STOPPED: why}))
+    end_running(run, why)
+    run.nest.recorder.finish(run.nest.parent, [], status)
+
+
+def end_running(run: CampaignRun, why: str) -> None:
+    """Every run under the parent still RUNNING (an interrupt that escaped a part's own handling left it so) ended
+    KILLED with ``why``: never FINISHED, so never reused."""
+    parent = run.nest.parent
     if parent is not None:
         try:
             parent.tracker.end_running_under(parent.run_id, why)
         except Exception as exc:  # the store's trouble: said, never the campaign's end
-            recorder.say(f"warning: runs under the {run.campaign.kind} not ended ({one_line(exc)})")
-    recorder.finish(parent, [], status)
+            run.nest.recorder.say(f"warning: runs under the {run.campaign.kind} not ended ({one_line(exc)})")
 
 
 def export(run: CampaignRun, out: Console) -> None:
@@ -125,6 +131,7 @@ def run_parts(run: CampaignRun, placed: Placed, out: Console) -> None:
         if done.code == EXIT_INTERRUPTED:
             run.stopped = f"{done.why} during {part.name}"
             run.parts += [PartRun(p.name, NOT_RUN, why=done.why) for p in todo[i:]]
+            end_running(run, run.stopped)  # the part (or its phase) an interrupt left RUNNING
             return
 
 

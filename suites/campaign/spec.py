@@ -92,6 +92,6 @@ class CampaignRun:
     def left(self, *hows: str) -> list[PartRun]:
         return [p for p in self.parts if p.how in hows]
 
-    def record(self, results: mlflow_runs.ComparisonResults) -> None:
+    def record(self, results: mlflow_runs.ParentResults) -> None:
         """The campaign's own figures, params and tags on the parent run (before a report reads them back)."""
-        self.nest.recorder.comparison_results(self.nest.parent, results, self.run_dir)
+        self.nest.recorder.parent_results(self.nest.parent, results, self.run_dir)

@@ -11,7 +11,7 @@ its cores. The trims, in order:
 1. steps: each count 1..N becomes the doubling counts 1, 2, 4, ... up to N (a count between two measured steps
    is interpolated, and every figure resting on it is labelled ``(predicted)``);
 2. repeats: down to 2, never 1 (one repeat has no interval, so no safe count);
-3. policies: the first only (time-slice; MPS is compared where the budget allows);
+3. policies: the first only (timeslice; MPS is compared where the budget allows);
 4. candidates: the last of the list dropped first (the list is largest framebuffer first).
 
 Pure: no I/O.

@@ -185,10 +185,10 @@ def windows(res: JsonObject, label: str, floor_s: float) -> list[Check]:
 def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
     step = float(dev["step_ms"]["mnist-torch/512"]) * 128 / 512  # the mixed ML guest's batch of 128, by throughput
     window = floor_s(short)
-    ml = (f"scenario.study.ml.overrides=['workload.step_ms={step:.3g}','workload.batch_size=128',"
+    ml = (f"scenario.mixed.ml.overrides=['workload.step_ms={step:.3g}','workload.batch_size=128',"
           f"'workload.min_window_s={window:g}','workload.until_stopped=true']")
-    run_dir = bench(tmp, "mixed", "scenario=mixed", "scenario.study.ml.workload=fixed-step", ml,
-                         "scenario.study.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']",
+    run_dir = bench(tmp, "mixed", "scenario=mixed", "scenario.mixed.ml.workload=fixed-step", ml,
+                         "scenario.mixed.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']",
                          "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1")
     phase = json.loads((run_dir / "m60-8q-mixed" / "results.json").read_text())
     cad = next(g for g in phase["guests"] if g["spec"]["workload"] == "graphics-replay")

@@ -3,7 +3,7 @@
 A plain scenario is one run. A comparison is one run per phase, each the
 command line plus the phase's overrides (so a phase is exactly the run a user
 would get by typing those overrides); a mixed scenario generates its phases from
-``scenario.study``. A guest mix composes each group's own workload config.
+``scenario.mixed``. Guest groups (``scenario.groups``) compose each group's own workload config.
 :func:`compose_run` does all of it and hands the result on; nothing is composed
 again later.
 """
@@ -30,7 +30,7 @@ from suites.workloads.base import WorkloadConfig
 
 @dataclass
 class WorkloadGroup:
-    """Guests running one workload config (a scenario's mix has several)."""
+    """Guests running one workload config (a scenario's groups are several)."""
 
     workload: WorkloadConfig
     guests: int
@@ -63,13 +63,13 @@ class Composition:
         return self.cfg.scenario.compares
 
 
-def compose(overrides: list[str], mix: list[Any] | None = None) -> tuple[BenchConfig, DictConfig]:
-    """configs/config.yaml with these overrides (and a guest mix, which the override grammar cannot express
+def compose(overrides: list[str], groups: list[Any] | None = None) -> tuple[BenchConfig, DictConfig]:
+    """configs/config.yaml with these overrides (and guest groups, which the override grammar cannot express
     comfortably), inside or outside the running Hydra app. Schemas must be registered first."""
     refuse_retired(overrides)
     dcfg = compose_raw(overrides)
-    if mix:
-        dcfg.scenario.mix = list(mix)  # typed node: OmegaConf validates the GuestGroup dataclasses
+    if groups:
+        dcfg.scenario.groups = list(groups)  # typed node: OmegaConf validates the GuestGroup dataclasses
     return load(dcfg), dcfg
 
 
@@ -127,20 +127,20 @@ def compose_phase(base_overrides: list[str], phase: PhaseConfig) -> tuple[BenchC
     """The phase's config: the command line, then the phase's overrides, with no further phases."""
     overrides = own_overrides(base_overrides)
     overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null", "scenario.kind=plain"]
-    return compose(overrides, phase.mix)
+    return compose(overrides, phase.groups)
 
 
 def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
-    """The scenario's mix, each group its own workload config file plus its own overrides; else guests x the
+    """The scenario's groups, each its own workload config file plus its own overrides; else guests x the
     selected workload."""
-    if not cfg.scenario.mix:
+    if not cfg.scenario.groups:
         return [WorkloadGroup(cfg.workload, cfg.scenario.guests)]
     groups = []
-    for g in cfg.scenario.mix:
+    for g in cfg.scenario.groups:
         try:
             wcfg, _ = compose([f"workload={g.workload}", *g.overrides])
         except (BenchError, HydraException, OmegaConfBaseException) as exc:
-            raise ConfigError(f"scenario.mix[{g.workload}]: {one_line(exc)}") from exc
+            raise ConfigError(f"scenario.groups[{g.workload}]: {one_line(exc)}") from exc
         groups.append(WorkloadGroup(wcfg.workload, g.guests))
     return replays_sized_to_ml(groups)
 
@@ -160,26 +160,26 @@ def replays_sized_to_ml(groups: list[WorkloadGroup]) -> list[WorkloadGroup]:
 
 
 def mixed_profiles(cfg: BenchConfig) -> list[str]:
-    return list(cfg.scenario.study.profiles) or [cfg.profile.name]
+    return list(cfg.scenario.mixed.profiles) or [cfg.profile.name]
 
 
 def mixed_phases(cfg: BenchConfig) -> list[PhaseConfig]:
     """``mixed``: CAD alone, CAD + ML, ML alone per profile. ``consolidation``: ML alone, then 1, 2, ... CAD
     guests (beside the ML guest) up to ``max_guests``."""
-    study = cfg.scenario.study
-    cad, ml = GuestGroup(**asdict(study.cad)), GuestGroup(**asdict(study.ml))
+    settings = cfg.scenario.mixed
+    cad, ml = GuestGroup(**asdict(settings.cad)), GuestGroup(**asdict(settings.ml))
     if cfg.scenario.kind == "mixed":
         return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix) for p in mixed_profiles(cfg)
                 for kind, mix in ((CAD_ALONE, [cad]), (MIXED, [cad, ml]), (ML_ALONE, [ml]))]
     p = mixed_profiles(cfg)[0]
     sized, _ = consolidation_memory(cfg)
     base = [f"profile={p}", *([f"profile.memory_MiB={sized}"] if sized else [])]
-    steps = [PhaseConfig(f"{p}/{ML_ALONE}", list(base), [ml])] if study.with_ml else []
-    if study.cad_alone:
+    steps = [PhaseConfig(f"{p}/{ML_ALONE}", list(base), [ml])] if settings.with_ml else []
+    if settings.cad_alone:
         steps.append(PhaseConfig(f"{p}/{CAD_ALONE}", list(base), [GuestGroup(cad.workload, 1, list(cad.overrides))]))
-    for n in counts_of(study):
+    for n in counts_of(settings):
         group = GuestGroup(cad.workload, n, list(cad.overrides))
-        steps.append(PhaseConfig(f"{p}/n{n}", list(base), [group, ml] if study.with_ml else [group]))
+        steps.append(PhaseConfig(f"{p}/n{n}", list(base), [group, ml] if settings.with_ml else [group]))
     return steps
 
 
@@ -187,8 +187,8 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
     """A consolidation's guests' memory, sized from the host where the profile's own does not fit its largest step
     (max_guests CAD guests + the ML guest): 90 % of the host's memory shared among them, in whole 256 MiB. (the
     size or None, and the note that says so before the sweep starts)."""
-    study = cfg.scenario.study
-    largest = counts_of(study)[-1] + (study.ml.guests if study.with_ml else 0)
+    settings = cfg.scenario.mixed
+    largest = counts_of(settings)[-1] + (settings.ml.guests if settings.with_ml else 0)
     host_MiB = psutil.virtual_memory().total / 2**20
     want = cfg.profile.memory_MiB
     if cfg.scenario.kind != "consolidation" or largest * want <= host_MiB:
@@ -196,7 +196,7 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
     each = max(256, int(0.9 * host_MiB / largest) // 256 * 256)
     return each, (f"consolidation: {largest} guests x {want} MiB (profile {cfg.profile.name}) > {host_MiB:.0f} MiB "
                   f"host memory: each guest gets {each} MiB (90 % of the host's memory over its largest step), so "
-                  f"all {len(counts_of(study))} steps fit")
+                  f"all {len(counts_of(settings))} steps fit")
 
 
 def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:
@@ -206,7 +206,8 @@ def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:
 
 def scenario_title(cfg: BenchConfig) -> str:
     """'2 x m60-8q running graphics-replay' or, for a mix, '3 x m60-8q running 2 x graphics-replay + 1 x ...'."""
-    if not cfg.scenario.mix:
+    if not cfg.scenario.groups:
         return f"{cfg.scenario.guests} x {cfg.profile.name} running {cfg.workload.name}"
-    total = sum(g.guests for g in cfg.scenario.mix)
-    return f"{total} x {cfg.profile.name} running " + " + ".join(f"{g.guests} x {g.workload}" for g in cfg.scenario.mix)
+    groups = cfg.scenario.groups
+    return f"{sum(g.guests for g in groups)} x {cfg.profile.name} running " + " + ".join(
+        f"{g.guests} x {g.workload}" for g in groups)

@@ -7,14 +7,18 @@ every phase normalised to the baseline phase.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Optional
 
 from omegaconf import MISSING
 
-from suites.errors import require
+from suites.errors import ConfigError, require
 
 KINDS = ("plain", "mixed", "consolidation")
+# Config keys renamed, the new prefix -> the old: a run's params carry both for a release, so a reader of stored
+# runs (MLflow's compare page, a notebook, make compare) that asks for the old name still finds it
+RENAMED = {"scenario.mixed.": "scenario.study.", "scenario.groups": "scenario.mix"}
 DEFAULT_REPEATS = 3  # a comparison's repeats per phase unless scenario.repeats says otherwise
 # The mixed scenario's phases per profile: CAD guests alone, CAD + ML at once, ML alone.
 CAD_ALONE, MIXED, ML_ALONE = "cad", "mixed", "ml"
@@ -33,14 +37,19 @@ class GuestGroup:
 class PhaseConfig:
     label: str = MISSING
     overrides: list[str] = field(default_factory=list)  # Hydra overrides on top of the command line's
-    mix: list[GuestGroup] = field(default_factory=list)  # replaces scenario.mix in this phase when given
+    groups: list[GuestGroup] = field(default_factory=list)  # replaces scenario.groups in this phase when given
     reference: Optional[str] = None  # the reference study's figure for this phase, shown beside this host's
+    mix: list[GuestGroup] = field(default_factory=list)  # the old name of groups: read for a release, said
+
+    def __post_init__(self) -> None:
+        self.groups = groups_of(self.groups, self.mix, "scenario.phases[].mix")
+        self.mix = []
 
 
 @dataclass
 class MixedConfig:
-    """The mixed CAD + ML scenarios (``kind: mixed`` and ``kind: consolidation``), set under ``scenario.study`` (the
-    key keeps its name: command lines and recorded params use it)."""
+    """The mixed CAD + ML scenarios (``kind: mixed`` and ``kind: consolidation``), set under ``scenario.mixed``
+    (``scenario.study`` until issue 64: that name is still read for a release, said)."""
 
     profiles: list[str] = field(default_factory=list)  # empty: the profile selected on the command line
     cad: GuestGroup = field(default_factory=lambda: GuestGroup(workload="graphics-replay"))
@@ -61,19 +70,19 @@ class MixedConfig:
     reference: dict[str, str] = field(default_factory=dict)
 
     def check(self) -> None:
-        require(self.max_guests >= 1, "scenario.study.max_guests", f"must be >= 1, got {self.max_guests}")
+        require(self.max_guests >= 1, "scenario.mixed.max_guests", f"must be >= 1, got {self.max_guests}")
         require(all(1 <= n <= 64 for n in self.steps) and self.steps == sorted(set(self.steps)),
-                "scenario.study.steps", f"must be increasing counts 1..64, got {list(self.steps)}")
-        require(self.qos_p95_frame_ms > 0, "scenario.study.qos_p95_frame_ms", "must be > 0")
-        require(self.qos_ml_slowdown_pct >= 0, "scenario.study.qos_ml_slowdown_pct", "must be >= 0")
-        require(self.qos_cad_slowdown_pct >= 0, "scenario.study.qos_cad_slowdown_pct", "must be >= 0")
-        require(0 <= self.steps_past_miss <= 64, "scenario.study.steps_past_miss",
+                "scenario.mixed.steps", f"must be increasing counts 1..64, got {list(self.steps)}")
+        require(self.qos_p95_frame_ms > 0, "scenario.mixed.qos_p95_frame_ms", "must be > 0")
+        require(self.qos_ml_slowdown_pct >= 0, "scenario.mixed.qos_ml_slowdown_pct", "must be >= 0")
+        require(self.qos_cad_slowdown_pct >= 0, "scenario.mixed.qos_cad_slowdown_pct", "must be >= 0")
+        require(0 <= self.steps_past_miss <= 64, "scenario.mixed.steps_past_miss",
                 f"must be 0..64, got {self.steps_past_miss}")
 
 
-def counts_of(study: MixedConfig) -> list[int]:
+def counts_of(settings: MixedConfig) -> list[int]:
     """The CAD guest counts a consolidation measures: its steps, else every count 1..max_guests."""
-    return list(study.steps) or list(range(1, study.max_guests + 1))
+    return list(settings.steps) or list(range(1, settings.max_guests + 1))
 
 
 @dataclass
@@ -85,13 +94,26 @@ class ScenarioConfig:
     cpu_overcommit: bool = False  # allow more vCPUs than host cores (affinities then overlap)
     phases: list[PhaseConfig] = field(default_factory=list)  # empty: a single run
     baseline: Optional[str] = None  # label of the phase the others are normalised to (default: the first)
-    mix: list[GuestGroup] = field(default_factory=list)  # non-empty: these groups instead of guests x workload
+    groups: list[GuestGroup] = field(default_factory=list)  # non-empty: these groups instead of guests x workload
     kind: str = "plain"  # plain | mixed (3 phases per profile) | consolidation (add CAD guests until QoS fails)
+    mixed: MixedConfig = field(default_factory=MixedConfig)
+    # The old name of ``mixed`` (the reference study's word, which now names make study alone): what is set under it
+    # (what differs from its defaults) is taken as set under ``mixed``, said; read for one release
     study: MixedConfig = field(default_factory=MixedConfig)
+    mix: list[GuestGroup] = field(default_factory=list)  # the old name of groups (sizing's mix is of users): as study
     # A comparison runs every phase this often, interleaved (A B C A B C), for spread and verdicts; unset: 3
     # (a consolidation's steps: in a row, A A A B B B, each judged on all of its repeats). The smoke experiment
     # sets 1 (n=1, no spread).
     repeats: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        self.groups, self.mix = groups_of(self.groups, self.mix, "scenario.mix"), []
+        renamed = moved(self.study, MixedConfig(), self.mixed)
+        if renamed:
+            keys = ", ".join(f"scenario.study.{k}" for k in renamed)
+            warnings.warn(f"scenario.study is scenario.mixed now: {keys} taken as scenario.mixed.* (the old name is "
+                          "read until the next release)", FutureWarning, stacklevel=2)
+            self.study = MixedConfig()
 
     @property
     def compares(self) -> bool:
@@ -111,16 +133,49 @@ class ScenarioConfig:
         require(self.kind in KINDS, "scenario.kind", f"must be one of {', '.join(KINDS)}, got {self.kind!r}")
         require(self.repeats is None or 1 <= self.repeats <= 50, "scenario.repeats",
                 f"must be 1..50, got {self.repeats}")
-        self.study.check()
+        self.mixed.check()
         labels = [p.label for p in self.phases]
         require(len(set(labels)) == len(labels), "scenario.phases", f"labels must be unique, got {labels}")
         require(self.baseline is None or self.baseline in labels, "scenario.baseline",
                 f"{self.baseline!r} is not a phase label ({', '.join(labels) or 'no phases'})")
-        for g in self.mix:
-            require(1 <= g.guests <= 256, f"scenario.mix[{g.workload}].guests", f"must be 1..256, got {g.guests}")
-            require(all(o.startswith("workload.") for o in g.overrides), f"scenario.mix[{g.workload}].overrides",
+        for g in self.groups:
+            require(1 <= g.guests <= 256, f"scenario.groups[{g.workload}].guests", f"must be 1..256, got {g.guests}")
+            require(all(o.startswith("workload.") for o in g.overrides), f"scenario.groups[{g.workload}].overrides",
                     "may only set workload.* values")
         for p in self.phases:
             require(not any(o.startswith(("scenario=", "scenario.phases")) for o in p.overrides),
                     f"scenario.phases[{p.label}]", "a phase cannot change the scenario itself")
 
+
+
+def groups_of(groups: list[GuestGroup], old: list[GuestGroup], old_key: str) -> list[GuestGroup]:
+    """``groups``, or the groups given under the old name ``old_key`` (said; both given is one ConfigError)."""
+    if not old:
+        return groups
+    if groups:
+        raise ConfigError(f"{old_key} is the old name of {old_key.replace('mix', 'groups')}: give one of them")
+    warnings.warn(f"{old_key} is {old_key.replace('mix', 'groups')} now (the old name is read until the next "
+                  "release)", FutureWarning, stacklevel=2)
+    return list(old)
+
+
+def moved(old: object, default: object, new: object, prefix: str = "") -> list[str]:
+    """Each field of the dataclass ``old`` that differs from ``default`` set on ``new`` (nested dataclasses field by
+    field: one field set under a group leaves the group's others as ``new`` has them); their dotted names."""
+    names = []
+    for f in fields(old):  # type: ignore[arg-type]
+        value, was = getattr(old, f.name), getattr(default, f.name)
+        if is_dataclass(value) and is_dataclass(was):
+            names += moved(value, was, getattr(new, f.name), f"{prefix}{f.name}.")
+        elif value != was:
+            setattr(new, f.name, value)
+            names.append(prefix + f.name)
+    return names
+
+
+def with_old_names(params: dict[str, object]) -> dict[str, object]:
+    """``params`` (a run's config, flattened) with each renamed key's value under its old name too (RENAMED)."""
+    out = dict(params)
+    for new, old in RENAMED.items():
+        out.update({old + k[len(new):]: v for k, v in params.items() if k.startswith(new)})
+    return out

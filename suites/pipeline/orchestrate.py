@@ -23,6 +23,7 @@ from suites import store_keys as keys
 from suites.backends.corelock import CoresHeld
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.paths import relative_paths
+from suites.config.scenario import with_old_names
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
 from suites.record import mlflow_runs, reader, rundir
@@ -116,8 +117,9 @@ def run_scenario(planned: Plan, run_dir: Path, out: Console, nest: Nest) -> tupl
         files = kept or run_dir  # the run's files: its folder, or the rescue folder its results went to
         best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, files / "utilisation.png"))
         show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
-        params = {k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
-                  for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True, enum_to_str=True)).items()}  # type: ignore[arg-type]
+        params = with_old_names({k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
+                                 for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True,  # type: ignore[arg-type]
+                                                                            enum_to_str=True)).items()})
         # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
         run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), nest.parent,
                                    {keys.LAUNCHER: nest.launcher, **nest.tags})
@@ -197,7 +199,7 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
     plot, and the comparison run (nested under ``nest.parent``, as a campaign's parts are, with its tags)."""
     cfg, name, recorder = planned.comp.cfg, planned.comp.cfg.scenario.name, nest.recorder
     plans, mixed = planned.plans, planned.mixed
-    ref = recorder.start_comparison(f"{name}-{run_dir.name}",
+    ref = recorder.start_parent(f"{name}-{run_dir.name}",
                                     mlflow_runs.comparison_tags(name, cfg.scenario.kind, nest.tags), nest.parent)
     outcomes, worst = run_phases(planned, run_dir, out, nest.under(ref, {}))
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
@@ -209,7 +211,7 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
         on_cpu = all(r.validity == NOT_ENFORCED or r.gpus == 0 for r in rows)
         for r in rows:
             r.reference = "" if base_weak or r.validity == NOT_ENFORCED else references.get(r.label, "")
-        what = f"{cfg.scenario.study.cad.workload} + {cfg.scenario.study.ml.workload}" if mixed else cfg.workload.name
+        what = f"{cfg.scenario.mixed.cad.workload} + {cfg.scenario.mixed.ml.workload}" if mixed else cfg.workload.name
         title = (f"{name}: {what}, phases" if mixed else f"{name}: {what}, normalised to {baseline}") + \
             f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
         banner = tables.validity_banner({r.label: r.validity for r in rows},
@@ -227,11 +229,11 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
                   "repeats": len(next(iter(outcomes.values()), [])), "phases": ",".join(r.label for r in rows),
                   **{f"reference.{label}": ref for label, ref in references.items()},
                   **(mixed.params() if mixed else {})}
-        results = mlflow_runs.ComparisonResults(params, {**row_metrics(rows), **(mixed.results() if mixed else {})},
-                                                {**row_tags(rows), **(marks.tags_of(mixed.score_marks()) if mixed
-                                                                      else {})},
-                                                curves(rows) if mixed is None else {})
-        ref = recorder.comparison_results(ref, results, run_dir)
+        results = mlflow_runs.ParentResults(params, {**row_metrics(rows), **(mixed.results() if mixed else {})},
+                                            {**row_tags(rows), **(marks.tags_of(mixed.score_marks()) if mixed
+                                                                  else {})},
+                                            curves(rows) if mixed is None else {})
+        ref = recorder.parent_results(ref, results, run_dir)
         files = publish_report(ref, cfg, run_dir, out) if mixed is not None and ref is not None else []
         recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
     return worst
@@ -283,7 +285,7 @@ def publish_report(ref: RunRef, cfg: BenchConfig, run_dir: Path, out: Console) -
             out.print(t)
         return files
 
-    files = best_effort(out, "study report", build) or []
+    files = best_effort(out, "mixed report", build) or []
     if files:
         say(out)(f"report: {files[1]} (and report.md, figures; logged to the comparison run)")
     return files

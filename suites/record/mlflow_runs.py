@@ -126,8 +126,8 @@ def comparison_tags(scenario: str, kind: str, extra: dict[str, str] | None = Non
 
 
 @dataclass
-class ComparisonResults:
-    """What a comparison run holds besides its files."""
+class ParentResults:
+    """What a parent run (a comparison's, a campaign's) holds besides its files."""
 
     params: JsonObject
     metrics: dict[str, float]
@@ -135,8 +135,8 @@ class ComparisonResults:
     series: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # curves over a step (GPUs, guests)
 
 
-def comparison_results(tracker: Tracker, run_id: str, results: ComparisonResults, run_dir: Path) -> None:
-    """Everything a comparison run holds but its report: params, metrics, tags, curves, the table and plot (the run
+def parent_results(tracker: Tracker, run_id: str, results: ParentResults, run_dir: Path) -> None:
+    """Everything a parent run holds but its report: params, metrics, tags, curves, the table and plot (the run
     is not ended)."""
     with store_lock(tracker.uri):
         tracker.params(run_id, results.params)

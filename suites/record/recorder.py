@@ -109,18 +109,18 @@ class Recorder:
 
         return self._attempt(record, f"results kept in {run_dir}")
 
-    def start_comparison(self, name: str, tags: dict[str, str], parent: RunRef | None = None) -> RunRef | None:
-        """A run that others nest under (a comparison's phases, a study's comparisons), itself nested under
-        ``parent`` where that lives in the same store."""
+    def start_parent(self, name: str, tags: dict[str, str], parent: RunRef | None = None) -> RunRef | None:
+        """A parent run, one that others nest under (a comparison's phases; a campaign's comparisons, as a study's
+        or a sizing's), itself nested under ``parent`` where that lives in the same store."""
         def start(t: Tracker) -> RunRef:
             under = parent.run_id if parent is not None and parent.tracker is t else None
             return RunRef(t, t.start(name, tags, parent=under), name, tags)
 
         return self._attempt(start, "the comparison's phases are recorded on their own")
 
-    def comparison_results(self, ref: RunRef | None, results: mlflow_runs.ComparisonResults,
-                           run_dir: Path) -> RunRef | None:
-        """Params, metrics, table and plot on the comparison run in its own store, else in the fallback store
+    def parent_results(self, ref: RunRef | None, results: mlflow_runs.ParentResults,
+                       run_dir: Path) -> RunRef | None:
+        """Params, metrics, table and plot on the parent run in its own store, else in the fallback store
         on a run that ``bench.completes`` the half-written one (sync fills that one in). Where they landed."""
         if ref is None:
             return None
@@ -128,7 +128,7 @@ class Recorder:
         def record(t: Tracker) -> RunRef:
             run_id = ref.run_id if ref.tracker is t else t.start(ref.name, {**ref.tags,
                                                                             keys.COMPLETES: ref.run_id})
-            mlflow_runs.comparison_results(t, run_id, results, run_dir)
+            mlflow_runs.parent_results(t, run_id, results, run_dir)
             return RunRef(t, run_id, ref.name, ref.tags)
 
         return self._attempt(record, f"comparison run not completed; table and plot are in {run_dir}")

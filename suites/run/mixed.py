@@ -143,7 +143,7 @@ class MixedRun:
     the end."""
 
     def __init__(self, cfg: BenchConfig) -> None:
-        self.cfg, self.kind, self.settings = cfg, cfg.scenario.kind, cfg.scenario.study
+        self.cfg, self.kind, self.settings = cfg, cfg.scenario.kind, cfg.scenario.mixed
         self.numbers: dict[str, list[PhaseNumbers]] = {}  # per phase label, one per repeat
         self.verdicts: dict[str, tuple[bool, str]] = {}
         self.capacity_note = ""

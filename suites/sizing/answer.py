@@ -102,7 +102,7 @@ def host_memory_MiB() -> float:
     return psutil.virtual_memory().total / 2**20
 
 
-def results_of(settings: SizingSettings, result: SizingResult) -> mlflow_runs.ComparisonResults:
+def results_of(settings: SizingSettings, result: SizingResult) -> mlflow_runs.ParentResults:
     """The sizing run's settings, and its figures where they stand (an inconclusive sizing records its why as tags,
     and no count: not the answer's, nor a profile's)."""
     rec = result.answer.recommended
@@ -114,7 +114,7 @@ def results_of(settings: SizingSettings, result: SizingResult) -> mlflow_runs.Co
         busy = next((n for n in result.doubt.split("; ") if "host busy" in n), "")
         if busy:
             tags[keys.HOST_BUSY] = busy.removeprefix("inconclusive: ")
-    return mlflow_runs.ComparisonResults(params, sizing_report.metrics_of(result), tags)
+    return mlflow_runs.ParentResults(params, sizing_report.metrics_of(result), tags)
 
 
 def stop_answers(result: SizingResult, stopped: str) -> None:

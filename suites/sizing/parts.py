@@ -43,11 +43,11 @@ def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: s
     viewsets = ",".join(settings.cad_sizes[sweep.user_type or settings.cad_size])
     steps = list(sweep.steps)
     out = ["scenario=consolidation", f"profile={sweep.profile}", f"scenario.repeats={repeats}",
-           f"scenario.study.max_guests={steps[-1]}", "scenario.study.cad_alone=true",
-           "scenario.study.steps_past_miss=2", "scenario.study.cad.overrides=['workload.size=small',"
+           f"scenario.mixed.max_guests={steps[-1]}", "scenario.mixed.cad_alone=true",
+           "scenario.mixed.steps_past_miss=2", "scenario.mixed.cad.overrides=['workload.size=small',"
            f"'workload.viewsets=[{viewsets}]']"]
     if steps != list(range(1, steps[-1] + 1)):
-        out.append(f"scenario.study.steps=[{','.join(map(str, steps))}]")
+        out.append(f"scenario.mixed.steps=[{','.join(map(str, steps))}]")
     if tier == "smoke":
         out.insert(0, "+preset=smoke")
     if sweep.policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)

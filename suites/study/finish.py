@@ -52,7 +52,7 @@ def record_plan(run: CampaignRun, study: Study, sp: StudyPlan, elapsed: float) -
             keys.ESTIMATES_FROM: json.dumps(sp.sources)}
     metrics = {"elapsed_s": elapsed, **{f"{name}.estimate_s": s for name, s in sp.part_estimates.items()},
                **{f"{p.name}.actual_s": p.seconds for p in run.left(MEASURED)}}
-    run.record(mlflow_runs.ComparisonResults(params, metrics, tags))
+    run.record(mlflow_runs.ParentResults(params, metrics, tags))
 
 
 def publish(run: CampaignRun, out: Console) -> list[Path]:

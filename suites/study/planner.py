@@ -4,7 +4,7 @@ The reference study (a hypervisor vendor's two-part blog, 4 x Tesla M60):
 episode 1 asked whether a GPU speeds MNIST up, how CIFAR-10 images/s scale
 over 1, 2 and 4 GPUs, what vGPU costs against passthrough, and one 4-GPU VM
 against four 1-GPU VMs; episode 2 ran 3D CAD beside MNIST training on
-M60-8Q/4Q/2Q/1Q. Each becomes one comparison (a :class:`Part`) of this
+M60-8Q/4Q/2Q/1Q. Each becomes one comparison (a :class:`StudyPart`) of this
 suite's scenarios. :func:`plan_study` keeps the phases this host can run
 (GPU count, optional libraries), sizes them by ``study.budget_s`` and says
 why everything else is skipped; nothing here touches a file or a process.
@@ -47,7 +47,7 @@ class Reference:
 
 
 @dataclass(frozen=True)
-class Part:
+class StudyPart:
     """One comparison of the study: a scenario, a workload, the phases it keeps and what each needs."""
 
     name: str
@@ -73,35 +73,36 @@ MIXED_REFERENCE = {"m60-8q": "CAD < 5 %, ML < 15 % slower; concurrent beats sequ
                    "m60-2q": "CAD < 5 %, ML < 15 % slower; concurrent beats sequential",
                    "m60-1q": "both significantly slower; sequential beats concurrent"}
 EPISODE_1 = (
-    Part("gpu-vs-cpu", 1, "gpu-vs-cpu", "mnist-torch", (("1-gpu", 1), ("cpu", 0)),
-         (_ref("cpu", TIME_X, 10.06, "MNIST train time 10.06x without GPU; CPU 43 % vs 8 %"),)),
-    Part("gpu-vs-cpu-keras", 1, "gpu-vs-cpu", "mnist-tf", (("1-gpu", 1), ("cpu", 0)),
-         (_ref("cpu", TIME_X, 10.06, "MNIST train time 10.06x without GPU (Keras)"),), needs=("tensorflow",)),
-    Part("scaling", 1, "scaling", "cifar10-torch", (("1-gpu", 1), ("2-gpu", 2), ("4-gpu", 4)),
-         (_ref("2-gpu", THROUGHPUT_X, 2.04, "CIFAR-10 images/s 2.04x on 2 GPUs"),
-          _ref("4-gpu", THROUGHPUT_X, 3.74, "CIFAR-10 images/s 3.74x on 4 GPUs"))),
-    Part("passthrough-vs-vgpu-mnist", 1, "passthrough-vs-vgpu", "mnist-torch", (("passthrough", 1), ("vgpu-8q", 1)),
-         (_ref("vgpu-8q", TIME_X, 1.05, "MNIST train time 1.05x on M60-8Q vs passthrough"),)),
-    Part("passthrough-vs-vgpu-cifar10", 1, "passthrough-vs-vgpu", "cifar10-torch",
-         (("passthrough", 1), ("vgpu-8q", 1)),
-         (_ref("vgpu-8q", THROUGHPUT_X, 0.87, "CIFAR-10 images/s 0.87x on M60-8Q vs passthrough"),)),
-    Part("multi-guest", 1, "multi-guest", "cifar10-torch", (("1x4gpu", 4), ("4x1gpu", 4), ("4xvgpu-8q", 1)),
-         (_ref("4x1gpu", THROUGHPUT_X, 0.98, "total images/s 0.98x: four 1-GPU VMs vs one 4-GPU VM"),
-          _ref("4xvgpu-8q", THROUGHPUT_X, 0.92, "total images/s 0.92x: four M60-8Q VMs vs one 4-GPU VM"))),
+    StudyPart("gpu-vs-cpu", 1, "gpu-vs-cpu", "mnist-torch", (("1-gpu", 1), ("cpu", 0)),
+              (_ref("cpu", TIME_X, 10.06, "MNIST train time 10.06x without GPU; CPU 43 % vs 8 %"),)),
+    StudyPart("gpu-vs-cpu-keras", 1, "gpu-vs-cpu", "mnist-tf", (("1-gpu", 1), ("cpu", 0)),
+              (_ref("cpu", TIME_X, 10.06, "MNIST train time 10.06x without GPU (Keras)"),), needs=("tensorflow",)),
+    StudyPart("scaling", 1, "scaling", "cifar10-torch", (("1-gpu", 1), ("2-gpu", 2), ("4-gpu", 4)),
+              (_ref("2-gpu", THROUGHPUT_X, 2.04, "CIFAR-10 images/s 2.04x on 2 GPUs"),
+               _ref("4-gpu", THROUGHPUT_X, 3.74, "CIFAR-10 images/s 3.74x on 4 GPUs"))),
+    StudyPart("passthrough-vs-vgpu-mnist", 1, "passthrough-vs-vgpu", "mnist-torch",
+              (("passthrough", 1), ("vgpu-8q", 1)),
+              (_ref("vgpu-8q", TIME_X, 1.05, "MNIST train time 1.05x on M60-8Q vs passthrough"),)),
+    StudyPart("passthrough-vs-vgpu-cifar10", 1, "passthrough-vs-vgpu", "cifar10-torch",
+              (("passthrough", 1), ("vgpu-8q", 1)),
+              (_ref("vgpu-8q", THROUGHPUT_X, 0.87, "CIFAR-10 images/s 0.87x on M60-8Q vs passthrough"),)),
+    StudyPart("multi-guest", 1, "multi-guest", "cifar10-torch", (("1x4gpu", 4), ("4x1gpu", 4), ("4xvgpu-8q", 1)),
+              (_ref("4x1gpu", THROUGHPUT_X, 0.98, "total images/s 0.98x: four 1-GPU VMs vs one 4-GPU VM"),
+               _ref("4xvgpu-8q", THROUGHPUT_X, 0.92, "total images/s 0.92x: four M60-8Q VMs vs one 4-GPU VM"))),
 )
 
 
-def episode_2(settings: StudySettings) -> tuple[Part, Part]:
-    mixed = Part("mixed", 2, "mixed", "mnist-torch", tuple((p, 0) for p in settings.profiles),
-                 tuple(_ref(p, "", None, MIXED_REFERENCE.get(p, "(not in the reference study)"))
-                       for p in settings.profiles), needs=("moderngl",))
-    cons = Part("consolidation", 2, "consolidation", "mnist-torch", ((settings.consolidation_profile, 0),),
-                (_ref(settings.consolidation_profile, "", None, "(not in the reference study: this suite's own "
-                                                                "CAD guests per GPU at QoS)"),),
-                needs=("moderngl",), overrides=(f"profile={settings.consolidation_profile}",
-                                                f"scenario.study.max_guests={settings.max_guests}",
-                                                # each step adds a guest: 8 GiB each would stop a 24 GiB host at 2
-                                                f"profile.memory_MiB={CONSOLIDATION_MEMORY_MiB}"))
+def episode_2(settings: StudySettings) -> tuple[StudyPart, StudyPart]:
+    mixed = StudyPart("mixed", 2, "mixed", "mnist-torch", tuple((p, 0) for p in settings.profiles),
+                      tuple(_ref(p, "", None, MIXED_REFERENCE.get(p, "(not in the reference study)"))
+                            for p in settings.profiles), needs=("moderngl",))
+    cons = StudyPart("consolidation", 2, "consolidation", "mnist-torch", ((settings.consolidation_profile, 0),),
+                     (_ref(settings.consolidation_profile, "", None, "(not in the reference study: this suite's own "
+                                                                     "CAD guests per GPU at QoS)"),),
+                     needs=("moderngl",), overrides=(f"profile={settings.consolidation_profile}",
+                                                     f"scenario.mixed.max_guests={settings.max_guests}",
+                                                     # each step adds a guest: 8 GiB each would stop a 24 GiB host at 2
+                                                     f"profile.memory_MiB={CONSOLIDATION_MEMORY_MiB}"))
     return mixed, cons
 
 
@@ -128,7 +129,7 @@ class Measured:
 
 @dataclass
 class StudyPlan:
-    parts: list[Part]
+    parts: list[StudyPart]
     skips: list[Skip]
     tier: str  # workload sizes: full or smoke
     repeats: int
@@ -137,15 +138,15 @@ class StudyPlan:
     part_estimates: dict[str, float] = field(default_factory=dict)  # part name -> seconds planned
     sources: dict[str, str] = field(default_factory=dict)  # workload -> where its seconds came from
 
-    def overrides(self, part: Part) -> list[str]:
+    def overrides(self, part: StudyPart) -> list[str]:
         """The command line of one part: its scenario and workload, sizes, repeats, phases' own settings."""
         sizes = ["+preset=smoke"] if self.tier == "smoke" else []
-        extra = [f"scenario.study.profiles=[{','.join(part.labels)}]"] if part.scenario == "mixed" else []
+        extra = [f"scenario.mixed.profiles=[{','.join(part.labels)}]"] if part.scenario == "mixed" else []
         return [f"scenario={part.scenario}", f"workload={part.workload}", *sizes, *part.overrides, *extra,
                 f"scenario.repeats={self.repeats}"]
 
 
-def phase_work_s(part: Part, label: str, needs_gpus: int, tier: str, host: str, measured: Measured) -> float:
+def phase_work_s(part: StudyPart, label: str, needs_gpus: int, tier: str, host: str, measured: Measured) -> float:
     """Seconds one run of one phase is planned to take: this host's probe where it ran that workload on the kind
     of device the phase uses, else make gpu-check's GPU seconds with the overhead, else the table."""
     def run(workload: str, kind: str) -> float:
@@ -169,7 +170,7 @@ def source_of(workload: str, tier: str, host: str, measured: Measured) -> str:
     return "table (not measured)"
 
 
-def estimate_s(part: Part, tier: str, repeats: int, host: str, max_guests: int,
+def estimate_s(part: StudyPart, tier: str, repeats: int, host: str, max_guests: int,
                measured: Measured | None = None) -> float:
     measured = measured or Measured()
     if part.scenario == "consolidation":  # ML alone, then 1..max_guests CAD guests beside it, each step repeated
@@ -183,7 +184,7 @@ def estimate_s(part: Part, tier: str, repeats: int, host: str, max_guests: int,
     return sum(runs * repeats * phase_work_s(part, label, g, tier, host, measured) for label, g in part.phases)
 
 
-def runnable(part: Part, gpus: int, missing: dict[str, str]) -> tuple[Part | None, list[Skip]]:
+def runnable(part: StudyPart, gpus: int, missing: dict[str, str]) -> tuple[StudyPart | None, list[Skip]]:
     """The part with the phases this host can run, and a skip for what it cannot (None: nothing worth running)."""
     for need in part.needs:
         if need in missing:
@@ -257,15 +258,15 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
             parts.remove(drop)
         else:
             break
-    parts = [replace(p, overrides=tuple(f"scenario.study.max_guests={max_guests}" if o.startswith(
-        "scenario.study.max_guests=") else o for o in p.overrides)) if p.scenario == "consolidation" else p
+    parts = [replace(p, overrides=tuple(f"scenario.mixed.max_guests={max_guests}" if o.startswith(
+        "scenario.mixed.max_guests=") else o for o in p.overrides)) if p.scenario == "consolidation" else p
              for p in parts]
     estimates = {p.name: estimate_s(p, tier, repeats, host, max_guests, measured) for p in parts}
     sources = {w: source_of(w, tier, host, measured) for w in workloads_of(parts)}
     return StudyPlan(parts, skips, tier, repeats, total(), gpus, estimates, sources)
 
 
-def workloads_of(parts: list[Part]) -> list[str]:
+def workloads_of(parts: list[StudyPart]) -> list[str]:
     """The workloads the parts run (episode 2: the CAD and the ML guest's), each once: what a probe times."""
     out = [w for p in parts for w in ((p.workload,) if p.episode == 1 else ("graphics-replay", "mnist-torch"))]
     return list(dict.fromkeys(out))

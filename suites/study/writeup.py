@@ -19,7 +19,7 @@ from suites import store_keys as keys
 from suites.render import mixed_plots, mixed_report
 from suites.render.plots import error_bars, pyplot, save, titled, wrapped
 from suites.render.tables import validity_banner
-from suites.study.planner import EPISODE_1, Part, episode_2
+from suites.study.planner import EPISODE_1, StudyPart, episode_2
 from suites.study.results import ReferenceStudy
 from suites.study.settings import StudySettings
 from suites.validity import is_not_enforced
@@ -49,7 +49,7 @@ class Row:
         return [self.part, self.phase, self.reference, self.figure, interval, self.n, self.validity, self.verdict]
 
 
-def all_parts(study: ReferenceStudy) -> list[Part]:
+def all_parts(study: ReferenceStudy) -> list[StudyPart]:
     """Every part of the study as it was configured (episode 2's profiles come from the study run's params), with
     every reference profile's row: one left out of study.profiles is a row that says so."""
     configured = configured_profiles(study)

@@ -6,7 +6,7 @@ lives here, as pyperf keeps its in ``_worker``.
 A training run sized by time, not by steps (``workload.size_by=time``) is pyperf's calibration, in the guest
 (:func:`calibrate`, :func:`hold`): a step count chosen on a 2-core CPU lasts a fraction of a second on a GPU, and a
 rate over such a window is blank or noise. So before the start barrier (outside every timed figure) the guest trains
-a few real steps after the warm-up, times them, grows the probe until it lasted :data:`CALIBRATE_FRACTION` of the
+a few real steps after the warm-up, times them, grows the calibration until it lasted :data:`CALIBRATE_FRACTION` of the
 window (as pyperf grows its loop count), and then lays the run over as many steps as fill ``workload.min_window_s``
 on this device, with ``workload.min_timed_steps`` as the floor. The schedule (learning rate, lookahead) is rebuilt
 over that count; the data is cycled as often as it takes. An open-ended run (``workload.until_stopped``) is laid
@@ -211,12 +211,12 @@ class Trainable(Protocol):
     def train(self, meter: StepMeter) -> None: ...
 
 
-CALIBRATE_FRACTION = 0.1  # of the window: how long the last probe must last for its step time to count
+CALIBRATE_FRACTION = 0.1  # of the window: how long the last calibration must last for its step time to count
 CALIBRATE_MIN_S = 0.05  # ... and at least this (a clock read and a sync are microseconds)
-FIRST_PROBE = 4  # steps after the warm-up in the first probe
-MAX_PROBES = 4
+FIRST_CALIBRATION = 4  # steps after the warm-up in the first calibration
+MAX_CALIBRATIONS = 4
 # The schedule is laid over 1.5 windows of steps, and a single-rank run ends once its window has lasted (hold):
-# a run up to a third faster than its probe (a probe beside a busy moment) still fills its window, and one
+# a run up to a third faster than its calibration (one beside a busy moment) still fills its window, and one
 # slower ends at the schedule's last step, its window the longer. Ranks train in lockstep, so they end at the
 # schedule's last step together (a clock read on each would part them by a step).
 MARGIN = 1.5
@@ -230,19 +230,19 @@ def calibrate(workload: Trainable, cfg: Windowed, open_ended: bool = False,
     if workload.sized_by() != TIME:
         return {"sized_by": WORK}
     need_s = max(CALIBRATE_MIN_S, CALIBRATE_FRACTION * cfg.min_window_s)
-    probe, step_s = FIRST_PROBE, math.nan
-    for _ in range(MAX_PROBES):
-        step_s = agree(probe_step_s(workload, cfg, probe))
+    steps, step_s = FIRST_CALIBRATION, math.nan
+    for _ in range(MAX_CALIBRATIONS):
+        step_s = agree(calibration_step_s(workload, cfg, steps))
         if not step_s > 0:
-            raise RuntimeError(f"sizing by time: {probe} probe steps after the warm-up gave no step time")
-        if step_s * probe >= need_s:
+            raise RuntimeError(f"sizing by time: {steps} calibration steps after the warm-up gave no step time")
+        if step_s * steps >= need_s:
             break
-        probe = max(probe * 2, min(1_000_000, math.ceil(need_s / max(step_s, 1e-9) * 1.2)))
+        steps = max(steps * 2, min(1_000_000, math.ceil(need_s / max(step_s, 1e-9) * 1.2)))
     window_s = cfg.max_window_s if open_ended else cfg.min_window_s
     timed = max(cfg.min_timed_steps, math.ceil(window_s * MARGIN / max(step_s, 1e-9)))
     total = cfg.warmup_steps + timed
     out: JsonObject = {"sized_by": TIME, "calibrated_step_ms": round(step_s * 1e3, 4), "window_s": cfg.min_window_s,
-                   "calibration_steps": probe}
+                   "calibration_steps": steps}
     if cfg.max_steps and total > cfg.max_steps:
         out["capped_by"] = f"workload.max_steps={cfg.max_steps} < the {total} steps of a {window_s:g} s window"
         total = cfg.max_steps
@@ -268,12 +268,12 @@ def hold(meter: StepMeter, cfg: Windowed, chosen: JsonObject, world: int,
     meter.stop_requested = stop or (lambda: True)
 
 
-def probe_step_s(workload: Trainable, cfg: Windowed, probe: int) -> float:
-    """Seconds per step over ``probe`` steps after the warm-up, trained from fresh weights: the median window's
-    (:meth:`StepMeter.typical_step_s`), not the mean. Data-parallel ranks start their probes apart, and each one's
+def calibration_step_s(workload: Trainable, cfg: Windowed, steps: int) -> float:
+    """Seconds per step over ``steps`` steps after the warm-up, trained from fresh weights: the median window's
+    (:meth:`StepMeter.typical_step_s`), not the mean. Data-parallel ranks start their calibrations apart, and each one's
     first lockstep step waits for the last to arrive: in the mean that wait once read a 0.64 ms step as 1.2 ms, and
     four ranks sized to 1 s trained 0.79 s."""
-    workload.sized_steps = cfg.warmup_steps + probe
+    workload.sized_steps = cfg.warmup_steps + steps
     workload.build()
     meter = StepMeter(cfg.warmup_steps, workload.sized_steps)
     meter.start()

@@ -29,7 +29,7 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "mig-without-slices": (["profile=h100-mig-1-10c", "profile.mig_slices=null"], "1..7 compute slices"),
     "mps-share-over-100": (["profile.mps_share_pct=150"], "profile.mps_share_pct: must be 1..100"),
     "unknown-scenario-kind": (["scenario.kind=bogus"], "scenario.kind: must be one of plain, mixed"),
-    "study-unknown-profile": (["scenario=mixed", "scenario.study.profiles=[m60-9q]"], "phase m60-9q/cad"),
+    "study-unknown-profile": (["scenario=mixed", "scenario.mixed.profiles=[m60-9q]"], "phase m60-9q/cad"),
     "mix-unknown-workload": (["scenario=mixed-once", "scenario.mix=[{workload:nope}]"], "scenario.mix"),
     "unknown-viewset": (["workload=graphics-replay", "workload.viewsets=[cathedral]"], "unknown viewset 'cathedral'"),
     "unknown-scene-size": (["workload=graphics-replay", "workload.size=huge"], "workload.size: must be one of"),

@@ -12,8 +12,8 @@ from suites.render.tables import unfold
 from suites.run.mixed import mixed_verdict
 from tests.support.helpers import REPO, over_width, run_bench
 
-SMALL = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
-         "scenario.study.ml.overrides=['workload.train_limit=2048','workload.width=8','workload.target_accuracy=null',"
+SMALL = ["progress=quiet", "scenario.mixed.cad.overrides=['workload.frames_per_test=10']",
+         "scenario.mixed.ml.overrides=['workload.train_limit=2048','workload.width=8','workload.target_accuracy=null',"
          "'workload.until_stopped=true','workload.min_window_s=0.5','workload.warmup_steps=3']",
          "profile.memory_MiB=2048",
          "scenario.repeats=1"]
@@ -112,8 +112,8 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path,
 
 
 def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp_path: Path):
-    run = run_bench(tmp_path, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=3",
-                    "scenario.study.qos_p95_frame_ms=0.001", timeout=600)
+    run = run_bench(tmp_path, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.mixed.max_guests=3",
+                    "scenario.mixed.qos_p95_frame_ms=0.001", timeout=600)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     said = unfold(run.proc.stdout)  # lines folded at 120 columns, read whole
     assert "phase m60-2q/n1 missed QoS (CAD p95 frame time" in said
@@ -139,9 +139,9 @@ def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp_pa
 
 def test_consolidation_counts_guests_that_meet_qos(tmp_path: Path):
     # the ML guest a stand-in of 1 ms steps that trains for the whole (short) replay: every step's windows overlap
-    run = run_bench(tmp_path, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.study.max_guests=2",
-                    "scenario.study.qos_p95_frame_ms=100000", "scenario.study.qos_ml_slowdown_pct=100000",
-                    "scenario.study.ml.workload=fixed-step", "scenario.study.ml.overrides=['workload.step_ms=1',"
+    run = run_bench(tmp_path, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.mixed.max_guests=2",
+                    "scenario.mixed.qos_p95_frame_ms=100000", "scenario.mixed.qos_ml_slowdown_pct=100000",
+                    "scenario.mixed.ml.workload=fixed-step", "scenario.mixed.ml.overrides=['workload.step_ms=1',"
                     "'workload.min_window_s=0.5','workload.until_stopped=true','workload.warmup_steps=3']",
                     timeout=600)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
@@ -168,7 +168,7 @@ def test_a_cad_guest_that_dies_mid_run_stops_its_ml_guest_and_leaves_no_verdict(
 
     from tests.support.helpers import bench_args
 
-    long_cad = ["progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=400']",
+    long_cad = ["progress=quiet", "scenario.mixed.cad.overrides=['workload.frames_per_test=400']",
                 *SMALL[2:]]
     args, run_dir, uri = bench_args(tmp_path, "scenario=mixed", "profile=m60-8q", *long_cad)
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -22,7 +22,7 @@ TRACE = REPO / "tests" / "traces" / "m60-4q-vgpu-guest.json"
 
 
 # the nodes' GPUs are recordings: the ML guest trains on their CPUs (and is labelled not enforced for it)
-ML_ON_CPU = ("scenario.study.ml.overrides=['workload.train_limit=12000','workload.warmup_steps=3',"
+ML_ON_CPU = ("scenario.mixed.ml.overrides=['workload.train_limit=12000','workload.warmup_steps=3',"
              "'workload.batch_size=128','workload.target_accuracy=null','workload.until_stopped=true',"
              "'workload.allow_cpu_fallback=true']")
 
@@ -46,7 +46,7 @@ def test_a_sizing_on_a_fleet_measures_what_its_nodes_place_and_names_each_node_a
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     said = unfold(proc.stdout)
-    assert "size: Tesla M60: 5 candidate profile(s), 1 consolidation(s) (m60-4q/time-slice), sizes full, 1 " \
+    assert "size: Tesla M60: 5 candidate profile(s), 1 consolidation(s) (m60-4q/timeslice), sizes full, 1 " \
            "repeat(s) per step, on a fleet of 2 node(s)" in said
     assert ("not a GPU sizing: the fleet's guests ran on their nodes' CPUs (their NVML replayed from recordings); "
             "profiles not enforced") in said

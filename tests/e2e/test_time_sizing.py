@@ -10,8 +10,8 @@ import pytest
 
 from tests.support.helpers import run_bench
 
-MIXED_FAST_ML = ["scenario=mixed", "progress=quiet", "scenario.study.cad.overrides=['workload.frames_per_test=10']",
-                 "scenario.study.ml.workload=fixed-step", "profile.memory_MiB=2048", "scenario.repeats=1"]
+MIXED_FAST_ML = ["scenario=mixed", "progress=quiet", "scenario.mixed.cad.overrides=['workload.frames_per_test=10']",
+                 "scenario.mixed.ml.workload=fixed-step", "profile.memory_MiB=2048", "scenario.repeats=1"]
 
 
 # --- through the runner -------------------------------------------------------------------------------------------
@@ -31,7 +31,7 @@ def test_four_ranks_each_fill_the_window_whatever_the_step_time(tmp_path: Path, 
     ("['workload.step_ms=0.5','workload.min_window_s=0.25']", False)], ids=["until-stopped", "short"])
 def test_the_mixed_ml_guest_trains_for_the_cad_replay_or_the_slowdown_is_inconclusive(tmp_path: Path, ml: str,
                                                                                     overlapped: bool):
-    run = run_bench(tmp_path, *MIXED_FAST_ML, f"scenario.study.ml.overrides={ml}")
+    run = run_bench(tmp_path, *MIXED_FAST_ML, f"scenario.mixed.ml.overrides={ml}")
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     mixed = json.loads((run.run_dir / "m60-8q-mixed" / "results.json").read_text())
     overlap = mixed["host_metrics"]["overlap_pct"]
@@ -63,8 +63,8 @@ def test_a_cad_replay_at_gpu_frame_rates_covers_the_ml_window(tmp_path: Path):
     """A pass of 4 frames per test at 64x64 lasts a fraction of a second, as a viewset does at an H200's frame
     rates (0.05-0.35 s): beside the open-ended ML guest (a 1.5 s window) it replays for that window, so the two
     overlap >= 90 % (on cce1a94 one pass ended long before the ML window: ~20-60 %)."""
-    gpu_speed_cad = "scenario.study.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']"
-    ml = ("scenario.study.ml.overrides=['workload.step_ms=0.5','workload.min_window_s=1.5',"
+    gpu_speed_cad = "scenario.mixed.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']"
+    ml = ("scenario.mixed.ml.overrides=['workload.step_ms=0.5','workload.min_window_s=1.5',"
           "'workload.until_stopped=true']")
     run = run_bench(tmp_path, *MIXED_FAST_ML, gpu_speed_cad, ml)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]

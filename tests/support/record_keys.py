@@ -23,8 +23,8 @@ SCENARIOS: dict[str, list[str]] = {
     "single": [*SMOKE],
     "comparison": [*SMOKE, "scenario=gpu-vs-cpu"],
     "mixed": ["progress=quiet", "scenario=mixed", "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1",
-              "scenario.study.cad.overrides=['workload.frames_per_test=4','workload.viewsets=[product]']",
-              "scenario.study.ml.overrides=['workload.train_limit=1024','workload.width=4','workload.max_steps=12',"
+              "scenario.mixed.cad.overrides=['workload.frames_per_test=4','workload.viewsets=[product]']",
+              "scenario.mixed.ml.overrides=['workload.train_limit=1024','workload.width=4','workload.max_steps=12',"
               "'workload.batch_size=64','workload.warmup_steps=2','workload.min_timed_steps=10','workload.min_timed_s=0']"],
 }
 MACHINE = ("host.", "lib.")

@@ -27,15 +27,15 @@ def test_a_campaign_runs_exit_status_is_its_worst_parts_or_interrupted_where_it_
 
 
 def test_a_parts_folder_is_its_name_with_no_slash():
-    assert CampaignPart("m60-2q/time-slice/light", None).folder == "m60-2q-time-slice-light"  # type: ignore[arg-type]
+    assert CampaignPart("m60-2q/timeslice/light", None).folder == "m60-2q-timeslice-light"  # type: ignore[arg-type]
 
 
 def test_the_campaigns_own_figures_land_on_the_parent_run(tmp_path: Path):
     cfg = compose_config(f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'art'}")
     recorder = Recorder(cfg, [].append)
-    parent = recorder.start_comparison("study-x", {"bench.kind": "study"})
+    parent = recorder.start_parent("study-x", {"bench.kind": "study"})
     run = CampaignRun(None, tmp_path, Nest(recorder, parent))  # type: ignore[arg-type]
-    run.record(mlflow_runs.ComparisonResults({"tier": "smoke"}, {"elapsed_s": 12.0}, {"bench.skips": "[]"}))
+    run.record(mlflow_runs.ParentResults({"tier": "smoke"}, {"elapsed_s": 12.0}, {"bench.skips": "[]"}))
     stored = StoreReader(recorder.tracker.uri).run(parent.run_id)
     assert stored.params["tier"] == "smoke" and stored.metrics["elapsed_s"] == 12.0
     assert stored.tags["bench.skips"] == "[]"

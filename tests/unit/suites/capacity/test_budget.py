@@ -10,31 +10,31 @@ def sweeps(profiles: list[str], policies: list[str], deepest: int = 6) -> list[S
 
 
 def test_a_sweep_is_ml_alone_cad_alone_and_each_step_repeated():
-    assert sweep_s(Sweep("a", "time-slice", (1, 2, 3)), 3, 10.0, lambda k: 1.0) == 3 * 10.0 * 5
+    assert sweep_s(Sweep("a", "timeslice", (1, 2, 3)), 3, 10.0, lambda k: 1.0) == 3 * 10.0 * 5
     two_cores = cpu_share(2)  # k CAD guests + the ML guest on 2 cores
     assert [two_cores(k) for k in (1, 2, 3)] == [1.0, 1.5, 2.0]
 
 
 def test_what_fits_is_left_alone():
-    fitted = fit(sweeps(["a"], ["time-slice"]), 3, 10_000, 10.0)
+    fitted = fit(sweeps(["a"], ["timeslice"]), 3, 10_000, 10.0)
     assert fitted.fits and fitted.trims == [] and fitted.repeats == 3
 
 
 def test_trims_come_in_order_steps_repeats_policies_candidates_until_it_fits():
-    many = sweeps(["a", "b", "c", "d"], ["time-slice", "mps"])  # 4 x 2 x (2 + 6) phases x 3 repeats x 10 s = 1920 s
+    many = sweeps(["a", "b", "c", "d"], ["timeslice", "mps"])  # 4 x 2 x (2 + 6) phases x 3 repeats x 10 s = 1920 s
     steps_only = fit(many, 3, 1500, 10.0)  # the doubling counts (1, 2, 4, 6): 4 x 2 x 6 x 3 x 10 = 1440 s
     assert steps_only.fits and len(steps_only.trims) == 1 and steps_only.trims[0].startswith("steps: the doubling")
     assert steps_only.sweeps[0].steps == (1, 2, 4, 6) == doubling(tuple(range(1, 7)))
     to_repeats = fit(many, 3, 1000, 10.0)  # 960 s at 2 repeats
     assert to_repeats.repeats == 2 and [t.split(":")[0] for t in to_repeats.trims] == ["steps", "repeats"]
-    to_policies = fit(many, 3, 500, 10.0)  # 480 s: time-slice only
-    assert {s.policy for s in to_policies.sweeps} == {"time-slice"} and to_policies.trims[2].startswith("policies")
+    to_policies = fit(many, 3, 500, 10.0)  # 480 s: timeslice only
+    assert {s.policy for s in to_policies.sweeps} == {"timeslice"} and to_policies.trims[2].startswith("policies")
     to_candidates = fit(many, 3, 250, 10.0)  # 240 s: two candidates, the last of the list dropped first
     assert [s.profile for s in to_candidates.sweeps] == ["a", "b"] and to_candidates.fits
     assert to_candidates.trims[3] == "candidates: c, d not measured"
 
 
 def test_repeats_never_go_below_two_and_a_budget_one_candidate_exceeds_is_said():
-    fitted = fit(sweeps(["a", "b"], ["time-slice"]), 3, 10, 10.0)
+    fitted = fit(sweeps(["a", "b"], ["timeslice"]), 3, 10, 10.0)
     assert fitted.repeats == 2 and [s.profile for s in fitted.sweeps] == ["a"] and not fitted.fits
     assert fitted.trims[-1].startswith("still 120 s > sizing.budget_s=10 with one candidate")

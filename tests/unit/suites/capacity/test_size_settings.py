@@ -59,3 +59,13 @@ def test_the_mix_and_user_types_read_as_hydra_reads_them():
     s = load_settings("default", ["sizing.users={light: 20, heavy: 5}"])
     assert s.cad_users == {"light": 20, "heavy": 5} and list(s.levels) == ["strict", "typical"]
     assert load_settings("default", []).cad_users == {"medium": 20}
+
+
+def test_the_old_policy_name_time_slice_is_read_as_the_sharing_word_timeslice_and_said():
+    import pytest
+
+    from suites.capacity.size_settings import load_settings
+
+    with pytest.warns(FutureWarning, match=r"^sizing.policies: time-slice is timeslice now, as sharing= says it"):
+        settings = load_settings("default", ["sizing.policies=[time-slice,mps]"])
+    assert settings.policies == ["timeslice", "mps"] and load_settings("default", []).policies == ["timeslice", "mps"]

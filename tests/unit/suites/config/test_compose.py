@@ -49,8 +49,8 @@ def test_explicit_data_root_beats_the_environment(monkeypatch: pytest.MonkeyPatc
 
 
 def test_mixed_phases_are_three_per_profile_with_their_mix():
-    cfg = compose_config("scenario=mixed", "scenario.study.profiles=[m60-8q,m60-1q]")
-    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.mix]) for p in mixed_phases(cfg)]
+    cfg = compose_config("scenario=mixed", "scenario.mixed.profiles=[m60-8q,m60-1q]")
+    labels = [(p.label, p.overrides, [(g.workload, g.guests) for g in p.groups]) for p in mixed_phases(cfg)]
     assert labels[:3] == [("m60-8q/cad", ["profile=m60-8q"], [("graphics-replay", 1)]),
                           ("m60-8q/mixed", ["profile=m60-8q"], [("graphics-replay", 1), ("mnist-torch", 1)]),
                           ("m60-8q/ml", ["profile=m60-8q"], [("mnist-torch", 1)])]
@@ -64,7 +64,7 @@ def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_n
     from tests.support.helpers import compose_config
 
     monkeypatch.setattr(compose.psutil, "virtual_memory", lambda: SimpleNamespace(total=24105 * 2**20))
-    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8")
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.mixed.max_guests=8")
     size, note = compose.consolidation_memory(cfg)
     assert size == 2304 and "9 guests x 8192 MiB (profile m60-2q) > 24105 MiB host memory" in note
     phases = compose.mixed_phases(cfg)

@@ -14,3 +14,31 @@ def test_nccl_timeout_outlasts_every_wait_a_peer_can_see():
 
     spec = GuestSpec("g0", "p", "w", {}, {}, [], [], None, 1024)
     assert spec.peer_timeout_s > s.start_timeout_s
+
+
+# --- scenario.study, the old name of scenario.mixed, read for a release -------------------------------------------
+def test_the_old_name_is_taken_as_the_new_field_by_field_and_said():
+    import pytest
+
+    from suites.config.compose import compose_run
+    from suites.config.schema import register_configs
+
+    register_configs()
+    with pytest.warns(FutureWarning, match=r"^scenario.study is scenario.mixed now: scenario.study.cad.overrides, "
+                                           r"scenario.study.max_guests taken as scenario.mixed"):
+        old = compose_run(["scenario=consolidation", "scenario.study.max_guests=2",
+                           "scenario.study.cad.overrides=['workload.size=small']"])
+    new = compose_run(["scenario=consolidation", "scenario.mixed.max_guests=2",
+                       "scenario.mixed.cad.overrides=['workload.size=small']"])
+    assert old.cfg.scenario.mixed == new.cfg.scenario.mixed and [r.label for r in old.runs] == [r.label for r in
+                                                                                              new.runs]
+    assert new.cfg.scenario.mixed.cad.workload == "graphics-replay"  # the group's other fields as the new name has them
+
+
+def test_a_runs_params_carry_the_renamed_keys_under_their_old_names_too():
+    from suites.config.scenario import with_old_names
+
+    params = {"scenario.mixed.max_guests": 4, "scenario.study.max_guests": 4, "scenario.mixed.cad.workload": "x",
+              "scenario.kind": "mixed"}
+    got = with_old_names({**params, "scenario.study.max_guests": 9})  # the old node's own default: replaced
+    assert got == {**params, "scenario.study.cad.workload": "x"}

@@ -32,7 +32,7 @@ GROUP_BASE = {"workload": ["workload.trace=" + str(TRACE)]}  # for workload=apit
 
 
 # Collections of dataclasses (a comparison's phases, a guest mix, the study's reference figures): wrong type only.
-NESTED = {"scenario.phases", "scenario.mix", "scenario.study.reference"}
+NESTED = {"scenario.phases", "scenario.mix", "scenario.mixed.reference"}
 
 
 def leaves(cls: type, prefix: str) -> list[tuple[str, Any]]:
@@ -82,7 +82,7 @@ def cases() -> list[tuple[list[str], str, str]]:
         keys = [(k, t) for k, t in leaves(plugin.config_cls, "workload.") if k not in ("workload.name",)]
         out += [(base, k, v) for k, t in keys for v in bad_values(k, t)]
         out.append((base, "workload.no_such_key", "1"))
-    for group in ("profile", "scenario", "scenario.study", "data", "sampler", "vm", "ray"):
+    for group in ("profile", "scenario", "scenario.mixed", "data", "sampler", "vm", "ray"):
         out.append(([], f"{group}.no_such_key", "1"))
     out.append(([], "no_such_key", "1"))
     return out
@@ -111,7 +111,7 @@ def test_the_generated_cases_cover_every_key_of_every_group():
     keys = {k for _, k, _ in CASES}
     groups = {k.split(".", 1)[0] for k in keys if "." in k}
     assert {"profile", "workload", "scenario", "data", "sampler", "vm", "ray"} <= groups
-    assert {"workload.lr", "workload.egl_device", "workload.loops", "scenario.study.qos_p95_frame_ms", "seed",
+    assert {"workload.lr", "workload.egl_device", "workload.loops", "scenario.mixed.qos_p95_frame_ms", "seed",
             "vm.boot_timeout_s", "ray.excludes", "profile.mps_share_pct", "data.synthetic_train"} <= keys
     assert len(keys) >= 100 and len(CASES) >= 300, (len(keys), len(CASES))
 

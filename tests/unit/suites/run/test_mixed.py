@@ -134,7 +134,7 @@ def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatc
     from suites.run import mixed as study_mod
     from tests.support.helpers import compose_config
 
-    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=8",
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.mixed.max_guests=8",
                          "scenario.repeats=1")
     run = study_mod.MixedRun(cfg)
     slowdowns = {"m60-2q/ml": 10.0, "m60-2q/n1": 10.5, "m60-2q/n2": 20.0, "m60-2q/n3": 40.0, "m60-2q/n4": 60.0}
@@ -155,8 +155,8 @@ def test_a_consolidation_step_runs_its_repeats_in_a_row_and_one_missing_tile_fai
     from suites.run import mixed as study_mod
     from tests.support.helpers import compose_config
 
-    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.study.max_guests=3",
-                         "scenario.study.steps_past_miss=0")
+    cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.mixed.max_guests=3",
+                         "scenario.mixed.steps_past_miss=0")
     assert cfg.scenario.phase_repeats == 3
     run = study_mod.MixedRun(cfg)
     rates = {"m60-2q/ml": [100.0] * 3, "m60-2q/n1": [99.0, 98.0, 97.0], "m60-2q/n2": [95.0, 50.0, 96.0]}

@@ -44,8 +44,8 @@ def test_a_busy_hosts_consolidation_gives_an_inconclusive_sizing_everywhere_and_
     assert f"| medium (20) | strict | {part.profile} | 8 | - | - | - | inconclusive |" in md
     assert "| 1 | 3 |" in md and "| inconclusive | inconclusive |" in md  # the steps: no yes or no
     recorder = Recorder(part.comp.cfg, said.append)
-    ref = recorder.start_comparison("sizing-test", {"bench.kind": "sizing"})
-    recorder.comparison_results(ref, answer.results_of(settings, result), tmp_path / "out")
+    ref = recorder.start_parent("sizing-test", {"bench.kind": "sizing"})
+    recorder.parent_results(ref, answer.results_of(settings, result), tmp_path / "out")
     recorder.finish(ref, files, "FINISHED")
     run = MlflowClient(uri).get_run(ref.run_id)
     assert run.data.tags["bench.inconclusive"] == result.doubt and run.data.tags["bench.host_busy"] == BUSY
@@ -68,7 +68,7 @@ def test_a_clean_consolidation_that_misses_qos_at_one_guest_gives_0_with_its_rea
 def test_two_user_types_at_two_qos_levels_give_the_density_table_and_the_vm_to_provision(tmp_path: Path):
     settings, inv, plan, uri = planned(tmp_path, "sizing.users.light=20", "sizing.users.heavy=5",
                                        "sizing.price.gpu=4000", "sizing.price.licence_per_year=450")
-    assert [p.label for p in plan.parts] == [f"{p}/time-slice/{t}" for p in (plan.parts[0].profile,)
+    assert [p.label for p in plan.parts] == [f"{p}/timeslice/{t}" for p in (plan.parts[0].profile,)
                                             for t in ("light", "heavy")]
     assert any(n.startswith("CAD users by type (sizing.users): light 20, heavy 5; sizing.mix.cad=20 is not used")
                for n in plan.notes)

@@ -24,7 +24,7 @@ def started(tmp_path: Path, *args: str):
     settings, inv, plan, uri = planned_sizing(tmp_path, *args)
     campaign = campaign_of(settings, plan)
     recorder = Recorder(plan.parts[0].comp.cfg, [].append)
-    parent = recorder.start_comparison("sizing-test", {"bench.kind": "sizing"})
+    parent = recorder.start_parent("sizing-test", {"bench.kind": "sizing"})
     return plan, uri, CampaignRun(campaign, tmp_path / "run", Nest(recorder, parent, launcher="size"))
 
 

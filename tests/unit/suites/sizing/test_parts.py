@@ -14,16 +14,16 @@ def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
     inv = collect()
     base = ["scenario=consolidation", "profile=m60-2q", "progress=quiet", "tracking_uri=sqlite:////a/m.db",
             "artifact_dir=/a/art", "data.cache_dir=/a/data"]
-    key = reuse_key(inv, base, "m60-2q", "time-slice", [])
+    key = reuse_key(inv, base, "m60-2q", "timeslice", [])
     moved = ["scenario=consolidation", "profile=m60-2q", "tracking_uri=sqlite:////b/m.db", "artifact_dir=/b/art",
              "data.cache_dir=/b/data", "wait_for_cores_s=0"]
-    assert reuse_key(inv, moved, "m60-2q", "time-slice", []) == key
+    assert reuse_key(inv, moved, "m60-2q", "timeslice", []) == key
     for other in ("seed=1", "profile.vcpus=4", "data.root=/elsewhere"):
-        assert reuse_key(inv, [*base, other], "m60-2q", "time-slice", []) != key, other
+        assert reuse_key(inv, [*base, other], "m60-2q", "timeslice", []) != key, other
     assert reuse_key(inv, base, "m60-2q", "mps", []) != key
     node = {"gpus": [{"name": "GRID M60-2Q"}], "driver": "535.183.06"}  # a fleet's node: its GPU and driver count
-    on_fleet = reuse_key(inv, base, "m60-2q", "time-slice", [node])
-    assert on_fleet != key and reuse_key(inv, base, "m60-2q", "time-slice", [{**node, "driver": "550.90"}]) != on_fleet
+    on_fleet = reuse_key(inv, base, "m60-2q", "timeslice", [node])
+    assert on_fleet != key and reuse_key(inv, base, "m60-2q", "timeslice", [{**node, "driver": "550.90"}]) != on_fleet
 
 
 def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_nodes_end():
@@ -36,16 +36,16 @@ def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_
 
     register_configs()
     settings = load_settings("default", ["sizing.steps=[1,2,4,8]"])
-    (sweep,) = sweeps_of(settings.steps, {"m60-1q": 8}, ["time-slice"])
+    (sweep,) = sweeps_of(settings.steps, {"m60-1q": 8}, ["timeslice"])
     line = part_overrides(settings, sweep, 3, "smoke", ProfileConfig(name="m60-1q"))
-    assert "scenario.study.steps=[1,2,4,8]" in line and "scenario.study.max_guests=8" in line
+    assert "scenario.mixed.steps=[1,2,4,8]" in line and "scenario.mixed.max_guests=8" in line
     labels = [r.label for r in compose_run(line).runs]
     assert [x.rsplit("/", 1)[1] for x in labels] == ["ml", "cad", "n1", "n2", "n4", "n8"]
-    (cut,) = sweeps_of(settings.steps, {"m60-1q": 3}, ["time-slice"])
+    (cut,) = sweeps_of(settings.steps, {"m60-1q": 3}, ["timeslice"])
     line = part_overrides(settings, cut, 3, "smoke", ProfileConfig(name="m60-1q"))
-    assert cut.steps == (1, 2) and "scenario.study.max_guests=2" in line  # 1..2: every count, no steps= needed
-    (every,) = sweeps_of([], {"m60-1q": 3}, ["time-slice"])
-    assert every.steps == (1, 2, 3) and "scenario.study.steps=" not in " ".join(
+    assert cut.steps == (1, 2) and "scenario.mixed.max_guests=2" in line  # 1..2: every count, no steps= needed
+    (every,) = sweeps_of([], {"m60-1q": 3}, ["timeslice"])
+    assert every.steps == (1, 2, 3) and "scenario.mixed.steps=" not in " ".join(
         part_overrides(settings, every, 3, "smoke", ProfileConfig(name="m60-1q")))
 
 

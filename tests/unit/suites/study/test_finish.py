@@ -30,7 +30,7 @@ def test_the_parts_not_measured_join_the_skips_and_the_plan_lands_on_the_study_r
     cfg = compose_config(f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'art'}")
     said: list[str] = []
     recorder = Recorder(cfg, said.append)
-    parent = recorder.start_comparison("study-x", {"bench.kind": "study"})
+    parent = recorder.start_parent("study-x", {"bench.kind": "study"})
     campaign = Campaign("study", "study", tmp_path, [], "bench.study_part")
     run = CampaignRun(campaign, tmp_path, Nest(recorder, parent),
                       [PartRun("gpu-vs-cpu", "measured", "r1", 30.0), PartRun("mixed", "skipped", why="not started")])
