@@ -40,6 +40,7 @@ from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.capacity.size_settings import load_settings
 from suites.commands import selfmeasure_ml
+from suites.config.overrides import override
 from suites.config.schema import CONFIG_DIR, register_configs
 from suites.render import tables
 from suites.sizing.parts import plan_parts
@@ -185,11 +186,13 @@ def windows(res: JsonObject, label: str, floor_s: float) -> list[Check]:
 def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
     step = float(dev["step_ms"]["mnist-torch/512"]) * 128 / 512  # the mixed ML guest's batch of 128, by throughput
     window = floor_s(short)
-    ml = (f"scenario.mixed.ml.overrides=['workload.step_ms={step:.3g}','workload.batch_size=128',"
-          f"'workload.min_window_s={window:g}','workload.until_stopped=true']")
-    run_dir = bench(tmp, "mixed", "scenario=mixed", "scenario.mixed.ml.workload=fixed-step", ml,
-                         "scenario.mixed.cad.overrides=['workload.frames_per_test=4','workload.resolution=[64,64]']",
-                         "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1")
+    ml = override("scenario.mixed.ml.overrides", [
+        override("workload.step_ms", float(f"{step:.3g}")), override("workload.batch_size", 128),
+        override("workload.min_window_s", float(f"{window:g}")), override("workload.until_stopped", True)])
+    cad_line = override("scenario.mixed.cad.overrides", [override("workload.frames_per_test", 4),
+                                                         override("workload.resolution", [64, 64])])
+    run_dir = bench(tmp, "mixed", "scenario=mixed", "scenario.mixed.ml.workload=fixed-step", ml, cad_line,
+                    "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1")
     phase = json.loads((run_dir / "m60-8q-mixed" / "results.json").read_text())
     cad = next(g for g in phase["guests"] if g["spec"]["workload"] == "graphics-replay")
     checks = [judge_overlap(float(phase["host_metrics"].get("overlap_pct", math.nan)),

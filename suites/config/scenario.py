@@ -13,7 +13,7 @@ from typing import Optional
 
 from omegaconf import MISSING
 
-from suites.errors import ConfigError, require
+from suites.errors import require
 
 KINDS = ("plain", "mixed", "consolidation")
 # Config keys renamed, the new prefix -> the old: a run's params carry both for a release, so a reader of stored
@@ -149,11 +149,10 @@ class ScenarioConfig:
 
 
 def groups_of(groups: list[GuestGroup], old: list[GuestGroup], old_key: str) -> list[GuestGroup]:
-    """``groups``, or the groups given under the old name ``old_key`` (said; both given is one ConfigError)."""
+    """``groups``, or the groups given under the old name ``old_key`` (said): a scenario file's groups overridden
+    under the old name on the command line are overridden."""
     if not old:
         return groups
-    if groups:
-        raise ConfigError(f"{old_key} is the old name of {old_key.replace('mix', 'groups')}: give one of them")
     warnings.warn(f"{old_key} is {old_key.replace('mix', 'groups')} now (the old name is read until the next "
                   "release)", FutureWarning, stacklevel=2)
     return list(old)

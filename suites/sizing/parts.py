@@ -23,6 +23,7 @@ from suites.capacity import budget, fleet_candidates, measured
 from suites.capacity.budget import Sweep
 from suites.capacity.size_settings import SizingSettings
 from suites.config.compose import Composition, compose_run
+from suites.config.overrides import override
 from suites.config.profiles import ProfileConfig
 from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
 from suites.errors import BenchError, ConfigError
@@ -40,18 +41,19 @@ REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu n
 def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: str, p: ProfileConfig) -> list[str]:
     """One consolidation's command line: the profile, its CAD user type's viewsets, the steps, the repeats, the
     policy."""
-    viewsets = ",".join(settings.cad_sizes[sweep.user_type or settings.cad_size])
+    viewsets = list(settings.cad_sizes[sweep.user_type or settings.cad_size])
     steps = list(sweep.steps)
-    out = ["scenario=consolidation", f"profile={sweep.profile}", f"scenario.repeats={repeats}",
-           f"scenario.mixed.max_guests={steps[-1]}", "scenario.mixed.cad_alone=true",
-           "scenario.mixed.steps_past_miss=2", "scenario.mixed.cad.overrides=['workload.size=small',"
-           f"'workload.viewsets=[{viewsets}]']"]
+    out = [override("scenario", "consolidation"), override("profile", sweep.profile),
+           override("scenario.repeats", repeats), override("scenario.mixed.max_guests", steps[-1]),
+           override("scenario.mixed.cad_alone", True), override("scenario.mixed.steps_past_miss", 2),
+           override("scenario.mixed.cad.overrides", [override("workload.size", "small"),
+                                                     override("workload.viewsets", viewsets)])]
     if steps != list(range(1, steps[-1] + 1)):
-        out.append(f"scenario.mixed.steps=[{','.join(map(str, steps))}]")
+        out.append(override("scenario.mixed.steps", steps))
     if tier == "smoke":
-        out.insert(0, "+preset=smoke")
+        out.insert(0, override("preset", "smoke", "+"))
     if sweep.policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
-        out += ["sharing=mps", f"profile.mps_share_pct={max(1, 100 // max(1, p.max_per_gpu))}"]
+        out += [override("sharing", "mps"), override("profile.mps_share_pct", max(1, 100 // max(1, p.max_per_gpu)))]
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from suites.config.overrides import override
 from suites.study.settings import StudySettings
 
 TIME_X, THROUGHPUT_X = "time_x", "throughput_x"
@@ -99,10 +100,10 @@ def episode_2(settings: StudySettings) -> tuple[StudyPart, StudyPart]:
     cons = StudyPart("consolidation", 2, "consolidation", "mnist-torch", ((settings.consolidation_profile, 0),),
                      (_ref(settings.consolidation_profile, "", None, "(not in the reference study: this suite's own "
                                                                      "CAD guests per GPU at QoS)"),),
-                     needs=("moderngl",), overrides=(f"profile={settings.consolidation_profile}",
-                                                     f"scenario.mixed.max_guests={settings.max_guests}",
+                     needs=("moderngl",), overrides=(override("profile", settings.consolidation_profile),
+                                                     override("scenario.mixed.max_guests", settings.max_guests),
                                                      # each step adds a guest: 8 GiB each would stop a 24 GiB host at 2
-                                                     f"profile.memory_MiB={CONSOLIDATION_MEMORY_MiB}"))
+                                                     override("profile.memory_MiB", CONSOLIDATION_MEMORY_MiB)))
     return mixed, cons
 
 
@@ -140,10 +141,10 @@ class StudyPlan:
 
     def overrides(self, part: StudyPart) -> list[str]:
         """The command line of one part: its scenario and workload, sizes, repeats, phases' own settings."""
-        sizes = ["+preset=smoke"] if self.tier == "smoke" else []
-        extra = [f"scenario.mixed.profiles=[{','.join(part.labels)}]"] if part.scenario == "mixed" else []
-        return [f"scenario={part.scenario}", f"workload={part.workload}", *sizes, *part.overrides, *extra,
-                f"scenario.repeats={self.repeats}"]
+        sizes = [override("preset", "smoke", "+")] if self.tier == "smoke" else []
+        extra = [override("scenario.mixed.profiles", list(part.labels))] if part.scenario == "mixed" else []
+        return [override("scenario", part.scenario), override("workload", part.workload), *sizes, *part.overrides,
+                *extra, override("scenario.repeats", self.repeats)]
 
 
 def phase_work_s(part: StudyPart, label: str, needs_gpus: int, tier: str, host: str, measured: Measured) -> float:
@@ -258,8 +259,9 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
             parts.remove(drop)
         else:
             break
-    parts = [replace(p, overrides=tuple(f"scenario.mixed.max_guests={max_guests}" if o.startswith(
-        "scenario.mixed.max_guests=") else o for o in p.overrides)) if p.scenario == "consolidation" else p
+    most = override("scenario.mixed.max_guests", max_guests)
+    parts = [replace(p, overrides=tuple(most if o.partition("=")[0] == most.partition("=")[0] else o
+                                        for o in p.overrides)) if p.scenario == "consolidation" else p
              for p in parts]
     estimates = {p.name: estimate_s(p, tier, repeats, host, max_guests, measured) for p in parts}
     sources = {w: source_of(w, tier, host, measured) for w in workloads_of(parts)}

@@ -30,7 +30,7 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "mps-share-over-100": (["profile.mps_share_pct=150"], "profile.mps_share_pct: must be 1..100"),
     "unknown-scenario-kind": (["scenario.kind=bogus"], "scenario.kind: must be one of plain, mixed"),
     "study-unknown-profile": (["scenario=mixed", "scenario.mixed.profiles=[m60-9q]"], "phase m60-9q/cad"),
-    "mix-unknown-workload": (["scenario=mixed-once", "scenario.mix=[{workload:nope}]"], "scenario.mix"),
+    "mix-unknown-workload": (["scenario=mixed-once", "scenario.groups=[{workload:nope}]"], "scenario.groups"),
     "unknown-viewset": (["workload=graphics-replay", "workload.viewsets=[cathedral]"], "unknown viewset 'cathedral'"),
     "unknown-scene-size": (["workload=graphics-replay", "workload.size=huge"], "workload.size: must be one of"),
     "odd-msaa-samples": (["workload=graphics-replay", "workload.samples=3"], "workload.samples"),

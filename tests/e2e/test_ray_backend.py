@@ -144,7 +144,7 @@ def test_ray_cluster_listens_on_loopback_only(ray_cluster):
 @pytest.mark.cluster
 def test_two_guest_mix_runs_as_ray_actors_sharing_one_gpu(tmp_path: Path, ray_cluster):
     address = ray_cluster.address
-    mix = ("scenario.mix=[{workload:graphics-replay,guests:1,overrides:['workload.frames_per_test=10']},"
+    mix = ("scenario.groups=[{workload:graphics-replay,guests:1,overrides:['workload.frames_per_test=10']},"
            "{workload:mnist-torch,guests:1,overrides:['workload.train_limit=2048','workload.width=8',"
            "'workload.allow_cpu_fallback=true']}]")  # Ray's GPU here is logical: the guest trains on the CPU
     run = run_bench(tmp_path, "scenario=mixed-once", mix, *M60_4Q, "profile.vcpus=1", "progress=quiet", "backend=ray",

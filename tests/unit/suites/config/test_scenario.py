@@ -42,3 +42,18 @@ def test_a_runs_params_carry_the_renamed_keys_under_their_old_names_too():
               "scenario.kind": "mixed"}
     got = with_old_names({**params, "scenario.study.max_guests": 9})  # the old node's own default: replaced
     assert got == {**params, "scenario.study.cad.workload": "x"}
+
+
+def test_the_old_name_of_groups_overrides_a_scenario_files_groups_and_is_said():
+    import pytest
+
+    from suites.config.compose import compose_run
+    from suites.config.schema import register_configs
+
+    register_configs()
+    line = "[{workload:idle,guests:2},{workload:fixed-step,guests:1}]"
+    with pytest.warns(FutureWarning, match=r"^scenario.mix is scenario.groups now"):
+        old = compose_run(["scenario=mixed-once", f"scenario.mix={line}"])
+    new = compose_run(["scenario=mixed-once", f"scenario.groups={line}"])
+    assert [(g.workload.name, g.guests) for g in old.runs[0].groups] == [("idle", 2), ("fixed-step", 1)] == \
+        [(g.workload.name, g.guests) for g in new.runs[0].groups]

@@ -32,7 +32,7 @@ GROUP_BASE = {"workload": ["workload.trace=" + str(TRACE)]}  # for workload=apit
 
 
 # Collections of dataclasses (a comparison's phases, a guest mix, the study's reference figures): wrong type only.
-NESTED = {"scenario.phases", "scenario.mix", "scenario.mixed.reference"}
+NESTED = {"scenario.phases", "scenario.mix", "scenario.groups", "scenario.mixed.reference"}
 
 
 def leaves(cls: type, prefix: str) -> list[tuple[str, Any]]:
