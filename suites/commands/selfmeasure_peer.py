@@ -47,9 +47,9 @@ from gpu_probe.stats import (
 from suites.data import cifar
 from suites.render import tables
 from suites.workloads import timing
+from suites.workloads.airbench94 import airbench94_net, cast_weights, dtype_of
 from suites.workloads.base import GuestContext
 from suites.workloads.cifar10_torch import Cifar10Torch, Cifar10TorchConfig
-from suites.workloads.fast_recipe import airbench94_net, cast_weights, dtype_of
 from suites.workloads.timing import StepMeter
 
 if TYPE_CHECKING:  # for the annotations only: torch is imported where it runs

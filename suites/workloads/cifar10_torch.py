@@ -1,5 +1,5 @@
 """CIFAR-10 in PyTorch with airbench94's recipe (94 % mean test accuracy in 9.9 epochs, 3.83 s
-on one A100; see :mod:`suites.workloads.fast_recipe` for what it is), on this suite's guest loop."""
+on one A100; see :mod:`suites.workloads.airbench94` for what it is), on this suite's guest loop."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """MNIST and CIFAR-10 in TensorFlow/Keras with airbench94's recipe, as the PyTorch plugins run it (see
-:mod:`suites.workloads.fast_recipe`): the same network, whitening, BatchNorm, loss, SGD-Nesterov with the same
+:mod:`suites.workloads.airbench94`): the same network, whitening, BatchNorm, loss, SGD-Nesterov with the same
 decoupled rates, schedule, lookahead and test-time augmentation. Where Keras cannot follow, said here and in
 docs/profiles-and-scenarios.md:
 

@@ -1,4 +1,4 @@
-"""airbench94's network and step pieces in Keras (:mod:`suites.workloads.fast_recipe` is the torch original;
+"""airbench94's network and step pieces in Keras (:mod:`suites.workloads.airbench94` is the torch original;
 suites/workloads/keras_models.py says where Keras differs): the network with its augmentation layers, the
 whitening bias, the identity start, the whitening kernel, lookahead and the warm-up/decay schedule. Keras is
 imported inside each function: the runner imports this module without TensorFlow.
@@ -79,7 +79,7 @@ def whitening_kernel(images: Keras) -> Keras:
 
 
 class KerasLookahead:
-    """:class:`suites.workloads.fast_recipe.Lookahead` over a Keras model's floating-point weights."""
+    """:class:`suites.workloads.airbench94.Lookahead` over a Keras model's floating-point weights."""
 
     def __init__(self, model: Keras) -> None:
         import keras

@@ -1,4 +1,4 @@
-"""MNIST in PyTorch with the CIFAR-10 record's recipe (:mod:`suites.workloads.fast_recipe`) at width 16: one
+"""MNIST in PyTorch with the CIFAR-10 record's recipe (:mod:`suites.workloads.airbench94`) at width 16: one
 epoch reaches 99.2 % on real MNIST (99.18 %, 23 s on 2 CPU cores; width 32: 99.15 % after one epoch, 99.56 % after
 two). No flips: a mirrored digit is another glyph."""
 

@@ -7,7 +7,8 @@ import copy
 import pytest
 import torch
 
-from suites.workloads import fast_recipe as recipe
+from suites.workloads import airbench94 as recipe
+from suites.workloads.fast_recipe import Hyper
 from suites.workloads.sgd import NesterovSGD
 
 
@@ -19,7 +20,7 @@ def trained_pair(steps: int, decay_scale: float) -> tuple[torch.nn.Module, torch
     ours_net = recipe.airbench94_net(3, 4)
     torch_net = copy.deepcopy(ours_net)
     start = copy.deepcopy(ours_net.state_dict())
-    ours = recipe.optimizer(ours_net, recipe.Hyper(momentum=0.85), batch_size=64)
+    ours = recipe.optimizer(ours_net, Hyper(momentum=0.85), batch_size=64)
     for g in ours.param_groups:
         g["weight_decay"] *= decay_scale
     twin = {id(p): q for p, q in zip(ours_net.parameters(), torch_net.parameters(), strict=True)}
