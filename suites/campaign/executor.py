@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,17 @@ from rich.console import Console
 
 from suites import store_keys as keys
 from suites.backends.corelock import CoreLease, CoresHeld, describe, held_by_others
-from suites.campaign.spec import MEASURED, NOT_RUN, REUSED, SKIPPED, Campaign, CampaignPart, CampaignRun, PartRun
+from suites.campaign.spec import (
+    MEASURED,
+    NOT_RUN,
+    REUSED,
+    SKIPPED,
+    Campaign,
+    CampaignPart,
+    CampaignRun,
+    PartRun,
+    overran,
+)
 from suites.config.schema import one_line, run_stamp
 from suites.errors import BenchError, PlacementError
 from suites.pipeline.jobs import fail
@@ -28,7 +38,6 @@ from suites.pipeline.orchestrate import Nest, PlannedComparison, best_effort, pl
 from suites.record import mlflow_runs
 from suites.record.export import export_tree
 from suites.record.recorder import Recorder
-from suites.record.store_reader import StoreReader
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
 from suites.run.shield import Shield, interrupt_reason
@@ -58,16 +67,14 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
     run_dir.mkdir(parents=True)
     recorder = Recorder(campaign.parts[0].comp.cfg, say(out))
     parent = recorder.start_parent(f"{campaign.kind}-{run_dir.name}",
-                                       {keys.ROLE: campaign.kind, keys.KIND: campaign.kind})
+                                   {keys.ROLE: campaign.kind, keys.KIND: campaign.kind})
     run = CampaignRun(campaign, run_dir, Nest(recorder, parent, launcher=campaign.said), list(skipped))
     try:
         with lease or contextlib.nullcontext():  # a whole-host lease is held from planning to the last part's end
             run_parts(run, placed, out)
         with Shield(say(out), f"concluding the {campaign.kind}") if run.stopped else contextlib.nullcontext():
             done = conclude(run)
-            if run.stopped:
-                run.record(mlflow_runs.ParentResults({}, {}, {keys.STOPPED: run.stopped}))
-            recorder.finish(parent, done.files, done.status or status_of(run))
+            end(run, done.status or status_of(run), run.stopped, done.files)
             run.concluded = True
     except KeyboardInterrupt as exc:  # between parts, or while concluding: said, recorded, nothing is an answer
         with Shield(say(out), f"recording the {campaign.kind}'s end"):
@@ -87,12 +94,13 @@ def status_of(run: CampaignRun) -> str:
     return "KILLED" if run.stopped else ("FINISHED" if run.code == 0 else "FAILED")
 
 
-def end(run: CampaignRun, status: str, why: str) -> None:
-    """The parent run ended ``status`` with its reason (bench.stopped), whatever else failed; a part (or its phase)
-    an interrupt left RUNNING under it ends KILLED."""
-    run.record(mlflow_runs.ParentResults({}, {}, {keys.STOPPED: why}))
-    end_running(run, why)
-    run.nest.recorder.finish(run.nest.parent, [], status)
+def end(run: CampaignRun, status: str, why: str, files: Sequence[Path] = ()) -> None:
+    """The parent run ended ``status`` with ``files`` as its artifacts; where it stopped early, with its reason
+    (bench.stopped: only here), and a part (or its phase) an interrupt left RUNNING under it ended KILLED."""
+    if why:
+        run.record(mlflow_runs.ParentResults({}, {}, {keys.STOPPED: why}))
+        end_running(run, why)
+    run.nest.recorder.finish(run.nest.parent, list(files), status)
 
 
 def end_running(run: CampaignRun, why: str) -> None:
@@ -184,8 +192,8 @@ def measure(run: CampaignRun, part: CampaignPart, placed: PlannedComparison | No
         except KeyboardInterrupt as exc:
             code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
     took = time.monotonic() - t_part
-    if part.estimate_s > 0 and took > 2 * part.estimate_s:
-        say(out)(f"{campaign.said}: {part.name} ran {took / part.estimate_s:.1f}x its estimate ({took:.0f} s, "
+    if overran(part.estimate_s, took):
+        say(out)(f"{campaign.said}: {part.name} {overran(part.estimate_s, took)} ({took:.0f} s, "
                  f"planned {part.estimate_s:.0f} s)")
     return PartRun(part.name, MEASURED, child_of(run, part), took,
                    why or (interrupt_reason() if code == EXIT_INTERRUPTED else ""), code)
@@ -193,10 +201,10 @@ def measure(run: CampaignRun, part: CampaignPart, placed: PlannedComparison | No
 
 def child_of(run: CampaignRun, part: CampaignPart) -> str | None:
     """The part's comparison run, found by its tag under the parent run (None where nothing reached the store)."""
-    parent, tracker = run.nest.parent, run.nest.recorder.tracker
-    if parent is None or tracker is None:
+    parent, reader = run.nest.parent, run.reader
+    if parent is None or reader is None:
         return None
-    return StoreReader(tracker.uri).child(parent.run_id, run.campaign.part_tag, part.name)
+    return reader.child(parent.run_id, run.campaign.part_tag, part.name)
 
 
 def lease_whole_host(campaign: Campaign, out: Console) -> tuple[Placed, list[PartRun], CoreLease]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from suites.config.compose import Composition
 from suites.pipeline.orchestrate import Nest
 from suites.record import mlflow_runs
+from suites.record.store_reader import StoreReader
 from suites.run.outcome import EXIT_INTERRUPTED
 
 # the campaign as it runs -> (a stored run that measured the same thing, what is in doubt in it: '' where nothing),
@@ -92,6 +94,18 @@ class CampaignRun:
     def left(self, *hows: str) -> list[PartRun]:
         return [p for p in self.parts if p.how in hows]
 
+    @cached_property
+    def reader(self) -> StoreReader | None:
+        """The store the parts are recorded into, read (one reader for the run: each part's lookups share it); None
+        where nothing is recorded."""
+        tracker = self.nest.recorder.tracker
+        return StoreReader(tracker.uri) if tracker else None
+
     def record(self, results: mlflow_runs.ParentResults) -> None:
         """The campaign's own figures, params and tags on the parent run (before a report reads them back)."""
         self.nest.recorder.parent_results(self.nest.parent, results, self.run_dir)
+
+
+def overran(planned: float, took: float) -> str:
+    """'ran 2.4x its estimate' where a part took more than twice its planned seconds, else ''."""
+    return f"ran {took / planned:.1f}x its estimate" if planned > 0 and took > 2 * planned else ""

@@ -200,7 +200,7 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
     cfg, name, recorder = planned.comp.cfg, planned.comp.cfg.scenario.name, nest.recorder
     plans, mixed = planned.plans, planned.mixed
     ref = recorder.start_parent(f"{name}-{run_dir.name}",
-                                    mlflow_runs.comparison_tags(name, cfg.scenario.kind, nest.tags), nest.parent)
+                                mlflow_runs.comparison_tags(name, cfg.scenario.kind, nest.tags), nest.parent)
     outcomes, worst = run_phases(planned, run_dir, out, nest.under(ref, {}))
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)

@@ -10,7 +10,6 @@ from suites import store_keys as keys
 from suites.campaign import Campaign, CampaignPart, CampaignRun
 from suites.campaign.spec import Reuse
 from suites.capacity.size_settings import SizingSettings
-from suites.record.store_reader import StoreReader
 from suites.sizing.parts import SizingPart, SizingPlan
 from suites.sizing.read import Key, reusable
 
@@ -27,8 +26,7 @@ def campaign_of(settings: SizingSettings, plan: SizingPlan) -> Campaign:
 def reuser(part: SizingPart, settings: SizingSettings) -> Reuse:
     """A stored consolidation of the part's measurement, looked for in the store the sizing records into."""
     def reuse(run: CampaignRun) -> tuple[str, str] | None:
-        tracker = run.nest.recorder.tracker
-        return reusable(StoreReader(tracker.uri) if tracker else None, part, settings, run.nest.recorder.say)
+        return reusable(run.reader, part, settings, run.nest.recorder.say)
     return reuse
 
 

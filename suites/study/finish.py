@@ -13,18 +13,13 @@ from rich.table import Table
 from suites import store_keys as keys
 from suites.campaign import CampaignRun
 from suites.campaign.executor import Conclude, Conclusion
-from suites.campaign.spec import MEASURED
+from suites.campaign.spec import MEASURED, overran
 from suites.pipeline.orchestrate import best_effort
 from suites.record import mlflow_runs
 from suites.study import results
 from suites.study import writeup as study_report
 from suites.study.assemble import Study
 from suites.study.planner import Skip, StudyPlan
-
-
-def overran(planned: float, took: float) -> str:
-    """'ran 2.4x its estimate' where a part took more than twice its planned seconds, else ''."""
-    return f"ran {took / planned:.1f}x its estimate" if planned > 0 and took > 2 * planned else ""
 
 
 def show_timing(out: Console, sp: StudyPlan, run: CampaignRun) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suites.campaign import CampaignRun, PartRun
-from suites.campaign.spec import MEASURED, NOT_RUN, REUSED, SKIPPED, CampaignPart
+from suites.campaign.spec import MEASURED, NOT_RUN, REUSED, SKIPPED, CampaignPart, overran
 from suites.pipeline.orchestrate import Nest
 from suites.record import mlflow_runs
 from suites.record.recorder import Recorder
@@ -26,6 +26,11 @@ def test_a_campaign_runs_exit_status_is_its_worst_parts_or_interrupted_where_it_
     assert CampaignRun(None, Path("."), None).code == 0  # type: ignore[arg-type]
 
 
+def test_a_part_past_twice_its_estimate_is_said():
+    assert overran(10.0, 25.0) == "ran 2.5x its estimate"
+    assert overran(10.0, 20.0) == "" and overran(0.0, 20.0) == ""
+
+
 def test_a_parts_folder_is_its_name_with_no_slash():
     assert CampaignPart("m60-2q/timeslice/light", None).folder == "m60-2q-timeslice-light"  # type: ignore[arg-type]
 
@@ -39,3 +44,12 @@ def test_the_campaigns_own_figures_land_on_the_parent_run(tmp_path: Path):
     stored = StoreReader(recorder.tracker.uri).run(parent.run_id)
     assert stored.params["tier"] == "smoke" and stored.metrics["elapsed_s"] == 12.0
     assert stored.tags["bench.skips"] == "[]"
+
+
+def test_a_campaign_run_reads_its_store_through_one_reader_and_none_without_a_store(tmp_path: Path):
+    cfg = compose_config(f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'art'}")
+    recorder = Recorder(cfg, [].append)
+    run = CampaignRun(None, tmp_path, Nest(recorder, None))  # type: ignore[arg-type]
+    assert run.reader is run.reader and run.reader.uri == recorder.tracker.uri
+    recorder.tracker = None
+    assert CampaignRun(None, tmp_path, Nest(recorder, None)).reader is None  # type: ignore[arg-type]

@@ -21,11 +21,6 @@ from suites.study.settings import StudySettings
 from tests.support.helpers import compose_config, store_at
 
 
-def test_a_part_past_twice_its_estimate_is_said():
-    assert finish.overran(10.0, 25.0) == "ran 2.5x its estimate"
-    assert finish.overran(10.0, 20.0) == "" and finish.overran(0.0, 20.0) == ""
-
-
 def test_the_parts_not_measured_join_the_skips_and_the_plan_lands_on_the_study_run(tmp_path: Path):
     cfg = compose_config(f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'art'}")
     said: list[str] = []
