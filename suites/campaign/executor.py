@@ -115,7 +115,7 @@ def end_running(run: CampaignRun, why: str) -> None:
 
 
 def export(run: CampaignRun, out: Console) -> None:
-    """The run tree as files in the run folder (``python -m suites sync --run-dir`` imports it elsewhere)."""
+    """The run tree as files in the run directory (``python -m suites sync --run-dir`` imports it elsewhere)."""
     parent = run.nest.parent
     if run.campaign.export and parent is not None:
         best_effort(out, "run export", lambda: export_tree(parent.tracker.uri, parent.run_id, run.run_dir))

@@ -48,14 +48,14 @@ class Campaign:
 
     kind: str  # the parent run's bench.kind and bench.role, and its name's prefix: study, sizing
     said: str  # how its lines begin: study, size
-    out_dir: Path  # the root its run folder is made under
+    out_dir: Path  # the root its run directory is made under
     parts: list[CampaignPart]
     part_tag: str  # the tag naming a part on its comparison run (bench.study_part, bench.sizing_part)
     noun: str = "comparison"  # what a part's run is called in its lines (a sizing's are consolidations)
     whole_host: bool = False  # every part placed, and every core leased, before the first starts (a study)
     # time.monotonic() by which the campaign has ended: a part whose estimate passes it does not start
     deadline: float = math.inf
-    export: bool = False  # the run tree exported into the run folder after each part (a GPU host sends it back)
+    export: bool = False  # the run tree exported into the run directory after each part (a GPU host sends it back)
     left_out: list[str] = field(default_factory=list)  # what its plan left out, and why ("what: why")
 
 
@@ -73,7 +73,7 @@ class PartRun:
 
 @dataclass
 class CampaignRun:
-    """A campaign as it runs: its run folder, the parent run (``nest``), each part's fate, why it stopped early."""
+    """A campaign as it runs: its run directory, the parent run (``nest``), each part's fate, why it stopped early."""
 
     campaign: Campaign
     run_dir: Path

@@ -2,13 +2,13 @@
 until its estimate fits, each trim said.
 
 A sizing measures one consolidation per candidate profile and policy: ML alone, one CAD guest alone, then the
-CAD guest counts of its steps beside the ML guest, each phase ``repeats`` times. On one GPU host that was 10
+CAD guest counts of its sweep beside the ML guest, each phase ``repeats`` times. On one GPU host that was 10
 candidates x 2 policies x up to 6 phases x 3 repeats, 40-60 minutes, where a lent GPU's command ends at 10. The
 estimate is the number of phase runs times what one phase run costs on this host (the caller's figure: measured
-where it can be, see suites/commands/size.py), a step of k CAD guests on a CPU host taking k + 1 guests' share of
+where it can be, see suites/commands/size.py), a count of k CAD guests on a CPU host taking k + 1 guests' share of
 its cores. The trims, in order:
 
-1. steps: each count 1..N becomes the doubling counts 1, 2, 4, ... up to N (a count between two measured steps
+1. counts: each count 1..N becomes the doubling counts 1, 2, 4, ... up to N (a count between two measured counts
    is interpolated, and every figure resting on it is labelled ``(predicted)``);
 2. repeats: down to 2, never 1 (one repeat has no interval, so no safe count);
 3. policies: the first only (timeslice; MPS is compared where the budget allows);
@@ -33,7 +33,7 @@ class Sweep:
 
     profile: str
     policy: str
-    steps: tuple[int, ...]
+    counts: tuple[int, ...]
     user_type: str = ""  # the CAD user type its CAD guests stand for ('': the sizing's cad_size)
 
 
@@ -52,11 +52,11 @@ class Fitted:
         return self.estimate_s <= self.budget_s
 
 
-def doubling(steps: tuple[int, ...]) -> tuple[int, ...]:
+def doubling(counts: tuple[int, ...]) -> tuple[int, ...]:
     """1, 2, 4, ... up to the deepest count, the deepest kept."""
-    if not steps:
-        return steps
-    deepest, out, n = max(steps), [], 1
+    if not counts:
+        return counts
+    deepest, out, n = max(counts), [], 1
     while n < deepest:
         out.append(n)
         n *= 2
@@ -64,10 +64,10 @@ def doubling(steps: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def sweep_s(sweep: Sweep, repeats: int, phase_s: float, shared: Callable[[int], float]) -> float:
-    """Seconds one consolidation takes: ML alone, CAD alone (one guest each), then each step's k CAD guests beside
+    """Seconds one consolidation takes: ML alone, CAD alone (one guest each), then each count's k CAD guests beside
     the ML guest, ``repeats`` times each; ``shared(k)``: how much longer k + 1 guests take than one (their share of
     a CPU host's cores; 1 on a GPU)."""
-    return repeats * phase_s * (2 + sum(shared(k) for k in sweep.steps))
+    return repeats * phase_s * (2 + sum(shared(k) for k in sweep.counts))
 
 
 def total_s(sweeps: list[Sweep], repeats: int, phase_s: float, shared: Callable[[int], float]) -> float:
@@ -82,13 +82,14 @@ def fit(sweeps: list[Sweep], repeats: int, budget_s: float, phase_s: float,
     out = Fitted(list(sweeps), repeats, est(sweeps, repeats), budget_s)
     if out.fits or not sweeps:
         return out
-    sparse = [replace(s, steps=doubling(s.steps)) for s in out.sweeps]
+    sparse = [replace(s, counts=doubling(s.counts)) for s in out.sweeps]
     if sparse != out.sweeps:
-        out.trims.append("steps: the doubling counts " + ", ".join(dict.fromkeys(
-            f"{s.profile} {list(s.steps)}" for s in sparse if s.steps)) + " (between them: interpolated, (predicted))")
+        out.trims.append("counts: the doubling counts " + ", ".join(dict.fromkeys(
+            f"{s.profile} {list(s.counts)}" for s in sparse if s.counts))
+            + " (between them: interpolated, (predicted))")
         out.sweeps = sparse
     if est(out.sweeps, out.repeats) > budget_s and out.repeats > MIN_REPEATS:
-        out.trims.append(f"repeats: {out.repeats} -> {MIN_REPEATS} per step")
+        out.trims.append(f"repeats: {out.repeats} -> {MIN_REPEATS} per count")
         out.repeats = MIN_REPEATS
     first = out.sweeps[0].policy
     if est(out.sweeps, out.repeats) > budget_s and any(s.policy != first for s in out.sweeps):
@@ -105,21 +106,21 @@ def fit(sweeps: list[Sweep], repeats: int, budget_s: float, phase_s: float,
     out.estimate_s = est(out.sweeps, out.repeats)
     if not out.fits:
         out.trims.append(f"still {out.estimate_s:.0f} s > sizing.budget_s={budget_s:g} with one candidate: "
-                         "measured all the same (raise sizing.budget_s, or name fewer steps)")
+                         "measured all the same (raise sizing.budget_s, or name fewer counts)")
     return out
 
 
 def cpu_share(cores: int) -> Callable[[int], float]:
-    """A step of k CAD guests beside the ML guest on a host of ``cores`` CPU cores: k + 1 guests' share of them."""
+    """A count of k CAD guests beside the ML guest on a host of ``cores`` CPU cores: k + 1 guests' share of them."""
     return lambda k: max(1.0, (k + 1) / max(1, cores))
 
 
-def sweeps_of(counts: list[int], steps: dict[str, int], policies: list[str],
+def sweeps_of(counts: list[int], deepest: dict[str, int], policies: list[str],
               user_types: list[str] = [""]) -> list[Sweep]:  # noqa: B006 (never mutated)
-    """Each profile to its deepest step (the ``counts`` sizing.steps names up to it, else each 1..deepest), under
+    """Each profile to its deepest count (the ``counts`` sizing.counts names up to it, else each 1..deepest), under
     each policy, for each CAD user type."""
     out = []
-    for name, deepest in steps.items():
-        mine = tuple(n for n in counts if n <= deepest) or tuple(range(1, deepest + 1))
+    for name, depth in deepest.items():
+        mine = tuple(n for n in counts if n <= depth) or tuple(range(1, depth + 1))
         out += [Sweep(name, policy, mine, t) for policy in policies for t in user_types]
     return out

@@ -1,16 +1,16 @@
 """A consolidation curve read for capacity: how many guests per GPU, from the point and from its confidence.
 
-A curve is the steps a consolidation sweep measured (1, 2, ... guests per GPU), each repeated: one *tile* per
+A curve is the counts a consolidation sweep measured (1, 2, ... guests per GPU), each repeated: one *tile* per
 repeat (VMmark's word: the set of guests that run together, judged as one). Every QoS metric is held to its
 :class:`Limit`. Read from the curve, never past it:
 
-- ``n_point``: the largest guest count whose every step up to it has each metric's *median* within its limit;
-- ``n_safe``: the same with each metric's *upper 95 % bound* (a step with one repeat has no bound: not safe);
-- the *knee*: the last step before the sharpest rise of the curve's load (each step's worst metric over its limit).
+- ``n_point``: the largest guest count whose every count up to it has each metric's *median* within its limit;
+- ``n_safe``: the same with each metric's *upper 95 % bound* (a count with one repeat has no bound: not safe);
+- the *knee*: the last count before the sharpest rise of the curve's load (each count's worst metric over its limit).
 
-A tile in which any guest failed fails its step, whatever its figures, and the step says which guest. A count
-between two measured steps can be *predicted* (interpolated), and is labelled so; one outside them is not given.
-Where the sweep skipped counts (``sizing.steps``), the count between the last step that passes and the next measured
+A tile in which any guest failed fails its count, whatever its figures, and the count says which guest. A count
+between two measured counts can be *predicted* (interpolated), and is labelled so; one outside them is not given.
+Where the sweep skipped counts (``sizing.counts``), the count between the last count that passes and the next measured
 one (which misses) whose interpolated figures still meet every limit is the capacity's *predicted* figure.
 Pure: no I/O (suites/capacity/solver.py takes capacities to a mix).
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from gpu_probe.stats import Interval, confidence_interval, ratio_interval
 
-__all__ = ["QOS_METRICS", "Capacity", "Limit", "Reading", "Step", "Tile", "capacity", "predict"]
+__all__ = ["QOS_METRICS", "Capacity", "Limit", "Reading", "GuestCount", "Tile", "capacity", "predict"]
 
 MEASURED, PREDICTED = "measured", "predicted"
 # The metrics a QoS limit may hold (sizing.qos): a tile's figures (suites/capacity/measured.py)
@@ -52,7 +52,7 @@ class Limit:
 
 @dataclass(frozen=True)
 class Tile:
-    """One repeat of one step: each QoS metric's value (a per-guest metric: its worst guest's) and the guests
+    """One repeat of one count: each QoS metric's value (a per-guest metric: its worst guest's) and the guests
     that failed."""
 
     metrics: dict[str, float]
@@ -60,20 +60,20 @@ class Tile:
 
 
 @dataclass(frozen=True)
-class Step:
-    guests: int  # guests per GPU at this step
+class GuestCount:
+    guests: int  # guests per GPU at this count
     tiles: tuple[Tile, ...]
 
 
 @dataclass
 class Reading:
-    """One step judged: its medians and bounds per metric, whether it meets QoS on each, and why not."""
+    """One count judged: its medians and bounds per metric, whether it meets QoS on each, and why not."""
 
     guests: int
     n: int  # repeats
     median: dict[str, float] = field(default_factory=dict)
     upper: dict[str, float] = field(default_factory=dict)  # the 95 % interval's upper bound (NaN with n < 2)
-    failed: tuple[str, ...] = ()  # guests that failed in any tile: the step fails
+    failed: tuple[str, ...] = ()  # guests that failed in any tile: the count fails
     point_ok: bool = False
     safe_ok: bool = False
     why: str = ""  # why it misses on the point (or, meeting it, on the bound); '' where both meet
@@ -87,10 +87,10 @@ class Capacity:
     n_safe: int
     knee: int | None
     readings: list[Reading]
-    why_point: str  # what ended n_point (the first step that missed, or the curve's end)
+    why_point: str  # what ended n_point (the first count that missed, or the curve's end)
     why_safe: str
-    # (point, safe): a count past n_point / n_safe, short of the next measured step, whose interpolated medians /
-    # upper bounds meet every limit; None where the steps leave no gap there (or the next step failed a tile)
+    # (point, safe): a count past n_point / n_safe, short of the next measured count, whose interpolated medians /
+    # upper bounds meet every limit; None where the counts leave no gap there (or the next count failed a tile)
     predicted: tuple[int | None, int | None] = (None, None)
 
     @property
@@ -104,19 +104,19 @@ class Capacity:
         return [r.guests for r in self.readings]
 
 
-def values_of(step: Step, metric: str) -> list[float]:
-    """``metric`` in each tile whose guests all finished (a failed tile's figures are not the step's)."""
-    values = [t.metrics.get(metric, math.nan) for t in step.tiles if not t.failed]
+def values_of(count: GuestCount, metric: str) -> list[float]:
+    """``metric`` in each tile whose guests all finished (a failed tile's figures are not the count's)."""
+    values = [t.metrics.get(metric, math.nan) for t in count.tiles if not t.failed]
     return [v for v in values if v == v]
 
 
-def read_step(step: Step, limits: list[Limit]) -> Reading:
-    """One step: every metric's median and upper bound (the limited ones judged, the others reported)."""
-    failed = tuple(dict.fromkeys(g for t in step.tiles for g in t.failed))
-    r = Reading(step.guests, len(step.tiles), failed=failed)
+def read_count(count: GuestCount, limits: list[Limit]) -> Reading:
+    """One count: every metric's median and upper bound (the limited ones judged, the others reported)."""
+    failed = tuple(dict.fromkeys(g for t in count.tiles for g in t.failed))
+    r = Reading(count.guests, len(count.tiles), failed=failed)
     counts = {}
-    for metric in dict.fromkeys([*(k for t in step.tiles for k in t.metrics), *(lim.metric for lim in limits)]):
-        values = values_of(step, metric)
+    for metric in dict.fromkeys([*(k for t in count.tiles for k in t.metrics), *(lim.metric for lim in limits)]):
+        values = values_of(count, metric)
         iv = Limit(metric, math.inf).interval(values)  # the interval's kind follows the metric's name, not its limit
         counts[metric] = len(values)
         r.median[metric] = statistics.median(values) if values else math.nan
@@ -148,17 +148,17 @@ def worst_ratio(values: dict[str, float], limits: list[Limit]) -> float:
 
 
 def largest_passing(readings: list[Reading], ok: str) -> tuple[int, str]:
-    """(the largest count whose every step up to it passes, what ended it)."""
+    """(the largest count whose every count up to it passes, what ended it)."""
     best = 0
     for r in readings:
         if not getattr(r, ok):
             return best, f"{r.guests} guest(s): {r.why}"
         best = r.guests
-    return best, f"every measured step passed (the curve ends at {readings[-1].guests})" if readings else "no step"
+    return best, f"every measured count passed (the curve ends at {readings[-1].guests})" if readings else "no count"
 
 
 def knee(readings: list[Reading]) -> int | None:
-    """The last step before the load's slope rises most (the curve's bend); None under three steps, or where the
+    """The last count before the load's slope rises most (the curve's bend); None under three counts, or where the
     slope never rises."""
     pts = [(r.guests, r.load) for r in readings if r.load == r.load]
     if len(pts) < 3:
@@ -170,9 +170,9 @@ def knee(readings: list[Reading]) -> int | None:
     return at if rise > 0 else None
 
 
-def capacity(steps: list[Step], limits: list[Limit]) -> Capacity:
-    """The curve's capacity on ``limits`` (steps in any order; read in guest order)."""
-    readings = [read_step(s, limits) for s in sorted(steps, key=lambda s: s.guests)]
+def capacity(counts: list[GuestCount], limits: list[Limit]) -> Capacity:
+    """The curve's capacity on ``limits`` (counts in any order; read in guest order)."""
+    readings = [read_count(s, limits) for s in sorted(counts, key=lambda s: s.guests)]
     n_point, why_point = largest_passing(readings, "point_ok")
     n_safe, why_safe = largest_passing(readings, "safe_ok")
     predicted = (between(readings, n_point, limits, "median"), between(readings, n_safe, limits, "upper"))
@@ -184,8 +184,8 @@ def lerp(n0: int, v0: float, n1: int, v1: float, n: int) -> float:
 
 
 def between(readings: list[Reading], n: int, limits: list[Limit], figures: str) -> int | None:
-    """The largest count between step ``n`` (the last that passes) and the next measured step whose ``figures``
-    (median or upper) interpolated meet every limit; None where the next step is n + 1, failed a tile, is absent,
+    """The largest count between count ``n`` (the last that passes) and the next measured count whose ``figures``
+    (median or upper) interpolated meet every limit; None where the next count is n + 1, failed a tile, is absent,
     or no count between passes."""
     at = next((r for r in readings if r.guests == n), None)
     after = next((r for r in readings if r.guests > n), None)
@@ -199,8 +199,8 @@ def between(readings: list[Reading], n: int, limits: list[Limit], figures: str) 
 
 
 def predict(readings: list[Reading], guests: int, metric: str) -> tuple[float, str]:
-    """``metric``'s median at ``guests``: (value, MEASURED) where that step was measured, (interpolated, PREDICTED)
-    between two measured steps, (NaN, why) outside them: never extrapolated."""
+    """``metric``'s median at ``guests``: (value, MEASURED) where that count was measured, (interpolated, PREDICTED)
+    between two measured counts, (NaN, why) outside them: never extrapolated."""
     pts = sorted((r.guests, r.median.get(metric, math.nan)) for r in readings)
     pts = [(n, v) for n, v in pts if v == v]
     for n, v in pts:
@@ -210,6 +210,6 @@ def predict(readings: list[Reading], guests: int, metric: str) -> tuple[float, s
     above = [(n, v) for n, v in pts if n > guests]
     if not below or not above:
         span = f"{pts[0][0]}..{pts[-1][0]}" if pts else "none"
-        return math.nan, f"not measured: {guests} is outside the measured steps ({span})"
+        return math.nan, f"not measured: {guests} is outside the measured counts ({span})"
     (n0, v0), (n1, v1) = below[-1], above[0]
     return lerp(n0, v0, n1, v1, guests), PREDICTED

@@ -3,7 +3,7 @@ vWS sizing tables and nVector's density, each cell labelled with what it rests o
 
 - ``measured``: the profile's consolidation curve, read at the level's limits (the GPU time, or a fixed resource
   that binds first: framebuffer, host CPU, host memory);
-- ``predicted``: GPU time binds at a count interpolated between two measured steps (curve.py);
+- ``predicted``: GPU time binds at a count interpolated between two measured counts (curve.py);
 - ``framebuffer bound only``: not measured: the profile's own ceiling (how many fit the card, and the host where it
   is described), shown as ``<= N``: an upper bound, never a capacity;
 - ``not measured``: not even that (no CAD guest fits beside the ML guest's);

@@ -1,6 +1,6 @@
-"""Consolidation runs as curve.py's steps, the GPU's profiles as candidates: from what was measured, nothing more.
+"""Consolidation runs as curve.py's counts, the GPU's profiles as candidates: from what was measured, nothing more.
 
-A step's tile (one repeat) holds, against the baselines of the same repeat index:
+A count's tile (one repeat) holds, against the baselines of the same repeat index:
 
 - ``cad_slowdown_pct``: the CAD guests' mean run time over the CAD guest alone's (the reference study's "CAD");
 - ``ml_slowdown_pct``: the ML guest's time per image over its time alone (suites.run.mixed.ml_slowdown_pct);
@@ -9,7 +9,7 @@ A step's tile (one repeat) holds, against the baselines of the same repeat index
 
 and what the users feel (nVector's view), reported, never limited: the worst CAD guest's frame rate at its median
 frame and at its 95th-percentile frame (``cad_fps_median``, ``cad_fps_p5``: 1000 / its p50 and p95 frame times), the ML
-guest's images/s, and the host's CPU and GPU use over the step.
+guest's images/s, and the host's CPU and GPU use over the count.
 """
 
 from __future__ import annotations
@@ -22,28 +22,28 @@ from omegaconf import OmegaConf
 from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
 from gpu_probe.stats import summarize
-from suites.capacity.curve import Step, Tile
+from suites.capacity.curve import GuestCount, Tile
 from suites.config.profiles import ProfileConfig, ProfileKind, family
 from suites.config.scenario import CAD_ALONE, ML_ALONE
 from suites.config.schema import CONFIG_DIR
 from suites.run.mixed import ml_slowdown_pct, paired, pct_increase
 from suites.run.phase_numbers import PhaseNumbers
 
-__all__ = ["candidate_profiles", "demand", "overlap_of", "steps_of", "within_card"]
+__all__ = ["candidate_profiles", "demand", "overlap_of", "curve_of", "within_card"]
 
 
-def tile(step: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) -> Tile:
-    metrics = {"cad_p95_frame_ms": summarize(step.cad_p95_frame_ms).max,  # the worst CAD guest's
-               "cad_p99_frame_ms": summarize(step.cad_p99_frame_ms).max,
-               "cad_stutter_pct": summarize(step.cad_stutter_pct).max, "ml_jitter_pct": step.ml_jitter_pct,
-               "cad_fps_median": fps(step.cad_p50_frame_ms), "cad_fps_p5": fps(step.cad_p95_frame_ms),
-               "ml_images_per_sec": step.ml_images_per_sec, "host_cpu_pct": step.host_cpu_pct,
-               "gpu_util_pct": step.gpu_util_pct}
+def tile(count: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) -> Tile:
+    metrics = {"cad_p95_frame_ms": summarize(count.cad_p95_frame_ms).max,  # the worst CAD guest's
+               "cad_p99_frame_ms": summarize(count.cad_p99_frame_ms).max,
+               "cad_stutter_pct": summarize(count.cad_stutter_pct).max, "ml_jitter_pct": count.ml_jitter_pct,
+               "cad_fps_median": fps(count.cad_p50_frame_ms), "cad_fps_p5": fps(count.cad_p95_frame_ms),
+               "ml_images_per_sec": count.ml_images_per_sec, "host_cpu_pct": count.host_cpu_pct,
+               "gpu_util_pct": count.gpu_util_pct}
     if ml is not None:
-        metrics["ml_slowdown_pct"] = ml_slowdown_pct(step, ml)
+        metrics["ml_slowdown_pct"] = ml_slowdown_pct(count, ml)
     if cad is not None:
-        metrics["cad_slowdown_pct"] = pct_increase(step.cad_frame_s, cad.cad_frame_s)  # per frame: equal work
-    return Tile(metrics, tuple(step.failed_guests) or (("a guest",) * bool(step.failed)))
+        metrics["cad_slowdown_pct"] = pct_increase(count.cad_frame_s, cad.cad_frame_s)  # per frame: equal work
+    return Tile(metrics, tuple(count.failed_guests) or (("a guest",) * bool(count.failed)))
 
 
 def fps(frame_ms: list[float]) -> float:
@@ -53,30 +53,30 @@ def fps(frame_ms: list[float]) -> float:
 
 
 def overlap_of(phases: dict[str, list[PhaseNumbers]]) -> float:
-    """The least-overlapped step's guests' overlap (%), NaN where no step measured one."""
-    return summarize(n.overlap_pct for label, runs in phases.items() if is_step(label) for n in runs).min
+    """The least-overlapped count's guests' overlap (%), NaN where no count measured one."""
+    return summarize(n.overlap_pct for label, runs in phases.items() if is_count(label) for n in runs).min
 
 
-def is_step(label: str) -> bool:
+def is_count(label: str) -> bool:
     tail = label.rsplit("/", 1)[-1]
     return tail.startswith("n") and tail[1:].isdigit()
 
 
-def steps_of(phases: dict[str, list[PhaseNumbers]]) -> list[Step]:
-    """The steps (``<profile>/n<k>``) of one consolidation, each repeat a tile beside the baselines' repeat of its
+def curve_of(phases: dict[str, list[PhaseNumbers]]) -> list[GuestCount]:
+    """The counts (``<profile>/n<k>``) of one consolidation, each repeat a tile beside the baselines' repeat of its
     index (the last one where there are fewer)."""
     def base(kind: str) -> list[PhaseNumbers]:
         return next((runs for label, runs in phases.items() if label.endswith(f"/{kind}")), [])
 
     ml, cad = base(ML_ALONE), base(CAD_ALONE)
-    steps = []
+    counts = []
     for label, runs in phases.items():
-        if not is_step(label):
+        if not is_count(label):
             continue
         tail = label.rsplit("/", 1)[-1]
         tiles = tuple(tile(n, paired(ml, i), paired(cad, i)) for i, n in enumerate(runs))
-        steps.append(Step(int(tail[1:]), tiles))
-    return sorted(steps, key=lambda s: s.guests)
+        counts.append(GuestCount(int(tail[1:]), tiles))
+    return sorted(counts, key=lambda s: s.guests)
 
 
 def demand(phases: list[dict[str, list[PhaseNumbers]]]) -> tuple[float, float]:

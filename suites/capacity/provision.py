@@ -1,4 +1,4 @@
-"""The answer as what an administrator provisions: the VM (profile, vCPUs, RAM), GPUs and hosts, where the ML jobs
+"""The answer as what an administrator provisions: the VM (profile, vCPUs, RAM), GPUs and hosts, where the ML users
 run and why, the licence edition the profile needs, the cost per user, and what would change the answer (the
 binding resource and the next threshold). Pure: from the solver's :class:`Sized` and the profile's figures."""
 
@@ -26,11 +26,11 @@ def edition(profile: str) -> str:
 
 def placement(s: Sized, c: Candidate, mix: Mix) -> str:
     if not mix.ml:
-        return "no ML jobs"
+        return "no ML users"
     if s.ml_shared:
-        return (f"the {mix.ml} ML job(s) beside the CAD users, one per GPU (the shape the curve measured: each "
+        return (f"the {mix.ml} ML user(s) beside the CAD users, one per GPU (the shape the curve measured: each "
                 f"GPU's {s.per_gpu[1]}..{s.per_gpu[0]} CAD guest(s) were measured beside one ML guest)")
-    return (f"the {mix.ml} ML job(s) on GPUs of their own ({c.profile}: {c.per_gpu} VM(s) per GPU leaves no slot "
+    return (f"the {mix.ml} ML user(s) on GPUs of their own ({c.profile}: {c.per_gpu} VM(s) per GPU leaves no slot "
             "beside a CAD user)")
 
 
@@ -57,6 +57,6 @@ def lines(s: Sized, c: Candidate, mix: Mix, spare: int, gpus_per_host: int) -> l
     return [f"provision: {c.profile} VMs of {c.vcpus} vCPU(s), {c.memory_MiB:,} MiB RAM and {vram} each "
             f"(up to {per_host} CAD VM(s) a host); {gpus} GPU(s) in {hosts} host(s) of {gpus_per_host} GPU(s)"
             f"{' (' + str(spare) + ' spare)' if spare else ''}{cost}",
-            f"ML jobs: {placement(s, c, mix)}",
+            f"ML users: {placement(s, c, mix)}",
             f"licence: {edition(c.profile)}, one per concurrent CAD user",
             change(s, mix, spare)]

@@ -59,10 +59,11 @@ class SizingSettings:
     years: float = 3.0
     repeats: int = 3
     # Seconds the sizing's measurements may take by its estimate (9 minutes: within a lent GPU's 10-minute command):
-    # steps, repeats, policies and candidates are trimmed in that order until it fits (capacity/budget.py), each said
+    # counts, repeats, policies and candidates are trimmed in that order until it fits (capacity/budget.py), each said
     budget_s: float = 540.0
     max_guests: int = 4
-    steps: list[int] = field(default_factory=list)  # the counts measured ([]: each 1..max_guests); the rest predicted
+    counts: list[int] = field(default_factory=list)  # the counts measured ([]: each 1..max_guests); the rest predicted
+    steps: Optional[list[int]] = None  # the old name of counts (a step is a training step): read for a release, said
     policies: list[str] = field(default_factory=lambda: ["timeslice"])
     tier: str = "auto"
     reuse: bool = True
@@ -81,8 +82,12 @@ class SizingSettings:
         require(0 < self.budget_s <= 86400 and self.budget_s == self.budget_s, "sizing.budget_s",
                 f"must be seconds in (0, 86400], got {self.budget_s}")
         require(1 <= self.max_guests <= 64, "sizing.max_guests", f"must be 1..64, got {self.max_guests}")
-        require(all(1 <= n <= 64 for n in self.steps) and self.steps == sorted(set(self.steps)), "sizing.steps",
-                f"must be increasing counts 1..64, got {list(self.steps)}")
+        if self.steps is not None:
+            warnings.warn("sizing.steps is sizing.counts now (the old name is read until the next release)",
+                          FutureWarning, stacklevel=2)
+            self.counts, self.steps = list(self.steps), None
+        require(all(1 <= n <= 64 for n in self.counts) and self.counts == sorted(set(self.counts)), "sizing.counts",
+                f"must be increasing counts 1..64, got {list(self.counts)}")
         self.policies = new_policy_names(self.policies)
         require(set(self.policies) <= set(POLICIES) and bool(self.policies), "sizing.policies",
                 f"must be some of {', '.join(POLICIES)}, got {list(self.policies)}")
@@ -159,7 +164,8 @@ def describe(settings: SizingSettings) -> dict[str, str]:
     out.update({"gpu": settings.gpu or "-", "gpus_per_host": str(settings.gpus_per_host), "spare": str(settings.spare),
                 "price.gpu": str(settings.price.gpu), "price.licence_per_year": str(settings.price.licence_per_year),
                 "years": str(settings.years), "repeats": str(settings.repeats), "max_guests": str(settings.max_guests),
-                "steps": ",".join(map(str, settings.steps)) or "each",
+                "counts": ",".join(map(str, settings.counts)) or "each",
+                "steps": ",".join(map(str, settings.counts)) or "each",  # counts' old name: for a release
                 "policies": ",".join(settings.policies), "reserve_MiB": str(settings.reserve_MiB)})
     return out
 

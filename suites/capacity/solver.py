@@ -1,4 +1,4 @@
-"""A mix of CAD users and ML jobs taken to a profile, guests per GPU, GPUs, hosts and a cost per user.
+"""A mix of CAD users and ML users taken to a profile, guests per GPU, GPUs, hosts and a cost per user.
 
 Each candidate profile of the target GPU is held to what binds it, per GPU, for CAD guests beside one ML guest
 (the shape the consolidation curve measured):
@@ -87,11 +87,11 @@ class Sized:
     gpus: tuple[int | None, int | None]
     hosts: tuple[int | None, int | None]
     cost: tuple[float | None, float | None]
-    margin: float  # 1 - the load at the point count (how far under its QoS limits the chosen step ran)
+    margin: float  # 1 - the load at the point count (how far under its QoS limits the chosen count ran)
     reasons: list[str] = field(default_factory=list)
     validity: str = ENFORCED
     # (point, safe): that end's figures rest on a count the curve interpolated (GPU time binds at a count between
-    # two measured steps): labelled predicted wherever shown
+    # two measured counts): labelled predicted wherever shown
     predicted: tuple[bool, bool] = (False, False)
     ml_shared: bool = True  # the ML guests beside the CAD guests (one per GPU); False: on GPUs of their own
 
@@ -192,7 +192,7 @@ def reasons(c: Candidate, s: Sized, cap: Capacity | None) -> list[str]:
                    f"ends at {cap.why_point}; safe ends at {cap.why_safe}")
         for end, n, was in (("safe", cap.predicted[1], cap.n_safe), ("point", cap.predicted[0], cap.n_point)):
             if n is not None:
-                out.append(f"{GPU_TIME}: {n} ({end}) predicted: interpolated between the measured steps "
+                out.append(f"{GPU_TIME}: {n} ({end}) predicted: interpolated between the measured counts "
                            f"{was or 'none'} and {next(r.guests for r in cap.readings if r.guests > was)}, not "
                            "measured")
     for name, what in ((HOST_CPU, f"vCPUs ({c.vcpus} each)"), (HOST_MEMORY, f"memory ({c.memory_MiB:,} MiB each)")):
@@ -236,7 +236,7 @@ def impossible(candidates: list[Candidate], mix: Mix, demand: Demand, sized: lis
         return "no candidate profile has a measured curve (GPU time not measured for any)"
     caps = {c.profile: c.capacity for c in candidates}
 
-    def why(s: Sized) -> str:  # a 0 from GPU time is a measured step that missed QoS: which, and by what
+    def why(s: Sized) -> str:  # a 0 from GPU time is a measured count that missed QoS: which, and by what
         cap = caps.get(s.profile)
         return f" (point ends at {cap.why_point})" if s.binding[0] == GPU_TIME and cap is not None else ""
 

@@ -66,7 +66,7 @@ REPORT_FILES = ("report.md", "report.html")  # what marks a folder a report's ow
 
 def require_report_dir(out: str) -> None:
     """--out is written as any output folder is (named, outside the source tree, writable), and never over
-    another command's files: an existing folder must be empty or a report's own (a run folder's results stay)."""
+    another command's files: an existing folder must be empty or a report's own (a run directory's results stay)."""
     require_output_dir(out, "--out")
     folder = Path(out)
     held = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []

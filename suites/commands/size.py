@@ -1,9 +1,9 @@
 """``make size`` (``python -m suites size [sizing=<name>] [sizing.key=value ...] [bench overrides ...]``): which
 profile, how many guests per GPU, how many GPUs and hosts, at what cost per user, for a mix of CAD users (by type)
-and ML jobs, each figure with the range its confidence gives, at two QoS levels.
+and ML users, each figure with the range its confidence gives, at two QoS levels.
 
 For each candidate profile of the GPU (configs/profile; on a host without a GPU one stand-in whose VMs per GPU allow
-the steps, said) and each CAD user type, a consolidation sweep is measured, or reused from the store where an
+the counts, said) and each CAD user type, a consolidation sweep is measured, or reused from the store where an
 earlier sizing measured the same thing (same GPU, driver, profile, policy and command line, the folders it writes to
 aside): ML alone, one CAD guest alone, then 1, 2, ... CAD guests beside the ML guest, ``sizing.repeats`` times each.
 Each curve is read for ``N_safe`` / ``N_point`` / knee at each QoS level (suites/capacity/curve.py), judged for

@@ -11,14 +11,16 @@ import warnings
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Optional
 
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, OmegaConf, read_write
 
 from suites.errors import require
 
 KINDS = ("plain", "mixed", "consolidation")
 # Config keys renamed, the new prefix -> the old: a run's params carry both for a release, so a reader of stored
 # runs (MLflow's compare page, a notebook, make compare) that asks for the old name still finds it
-RENAMED = {"scenario.mixed.": "scenario.study.", "scenario.groups": "scenario.mix"}
+RENAMED = {"scenario.mixed.": "scenario.study.", "scenario.groups": "scenario.mix",
+           "scenario.mixed.counts": "scenario.mixed.steps"}  # counts_past_miss: steps_past_miss, by the prefix
+OLD_COUNT_NAMES = {"steps": "counts", "steps_past_miss": "counts_past_miss"}  # MixedConfig's, old -> new
 DEFAULT_REPEATS = 3  # a comparison's repeats per phase unless scenario.repeats says otherwise
 # The mixed scenario's phases per profile: CAD guests alone, CAD + ML at once, ML alone.
 CAD_ALONE, MIXED, ML_ALONE = "cad", "mixed", "ml"
@@ -60,29 +62,43 @@ class MixedConfig:
     max_guests: int = 4  # consolidation: stop adding CAD guests here (or at the profile's capacity)
     # consolidation: the CAD guest counts measured, in order ([]: every count 1..max_guests); a count skipped is
     # never shown as measured (make size interpolates one, labelled predicted)
-    steps: list[int] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
     qos_p95_frame_ms: float = 100.0  # consolidation QoS: every CAD guest's p95 frame time at most this
     qos_ml_slowdown_pct: float = 15.0  # and the ML guest at most this much slower than alone
     qos_cad_slowdown_pct: float = 5.0  # mixed verdict: CAD run time at most this much longer beside ML
-    # consolidation: steps run past the first that misses QoS, so the curve shows where QoS breaks and by how much
-    steps_past_miss: int = 2
+    # consolidation: counts measured past the first that misses QoS, so the curve shows where QoS breaks and by how
+    # much
+    counts_past_miss: int = 2
     # The reference study's finding per profile, shown beside this host's figures (configs/scenario/mixed.yaml).
     reference: dict[str, str] = field(default_factory=dict)
+    # The old names of counts and counts_past_miss ("step" is a training step's word): read for a release, said
+    steps: Optional[list[int]] = None
+    steps_past_miss: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        given = [old for old in OLD_COUNT_NAMES if getattr(self, old) is not None]
+        for old in given:
+            setattr(self, OLD_COUNT_NAMES[old], getattr(self, old))
+            setattr(self, old, None)
+        if given:
+            warnings.warn(", ".join(f"scenario.mixed.{old} is {OLD_COUNT_NAMES[old]}" for old in given)
+                          + " now (a consolidation's guest counts; the old name is read until the next release)",
+                          FutureWarning, stacklevel=2)
 
     def check(self) -> None:
         require(self.max_guests >= 1, "scenario.mixed.max_guests", f"must be >= 1, got {self.max_guests}")
-        require(all(1 <= n <= 64 for n in self.steps) and self.steps == sorted(set(self.steps)),
-                "scenario.mixed.steps", f"must be increasing counts 1..64, got {list(self.steps)}")
+        require(all(1 <= n <= 64 for n in self.counts) and self.counts == sorted(set(self.counts)),
+                "scenario.mixed.counts", f"must be increasing counts 1..64, got {list(self.counts)}")
         require(self.qos_p95_frame_ms > 0, "scenario.mixed.qos_p95_frame_ms", "must be > 0")
         require(self.qos_ml_slowdown_pct >= 0, "scenario.mixed.qos_ml_slowdown_pct", "must be >= 0")
         require(self.qos_cad_slowdown_pct >= 0, "scenario.mixed.qos_cad_slowdown_pct", "must be >= 0")
-        require(0 <= self.steps_past_miss <= 64, "scenario.mixed.steps_past_miss",
-                f"must be 0..64, got {self.steps_past_miss}")
+        require(0 <= self.counts_past_miss <= 64, "scenario.mixed.counts_past_miss",
+                f"must be 0..64, got {self.counts_past_miss}")
 
 
 def counts_of(settings: MixedConfig) -> list[int]:
-    """The CAD guest counts a consolidation measures: its steps, else every count 1..max_guests."""
-    return list(settings.steps) or list(range(1, settings.max_guests + 1))
+    """The CAD guest counts a consolidation measures: its counts, else every count 1..max_guests."""
+    return list(settings.counts) or list(range(1, settings.max_guests + 1))
 
 
 @dataclass
@@ -178,3 +194,14 @@ def with_old_names(params: dict[str, object]) -> dict[str, object]:
     for new, old in RENAMED.items():
         out.update({old + k[len(new):]: v for k, v in params.items() if k.startswith(new)})
     return out
+
+
+def settle(node: DictConfig, scenario: ScenarioConfig) -> None:
+    """The composed scenario node as its dataclass read it: what was given under an old name (scenario.study,
+    scenario.mix, scenario.mixed.steps) is in the node under the new one, so a run's params (made from the node)
+    record what ran, under both names (:func:`with_old_names`), never the new name's default."""
+    with read_write(node):
+        node.mixed = OmegaConf.structured(scenario.mixed)
+        node.study = OmegaConf.structured(scenario.study)
+        if node.mix:
+            node.groups, node.mix = [OmegaConf.structured(g) for g in scenario.groups], []

@@ -26,7 +26,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from suites.config.paths import absolute_paths, launch_dir
 from suites.config.profiles import ProfileConfig
-from suites.config.scenario import ScenarioConfig
+from suites.config.scenario import ScenarioConfig, settle
 from suites.data.options import DataConfig
 from suites.errors import ConfigError, first_line, redact, require
 from suites.workloads import registry
@@ -226,6 +226,7 @@ def load(cfg: DictConfig) -> BenchConfig:
         raise ConfigError(one_line(exc)) from exc
     if not isinstance(obj, BenchConfig):
         raise ConfigError("config root is not a BenchConfig (configs/config.yaml must use base_config)")
+    settle(cfg.scenario, obj.scenario)
     obj.check()
     check_numbers(obj)
     return absolute_paths(obj, launch_dir())  # from here on every path in it is absolute

@@ -23,7 +23,7 @@ from suites.guest.worker import failure_text, run
 
 
 class LogStream(io.TextIOWrapper):
-    """The guest's log (its stderr, a file in the run folder): a disk that fills during the run stops the log,
+    """The guest's log (its stderr, a file in the run directory): a disk that fills during the run stops the log,
     never the guest, whose figures still reach the runner through the protocol pipe."""
 
     def write(self, text: str) -> int:

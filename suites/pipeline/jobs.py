@@ -72,15 +72,15 @@ def launch(comp: Composition | None, dcfg: DictConfig) -> int:
 
 
 def run_single(composed: Composition | None, dcfg: DictConfig) -> None:
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
         code = launch(composed, dcfg)
     except BenchError as exc:
-        discard_unused(out_dir)
+        discard_unused(run_dir)
         fail(str(exc), exc.exit_code)
     except KeyboardInterrupt as exc:  # before the guests started, or a recording given up on (run/shield.py)
-        discard_unused(out_dir)
-        kept = f"what was measured is in {out_dir}" if out_dir.exists() else "nothing had started"
+        discard_unused(run_dir)
+        kept = f"what was measured is in {run_dir}" if run_dir.exists() else "nothing had started"
         print(f"{interrupt_reason(exc)}: {kept}", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     if code:
@@ -90,12 +90,12 @@ def run_single(composed: Composition | None, dcfg: DictConfig) -> None:
 def run_point(dcfg: DictConfig, sweep: SweepState) -> None:
     """One sweep point, which never ends the sweep: what it did, or why it did not, is in its folder."""
     hc = HydraConfig.get()
-    out_dir, num = Path(hc.runtime.output_dir), int(hc.job.num)
+    run_dir, num = Path(hc.runtime.output_dir), int(hc.job.num)
     label, overrides = sweep.label(num), [redact(o) for o in hc.overrides.task]  # a tracking_uri's credentials
     what = (str(OmegaConf.select(dcfg, "profile.name", default="?")),
             str(OmegaConf.select(dcfg, "workload.name", default="?")))
     if sweep.interrupted_at is not None:
-        write_point(out_dir, label, overrides, "not run", f"the sweep was interrupted at job {sweep.interrupted_at}",
+        write_point(run_dir, label, overrides, "not run", f"the sweep was interrupted at job {sweep.interrupted_at}",
                     what)
         return
     status, reason = "", ""
@@ -112,7 +112,7 @@ def run_point(dcfg: DictConfig, sweep: SweepState) -> None:
         status, reason = "failed", first_line(exc)
     if status:
         print(f"error: sweep job {num} ({label}): {status}: {reason}", file=sys.stderr)
-    write_point(out_dir, label, overrides, status, reason, what)
+    write_point(run_dir, label, overrides, status, reason, what)
 
 
 class Redacting(logging.Filter):

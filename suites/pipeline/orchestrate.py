@@ -267,11 +267,11 @@ def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
             return outcomes, worst
         if mixed is not None and not mixed.keep_going(label, outcome):
             say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): sweep ends here, "
-                     f"{mixed.steps_past_miss()} step(s) past the first miss ({mixed.first_miss})")
+                     f"{mixed.counts_past_miss()} count(s) past the first miss ({mixed.first_miss})")
             return outcomes, worst
         if mixed is not None and not mixed.verdicts.get(label, (True, ""))[0]:
             say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): the sweep goes on "
-                     f"{mixed.settings.steps_past_miss - mixed.steps_past_miss()} more step(s), to show how QoS "
+                     f"{mixed.settings.counts_past_miss - mixed.counts_past_miss()} more count(s), to show how QoS "
                      "breaks")
     return outcomes, worst
 

@@ -146,7 +146,7 @@ RESULT_FILES = ("results.json", "comparison.csv")  # what a finished run (or com
 
 
 def half_written_beside(run_dir: Path) -> Path | None:
-    """The newest other run folder beside ``run_dir`` (Hydra's ``.hydra/`` in it), if it holds no results and no
+    """The newest other run directory beside ``run_dir`` (Hydra's ``.hydra/`` in it), if it holds no results and no
     live run holds it: a runner killed (SIGKILL, power) before it could record anything. Only the newest, so the
     run after it says so once and later runs do not repeat it."""
     parent = run_dir.parent

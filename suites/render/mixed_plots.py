@@ -32,8 +32,8 @@ def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
 class Saver:
     """Saves each figure with the report's caveat (the phases' validity) in its subtitle and PNG Description."""
 
-    def __init__(self, rep: MixedReport, out_dir: Path) -> None:
-        self.plt, self.out_dir, self.files = pyplot(), out_dir, []
+    def __init__(self, rep: MixedReport, folder: Path) -> None:
+        self.plt, self.folder, self.files = pyplot(), folder, []
         self.validity = ", ".join(sorted(set(rep.validity.values()))) or "?"
         busy = next((m.text for found in rep.marks.values() for m in found if m.text.startswith("host busy")), "")
         self.caveat = f"profile {self.validity}" + ("; NOT a GPU measurement" if is_not_enforced(self.validity)
@@ -41,12 +41,12 @@ class Saver:
 
     def __call__(self, fig: Any, name: str, title: str) -> None:
         titled(fig, title, self.caveat)
-        self.files.append(save(fig, self.out_dir / name, title, self.validity))
+        self.files.append(save(fig, self.folder / name, title, self.validity))
 
 
-def draw(rep: MixedReport, out_dir: Path) -> list[Path]:
+def draw(rep: MixedReport, folder: Path) -> list[Path]:
     """Write the figures the report has numbers for; returns their paths."""
-    save = Saver(rep, out_dir)
+    save = Saver(rep, folder)
     if rep.mixed:
         draw_mixed(rep, save)
     if rep.consolidation:
@@ -100,7 +100,7 @@ def draw_consolidation(rep: MixedReport, save: Saver) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
     ax = axes[-1, 0]
-    ax.set_xlim(min(ns, default=1) - 0.6, max(ns, default=1) + 0.6)  # one step is still a readable plot
+    ax.set_xlim(min(ns, default=1) - 0.6, max(ns, default=1) + 0.6)  # one count is still a readable plot
     ax.set_xticks(ns)
     ax.set_xlabel("CAD guests on the GPU (green band: meets QoS, red: misses)")
     save(fig, "consolidation.png", f"Consolidation on {rep.consolidation_profile}: "

@@ -112,7 +112,7 @@ def consolidation_rows(rep: MixedReport) -> list[list[str]]:
 
 
 def consolidation_headline(rep: MixedReport) -> str:
-    """'N CAD guest(s) per GPU at QoS (n=3 per step, every repeat at QoS)' ('n=1: no spread' with one): 'per GPU'
+    """'N CAD guest(s) per GPU at QoS (n=3 per count, every repeat at QoS)' ('n=1: no spread' with one): 'per GPU'
     only where the guests had one; a score that a mark voids is 'inconclusive', and every mark follows it
     (run/marks.py)."""
     count = rep.consolidation.get("guests_at_qos", math.nan)
@@ -121,7 +121,7 @@ def consolidation_headline(rep: MixedReport) -> str:
     found = rep.marks.get("consolidation", [])
     head = "inconclusive, " if marks.inconclusive(found) else ""
     repeats = int(max((v for k, v in rep.consolidation.items() if k.endswith(".repeats")), default=1))
-    n = "n=1: no spread" if repeats <= 1 else f"n={repeats} per step, every repeat at QoS"
+    n = "n=1: no spread" if repeats <= 1 else f"n={repeats} per count, every repeat at QoS"
     return f"{head}{count:.0f} CAD guest(s) {where} at QoS ({n})" + (
         f" — {marks.text_of(found)}" if found else "")
 
@@ -257,11 +257,11 @@ def to_html(md_text: str) -> str:
         body) + ("</table>" if in_table else "") + "</body></html>\n"
 
 
-def write(rep: MixedReport, out_dir: Path) -> list[Path]:
-    """report.md, report.html and the figures into out_dir; returns every file written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    figures = mixed_plots.draw(rep, out_dir)
+def write(rep: MixedReport, folder: Path) -> list[Path]:
+    """report.md, report.html and the figures into folder; returns every file written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    figures = mixed_plots.draw(rep, folder)
     md_text = markdown(rep, [f.name for f in figures])
-    (out_dir / "report.md").write_text(md_text)
-    (out_dir / "report.html").write_text(to_html(md_text))
-    return [out_dir / "report.md", out_dir / "report.html", *figures]
+    (folder / "report.md").write_text(md_text)
+    (folder / "report.html").write_text(to_html(md_text))
+    return [folder / "report.md", folder / "report.html", *figures]

@@ -1,5 +1,5 @@
 """A sizing's figure: one panel per limited QoS metric, each measured profile's median by CAD guests per GPU with its
-band to the upper 95 % bound, the metric's own limit as a line inside the axes, and every step marked by what it
+band to the upper 95 % bound, the metric's own limit as a line inside the axes, and every count marked by what it
 is: meets QoS (green), misses (red), or inconclusive (grey: measured on noise, no verdict)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def finite(values: list[float]) -> list[float]:
     return [v for v in values if v == v and not math.isinf(v)]
 
 
-def draw(result: SizingResult, out_dir: Path) -> list[Path]:
+def draw(result: SizingResult, folder: Path) -> list[Path]:
     """sizing.png (nothing where no profile was measured)."""
     if not result.capacities or not result.limits:
         return []
@@ -61,4 +61,4 @@ def draw(result: SizingResult, out_dir: Path) -> list[Path]:
     reasons = result.doubt.split("; to size:")[0].split("; ")  # the title's line: the first reason, the count
     titled(fig, title, title_label(result), reasons[0] + (f" (and {len(reasons) - 1} more: sizing.md)"
                                                           if len(reasons) > 1 else ""))
-    return [save(fig, out_dir / "sizing.png", title, result.weakest)]
+    return [save(fig, folder / "sizing.png", title, result.weakest)]

@@ -1,5 +1,5 @@
 """A sizing for a person: the answer (or why it is inconclusive), the VM to provision, the density of every candidate
-profile per CAD user type and QoS level, each measured profile's steps with what the users feel, the curves
+profile per CAD user type and QoS level, each measured profile's counts with what the users feel, the curves
 (sizing_plots.py); Markdown, HTML and PNG, the console's tables (within 120 columns) and the MLflow metrics."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def span(pair: tuple[Any, Any], pattern: str = "{}", predicted: tuple[bool, bool
     return point if point == safe else f"{safe}..{point}"
 
 
-def steps_measured(cap: Capacity) -> str:
+def counts_measured(cap: Capacity) -> str:
     """'1..4' where every count was measured, else the counts: '1, 2, 4, 8'."""
     counts = cap.measured
     return f"1..{max(counts)}" if counts == list(range(1, max(counts) + 1)) else ", ".join(map(str, counts))
@@ -47,7 +47,7 @@ def profile_rows(result: SizingResult) -> list[list[str]]:
     rows = []
     for s in result.answer.sized:
         cap = result.capacities.get(s.profile)
-        measured = steps_measured(cap) if cap and cap.measured else "not measured"
+        measured = counts_measured(cap) if cap and cap.measured else "not measured"
         counted = cap is not None and s.binding[0] != "inconclusive"
         ends = span(cap.gpu_time, predicted=(cap.predicted[0] is not None, cap.predicted[1] is not None)) \
             if cap and counted else "inconclusive" if cap else "-"
@@ -75,7 +75,7 @@ def density_rows(result: SizingResult) -> list[list[str]]:
     return rows
 
 
-def step_rows(cap: Capacity, limits: dict[str, float], doubt: str) -> list[list[str]]:
+def count_rows(cap: Capacity, limits: dict[str, float], doubt: str) -> list[list[str]]:
     rows = []
     for r in cap.readings:
         cells = [f"{fmt(r.median.get(k), '{:.1f}')}" + (f" [{fmt(r.upper.get(k), '{:.1f}')}]" if k in limits else "")
@@ -87,16 +87,16 @@ def step_rows(cap: Capacity, limits: dict[str, float], doubt: str) -> list[list[
 
 
 def felt_rows(cap: Capacity) -> list[list[str]]:
-    """What the users feel at each step (nVector's view): medians of the repeats."""
+    """What the users feel at each count (nVector's view): medians of the repeats."""
     return [[str(r.guests), str(r.n), *(fmt(r.median.get(k), "{:,.1f}") for k in FELT_KEYS)] for r in cap.readings]
 
 
 CAPTION = ("N safe..point: CAD guests per GPU beside one ML guest whose upper 95 % bounds..medians meet every QoS "
-           "limit; ranges: at N safe..at N point; (predicted): interpolated between two measured steps, not measured")
+           "limit; ranges: at N safe..at N point; (predicted): interpolated between two measured counts, not measured")
 DENSITY_CAPTION = ("CAD users per GPU / per host as safe..point at each QoS level; measured: the profile's curve; "
-                   "predicted: interpolated between measured steps; framebuffer bound only (<= N): not measured, "
+                   "predicted: interpolated between measured counts; framebuffer bound only (<= N): not measured, "
                    "how many fit the card (and host); not measured: no figure; inconclusive: measured on noise")
-STEP_HEADERS = ("CAD/GPU", "n", "CAD slow %", "ML slow %", "p95 ms", "p99 ms", "stutter %", "ML jitter %",
+COUNT_HEADERS = ("CAD/GPU", "n", "CAD slow %", "ML slow %", "p95 ms", "p99 ms", "stutter %", "ML jitter %",
                 "meets", "safe", "why not")
 FELT_HEADERS = ("CAD/GPU", "n", "CAD fps (median)", "CAD fps (p5)", "frame p95 ms", "frame p99 ms", "ML images/s",
                 "host CPU %", "GPU %")
@@ -105,7 +105,7 @@ FELT_HEADERS = ("CAD/GPU", "n", "CAD fps (median)", "CAD fps (p5)", "frame p95 m
 def answer_line(result: SizingResult, kind: str, a: Answer, users: int) -> list[str]:
     """One user type's answer: profile, guests per GPU, GPUs, hosts, cost (each a range), and its reasons."""
     who = f"{users} {kind} CAD user(s)" if len(result.users) > 1 else f"{result.mix.cad} CAD user(s)"
-    ml = f" + {result.mix.ml} ML job(s)" if a is result.answer else ""
+    ml = f" + {result.mix.ml} ML user(s)" if a is result.answer else ""
     if a.inconclusive:
         return [f"{who}{ml} on {result.gpu}: {a.inconclusive}"]
     if a.recommended is None:
@@ -152,7 +152,7 @@ def table(headers: tuple[str, ...], rows: list[list[str]]) -> list[str]:
 
 def markdown(result: SizingResult, figures: list[str]) -> str:
     starred = " (* recommended)" if result.answer.recommended is not None else ""
-    lines = [f"# Sizing: {result.mix.cad} CAD users + {result.mix.ml} ML jobs on {result.gpu}", "",
+    lines = [f"# Sizing: {result.mix.cad} CAD users + {result.mix.ml} ML users on {result.gpu}", "",
              f"> **{title_label(result)}**", "", "## Recommendation", "",
              *(f"- {line}" for line in recommendation(result)), "", f"## Profiles{starred}", "",
              *table(HEADERS, profile_rows(result)), "", CAPTION, "", "## Density", "",
@@ -164,8 +164,8 @@ def markdown(result: SizingResult, figures: list[str]) -> str:
     for (kind, _), curves in strict.items():
         for profile, cap in curves.items():
             of = f" ({kind} users)" if len(result.users) > 1 else ""
-            lines += ["", f"## {profile}{of}: the steps (medians [upper 95 % bound])", "",
-                      *table(STEP_HEADERS, step_rows(cap, result.limits, result.doubt)), "",
+            lines += ["", f"## {profile}{of}: the counts (medians [upper 95 % bound])", "",
+                      *table(COUNT_HEADERS, count_rows(cap, result.limits, result.doubt)), "",
                       f"### {profile}{of}: what the users feel (medians)", "", *table(FELT_HEADERS, felt_rows(cap))]
     if result.policies:
         lines += ["", "## Scheduler policy", ""] + [f"- {p}: " + ", ".join(f"{k} {v:g}" for k, v in f.items())
@@ -175,16 +175,16 @@ def markdown(result: SizingResult, figures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(result: SizingResult, out_dir: Path) -> list[Path]:
-    """sizing.md, sizing.html, density.csv and the figure into ``out_dir``; every file written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    figures = sizing_plots.draw(result, out_dir)
+def write(result: SizingResult, folder: Path) -> list[Path]:
+    """sizing.md, sizing.html, density.csv and the figure into ``folder``; every file written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    figures = sizing_plots.draw(result, folder)
     text = markdown(result, [f.name for f in figures])
-    (out_dir / "sizing.md").write_text(text)
-    (out_dir / "sizing.html").write_text(to_html(text))
+    (folder / "sizing.md").write_text(text)
+    (folder / "sizing.html").write_text(to_html(text))
     csv = [",".join(DENSITY_HEADERS)] + [",".join(c.replace(",", "") for c in r) for r in density_rows(result)]
-    (out_dir / "density.csv").write_text("\n".join(csv) + "\n")
-    return [out_dir / "sizing.md", out_dir / "sizing.html", out_dir / "density.csv", *figures]
+    (folder / "density.csv").write_text("\n".join(csv) + "\n")
+    return [folder / "sizing.md", folder / "sizing.html", folder / "density.csv", *figures]
 
 
 def sized_metrics(s: Sized) -> dict[str, float]:
@@ -213,7 +213,7 @@ def metrics_of(result: SizingResult) -> dict[str, float]:
         if cap.knee is not None:
             metrics[f"{profile}.knee"] = float(cap.knee)
         for end, n in zip(("n_point", "n_safe"), cap.predicted, strict=True):
-            if n is not None:  # interpolated between two measured steps: its own key, never the measured one's
+            if n is not None:  # interpolated between two measured counts: its own key, never the measured one's
                 metrics[f"{profile}.{end}.predicted"] = float(n)
     for user_type, level, c, cell in result.density:
         if cell.per_gpu is not None and cell.label in (density.MEASURED, density.PREDICTED):

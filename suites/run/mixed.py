@@ -7,7 +7,7 @@ sequential total (cad + ml makespans) vs concurrent makespan, CPU/GPU
 utilisation and energy per phase.
 
 ``consolidation`` (View Planner / VMmark style): ML alone first, then 1, 2, ...
-CAD guests (+ the ML guest) until a step misses QoS: every CAD guest's p95
+CAD guests (+ the ML guest) until a count misses QoS: every CAD guest's p95
 frame time <= threshold and ML slowdown <= threshold. The score is the
 largest count that met QoS.
 
@@ -90,23 +90,23 @@ def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
     return out
 
 
-def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct: float,
+def qos(count: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct: float,
         busy_pct: float = math.inf) -> tuple[bool, str]:
-    """Does a consolidation step meet QoS? (verdict, reason when not: 'inconclusive (...)' where the step cannot
+    """Does a consolidation count meet QoS? (verdict, reason when not: 'inconclusive (...)' where the count cannot
     be judged, a busy host's or a blank rate's)."""
-    if step.failed:
-        return False, f"{step.failed} guest(s) failed"
-    busy = max((p.host_other_cpu_pct for p in (step, ml_alone) if p is not None and p.host_other_cpu_pct > busy_pct),
+    if count.failed:
+        return False, f"{count.failed} guest(s) failed"
+    busy = max((p.host_other_cpu_pct for p in (count, ml_alone) if p is not None and p.host_other_cpu_pct > busy_pct),
                default=None)
     if busy is not None:
         return False, f"inconclusive (host busy: other processes {busy:.0f} % of a core > host_busy_pct={busy_pct:g})"
-    worst = max(step.cad_p95_frame_ms, default=math.nan)
+    worst = max(count.cad_p95_frame_ms, default=math.nan)
     if not worst <= p95_ms:
         return False, f"CAD p95 frame time {worst:.1f} ms > {p95_ms:g} ms"
     if ml_alone is not None:
-        if overlap_shortfall(step.overlap_pct):  # a slowdown measured partly alone: no verdict (an absolute p95 is)
-            return False, overlap_shortfall(step.overlap_pct)
-        slow = ml_slowdown_pct(step, ml_alone)
+        if overlap_shortfall(count.overlap_pct):  # a slowdown measured partly alone: no verdict (an absolute p95 is)
+            return False, overlap_shortfall(count.overlap_pct)
+        slow = ml_slowdown_pct(count, ml_alone)
         if slow != slow:  # a rate that is blank: no slowdown was measured, so none is judged
             return False, "inconclusive (ML rate blank: its timed window too short for a rate)"
         if not slow <= ml_pct:
@@ -115,16 +115,16 @@ def qos(step: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct
 
 
 def paired(baseline: list[PhaseNumbers] | None, i: int) -> PhaseNumbers | None:
-    """The baseline's repeat beside a step's repeat ``i``: the one of its index, the last where there are fewer."""
+    """The baseline's repeat beside a count's repeat ``i``: the one of its index, the last where there are fewer."""
     return baseline[min(i, len(baseline) - 1)] if baseline else None
 
 
-def step_qos(repeats: list[PhaseNumbers], alone: list[PhaseNumbers] | None, p95_ms: float, ml_pct: float,
+def count_qos(repeats: list[PhaseNumbers], alone: list[PhaseNumbers] | None, p95_ms: float, ml_pct: float,
              busy_pct: float = math.inf) -> tuple[bool, str]:
-    """A consolidation step over its repeats (VMmark's rule: a tile that misses fails the step): each repeat judged
+    """A consolidation count over its repeats (VMmark's rule: a tile that misses fails the count): each repeat judged
     by :func:`qos` beside the ML-alone repeat :func:`paired` with it."""
-    for i, step in enumerate(repeats):
-        ok, why = qos(step, paired(alone, i), p95_ms, ml_pct, busy_pct)
+    for i, count in enumerate(repeats):
+        ok, why = qos(count, paired(alone, i), p95_ms, ml_pct, busy_pct)
         if not ok:
             return False, why + (f" (repeat {i + 1}/{len(repeats)})" if len(repeats) > 1 else "")
     return True, ""
@@ -148,11 +148,11 @@ class MixedRun:
         self.verdicts: dict[str, tuple[bool, str]] = {}
         self.capacity_note = ""
         self.interrupted = False
-        self.first_miss: str | None = None  # consolidation: the first step that missed QoS
+        self.first_miss: str | None = None  # consolidation: the first count that missed QoS
         self.sizing_note = consolidation_memory(cfg)[1]  # said before the sweep starts
 
     def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
-        """Consolidation: a step past the profile's capacity ends the sweep there (True: drop it and the rest)."""
+        """Consolidation: a count past the profile's capacity ends the sweep there (True: drop it and the rest)."""
         if self.kind == "consolidation" and phase.label.split("/")[-1] not in ("n1", ML, CAD):
             self.capacity_note = f"stopped at {phase.label}: {exc}"
             return True
@@ -163,17 +163,17 @@ class MixedRun:
         if self.kind != "consolidation" or label.endswith((f"/{ML}", f"/{CAD}")):  # baselines: not judged
             return True
         if len(self.numbers[label]) < self.cfg.scenario.phase_repeats:
-            return True  # a step is judged once all its repeats are in (they run in a row)
+            return True  # a count is judged once all its repeats are in (they run in a row)
         alone = next((v for k, v in self.numbers.items() if k.endswith(f"/{ML}")), None)
         s = self.settings
-        self.verdicts[label] = step_qos(self.numbers[label], alone, s.qos_p95_frame_ms, s.qos_ml_slowdown_pct,
+        self.verdicts[label] = count_qos(self.numbers[label], alone, s.qos_p95_frame_ms, s.qos_ml_slowdown_pct,
                                         self.cfg.host_busy_pct)
         if not self.verdicts[label][0] and self.first_miss is None:
             self.first_miss = label
-        return self.steps_past_miss() < self.settings.steps_past_miss or self.first_miss is None
+        return self.counts_past_miss() < self.settings.counts_past_miss or self.first_miss is None
 
-    def steps_past_miss(self) -> int:
-        """Consolidation steps measured after the first that missed QoS."""
+    def counts_past_miss(self) -> int:
+        """Consolidation counts measured after the first that missed QoS."""
         if self.first_miss is None:
             return 0
         labels = [label for label in self.verdicts]
@@ -208,15 +208,15 @@ class MixedRun:
             return "interrupted"
         missed = [(label, why) for label, (ok, why) in self.verdicts.items() if not ok]
         if missed:
-            past = self.steps_past_miss()
+            past = self.counts_past_miss()
             return f"QoS missed at {missed[0][0].split('/')[-1]}: {missed[0][1]}" + (
-                f"; {past} step(s) measured past it" if past else "")
+                f"; {past} count(s) measured past it" if past else "")
         if self.capacity_note:
             return f"{placement_limit(self.capacity_note)}: {self.capacity_note}"
-        if self.settings.steps:
-            return f"the last step reached ({self.settings.steps[-1]}; steps {list(self.settings.steps)}), every " \
-                   "step met QoS"
-        return f"max_guests reached ({self.settings.max_guests}), every step met QoS"
+        if self.settings.counts:
+            return f"the last count reached ({self.settings.counts[-1]}; counts {list(self.settings.counts)}), " \
+                   "every count met QoS"
+        return f"max_guests reached ({self.settings.max_guests}), every count met QoS"
 
 
 def placement_limit(message: str) -> str:
@@ -315,24 +315,24 @@ def by_profile(numbers: dict[str, list[PhaseNumbers]]) -> dict[str, float]:
 
 def consolidation_metrics(numbers: dict[str, list[PhaseNumbers]], p95_ms: float, ml_pct: float,
                           busy_pct: float = math.inf) -> dict[str, float]:
-    """Per step its figures (medians over its repeats) and verdict (every repeat's: :func:`step_qos`); the score
+    """Per count its figures (medians over its repeats) and verdict (every repeat's: :func:`count_qos`); the score
     (guests_at_qos) and whether it is one (``inconclusive``: a mark that voids it, :mod:`suites.run.marks`)."""
     alone = next((v for k, v in numbers.items() if k.endswith(f"/{ML}")), None)
     out: dict[str, float] = {"guests_at_qos": 0.0, "qos_p95_frame_ms": p95_ms, "qos_ml_slowdown_pct": ml_pct,
                              "inconclusive": float(marks.inconclusive(marks.of_repeats(numbers, busy_pct)))}
-    for label, steps in numbers.items():
+    for label, runs in numbers.items():
         if label.endswith((f"/{ML}", f"/{CAD}")):
             continue
         count = int(label.split("/n")[-1])
-        ok, why = step_qos(steps, alone, p95_ms, ml_pct, busy_pct)
+        ok, why = count_qos(runs, alone, p95_ms, ml_pct, busy_pct)
         out[f"n{count}.inconclusive"] = float(why.startswith("inconclusive"))
-        out[f"n{count}.p95_frame_ms_worst"] = summarize(max(n.cad_p95_frame_ms, default=math.nan) for n in steps).median
-        out[f"n{count}.ml_slowdown_pct"] = summarize(ml_slowdown_pct(n, paired(alone, i)) for i, n in enumerate(steps)
+        out[f"n{count}.p95_frame_ms_worst"] = summarize(max(n.cad_p95_frame_ms, default=math.nan) for n in runs).median
+        out[f"n{count}.ml_slowdown_pct"] = summarize(ml_slowdown_pct(n, paired(alone, i)) for i, n in enumerate(runs)
                                                      if alone).median
-        out[f"n{count}.{vocab.OVERLAP.key}"] = min((n.overlap_pct for n in steps), default=math.nan)
+        out[f"n{count}.{vocab.OVERLAP.key}"] = min((n.overlap_pct for n in runs), default=math.nan)
         out[f"n{count}.meets_qos"] = float(ok)
-        out[f"n{count}.host_cpu_pct"] = summarize(n.host_cpu_pct for n in steps).median
-        out[f"n{count}.repeats"] = float(len(steps))
-        if ok and count == out["guests_at_qos"] + 1:  # the largest count with every step before it passing
+        out[f"n{count}.host_cpu_pct"] = summarize(n.host_cpu_pct for n in runs).median
+        out[f"n{count}.repeats"] = float(len(runs))
+        if ok and count == out["guests_at_qos"] + 1:  # the largest count with every count before it passing
             out["guests_at_qos"] = float(count)
     return out

@@ -78,7 +78,7 @@ def solve(settings: SizingSettings, inv: Inventory, plan: SizingPlan, ids: dict[
                                   c.max_per_gpu, c.vcpus, c.memory_MiB, caps.get(c.name),
                                   read_.validity.get(c.name, "not measured"), read_.doubts.get((kind, c.name), ""))
                  for c in plan.candidates]
-        mix = solver.Mix(users, ml if i == 0 else 0)  # the ML jobs beside the first type's users
+        mix = solver.Mix(users, ml if i == 0 else 0)  # the ML users beside the first type's users
         answers[kind] = a = solver.solve(cands, mix, demand, host, settings.spare, prices)
         cands_of[kind] = cands
         if a.recommended is not None:
@@ -130,7 +130,7 @@ def notes_of(run: CampaignRun) -> list[str]:
     notes = [f"{p.name}: {p.why}" for p in run.left(NOT_RUN) if p.why.startswith("not measured")]
     if run.stopped:
         left = [p.name for p in run.left(NOT_RUN) if not p.why.startswith("not measured")]
-        notes.append(f"{run.stopped} (its steps so far are read, not an answer); not measured: "
+        notes.append(f"{run.stopped} (its counts so far are read, not an answer); not measured: "
                      + (", ".join(left) or "nothing else"))
     return notes
 

@@ -4,7 +4,7 @@ consolidation per profile, policy and CAD user type (or a stored one of the same
 
 A profile is measured only as deep as its VMs per GPU allow beside the ML guest (``m60-2q``: 4 a GPU, so at most 3
 CAD guests beside one ML guest); on a host without a GPU one profile's curve stands for none of them, and the one
-measured is one whose VMs per GPU allow the steps (said, with why)."""
+measured is one whose VMs per GPU allow the counts (said, with why)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
 from suites.errors import BenchError, ConfigError
 from suites.pipeline.orchestrate import say
 from suites.pipeline.prechecks import check_out_dirs
-from suites.study import calibration
+from suites.study import trials
 from suites.study.planner import OVERHEAD_S, WORK_S
 from suites.study.settings import StudySettings
 
@@ -39,17 +39,17 @@ REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu n
 
 
 def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: str, p: ProfileConfig) -> list[str]:
-    """One consolidation's command line: the profile, its CAD user type's viewsets, the steps, the repeats, the
+    """One consolidation's command line: the profile, its CAD user type's viewsets, the counts, the repeats, the
     policy."""
     viewsets = list(settings.cad_sizes[sweep.user_type or settings.cad_size])
-    steps = list(sweep.steps)
+    counts = list(sweep.counts)
     out = [override("scenario", "consolidation"), override("profile", sweep.profile),
-           override("scenario.repeats", repeats), override("scenario.mixed.max_guests", steps[-1]),
-           override("scenario.mixed.cad_alone", True), override("scenario.mixed.steps_past_miss", 2),
+           override("scenario.repeats", repeats), override("scenario.mixed.max_guests", counts[-1]),
+           override("scenario.mixed.cad_alone", True), override("scenario.mixed.counts_past_miss", 2),
            override("scenario.mixed.cad.overrides", [override("workload.size", "small"),
                                                      override("workload.viewsets", viewsets)])]
-    if steps != list(range(1, steps[-1] + 1)):
-        out.append(override("scenario.mixed.steps", steps))
+    if counts != list(range(1, counts[-1] + 1)):
+        out.append(override("scenario.mixed.counts", counts))
     if tier == "smoke":
         out.insert(0, override("preset", "smoke", "+"))
     if sweep.policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
@@ -58,13 +58,13 @@ def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: s
 
 
 def phase_seconds(inv: Inventory, tier: str) -> tuple[float, str]:
-    """What one consolidation phase run costs on this host, and where the figure came from: the study's probe of
-    this host (its calibration cache) where it timed both workloads at this tier, else the study planner's table."""
+    """What one consolidation phase run costs on this host, and where the figure came from: the study's trial runs
+    on this host (their cache) where they timed both workloads at this tier, else the study planner's table."""
     host = "gpu" if inv.gpus else "cpu"
-    probed = calibration.cached(Path(StudySettings().out_dir), inv)
-    runs = [probed.get((w, tier)) for w in ("graphics-replay", "mnist-torch")]
+    timed = trials.cached(Path(StudySettings().out_dir), inv)
+    runs = [timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch")]
     if all(runs):
-        return max(runs), f"probed on this host ({calibration.CACHE} under {StudySettings().out_dir})"  # type: ignore[type-var]
+        return max(runs), f"timed by trial runs on this host ({trials.CACHE} under {StudySettings().out_dir})"  # type: ignore[type-var]
     work = max(WORK_S[(w, tier)][host] for w in ("graphics-replay", "mnist-torch"))
     return OVERHEAD_S[host] + work, f"the study planner's table for a {host.upper()} host (not measured here)"
 
@@ -127,7 +127,7 @@ def room(p: ProfileConfig, with_ml: bool) -> int:
 def stand_in(settings: SizingSettings, candidates: list[ProfileConfig], deepest: int, with_ml: bool,
              notes: list[str]) -> ProfileConfig:
     """The one profile a host without a GPU measures: ``sizing.consolidation_profile`` where it is a candidate whose
-    VMs per GPU allow the steps, else the candidate with the fewest VMs per GPU that allows them (the nearest to a
+    VMs per GPU allow the counts, else the candidate with the fewest VMs per GPU that allows them (the nearest to a
     whole-GPU user), else the one with the most; said, with why."""
     named = next((c for c in candidates if c.name == settings.consolidation_profile), None)
     if named is not None and room(named, with_ml) >= deepest:
@@ -137,7 +137,7 @@ def stand_in(settings: SizingSettings, candidates: list[ProfileConfig], deepest:
     why = (f"{named.name} allows {room(named, with_ml)} CAD guest(s) beside the ML guest" if named is not None else
            f"sizing.consolidation_profile={settings.consolidation_profile} is not a profile of this GPU")
     notes.append(f"no GPU: the stand-in profile is {chosen.name}: its {chosen.max_per_gpu} VM(s) per GPU allow "
-                 f"{min(deepest, room(chosen, with_ml))} CAD guest(s) beside the ML guest ({why}, the steps go to "
+                 f"{min(deepest, room(chosen, with_ml))} CAD guest(s) beside the ML guest ({why}, the counts go to "
                  f"{deepest})")
     return chosen
 
@@ -145,30 +145,30 @@ def stand_in(settings: SizingSettings, candidates: list[ProfileConfig], deepest:
 def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[ProfileConfig],
                     fleet: list[JsonObject], groups: dict[str, list[str]],
                     notes: list[str]) -> tuple[dict[str, int], dict[str, str]]:
-    """(profile -> its deepest step, the fleet's provenance): every candidate on a GPU host, what the fleet's nodes
+    """(profile -> its deepest count, the fleet's provenance): every candidate on a GPU host, what the fleet's nodes
     can place on a fleet, one stand-in without a GPU; never deeper than a profile's VMs per GPU allow."""
-    deepest = settings.steps[-1] if settings.steps else settings.max_guests
+    deepest = settings.counts[-1] if settings.counts else settings.max_guests
     with_ml = settings.mix.get("ml", 0) > 0
     if fleet:
         on_fleet = fleet_candidates.plan(candidates, fleet, groups, deepest)
         notes += on_fleet.notes
-        if not on_fleet.steps:
+        if not on_fleet.counts:
             raise ConfigError("size: no candidate profile can be measured on this fleet: " + "; ".join(notes))
-        return on_fleet.steps, on_fleet.provenance
+        return on_fleet.counts, on_fleet.provenance
     chosen = candidates if inv.gpus else [stand_in(settings, candidates, deepest, with_ml, notes)]
     if not inv.gpus:
         notes.append(f"no GPU: only {chosen[0].name} measured (on the CPU no profile is enforced: one curve stands "
                      "for none of them); the others' GPU time is not measured")
-    steps = {}
+    counts = {}
     for c in chosen:
         if room(c, with_ml) < 1:
             notes.append(f"{c.name}: not measured: its {c.max_per_gpu} VM(s) per GPU leave no CAD guest beside the "
                          "ML guest's (its CAD users get GPUs of their own: framebuffer bound only)")
         else:
-            steps[c.name] = min(deepest, room(c, with_ml))
-    if not steps:
+            counts[c.name] = min(deepest, room(c, with_ml))
+    if not counts:
         raise ConfigError("size: no candidate profile holds a CAD guest beside an ML guest: " + "; ".join(notes))
-    return steps, {}
+    return counts, {}
 
 
 def check_names(settings: SizingSettings) -> None:
@@ -223,7 +223,7 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], o
         notes.append("CAD users by type (sizing.users): " + ", ".join(f"{k} {v}" for k, v in
                      settings.cad_users.items()) + f"; sizing.mix.cad={settings.mix.get('cad', 0)} is not used")
     tier = settings.tier if settings.tier != "auto" else "full"  # smoke sizes are no measurement (noise.py)
-    steps, provenance = what_to_measure(settings, inv, candidates, fleet, groups, notes)
+    counts, provenance = what_to_measure(settings, inv, candidates, fleet, groups, notes)
     policies = list(settings.policies)
     if "mps" in policies and (fleet or not inv.gpus):
         policies.remove("mps")
@@ -232,13 +232,13 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], o
                      "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
     phase_s, source = phase_seconds(inv, tier)
     shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
-    fitted = budget.fit(budget.sweeps_of(settings.steps, steps, policies, list(settings.cad_users)),
+    fitted = budget.fit(budget.sweeps_of(settings.counts, counts, policies, list(settings.cad_users)),
                         settings.repeats, settings.budget_s, phase_s, shared)
     notes += [f"trimmed to sizing.budget_s={settings.budget_s:g}: {t}" for t in fitted.trims]
     parts = compose_parts(settings, inv, overrides, fitted, tier, (candidates, fleet))
     say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
              f"({', '.join(p.label for p in parts)}), sizes {tier}, {fitted.repeats} repeat(s) "
-             "per step" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
+             "per count" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
     say(out)(f"size: estimate {fitted.estimate_s:.0f} s of sizing.budget_s={settings.budget_s:g} "
              f"({phase_s:.0f} s a phase run: {source})")
     for t in fitted.trims:

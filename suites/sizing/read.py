@@ -1,4 +1,4 @@
-"""A sizing's consolidations read back from the store (never from memory): each one's steps, phases, what puts its
+"""A sizing's consolidations read back from the store (never from memory): each one's counts, phases, what puts its
 counts in doubt and what its measurement is worth; a stored one reused where it measured the same thing and nothing
 in it would clear by measuring again; every one read at each QoS level."""
 
@@ -22,7 +22,7 @@ Key = tuple[str, str, str]  # (profile, policy, CAD user type)
 class Read(NamedTuple):
     """One consolidation read back from the store."""
 
-    steps: list[curve.Step]
+    counts: list[curve.GuestCount]
     phases: dict
     doubts: list[noise.Doubt]
     validity: str
@@ -35,18 +35,18 @@ def stored(store: StoreReader, experiment: str, key: str) -> str | None:
 
 
 def read(store: StoreReader, run_id: str) -> Read:
-    """A consolidation's steps, phases, what puts its counts in doubt, and what its measurement is worth."""
+    """A consolidation's counts, phases, what puts its counts in doubt, and what its measurement is worth."""
     run = store.run(run_id)
     skipped: list[str] = []
     phases = store.phases(run_id, skipped)
-    steps = measured.steps_of(phases)
+    counts = measured.curve_of(phases)
     found = [(m.text, m.voids) for m in run_marks(phases, run.params)]
     busy = run.tags.get(keys.HOST_BUSY, "")
     if busy not in ("", "no") and not any(t.startswith("host busy") for t, _ in found):
         found.insert(0, (busy, True))
-    doubts = noise.doubts(found, steps, measured.overlap_of(phases), MIN_OVERLAP_PCT)
+    doubts = noise.doubts(found, counts, measured.overlap_of(phases), MIN_OVERLAP_PCT)
     worth = weakest([v for k, v in run.tags.items() if k.startswith(keys.VALIDITY_PREFIX)])
-    return Read(steps, phases, doubts, worth, skipped)
+    return Read(counts, phases, doubts, worth, skipped)
 
 
 def reusable(store: StoreReader | None, part: SizingPart, settings: SizingSettings,
@@ -79,7 +79,7 @@ def read_curves(settings: SizingSettings, store: StoreReader, ids: dict[Key, str
     for (name, policy, user_type), run_id in ids.items():
         got = read(store, run_id)
         kind = user_type or settings.cad_size
-        caps = {level: curve.capacity(got.steps, [curve.Limit(k, v) for k, v in limits.items()])
+        caps = {level: curve.capacity(got.counts, [curve.Limit(k, v) for k, v in limits.items()])
                 for level, limits in settings.levels.items()}
         out.policies.setdefault(policy, {})[f"{name}.n_point"] = float(caps[STRICT].n_point)
         if policy != first and (name, first, user_type) in ids:

@@ -1,5 +1,5 @@
 """The reference study as a campaign: its settings and this host read, the parts planned (and planned again with
-this host's probe), each composed, checked and fitted to ``study.budget_s``, before anything starts; a problem is
+this host's trial runs), each composed, checked and fitted to ``study.budget_s``, before anything starts; a problem is
 one ConfigError (or BenchError) for the command to say in one line."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from suites.errors import BenchError, ConfigError
 from suites.pipeline.orchestrate import say
 from suites.pipeline.prechecks import check_out_dirs, refuse_run_dirs, require_parseable
 from suites.record.outdirs import require_output_dir
-from suites.study import calibration
+from suites.study import trials
 from suites.study.planner import PLAN_SHARE, Measured, StudyPlan, plan_study, workloads_of
 from suites.study.results import STUDY_KIND
 from suites.study.settings import StudySettings, load_settings, load_timings
@@ -43,7 +43,7 @@ class Study:
     gpus: int  # this host's NVIDIA GPUs, or with backend=ray the cluster's
     gpu_status: str
     missing: dict[str, str]  # optional parts of the suite this Python lacks -> the skip line
-    known: Measured  # what is known of this host before any probe (make gpu-check's seconds, its cores)
+    known: Measured  # what is known of this host before any trial run (make gpu-check's seconds, its cores)
 
     def plan(self, measured: Measured | None = None) -> StudyPlan:
         return plan_study(self.gpus, self.missing, self.settings, measured or self.known)
@@ -87,22 +87,22 @@ def compose_parts(sp: StudyPlan, overrides: list[str]) -> dict[str, Composition]
     return comps
 
 
-def measured_plan(study: Study, sp: StudyPlan, probe: bool, out: Console) -> StudyPlan:
-    """The plan again with this host's probe of the workloads ``sp`` runs added to what was known (``probe``:
-    measure what the cache lacks, else the cache alone); ``sp`` itself where nothing was measured or
-    study.calibrate=false."""
-    if not study.settings.calibrate:
+def measured_plan(study: Study, sp: StudyPlan, trial: bool, out: Console) -> StudyPlan:
+    """The plan again with this host's trial runs of the workloads ``sp`` runs added to what was known (``trial``:
+    time what the cache lacks, else the cache alone); ``sp`` itself where nothing was measured or
+    study.trials=false."""
+    if not study.settings.trials:
         return sp
     held = held_by_others(sorted(os.sched_getaffinity(0)))
-    if probe and held:  # a probe beside another run would time that run's load (and queue for its cores)
-        say(out)(f"study: not probed (another benchmark run holds {describe(held)}): planned from what is cached")
+    if trial and held:  # a trial run beside another run would time that run's load (and queue for its cores)
+        say(out)(f"study: no trial runs (another benchmark run holds {describe(held)}): planned from what is cached")
     t0, where = time.monotonic(), Path(study.settings.out_dir)
-    probed = calibration.probe(workloads_of(sp.parts), sp.tier, study.overrides, where, study.inv, say(out),
-                               study.settings.budget_s * calibration.PROBE_SHARE) \
-        if probe and not held else calibration.cached(where, study.inv)
-    if not probed:
+    timed = trials.time_each(workloads_of(sp.parts), sp.tier, study.overrides, where, study.inv, say(out),
+                             study.settings.budget_s * trials.TRIAL_SHARE) \
+        if trial and not held else trials.cached(where, study.inv)
+    if not timed:
         return sp
-    return study.plan(replace(study.known, probed=probed, spent_s=time.monotonic() - t0))
+    return study.plan(replace(study.known, trials=timed, spent_s=time.monotonic() - t0))
 
 
 def require_fits(sp: StudyPlan, budget_s: float) -> None:
@@ -113,18 +113,18 @@ def require_fits(sp: StudyPlan, budget_s: float) -> None:
                           f"by its estimate; give study.budget_s >= {math.ceil(sp.estimate_s / PLAN_SHARE)}")
 
 
-def plan(study: Study, probe: bool, started: float, out: Console) -> tuple[StudyPlan, Campaign]:
-    """The study's plan (probed where ``probe``) and its campaign: every part composed and its folders checked;
-    the deadline ``study.budget_s`` after ``started`` (the probe's seconds are the study's too)."""
+def plan(study: Study, trial: bool, started: float, out: Console) -> tuple[StudyPlan, Campaign]:
+    """The study's plan (with trial runs where ``trial``) and its campaign: every part composed and its folders checked;
+    the deadline ``study.budget_s`` after ``started`` (the trial runs' seconds are the study's too)."""
     sp = study.plan()
     comps = compose_parts(sp, study.overrides)
     require_output_dir(study.settings.out_dir, "study.out_dir")
     for comp in comps.values():  # each part's store, cache and artifact folders, before anything starts
         check_out_dirs(comp.cfg)
     planned = [sp.overrides(p) for p in sp.parts]
-    # a probe is a bench on this host: not for --plan, nor where the parts' guests run elsewhere (a Ray fleet)
+    # a trial run is a bench on this host: not for --plan, nor where the parts' guests run elsewhere (a Ray fleet)
     on_host = all(c.cfg.backend is not BackendKind.ray for c in comps.values())
-    sp = measured_plan(study, sp, probe and on_host, out)
+    sp = measured_plan(study, sp, trial and on_host, out)
     if [sp.overrides(p) for p in sp.parts] != planned:  # trimmed otherwise by what was measured
         comps = compose_parts(sp, study.overrides)
     require_fits(sp, study.settings.budget_s)

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     if {"-h", "--help"} & set(argv):
         print(__doc__)
         return 0
-    started = time.monotonic()  # the budget counts from here: the probe's seconds are the study's too
+    started = time.monotonic()  # the budget counts from here: the trial runs' seconds are the study's too
     register_configs()
     mine, overrides = split_args([a for a in argv if a != "--plan"])
     out = console()

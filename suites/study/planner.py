@@ -21,8 +21,8 @@ TIME_X, THROUGHPUT_X = "time_x", "throughput_x"
 DEFAULT_REPEATS = 3
 CONSOLIDATION_MEMORY_MiB = 4096  # per guest: a smoke or default-size CAD or MNIST guest stays well under it
 # Seconds per phase run the budget is planned with where nothing was measured: process start, CUDA or llvmpipe
-# set-up and recording, then each workload's training at a tier. What a study measures comes first: the probe of
-# this host (suites/study/calibration.py: one timed run per workload, whole, cached per host and device), then
+# set-up and recording, then each workload's training at a tier. What a study measures comes first: the trial runs
+# on this host (suites/study/trials.py: one timed run per workload, whole, cached per host and device), then
 # ``make gpu-check``'s GPU seconds (study.timings=<its summary.json>); these figures only fill what neither has
 # (CPU: this project's 2-core machines; GPU: 7.7 s of overhead measured on an H200, the work rough guesses).
 OVERHEAD_S = {"cpu": 7.0, "gpu": 8.0}
@@ -118,11 +118,11 @@ class Skip:
 
 @dataclass(frozen=True)
 class Measured:
-    """What the planner knows of this host instead of its table: ``probed``, seconds of a whole phase run per
-    (workload, tier) on this host's own kind (CPU or GPU), by the study's probe; ``gpu_work``, GPU training
+    """What the planner knows of this host instead of its table: ``trials``, seconds of a whole phase run per
+    (workload, tier) on this host's own kind (CPU or GPU), by the study's trial runs; ``gpu_work``, GPU training
     seconds per (workload, tier) from make gpu-check."""
 
-    probed: dict[tuple[str, str], float] = field(default_factory=dict)
+    trials: dict[tuple[str, str], float] = field(default_factory=dict)
     gpu_work: dict[tuple[str, str], float] = field(default_factory=dict)
     cores: int = 0  # this host's cores: a CPU host's guests share them (0: unknown, not counted)
     spent_s: float = 0.0  # seconds the study already spent measuring, out of its budget
@@ -148,11 +148,11 @@ class StudyPlan:
 
 
 def phase_work_s(part: StudyPart, label: str, needs_gpus: int, tier: str, host: str, measured: Measured) -> float:
-    """Seconds one run of one phase is planned to take: this host's probe where it ran that workload on the kind
+    """Seconds one run of one phase is planned to take: this host's trial run where it ran that workload on the kind
     of device the phase uses, else make gpu-check's GPU seconds with the overhead, else the table."""
     def run(workload: str, kind: str) -> float:
-        if kind == host and (workload, tier) in measured.probed:
-            return measured.probed[(workload, tier)]
+        if kind == host and (workload, tier) in measured.trials:
+            return measured.trials[(workload, tier)]
         if kind == "gpu" and (workload, tier) in measured.gpu_work:
             return OVERHEAD_S[kind] + measured.gpu_work[(workload, tier)]
         return OVERHEAD_S[kind] + float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
@@ -164,8 +164,8 @@ def phase_work_s(part: StudyPart, label: str, needs_gpus: int, tier: str, host: 
 
 def source_of(workload: str, tier: str, host: str, measured: Measured) -> str:
     """Where the planner's seconds for ``workload`` came from, in words."""
-    if (workload, tier) in measured.probed:
-        return "probed on this host"
+    if (workload, tier) in measured.trials:
+        return "a trial run on this host"
     if host == "gpu" and (workload, tier) in measured.gpu_work:
         return "make gpu-check"
     return "table (not measured)"
@@ -212,7 +212,7 @@ DROP_ORDER = ("gpu-vs-cpu-keras", "multi-guest", "passthrough-vs-vgpu-cifar10", 
 def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
                measured: Measured | None = None) -> StudyPlan:
     """The parts to run on a host with ``gpus`` NVIDIA GPUs, without the ``missing`` components (name -> why),
-    sized to ``settings.budget_s`` by what was ``measured`` of this host (its probe, make gpu-check's seconds) and
+    sized to ``settings.budget_s`` by what was ``measured`` of this host (its trial runs, make gpu-check's seconds) and
     the table for the rest; every part left out, and every trim, is a Skip with its reason."""
     measured = measured or Measured()
     parts, skips = [], []
@@ -228,11 +228,11 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
     def total() -> float:
         return sum(estimate_s(p, tier, repeats, host, max_guests, measured) for p in parts)
 
-    # the probe's seconds are the study's too; and the plan keeps a margin, since the deadline is hard (a part that
+    # the trial runs' seconds are the study's too; and the plan keeps a margin, since the deadline is hard (a part that
     # cannot end within the budget does not start) and estimates err: on a 2-core host mixed ran 1.05x its
     # estimate and the consolidation 1.16x, with a command's set-up on top
     budget = settings.budget_s * PLAN_SHARE - measured.spent_s
-    spent = f" less the {measured.spent_s:.0f} s spent probing" if measured.spent_s else ""
+    spent = f" less the {measured.spent_s:.0f} s spent on trial runs" if measured.spent_s else ""
 
     def trim(what: str) -> None:
         skips.append(Skip(what, f"over the budget (estimate {total():.0f} s > {PLAN_SHARE:.0%} of "
@@ -269,6 +269,6 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
 
 
 def workloads_of(parts: list[StudyPart]) -> list[str]:
-    """The workloads the parts run (episode 2: the CAD and the ML guest's), each once: what a probe times."""
+    """The workloads the parts run (episode 2: the CAD and the ML guest's), each once: what a trial run times."""
     out = [w for p in parts for w in ((p.workload,) if p.episode == 1 else ("graphics-replay", "mnist-torch"))]
     return list(dict.fromkeys(out))

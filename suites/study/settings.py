@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -40,11 +41,16 @@ class StudySettings:
     # A gpu-check summary.json whose measured GPU seconds ("timings": {"<workload>/<tier>": s}) the planner uses
     # instead of its guesses (suites/study/planner.py WORK_S).
     timings: Optional[str] = field(default=None, metadata={"path": True})
-    # Plan from a probe of this host: one timed bench run per workload at the study's sizes, cached per host and
-    # device in <out_dir>/calibration.json (suites/study/calibration.py); false: the planner's table alone.
-    calibrate: bool = True
+    # Plan from trial runs on this host: one timed bench run per workload at the study's sizes, cached per host and
+    # device in <out_dir>/trials.json (suites/study/trials.py); false: the planner's table alone.
+    trials: bool = True
+    calibrate: Optional[bool] = None  # the old name of trials: read for a release, said
 
     def check(self) -> None:
+        if self.calibrate is not None:
+            warnings.warn("study.calibrate is study.trials now (the old name is read until the next release)",
+                          FutureWarning, stacklevel=2)
+            self.trials, self.calibrate = self.calibrate, None
         require(0 < self.budget_s <= MAX_BUDGET_S, "study.budget_s",
                 f"must be seconds in (0, {MAX_BUDGET_S:.0f}] (a week), got {self.budget_s}")
         require(self.tier in TIERS, "study.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")

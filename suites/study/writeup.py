@@ -167,7 +167,7 @@ def console_table(study: ReferenceStudy) -> Table:
     return t
 
 
-def draw_ratios(study: ReferenceStudy, out_dir: Path) -> Path | None:
+def draw_ratios(study: ReferenceStudy, folder: Path) -> Path | None:
     """Episode 1's ratios beside the reference study's: bars with their 95 % CI, the study's figure as a mark."""
     rows = [r for r in episode_1_rows(study) if r.value == r.value]
     if not rows:
@@ -187,16 +187,16 @@ def draw_ratios(study: ReferenceStudy, out_dir: Path) -> Path | None:
     validity = ", ".join(sorted({r.validity for r in rows}))
     title = "episode 1 beside the reference study"
     titled(fig, title, f"profile {validity}" + ("; NOT a GPU measurement" if is_not_enforced(validity) else ""))
-    return save(fig, out_dir / "episode1_ratios.png", title, validity)
+    return save(fig, folder / "episode1_ratios.png", title, validity)
 
 
-def write(study: ReferenceStudy, out_dir: Path) -> list[Path]:
-    """report.md, report.html and the figures into out_dir; every file written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    figures = [f for f in [draw_ratios(study, out_dir)] if f is not None]
+def write(study: ReferenceStudy, folder: Path) -> list[Path]:
+    """report.md, report.html and the figures into folder; every file written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    figures = [f for f in [draw_ratios(study, folder)] if f is not None]
     if study.episode_2.mixed or study.episode_2.consolidation:
-        figures += mixed_plots.draw(study.episode_2, out_dir)
+        figures += mixed_plots.draw(study.episode_2, folder)
     md_text = markdown(study, [f.name for f in figures])
-    (out_dir / "report.md").write_text(md_text)
-    (out_dir / "report.html").write_text(mixed_report.to_html(md_text))
-    return [out_dir / "report.md", out_dir / "report.html", *figures]
+    (folder / "report.md").write_text(md_text)
+    (folder / "report.html").write_text(mixed_report.to_html(md_text))
+    return [folder / "report.md", folder / "report.html", *figures]

@@ -23,7 +23,7 @@ from tests.support.helpers import REPO, SMOKE, bench_args, one_error_line, train
 def study_cmd(tmp_path: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp_path / 'study'}",
             f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'artifacts'}",
-            f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", "study.budget_s=240", "study.calibrate=false",
+            f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", "study.budget_s=240", "study.trials=false",
             *args]
 
 

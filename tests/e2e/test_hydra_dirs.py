@@ -22,7 +22,7 @@ def digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture
 def finished_run(tmp_path: Path) -> Path:
-    """A run folder as a finished run leaves it (Hydra's .hydra/, results, a guest log)."""
+    """A run directory as a finished run leaves it (Hydra's .hydra/, results, a guest log)."""
     run = tmp_path / "earlier"
     (run / ".hydra").mkdir(parents=True)
     (run / ".hydra" / "config.yaml").write_text("experiment: gpu-mixed-bench\n")

@@ -117,7 +117,7 @@ def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp_pa
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     said = unfold(run.proc.stdout)  # lines folded at 120 columns, read whole
     assert "phase m60-2q/n1 missed QoS (CAD p95 frame time" in said
-    assert "the sweep goes on 2 more step(s), to show how QoS breaks" in said
+    assert "the sweep goes on 2 more count(s), to show how QoS breaks" in said
     df = _runs(run.tracking_uri)
     comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]
     assert sorted(df[df["tags.bench.phase"].notna()]["tags.bench.phase"]) == ["m60-2q/ml", "m60-2q/n1", "m60-2q/n2",
@@ -128,7 +128,7 @@ def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp_pa
     assert rep.consolidation["guests_at_qos"] == 0 and rep.consolidation_profile == "m60-2q"
     assert rep.stop_reason == comparison["params.stop_reason"]
     assert rep.stop_reason.startswith("QoS missed at n1: CAD p95 frame time")
-    assert rep.stop_reason.endswith("; 2 step(s) measured past it")
+    assert rep.stop_reason.endswith("; 2 count(s) measured past it")
     out = tmp_path / "report"
     assert report_cli.main(["--tracking-uri", run.tracking_uri, "--out", str(out)]) == 0
     assert f"Stopped: {rep.stop_reason}" in (out / "report.md").read_text()
@@ -152,7 +152,7 @@ def test_consolidation_counts_guests_that_meet_qos(tmp_path: Path):
     assert n2["metrics.guests_ok"] == 3  # two CAD guests and the ML guest
     rep = reader.build(run.tracking_uri)
     assert rep.consolidation["n2.p95_frame_ms_worst"] == pytest.approx(comparison["metrics.n2.p95_frame_ms_worst"])
-    assert rep.stop_reason == comparison["params.stop_reason"] == "max_guests reached (2), every step met QoS"
+    assert rep.stop_reason == comparison["params.stop_reason"] == "max_guests reached (2), every count met QoS"
 
 
 def test_a_cad_guest_that_dies_mid_run_stops_its_ml_guest_and_leaves_no_verdict(tmp_path: Path):

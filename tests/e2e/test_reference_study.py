@@ -1,4 +1,4 @@
-"""``make study``: the whole study on this host, its report, its export, its probe (the planner's pure tests are
+"""``make study``: the whole study on this host, its report, its export, its trial runs (the planner's pure tests are
 unit/suites/study/test_planner.py's)."""
 
 from __future__ import annotations
@@ -47,11 +47,11 @@ def test_bad_study_settings_are_one_line_before_anything(tmp_path: Path, arg: st
 def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path: Path):
     """The whole study within a small budget (no GPU here: episode 2 only, labelled not enforced): the mixed study
     of m60-8q and a consolidation, each phase once (repeats and their spread: tests/test_honest.py)."""
-    # planned from the table (the probe: below), so the budget's trims are the same on every host
+    # planned from the table (the trial runs: below), so the budget's trims are the same on every host
     # one mixed profile (the others' rows: skipped, not in study.profiles), with room for this host's set-up and
     # the table's optimism: a part that cannot end within the budget does not start
     proc = study(tmp_path, "study.budget_s=300", "study.profiles=[m60-8q]", "study.repeats=1", "study.max_guests=2",
-                 "study.calibrate=false")
+                 "study.trials=false")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())
     assert "estimate s" in proc.stdout and "table (not measured)" in proc.stdout  # each part's estimate beside
@@ -101,25 +101,25 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
         == len(runs)
 
 
-def test_the_probe_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path: Path):
+def test_a_trial_run_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path: Path):
     from gpu_probe import inventory
-    from suites.study import calibration
+    from suites.study import trials
 
     inv, said = inventory.collect(), []
     overrides = [f"data.cache_dir={tmp_path / 'data'}", "workload.step_ms=1", "profile.vcpus=1"]
     t0 = time.monotonic()
-    first = calibration.probe(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    first = trials.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     took = time.monotonic() - t0
     assert 0 < first[("fixed-step", "smoke")] <= took + 0.05  # the bench run's whole wall time (to 0.1 s)
-    assert said == ["study: probing fixed-step (smoke sizes) once on this host, for the plan (at most 600 s)"]
-    again = calibration.probe(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
-    assert again == first and len(said) == 1  # cached: not probed twice
-    saved = json.loads((tmp_path / "calibration.json").read_text())
-    assert saved == {calibration.fingerprint(inv): {"fixed-step/smoke": first[("fixed-step", "smoke")]}}
+    assert said == ["study: a trial run of fixed-step (smoke sizes), once on this host, for the plan (at most 600 s)"]
+    again = trials.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    assert again == first and len(said) == 1  # cached: not run twice
+    saved = json.loads((tmp_path / "trials.json").read_text())
+    assert saved == {trials.fingerprint(inv): {"fixed-step/smoke": first[("fixed-step", "smoke")]}}
     other = dataclasses.replace(inv, cpu_model="another CPU")
-    assert calibration.cached(tmp_path, other) == {}  # another host's figures never plan this one
-    bad = calibration.probe(["fixed-step"], "full", [*overrides, "workload.step_ms=-1"], tmp_path, inv, said.append)
-    assert ("fixed-step", "full") not in bad and "the fixed-step probe failed" in said[-1]
+    assert trials.cached(tmp_path, other) == {}  # another host's figures never plan this one
+    bad = trials.time_each(["fixed-step"], "full", [*overrides, "workload.step_ms=-1"], tmp_path, inv, said.append)
+    assert ("fixed-step", "full") not in bad and "the fixed-step trial run failed" in said[-1]
 
 
 def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
@@ -160,18 +160,18 @@ def test_a_check_that_breaks_is_a_failed_row_with_its_traceback_not_the_end(tmp_
     assert "KeyError" in (tmp_path / "logs" / "b2-fault.log").read_text()
 
 
-def test_a_probe_that_outlasts_its_share_of_the_budget_is_stopped_and_said(tmp_path: Path):
+def test_a_trial_run_that_outlasts_its_share_of_the_budget_is_stopped_and_said(tmp_path: Path):
     from gpu_probe import inventory
-    from suites.study import calibration
+    from suites.study import trials
 
     said: list[str] = []
     t0 = time.monotonic()
-    got = calibration.probe(["fixed-step"], "full", [f"data.cache_dir={tmp_path / 'data'}", "profile.vcpus=1",
+    got = trials.time_each(["fixed-step"], "full", [f"data.cache_dir={tmp_path / 'data'}", "profile.vcpus=1",
                                                      "workload.size_by=work", "workload.step_ms=1000"],
                             tmp_path, inventory.collect(), said.append, timeout_s=3.0)
-    assert time.monotonic() - t0 < 3.0 + calibration.STOP_GRACE_S + 5
+    assert time.monotonic() - t0 < 3.0 + trials.STOP_GRACE_S + 5
     assert got == {} and "stopped after 3 s (25% of study.budget_s)" in said[-1], said
-    assert not [p for p in psutil.process_iter(["cmdline"]) if "study-probe-" in " ".join(p.info["cmdline"] or [])]
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "study-trial-" in " ".join(p.info["cmdline"] or [])]
 
 
 def test_a_study_killed_mid_way_leaves_its_finished_parts_exported(tmp_path: Path):
@@ -180,7 +180,7 @@ def test_a_study_killed_mid_way_leaves_its_finished_parts_exported(tmp_path: Pat
     cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp_path / 'study'}",
            f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'artifacts'}",
            f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", "study.budget_s=300", "study.profiles=[m60-8q]",
-           "study.repeats=1", "study.max_guests=2", "study.calibrate=false"]
+           "study.repeats=1", "study.max_guests=2", "study.trials=false"]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
     seen = []

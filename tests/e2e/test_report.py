@@ -1,5 +1,5 @@
 """``python -m suites report``: an unreachable server, an unknown run id, a run of another kind, a store that is not
-there, an output folder inside a run folder: one line each, nothing made."""
+there, an output folder inside a run directory: one line each, nothing made."""
 
 from __future__ import annotations
 

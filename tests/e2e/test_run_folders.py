@@ -1,5 +1,5 @@
 """The folders a command writes (suites/record/outdirs.py): each can be made, none is in the source tree, an
-explicit run folder is new (or empty) and this run's alone, a refused run leaves nothing, two runs started in
+explicit run directory is new (or empty) and this run's alone, a refused run leaves nothing, two runs started in
 one second get their own, a half-written run is named by the next."""
 
 from __future__ import annotations

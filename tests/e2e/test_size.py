@@ -42,14 +42,14 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
     ours = first.stdout[first.stdout.index(" suites size\n") + len(" suites size\n"):]  # after make's own echo
     assert "size part 1/1: m60-2q/timeslice: measuring" in said and over_width(ours) == []
     smoke = "smoke sizes (seconds-long workloads: a check of the machinery, not a measurement)"
-    answer = next(ln for ln in said.splitlines() if ln.startswith("20 CAD user(s) + 2 ML job(s) on Tesla M60: "))
+    answer = next(ln for ln in said.splitlines() if ln.startswith("20 CAD user(s) + 2 ML user(s) on Tesla M60: "))
     # never a count from a smoke run (on a loaded host a short overlap or a busy host may be said before it)
-    assert answer.startswith("20 CAD user(s) + 2 ML job(s) on Tesla M60: inconclusive: ") and smoke in answer
+    assert answer.startswith("20 CAD user(s) + 2 ML user(s) on Tesla M60: inconclusive: ") and smoke in answer
     (folder,) = (tmp_path / "out").iterdir()
     assert {p.name for p in folder.iterdir()} >= {"sizing.md", "sizing.html", "sizing.png", "m60-2q-timeslice"}
     md = (folder / "sizing.md").read_text()
-    assert md.startswith("# Sizing: 20 CAD users + 2 ML jobs on Tesla M60\n\n> **not a GPU sizing")
-    assert "## m60-2q: the steps (medians [upper 95 % bound])" in md and "| not measured |" in md
+    assert md.startswith("# Sizing: 20 CAD users + 2 ML users on Tesla M60\n\n> **not a GPU sizing")
+    assert "## m60-2q: the counts (medians [upper 95 % bound])" in md and "| not measured |" in md
     client = MlflowClient(store_at(tmp_path / "mlflow.db"))
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], "")
     (sizing,) = [r for r in runs if r.data.tags.get("bench.kind") == "sizing"]
@@ -85,7 +85,7 @@ def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_
     ("sizing.gpu=Voodoo2", "sizing.gpu=Voodoo2: no vGPU profile of it in configs/profile"),
     ("hydra.run.dir=/tmp/x", "hydra.run.dir: a sizing writes its parts under sizing.out_dir"),
     ("sizing.policies=[fair]", "sizing.policies: must be some of timeslice, mps"),
-    ("sizing.steps=[4,2]", "sizing.steps: must be increasing counts 1..64, got [4, 2]"),
+    ("sizing.counts=[4,2]", "sizing.counts: must be increasing counts 1..64, got [4, 2]"),
     ("sizing.mix={}", "sizing.mix={}: empty: name its entries"),
     ("sizing.bogus=1", "sizing: Key 'bogus' not in 'SizingSettings'"),
     ("sizing.qos.abc=1", "sizing.qos: no such QoS metric abc"),

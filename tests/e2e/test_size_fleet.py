@@ -47,7 +47,7 @@ def test_a_sizing_on_a_fleet_measures_what_its_nodes_place_and_names_each_node_a
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     said = unfold(proc.stdout)
     assert "size: Tesla M60: 5 candidate profile(s), 1 consolidation(s) (m60-4q/timeslice), sizes full, 1 " \
-           "repeat(s) per step, on a fleet of 2 node(s)" in said
+           "repeat(s) per count, on a fleet of 2 node(s)" in said
     assert ("not a GPU sizing: the fleet's guests ran on their nodes' CPUs (their NVML replayed from recordings); "
             "profiles not enforced") in said
     assert "m60-4q: measured to 1 CAD guest(s) per GPU: the fleet has 2 node(s) of it" in said
@@ -68,4 +68,4 @@ def test_a_sizing_on_a_fleet_measures_what_its_nodes_place_and_names_each_node_a
     assert "1 repeat(s) at 1 CAD guest(s): no interval" in sizing.data.tags["bench.inconclusive"]
     (folder,) = (tmp_path / "out").iterdir()
     md = (folder / "sizing.md").read_text()
-    assert "| m60-4q | 1..1 |" in md and "## m60-4q: the steps" in md and "- fleet: 2 node(s): " in md
+    assert "| m60-4q | 1..1 |" in md and "## m60-4q: the counts" in md and "- fleet: 2 node(s): " in md

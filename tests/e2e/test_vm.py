@@ -462,7 +462,7 @@ def test_data_a_vm_would_not_see_is_refused_before_it_starts(tmp_path: Path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="a mount namespace and bind mounts need root, as virtiofsd does")
 def test_a_vm_sees_what_its_guest_needs_of_the_host_read_only_and_nothing_else(tmp_path: Path):
     """The view virtiofsd exports, built for real (mount namespace, tmpfs, read-only binds), looked at by a shell
-    in place of virtiofsd: the run folder and the data are there; a secret beside them, /etc/shadow and /root are
+    in place of virtiofsd: the run directory and the data are there; a secret beside them, /etc/shadow and /root are
     not; nothing can be written; the venv's Python runs chrooted in it; nothing stays mounted on the host."""
     run_dir, data, view = tmp_path / "run", tmp_path / "data", tmp_path / "g0.view"
     for d in (run_dir, data, view):

@@ -313,7 +313,7 @@ def image_for(cfg: VmConfig) -> Image:
 
 def boot_script(spec: GuestSpec) -> str:
     """What the VM's init runs (in its read-only view of the host): the guest's environment, then the guest. Scratch
-    (HOME, TMPDIR) is the VM's own memory; the run folder and the data folders its spec names are in the view."""
+    (HOME, TMPDIR) is the VM's own memory; the run directory and the data folders its spec names are in the view."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/run/home", "TMPDIR": "/run",
            "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO_ROOT),
            **environment(spec)}

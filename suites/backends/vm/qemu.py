@@ -46,7 +46,7 @@ class Machine:
     memory_MiB: int
     accel: str  # kvm | tcg
     image: Image
-    boot_script: Path  # in the run folder on the host, read by the VM through its view of the host
+    boot_script: Path  # in the run directory on the host, read by the VM through its view of the host
     fs_socket: Path  # virtiofsd's vhost-user socket
     qmp_socket: Path
     console: Path  # the serial console: kernel lines, init's lines, the guest's stderr

@@ -8,7 +8,7 @@ mount namespace of virtiofsd's own, holding read-only bind mounts of
 - the parts of ``/etc`` a program reads (the loader's cache, users and groups, name service, certificates, time
   zone, GL vendor files), not the rest (``shadow``, ``ssh/``, credentials);
 - Python: the interpreter's prefix and the venv; the repository;
-- the run folder (the boot script, the guest's log) and every existing absolute path the guest's spec names
+- the run directory (the boot script, the guest's log) and every existing absolute path the guest's spec names
   (``data.root`` and its cache, a trace file).
 
 A symlink among them is made again in the view and its target shared too. The namespace ends with virtiofsd:

@@ -23,10 +23,10 @@ def test_what_fits_is_left_alone():
 def test_trims_come_in_order_steps_repeats_policies_candidates_until_it_fits():
     many = sweeps(["a", "b", "c", "d"], ["timeslice", "mps"])  # 4 x 2 x (2 + 6) phases x 3 repeats x 10 s = 1920 s
     steps_only = fit(many, 3, 1500, 10.0)  # the doubling counts (1, 2, 4, 6): 4 x 2 x 6 x 3 x 10 = 1440 s
-    assert steps_only.fits and len(steps_only.trims) == 1 and steps_only.trims[0].startswith("steps: the doubling")
-    assert steps_only.sweeps[0].steps == (1, 2, 4, 6) == doubling(tuple(range(1, 7)))
+    assert steps_only.fits and len(steps_only.trims) == 1 and steps_only.trims[0].startswith("counts: the doubling")
+    assert steps_only.sweeps[0].counts == (1, 2, 4, 6) == doubling(tuple(range(1, 7)))
     to_repeats = fit(many, 3, 1000, 10.0)  # 960 s at 2 repeats
-    assert to_repeats.repeats == 2 and [t.split(":")[0] for t in to_repeats.trims] == ["steps", "repeats"]
+    assert to_repeats.repeats == 2 and [t.split(":")[0] for t in to_repeats.trims] == ["counts", "repeats"]
     to_policies = fit(many, 3, 500, 10.0)  # 480 s: timeslice only
     assert {s.policy for s in to_policies.sweeps} == {"timeslice"} and to_policies.trims[2].startswith("policies")
     to_candidates = fit(many, 3, 250, 10.0)  # 240 s: two candidates, the last of the list dropped first

@@ -51,4 +51,4 @@ def test_a_held_out_step_is_predicted_from_its_neighbours_and_labelled_predicted
     assert abs(value - measured) <= bounds.upper["cad_p95_frame_ms"] - measured  # within the measured step's CI
     assert math.isnan(curve.predict(held.readings, 9, "cad_p95_frame_ms")[0])  # never extrapolated
     assert curve.predict(held.readings, 9, "cad_p95_frame_ms")[1] == \
-        "not measured: 9 is outside the measured steps (1..7)"
+        "not measured: 9 is outside the measured counts (1..7)"

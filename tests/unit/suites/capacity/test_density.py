@@ -43,7 +43,7 @@ def test_a_profile_not_measured_shows_only_its_framebuffer_bound_and_never_more_
 
 def test_a_whole_gpu_profile_beside_ml_is_its_own_gpu_and_a_profile_with_no_room_is_not_measured():
     whole = density.cell(cand("m60-8q", 1), None, HOST, True)
-    assert whole.per_gpu == (1, 1) and whole.label == density.FB_ONLY  # the ML jobs on GPUs of their own
+    assert whole.per_gpu == (1, 1) and whole.label == density.FB_ONLY  # the ML users on GPUs of their own
     tiny = solver.Candidate("x-1q", "Tesla M60", 1024, 8, 64, 8192, None)
     crowded = solver.Host(gpus=4, cores=16, memory_MiB=None)  # 16 cores: no 64-vCPU VM per GPU
     assert density.cell(tiny, None, crowded, True).label == density.NOT_MEASURED

@@ -15,13 +15,13 @@ def test_a_fleet_measures_each_profile_as_deep_as_its_nodes_allow_and_says_why_n
 
     fleet = [node(1, "GRID M60-4Q"), node(2, "GRID M60-8Q"), node(3, "GRID M60-4Q"), node(4, "GRID M60-4Q")]
     plan = fleet_candidates.plan(candidate_profiles("Tesla M60", []), fleet, {}, max_guests=4)
-    assert plan.steps == {"m60-4q": 2}  # three nodes: two CAD guests beside the ML guest, one node each
+    assert plan.counts == {"m60-4q": 2}  # three nodes: two CAD guests beside the ML guest, one node each
     assert "m60-4q: measured to 2 CAD guest(s) per GPU: the fleet has 3 node(s) of it (vm-1, vm-3, vm-4)" in \
         plan.notes[1]
-    assert plan.notes[0] == ("m60-8q: not measured: the fleet has 1 node of it (vm-2); a step needs 2 (a CAD guest "
+    assert plan.notes[0] == ("m60-8q: not measured: the fleet has 1 node of it (vm-2); a count needs 2 (a CAD guest "
                              "and the ML guest, one node each)")
     assert "m60-2q: not measured: no node of the fleet is one" in plan.notes
-    assert fleet_candidates.plan(candidate_profiles("Tesla M60", []), fleet, {}, max_guests=1).steps == {"m60-4q": 1}
+    assert fleet_candidates.plan(candidate_profiles("Tesla M60", []), fleet, {}, max_guests=1).counts == {"m60-4q": 1}
     said = plan.provenance
     assert said["fleet"] == ("4 node(s): vm-1: GRID M60-4Q, vm-2: GRID M60-8Q, vm-3: GRID M60-4Q, "
                              "vm-4: GRID M60-4Q")

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from suites.capacity.measured import candidate_profiles, demand, steps_of
+from suites.capacity.measured import candidate_profiles, curve_of, demand
 from suites.run.phase_numbers import PhaseNumbers
 
 
@@ -23,7 +23,7 @@ def test_each_repeat_is_a_tile_against_the_baselines_repeat_of_its_index():
     phases = {"m60-2q/ml": [phase(1000.0), phase(800.0)], "m60-2q/cad": [phase(math.nan, 10.0)],
               "m60-2q/n2": [phase(500.0, 12.0, 30.0), phase(400.0, 11.0, 35.0, ("g1",))],
               "m60-2q/n1": [phase(900.0, 10.5)]}
-    one, two = steps_of(phases)
+    one, two = curve_of(phases)
     assert (one.guests, two.guests) == (1, 2)  # read in guest order
     first, second = two.tiles
     assert first.metrics["ml_slowdown_pct"] == pytest.approx(100.0)  # 1000 alone, 500 beside: twice the time

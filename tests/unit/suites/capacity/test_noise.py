@@ -40,4 +40,4 @@ def test_a_short_overlap_and_a_failed_guest_are_inconclusive():
     assert [d.again for d in found] == [True, True]
     assert found[0].why.startswith("guests overlapped 62 % < 90 %")
     assert found[1].why == "a guest failed at 1 CAD guest(s) (g2; 1 failure(s) in all)"
-    assert doubts([], [], math.nan, 90.0)[0].why == "no step was measured"
+    assert doubts([], [], math.nan, 90.0)[0].why == "no count was measured"

@@ -25,9 +25,9 @@ def test_a_setting_over_the_file_is_checked_and_its_limits_drop_the_unlimited():
 
 
 def test_the_params_name_the_mix_and_limits_first_and_the_steps_measured():
-    params = describe(load_settings("default", ["sizing.steps=[1,2,4]"]))
+    params = describe(load_settings("default", ["sizing.counts=[1,2,4]"]))
     assert list(params)[:2] == ["mix", "cad_size"] and params["mix"] == "cad=20,ml=2"
-    assert params["steps"] == "1,2,4" and describe(load_settings("default", []))["steps"] == "each"
+    assert params["counts"] == params["steps"] == "1,2,4" and describe(load_settings("default", []))["steps"] == "each"
 
 
 @pytest.mark.parametrize("arg, says", [
@@ -69,3 +69,11 @@ def test_the_old_policy_name_time_slice_is_read_as_the_sharing_word_timeslice_an
     with pytest.warns(FutureWarning, match=r"^sizing.policies: time-slice is timeslice now, as sharing= says it"):
         settings = load_settings("default", ["sizing.policies=[time-slice,mps]"])
     assert settings.policies == ["timeslice", "mps"] and load_settings("default", []).policies == ["timeslice", "mps"]
+
+
+def test_the_old_name_of_counts_is_read_and_said():
+    import pytest
+
+    with pytest.warns(FutureWarning, match=r"^sizing.steps is sizing.counts now"):
+        old = load_settings("default", ["sizing.steps=[1,2,4]"])
+    assert old.counts == [1, 2, 4] and old.steps is None

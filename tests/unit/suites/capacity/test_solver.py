@@ -7,13 +7,13 @@ import math
 import pytest
 
 from suites.capacity import curve, solver
-from suites.capacity.curve import Limit, Step
+from suites.capacity.curve import GuestCount, Limit
 from tests.support.curves import knee_curve, step
 
 LIMITS = [Limit("cad_slowdown_pct", 5.0), Limit("ml_slowdown_pct", 15.0), Limit("cad_p95_frame_ms", 50.0)]
 
 
-def sparse_curve() -> list[Step]:
+def sparse_curve() -> list[GuestCount]:
     """Measured at 1, 2, 4 and 8 CAD guests per GPU: the ML slowdown 2, 5, 10 then 30 % (limit 15 %), so between 4
     and 8 the medians' line meets the limit at 5 (15 %); the upper bounds' line (about 11 to 31 %) is over it by 5."""
     ml = {1: 2.0, 2: 5.0, 4: 10.0, 8: 30.0}
@@ -55,7 +55,7 @@ def test_a_count_between_measured_steps_is_predicted_labelled_and_never_taken_fo
                          solver.Demand(math.nan, math.nan), host)
     (s,) = sized.sized
     assert s.per_gpu == (5, 4) and s.predicted == (True, False) and s.gpus == (4, 5)  # ceil(20 / 5), ceil(20 / 4)
-    assert any(r.startswith("GPU time: 5 (point) predicted: interpolated between the measured steps 4 and 8")
+    assert any(r.startswith("GPU time: 5 (point) predicted: interpolated between the measured counts 4 and 8")
                for r in s.reasons), s.reasons
     from suites.render.sizing_report import span
 
@@ -115,7 +115,7 @@ def test_a_mix_no_profile_can_serve_is_one_line():
 
 
 def test_a_profile_that_fits_one_guest_per_gpu_puts_the_ml_guests_on_gpus_of_their_own():
-    """M60-8Q (one per GPU): no CAD guest fits beside an ML guest, so the ML jobs get GPUs of their own."""
+    """M60-8Q (one per GPU): no CAD guest fits beside an ML guest, so the ML users get GPUs of their own."""
     cap = curve.capacity([step(1, [1.0] * 3, [2.0] * 3, [20.0] * 3)], LIMITS)
     eight = solver.Candidate("m60-8q", "Tesla M60", 8192, 1, 2, 8192, cap)
     answer = solver.solve([eight], solver.Mix(cad=20, ml=2), DEMAND, HOST)

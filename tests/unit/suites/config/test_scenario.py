@@ -57,3 +57,42 @@ def test_the_old_name_of_groups_overrides_a_scenario_files_groups_and_is_said():
     new = compose_run(["scenario=mixed-once", f"scenario.groups={line}"])
     assert [(g.workload.name, g.guests) for g in old.runs[0].groups] == [("idle", 2), ("fixed-step", 1)] == \
         [(g.workload.name, g.guests) for g in new.runs[0].groups]
+
+
+def test_a_consolidations_counts_given_under_their_old_names_are_read_said_and_recorded_under_both():
+    import pytest
+
+    from suites.config.compose import compose_run
+    from suites.config.scenario import with_old_names
+    from suites.config.schema import register_configs
+    from suites.record.store import flatten
+
+    register_configs()
+    with pytest.warns(FutureWarning, match=r"^scenario.mixed.steps is counts, scenario.mixed.steps_past_miss is "
+                                           r"counts_past_miss now"):
+        old = compose_run(["scenario=consolidation", "scenario.mixed.steps=[1,3]", "scenario.mixed.steps_past_miss=0"])
+    new = compose_run(["scenario=consolidation", "scenario.mixed.counts=[1,3]", "scenario.mixed.counts_past_miss=0"])
+    assert old.cfg.scenario.mixed == new.cfg.scenario.mixed
+    assert (new.cfg.scenario.mixed.counts, new.cfg.scenario.mixed.counts_past_miss) == ([1, 3], 0)
+    assert [r.label for r in old.runs] == [r.label for r in new.runs]
+    from omegaconf import OmegaConf
+
+    params = with_old_names(flatten(OmegaConf.to_container(old.dcfg, resolve=True)))
+    assert params["scenario.mixed.counts"] == params["scenario.mixed.steps"] == [1, 3]
+    assert params["scenario.mixed.counts_past_miss"] == params["scenario.mixed.steps_past_miss"] == 0
+
+
+def test_a_runs_params_record_what_was_given_under_the_old_group_name_not_the_new_names_default():
+    import pytest
+    from omegaconf import OmegaConf
+
+    from suites.config.compose import compose_run
+    from suites.config.scenario import with_old_names
+    from suites.config.schema import register_configs
+    from suites.record.store import flatten
+
+    register_configs()
+    with pytest.warns(FutureWarning):
+        old = compose_run(["scenario=consolidation", "scenario.study.max_guests=2"])
+    params = with_old_names(flatten(OmegaConf.to_container(old.dcfg, resolve=True)))
+    assert params["scenario.mixed.max_guests"] == params["scenario.study.max_guests"] == 2

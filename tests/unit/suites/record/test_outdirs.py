@@ -1,5 +1,5 @@
 """Tests of ``suites/record/outdirs.py``: a folder a command writes is named, outside the source tree and makeable;
-an explicit run folder is new or empty and held by one command; a killed run's half-written folder is found."""
+an explicit run directory is new or empty and held by one command; a killed run's half-written folder is found."""
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from suites.capacity import curve, solver
-from suites.capacity.curve import Limit, Step, Tile
+from suites.capacity.curve import GuestCount, Limit, Tile
 from suites.capacity.result import SizingResult
-from suites.render.sizing_report import span, steps_measured, write
+from suites.render.sizing_report import counts_measured, span, write
 
 LIMITS = [Limit("ml_slowdown_pct", 15.0)]
 
@@ -16,7 +16,7 @@ LIMITS = [Limit("ml_slowdown_pct", 15.0)]
 def sparse() -> curve.Capacity:
     """Measured at 1, 2, 4 and 8 guests: the ML slowdown 2, 5, 10, 30 % (limit 15 %): 5 predicted on the medians."""
     ml = {1: 2.0, 2: 5.0, 4: 10.0, 8: 30.0}
-    return curve.capacity([Step(n, tuple(Tile({"ml_slowdown_pct": m + d}) for d in (-0.5, 0.0, 0.5)))
+    return curve.capacity([GuestCount(n, tuple(Tile({"ml_slowdown_pct": m + d}) for d in (-0.5, 0.0, 0.5)))
                            for n, m in ml.items()], LIMITS)
 
 
@@ -28,9 +28,9 @@ def test_a_range_reads_safe_to_point_and_says_which_end_is_predicted():
 
 
 def test_the_measured_steps_are_a_span_where_every_count_was_run_else_listed():
-    assert steps_measured(sparse()) == "1, 2, 4, 8"
-    dense = curve.capacity([Step(n, (Tile({"ml_slowdown_pct": 1.0}),)) for n in (1, 2, 3)], LIMITS)
-    assert steps_measured(dense) == "1..3"
+    assert counts_measured(sparse()) == "1, 2, 4, 8"
+    dense = curve.capacity([GuestCount(n, (Tile({"ml_slowdown_pct": 1.0}),)) for n in (1, 2, 3)], LIMITS)
+    assert counts_measured(dense) == "1..3"
 
 
 def test_the_report_labels_a_predicted_capacity_everywhere_it_is_shown(tmp_path: Path):
@@ -45,8 +45,8 @@ def test_the_report_labels_a_predicted_capacity_everywhere_it_is_shown(tmp_path:
     assert all(f.stat().st_size for f in files)
     md = (tmp_path / "sizing.md").read_text()
     assert "| m60-1q * | 1, 2, 4, 8 | 4..5 (predicted) |" in md  # measured steps, N safe..point
-    assert "(predicted): interpolated between two measured steps, not measured" in md
-    assert "GPU time: 5 (point) predicted: interpolated between the measured steps 4 and 8" in md
+    assert "(predicted): interpolated between two measured counts, not measured" in md
+    assert "GPU time: 5 (point) predicted: interpolated between the measured counts 4 and 8" in md
 
 
 def test_a_knee_past_the_qos_limit_is_said_to_be_past_it():

@@ -143,8 +143,8 @@ def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatc
     going = [run.keep_going(label, label) for label in slowdowns]  # the label stands in for its outcome
     # n1 meets QoS (+5 %), n2 misses it (+100 %): the sweep goes on through n3 and n4, then ends (cfed7fc: at n2)
     assert going == [True, True, True, True, False]
-    assert run.first_miss == "m60-2q/n2" and run.steps_past_miss() == 2
-    assert run.stop_reason().startswith("QoS missed at n2: ML slowdown 100.0 % > 15 %; 2 step(s) measured past it")
+    assert run.first_miss == "m60-2q/n2" and run.counts_past_miss() == 2
+    assert run.stop_reason().startswith("QoS missed at n2: ML slowdown 100.0 % > 15 %; 2 count(s) measured past it")
     curve = study_mod.consolidation_metrics(run.numbers, 100.0, 15.0)
     assert curve["guests_at_qos"] == 1 and [curve[f"n{n}.meets_qos"] for n in (1, 2, 3, 4)] == [1, 0, 0, 0]
 
@@ -156,7 +156,7 @@ def test_a_consolidation_step_runs_its_repeats_in_a_row_and_one_missing_tile_fai
     from tests.support.helpers import compose_config
 
     cfg = compose_config("scenario=consolidation", "profile=m60-2q", "scenario.mixed.max_guests=3",
-                         "scenario.mixed.steps_past_miss=0")
+                         "scenario.mixed.counts_past_miss=0")
     assert cfg.scenario.phase_repeats == 3
     run = study_mod.MixedRun(cfg)
     rates = {"m60-2q/ml": [100.0] * 3, "m60-2q/n1": [99.0, 98.0, 97.0], "m60-2q/n2": [95.0, 50.0, 96.0]}
@@ -172,5 +172,5 @@ def test_a_consolidation_step_runs_its_repeats_in_a_row_and_one_missing_tile_fai
     from suites.render.mixed_report import consolidation_headline
 
     said = consolidation_headline(MixedReport(consolidation=curve, validity={"m60-2q/n1": "emulated"}))
-    assert said == "1 CAD guest(s) per GPU at QoS (n=3 per step, every repeat at QoS)"
+    assert said == "1 CAD guest(s) per GPU at QoS (n=3 per count, every repeat at QoS)"
     assert curve["n1.ml_slowdown_pct"] == pytest.approx(100 / 98 * 100 - 100)  # the median repeat's

@@ -36,13 +36,13 @@ def test_a_busy_hosts_consolidation_gives_an_inconclusive_sizing_everywhere_and_
     result = answer.solve(settings, inv, plan, {key: rid}, uri)
     assert result.doubt.startswith(f"inconclusive: {BUSY}")
     said_answer = sizing_report.recommendation(result)
-    assert said_answer == [f"20 CAD user(s) + 2 ML job(s) on Tesla M60: {result.doubt}"]
+    assert said_answer == [f"20 CAD user(s) + 2 ML user(s) on Tesla M60: {result.doubt}"]
     assert sizing_report.metrics_of(result) == {"inconclusive": 1.0}  # no answer, no profile's count
     files = sizing_report.write(result, tmp_path / "out")
     md, html = (tmp_path / "out" / "sizing.md").read_text(), (tmp_path / "out" / "sizing.html").read_text()
-    assert f"- 20 CAD user(s) + 2 ML job(s) on Tesla M60: {result.doubt}" in md and "host busy" in html
+    assert f"- 20 CAD user(s) + 2 ML user(s) on Tesla M60: {result.doubt}" in md and "host busy" in html
     assert f"| medium (20) | strict | {part.profile} | 8 | - | - | - | inconclusive |" in md
-    assert "| 1 | 3 |" in md and "| inconclusive | inconclusive |" in md  # the steps: no yes or no
+    assert "| 1 | 3 |" in md and "| inconclusive | inconclusive |" in md  # the counts: no yes or no
     recorder = Recorder(part.comp.cfg, said.append)
     ref = recorder.start_parent("sizing-test", {"bench.kind": "sizing"})
     recorder.parent_results(ref, answer.results_of(settings, result), tmp_path / "out")
@@ -59,7 +59,7 @@ def test_a_clean_consolidation_that_misses_qos_at_one_guest_gives_0_with_its_rea
     result = answer.solve(settings, inv, plan, {key: rid}, uri)
     assert not result.doubt and result.answer.recommended is None
     assert sizing_report.recommendation(result) == [
-        "20 CAD user(s) + 2 ML job(s) on Tesla M60: no recommendation: no measured profile serves the mix: "
+        "20 CAD user(s) + 2 ML user(s) on Tesla M60: no recommendation: no measured profile serves the mix: "
         f"{part.profile}: GPU time allows 0 CAD guest(s) per GPU (point ends at 1 guest(s): cad_p95_frame_ms 180.0 "
         "> 100)"]
     assert sizing_report.metrics_of(result)[f"{part.profile}.n_point"] == 0.0
@@ -83,10 +83,10 @@ def test_two_user_types_at_two_qos_levels_give_the_density_table_and_the_vm_to_p
     assert cells[("light", "strict", "m60-2q")].label == "framebuffer bound only"
     light = result.provision["light"]
     assert light[0].startswith(f"provision: {me} VMs of ") and "10 GPU(s) in 3 host(s) of 4 GPU(s)" in light[0]
-    assert light[1].startswith("ML jobs: the 2 ML job(s) beside the CAD users")
+    assert light[1].startswith("ML users: the 2 ML user(s) beside the CAD users")
     assert light[2] == "licence: NVIDIA RTX Virtual Workstation (vWS), one per concurrent CAD user"
     said_answer = sizing_report.recommendation(result)
-    assert said_answer[0].startswith(f"20 light CAD user(s) + 2 ML job(s) on Tesla M60: {me}, 2 CAD guest(s) per GPU, "
+    assert said_answer[0].startswith(f"20 light CAD user(s) + 2 ML user(s) on Tesla M60: {me}, 2 CAD guest(s) per GPU, "
                                 "10 GPU(s)")
     assert any(line.startswith("5 heavy CAD user(s) on Tesla M60: no recommendation") for line in said_answer)
     md = sizing_report.markdown(result, [])

@@ -35,17 +35,17 @@ def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_
     from suites.sizing.parts import part_overrides
 
     register_configs()
-    settings = load_settings("default", ["sizing.steps=[1,2,4,8]"])
-    (sweep,) = sweeps_of(settings.steps, {"m60-1q": 8}, ["timeslice"])
+    settings = load_settings("default", ["sizing.counts=[1,2,4,8]"])
+    (sweep,) = sweeps_of(settings.counts, {"m60-1q": 8}, ["timeslice"])
     line = part_overrides(settings, sweep, 3, "smoke", ProfileConfig(name="m60-1q"))
-    assert "scenario.mixed.steps=[1,2,4,8]" in line and "scenario.mixed.max_guests=8" in line
+    assert "scenario.mixed.counts=[1,2,4,8]" in line and "scenario.mixed.max_guests=8" in line
     labels = [r.label for r in compose_run(line).runs]
     assert [x.rsplit("/", 1)[1] for x in labels] == ["ml", "cad", "n1", "n2", "n4", "n8"]
-    (cut,) = sweeps_of(settings.steps, {"m60-1q": 3}, ["timeslice"])
+    (cut,) = sweeps_of(settings.counts, {"m60-1q": 3}, ["timeslice"])
     line = part_overrides(settings, cut, 3, "smoke", ProfileConfig(name="m60-1q"))
-    assert cut.steps == (1, 2) and "scenario.mixed.max_guests=2" in line  # 1..2: every count, no steps= needed
+    assert cut.counts == (1, 2) and "scenario.mixed.max_guests=2" in line  # 1..2: every count, no steps= needed
     (every,) = sweeps_of([], {"m60-1q": 3}, ["timeslice"])
-    assert every.steps == (1, 2, 3) and "scenario.mixed.steps=" not in " ".join(
+    assert every.counts == (1, 2, 3) and "scenario.mixed.counts=" not in " ".join(
         part_overrides(settings, every, 3, "smoke", ProfileConfig(name="m60-1q")))
 
 
@@ -60,7 +60,7 @@ def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_
     from suites.config.schema import register_configs
     from suites.sizing.parts import plan_parts
 
-    monkeypatch.chdir(tmp_path)  # no calibration cache of this host: the planner's table for a GPU host
+    monkeypatch.chdir(tmp_path)  # no trial-run cache of this host: the planner's table for a GPU host
     register_configs()
     for name, mem, sized in (("NVIDIA H200", 143_771.0, "h200"), ("NVIDIA H100 80GB HBM3", 81_559.0, "h100")):
         settings = load_settings("default", [])
@@ -99,7 +99,7 @@ def test_a_cpu_host_measures_a_stand_in_whose_vms_per_gpu_allow_its_steps_and_sa
                       Console(file=io.StringIO()))
     (part,) = plan.parts
     chosen: ProfileConfig = next(c for c in plan.candidates if c.name == part.profile)
-    steps = plan.fitted.sweeps[0].steps
+    steps = plan.fitted.sweeps[0].counts
     assert chosen.max_per_gpu - 1 >= max(steps) == 4 and chosen.name != "l40s-48q"
     assert any(n.startswith(f"no GPU: the stand-in profile is {chosen.name}: its {chosen.max_per_gpu} VM(s) per GPU "
                             "allow 4 CAD guest(s) beside the ML guest (sizing.consolidation_profile=m60-2q is not a "
@@ -121,7 +121,7 @@ def test_a_gpu_host_never_measures_a_step_past_a_profiles_vms_per_gpu(tmp_path, 
                       gpu_host("Tesla M60", 8192.0), [f"tracking_uri=sqlite:///{tmp_path}/m.db"],
                       Console(file=io.StringIO()))
     per_gpu = {c.name: c.max_per_gpu for c in plan.candidates}
-    deepest = {s.profile: max(s.steps) for s in plan.fitted.sweeps}
+    deepest = {s.profile: max(s.counts) for s in plan.fitted.sweeps}
     assert deepest == {"m60-4q": 1, "m60-2q": 3, "m60-1q": 4, "m60-0q": 4}
     assert all(n <= per_gpu[p] - 1 for p, n in deepest.items())
     assert any(n.startswith("m60-8q: not measured: its 1 VM(s) per GPU leave no CAD guest beside the ML guest's")

@@ -20,7 +20,7 @@ def test_a_consolidation_reads_back_as_its_steps_with_nothing_in_doubt(tmp_path:
     (part,) = plan.parts
     _, rid = recorded(uri, part, OK)
     got = read.read(StoreReader(uri), rid)
-    assert [s.guests for s in got.steps] == [1, 2] and got.doubts == [] and got.skipped == []
+    assert [s.guests for s in got.counts] == [1, 2] and got.doubts == [] and got.skipped == []
     assert {label.rsplit("/", 1)[1] for label in got.phases} == {"ml", "cad", "n1", "n2"}
 
 

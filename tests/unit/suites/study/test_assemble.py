@@ -22,7 +22,7 @@ from tests.support.helpers import store_at
 def study(tmp_path: Path, **settings) -> assemble.Study:
     register_configs()
     overrides = [f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'art'}"]
-    return assemble.Study(StudySettings(out_dir=str(tmp_path / "study"), calibrate=False, **settings), collect(),
+    return assemble.Study(StudySettings(out_dir=str(tmp_path / "study"), trials=False, **settings), collect(),
                           overrides, 0, "no GPU", {"tensorflow": "tensorflow not installed: Keras rows skipped"},
                           Measured())
 

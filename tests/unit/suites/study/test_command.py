@@ -13,7 +13,7 @@ from tests.support.helpers import store_at
 
 
 def args(tmp_path: Path, *more: str) -> list[str]:
-    return [f"study.out_dir={tmp_path / 'study'}", "study.calibrate=false", f"artifact_dir={tmp_path / 'art'}",
+    return [f"study.out_dir={tmp_path / 'study'}", "study.trials=false", f"artifact_dir={tmp_path / 'art'}",
             f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", *more]
 
 

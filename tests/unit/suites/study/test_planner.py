@@ -92,26 +92,26 @@ def test_the_planner_uses_the_gpu_seconds_gpu_check_measured(tmp_path: Path):
         load_timings(str(tmp_path / "missing.json"))
 
 
-def test_the_plan_comes_from_this_hosts_probe_where_it_ran():
-    fast = Measured(probed={("graphics-replay", "smoke"): 1.0, ("mnist-torch", "smoke"): 1.0})
-    slow = Measured(probed={("graphics-replay", "smoke"): 60.0, ("mnist-torch", "smoke"): 60.0})
+def test_the_plan_comes_from_this_hosts_trial_runs_where_they_ran():
+    fast = Measured(trials={("graphics-replay", "smoke"): 1.0, ("mnist-torch", "smoke"): 1.0})
+    slow = Measured(trials={("graphics-replay", "smoke"): 60.0, ("mnist-torch", "smoke"): 60.0})
     roomy = StudySettings(budget_s=100_000)  # nothing trimmed: the estimates themselves
     assert plan_study(0, NO_TF, roomy, fast).estimate_s < plan_study(0, NO_TF, roomy).estimate_s\
         < plan_study(0, NO_TF, roomy, slow).estimate_s
     planned = plan_study(0, NO_TF, roomy, slow)
-    assert planned.sources == {"graphics-replay": "probed on this host", "mnist-torch": "probed on this host"}
+    assert planned.sources == {"graphics-replay": "a trial run on this host", "mnist-torch": "a trial run on this host"}
     assert planned.part_estimates["mixed"] == 3 * planned.repeats * 60.0 * len(planned.parts[0].phases)
     assert sum(planned.part_estimates.values()) == pytest.approx(planned.estimate_s)
     # a CPU host's consolidation steps share its cores: n4's five guests on 2 cores take 2.5 steps' time
     two_cores = dataclasses.replace(slow, cores=2)
     on_two = plan_study(0, NO_TF, roomy, two_cores)  # each step repeated (cce1a94 left them out: 2.3x over)
     assert on_two.part_estimates["consolidation"] == on_two.repeats * 60.0 * (1 + 1 + 1.5 + 2 + 2.5)
-    # the probe's own seconds come out of the budget, and the trim says so
+    # the trial runs' own seconds come out of the budget, and the trim says so
     whole = plan_study(0, NO_TF, StudySettings(budget_s=950), slow)
     spent = plan_study(0, NO_TF, StudySettings(budget_s=950), dataclasses.replace(slow, spent_s=100.0))
     assert whole.estimate_s == 720 and spent.estimate_s <= 660  # 720 s of parts no longer fit in 0.8 x 950 - 100
-    assert any("less the 100 s spent probing" in skip.why for skip in spent.skips)
-    # within the 480 s budget, a host the probe found slow gets less of the study, each trim said
+    assert any("less the 100 s spent on trial runs" in skip.why for skip in spent.skips)
+    # within the 480 s budget, a host the trial runs found slow gets less of the study, each trim said
     table, trimmed = plan_study(0, NO_TF, StudySettings()), plan_study(0, NO_TF, StudySettings(), slow)
     assert len(trimmed.skips) > len(table.skips) and trimmed.estimate_s <= 480 * PLAN_SHARE
     assert any("over the budget" in skip.why for skip in trimmed.skips)

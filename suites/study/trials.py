@@ -1,10 +1,10 @@
-"""The study planned from measurement: one short timed probe per workload on this host, cached.
+"""The study planned from measurement: one short timed trial run per workload on this host, cached.
 
-A probe is one run of the real bench command (scenario single, one repeat, the study's tier): its whole wall time
+A trial run is one run of the real bench command (scenario single, one repeat, the study's tier): its whole wall time
 (process start, set-up, training, recording) is what one phase run of that workload costs here, the figure the
-planner (:mod:`suites.study.planner`) sums. The figures are kept in ``<study.out_dir>/calibration.json`` under
+planner (:mod:`suites.study.planner`) sums. The figures are kept in ``<study.out_dir>/trials.json`` under
 this host's fingerprint (name, CPU, cores, GPUs), so the next study on the same host and device plans from them
-without probing; ``--plan`` never probes (it reads the cache). A probe that fails is said, and the planner's
+without trial runs; ``--plan`` never runs one (it reads the cache). A trial run that fails is said, and the planner's
 table stands in for it.
 """
 
@@ -23,7 +23,8 @@ from pathlib import Path
 from gpu_probe.inventory import Inventory
 from suites.record.rundir import write_atomic
 
-CACHE = "calibration.json"
+CACHE = "trials.json"
+OLD_CACHE = "calibration.json"  # its name before issue 64 (the study's "calibration"): still read
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -33,40 +34,41 @@ def fingerprint(inv: Inventory) -> str:
     return f"{inv.hostname} | {inv.cpu_model} | {inv.cpus_usable} cores | {gpus}"
 
 
-MAX_PROBE_S = 86400.0  # a cached timing beyond a day is no probe of a phase run (1e300 would plan a 300-digit study)
+MAX_TRIAL_S = 86400.0  # a cached timing beyond a day is no trial run of a phase (1e300 would plan a 300-digit study)
 
 
 def cached(out_dir: Path, inv: Inventory) -> dict[tuple[str, str], float]:
-    """(workload, tier) -> seconds this host's probes measured before ({} where none)."""
+    """(workload, tier) -> seconds this host's trial runs measured before ({} where none)."""
     try:
-        raw = json.loads((out_dir / CACHE).read_text()).get(fingerprint(inv), {})
+        raw = json.loads(readable(out_dir).read_text()).get(fingerprint(inv), {})
     except (OSError, ValueError, AttributeError):
         return {}
     if not isinstance(raw, dict):  # a cache written by hand or by another version: data, never a traceback
         return {}
     return {tuple(k.split("/", 1)): float(v) for k, v in raw.items()  # type: ignore[misc]
             if isinstance(k, str) and "/" in k and isinstance(v, (int, float)) and not isinstance(v, bool)
-            and 0 < v <= MAX_PROBE_S}
+            and 0 < v <= MAX_TRIAL_S}
 
 
-# A probe may take at most this share of study.budget_s: one that hangs (a GPU that never answers, a data set on a
+# A trial run may take at most this share of study.budget_s: one that hangs (a GPU that never answers, a data set on a
 # dead mount) is stopped, and the study plans from the table instead of losing its budget to it.
-PROBE_SHARE = 0.25
-STOP_GRACE_S = 20.0  # after SIGTERM, how long the probe's runner has to stop its guests and record
+TRIAL_SHARE = 0.25
+STOP_GRACE_S = 20.0  # after SIGTERM, how long the trial run's runner has to stop its guests and record
 
 
-def probe(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, inv: Inventory,
-          say: Callable[[str], None], timeout_s: float = 600.0) -> dict[tuple[str, str], float]:
-    """Every cached figure, and a probe of each of ``workloads`` at ``tier`` not yet cached (saved as it comes),
+def time_each(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, inv: Inventory,
+              say: Callable[[str], None], timeout_s: float = 600.0) -> dict[tuple[str, str], float]:
+    """Every cached figure, and a trial run of each of ``workloads`` at ``tier`` not yet cached (saved as it comes),
     each stopped after ``timeout_s``."""
     known = cached(out_dir, inv)
     for workload in workloads:
         if (workload, tier) in known:
             continue
-        say(f"study: probing {workload} ({tier} sizes) once on this host, for the plan (at most {timeout_s:.0f} s)")
+        say(f"study: a trial run of {workload} ({tier} sizes), once on this host, for the plan (at most "
+            f"{timeout_s:.0f} s)")
         seconds, why = timed_run(workload, tier, overrides, timeout_s)
         if seconds is None:
-            say(f"study: the {workload} probe failed ({why}): the planner's table stands in for it")
+            say(f"study: the {workload} trial run failed ({why}): the planner's table stands in for it")
             continue
         known[(workload, tier)] = seconds
         save(out_dir, inv, known)
@@ -77,7 +79,7 @@ def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) 
     """(wall seconds of one bench run of ``workload`` at ``tier``, '') or (None, why), into a folder of its own;
     past ``timeout_s`` the run is stopped (SIGTERM to its process group: its runner stops its guests) and why says
     so."""
-    with tempfile.TemporaryDirectory(prefix="study-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="study-trial-") as tmp:
         argv = [sys.executable, "-m", "suites", "bench", *overrides, "scenario=single", f"workload={workload}",
                 *(["+preset=smoke"] if tier == "smoke" else []), "scenario.repeats=1", "progress=quiet",
                 f"tracking_uri=sqlite:///{tmp}/mlflow.db", f"artifact_dir={tmp}/artifacts", f"hydra.run.dir={tmp}/run"]
@@ -88,7 +90,7 @@ def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) 
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stop_group(proc)
-            return None, f"stopped after {timeout_s:.0f} s ({PROBE_SHARE:.0%} of study.budget_s)"
+            return None, f"stopped after {timeout_s:.0f} s ({TRIAL_SHARE:.0%} of study.budget_s)"
         seconds = time.monotonic() - t0
     if proc.returncode != 0:
         lines = err.strip().splitlines() or out.strip().splitlines() or [f"exit {proc.returncode}"]
@@ -97,7 +99,7 @@ def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) 
 
 
 def stop_group(proc: subprocess.Popen[str]) -> None:
-    """The probe's process group (its runner; guests live in sessions of their own and are the runner's to stop):
+    """The trial run's process group (its runner; guests live in sessions of their own and are the runner's to stop):
     SIGTERM, then SIGKILL after STOP_GRACE_S."""
     for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
         try:
@@ -111,9 +113,15 @@ def stop_group(proc: subprocess.Popen[str]) -> None:
             continue
 
 
+def readable(out_dir: Path) -> Path:
+    """The cache to read: ``trials.json``, else the one written under its old name (its figures move to the new
+    file at the next save)."""
+    return out_dir / OLD_CACHE if not (out_dir / CACHE).exists() and (out_dir / OLD_CACHE).exists() else out_dir / CACHE
+
+
 def save(out_dir: Path, inv: Inventory, known: dict[tuple[str, str], float]) -> None:
     try:
-        everything = json.loads((out_dir / CACHE).read_text())
+        everything = json.loads(readable(out_dir).read_text())
         everything = everything if isinstance(everything, dict) else {}
     except (OSError, ValueError):
         everything = {}
