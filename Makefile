@@ -66,7 +66,7 @@ SUITES = $(PY) -m suites.makeargs $(call q,ARGS) suites
 BARE_SETUP = $(if $(call raw,BARE),,setup setup-system)
 BARE_SUITES = $(if $(call raw,BARE),$(subst $(PY),python3,$(SUITES)),$(SUITES))
 
-.PHONY: setup setup-system setup-cluster setup-vm report bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
+.PHONY: setup setup-system setup-cluster setup-vm report compare bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
 
 setup: $(STAMP)
@@ -145,6 +145,13 @@ gpu-check: $(BARE_SETUP)
 # experiment defaults are suites/config/schema.py's, like every CLI's).
 report: setup
 	$(SUITES) report
+
+# What changed between two runs of one kind (A=<run id or run directory> B=...; LATEST=1: this machine's two newest;
+# HISTORY=<figure>: that figure over this machine's runs): B / A per figure with its interval and verdict, the set-ups'
+# differences; ARGS='--fail-on slower:5' exits 1 where a figure is slower by more (a nightly job's gate).
+compare: setup
+	$(SUITES) compare $(if $(call raw,A),$(call qs,$(call raw,A))) $(if $(call raw,B),$(call qs,$(call raw,B))) \
+	  $(if $(call raw,LATEST),--latest) $(if $(call raw,HISTORY),--history $(call qs,$(call raw,HISTORY)))
 
 # The GPU path at a GPU's measured speed, on any host (GPU=h200 | h100 | a device file; SHORT=1: smoke sizes): stand-ins
 # at the device file's step and frame times, checks (windows, overlap, equal work, memory within caps, study and sizing

@@ -313,3 +313,52 @@ def clock_offset(round_trips: Iterable[tuple[float, float, float]]) -> ClockOffs
     mid = statistics.median(offsets)
     bound = min(abs(mid - o) + (got - sent) / 2 for o, (sent, _, got) in zip(offsets, rounds, strict=True))
     return ClockOffset(mid, bound, statistics.median(abs(o - mid) for o in offsets), len(rounds))
+
+
+NO_CHANGE = "no change"
+
+
+def unpaired_ratio_interval(a: Iterable[float | None], b: Iterable[float | None], level: float = 0.95) -> Interval:
+    """Interval for B / A where A and B are two runs' repeats (independent: repeat i of one saw nothing of repeat
+    i of the other, unlike a comparison's interleaved phases): Welch's t on the logs, taken back, so the ratio's
+    bounds stay > 0. ``median`` is median(B) / median(A); n is the smaller side's repeats (no spread below 2)."""
+    la, lb = ([math.log(float(v)) for v in vs if v is not None and math.isfinite(float(v)) and float(v) > 0]
+              for vs in (a, b))
+    n = min(len(la), len(lb))
+    if n == 0:
+        return Interval(0, math.nan, math.nan, math.nan, math.nan, level, "none")
+    median = math.exp(statistics.median(lb) - statistics.median(la))
+    diff = math.fsum(lb) / len(lb) - math.fsum(la) / len(la)
+    if n < 2:
+        return Interval(n, median, math.exp(diff), math.nan, math.nan, level, "none")
+    va, vb = statistics.variance(la) / len(la), statistics.variance(lb) / len(lb)
+    se = math.sqrt(va + vb)
+    if se == 0.0:  # identical repeats on both sides: the ratio is exact
+        return Interval(n, median, math.exp(diff), math.exp(diff), math.exp(diff), level, "welch-log")
+    df = se**4 / ((va**2 / (len(la) - 1) if va else 0.0) + (vb**2 / (len(lb) - 1) if vb else 0.0))
+    half = t_quantile(1.0 - (1.0 - level) / 2, df) * se
+    return Interval(n, median, math.exp(diff), math.exp(diff - half), math.exp(diff + half), level, "welch-log")
+
+
+def change(ratio: Interval, higher_is_better: bool, noise_pct: float = NOISE_PCT) -> str:
+    """What B / A (:func:`unpaired_ratio_interval`) says of B: ``no change`` where the interval lies wholly inside
+    1 ± ``noise_pct`` % (a tight interval just off 1 is a change too small to matter); else ``faster`` / ``slower``
+    where it lies wholly on one side of 1; else ``inconclusive (...)`` with the repeats that would settle it; ``no
+    spread`` with a single repeat on either side."""
+    if not ratio.spread:
+        return NO_SPREAD
+    if ratio.low >= 1.0 - noise_pct / 100.0 and ratio.high <= 1.0 + noise_pct / 100.0:
+        return NO_CHANGE  # whatever changed is inside the noise band, even where the interval misses 1
+    if ratio.low > 1.0:
+        return FASTER if higher_is_better else SLOWER
+    if ratio.high < 1.0:
+        return SLOWER if higher_is_better else FASTER
+    return inconclusive(ratio, noise_pct)
+
+
+def worse_by_pct(ratio: Interval, higher_is_better: bool) -> float:
+    """How much worse B is than A by the interval's bound nearest to no change (not its median), in %: > 0 only
+    where even that bound is worse; NaN without an interval."""
+    if not ratio.spread:
+        return math.nan
+    return (1.0 - ratio.high) * 100.0 if higher_is_better else (ratio.low - 1.0) * 100.0

@@ -8,12 +8,12 @@ results already in a store read the same."""
 from __future__ import annotations
 
 __all__ = [
-    "ANSWER", "CLOCK_EVENTS", "COMPARISON_PARENT", "COMPLETES", "DATA_SOURCE", "EPISODE", "ESTIMATES_FROM",
-    "EXPORTED_RUNNING", "FAILURE", "FALLBACK_FOR", "GPU_STATUS", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM",
-    "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "PHASE",
-    "PIXELS", "REPEAT", "ROLE", "SCENARIO", "SIZING_KEY", "SIZING_PART", "SKIPS", "STATUS", "STOPPED", "STUDY_PART",
-    "TITLE", "VALIDITY", "VALIDITY_REASON", "check", "children_filter", "tag_filter", "time_basis", "validity_of",
-    "verdict", "viewset",
+    "ANSWER", "CLOCK_EVENTS", "COMPARED_A", "COMPARED_B", "COMPARISON_PARENT", "COMPLETES", "DATA_SOURCE",
+    "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING", "FAILURE", "FALLBACK_FOR", "GPU_STATUS", "GUEST_ID",
+    "HOST_BUSY", "IMPORTED_FROM", "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND",
+    "LAUNCHER", "MARKS", "PHASE", "PARENT", "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SIZING_KEY",
+    "SIZING_PART", "SKIPS", "STATUS", "STOPPED", "STUDY_PART", "TITLE", "VALIDITY", "VALIDITY_REASON", "check",
+    "children_filter", "tag_filter", "time_basis", "validity_of", "verdict", "viewset",
 ]
 
 # --- what a run is ------------------------------------------------------------------------------------------------
@@ -22,9 +22,11 @@ KIND = "bench.kind"  # what a parent run holds, as a reader asks for it: compari
 # gpu-check (a parent run carries both: ROLE says where it sits, KIND what it measured)
 SCENARIO = "bench.scenario"  # the scenario a phase or comparison ran (single, gpu-vs-cpu, mixed, consolidation...)
 PHASE = "bench.phase"  # a comparison's phase label of a scenario run (1-gpu, cpu, n2...)
+PARENT = "mlflow.parentRunId"  # MLflow's own tag on a nested run: its parent's id (none on a root run)
 REPEAT = "bench.repeat"  # which repeat of its phase a scenario run is (1-based)
 GUEST_ID = "bench.guest_id"  # a guest run's id within its scenario (g0, g1...)
 LAUNCHER = "bench.launcher"  # what started the guests (process, vm, ray, slurm)
+RUN_DIR = "bench.run_dir"  # the run directory it wrote, absolute (make compare finds a run by it)
 STUDY_PART = "bench.study_part"  # a study's part a comparison ran for
 EPISODE = "bench.episode"  # the reference study's episode (1, 2) of a study part
 SIZING_KEY = "bench.sizing_key"  # what makes a stored consolidation one sizing part's measurement (reuse)
@@ -40,6 +42,7 @@ CLOCK_EVENTS = "bench.clock_events"  # the GPU clock event reasons NVML reported
 SKIPS = "bench.skips"  # a study's parts not run and why (JSON list of [what, why])
 ESTIMATES_FROM = "bench.estimates_from"  # where a study's time estimates came from (JSON)
 ANSWER = "bench.answer"  # a sizing's recommendation line
+COMPARED_A, COMPARED_B = "bench.compared_a", "bench.compared_b"  # the runs a make compare run set side by side
 
 # --- what the figures are worth -----------------------------------------------------------------------------------
 VALIDITY = "bench.validity"  # enforced, emulated, not enforced (the weakest of its phases for a parent)
@@ -96,4 +99,4 @@ def tag_filter(key: str, value: str) -> str:
 
 def children_filter(parent: str) -> str:
     """An MLflow search filter for the runs nested directly under ``parent`` (MLflow's own parent tag)."""
-    return f"tags.mlflow.parentRunId = '{parent}'"
+    return f"tags.{PARENT} = '{parent}'"

@@ -41,7 +41,7 @@ from tests.support.helpers import REPO
 LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.store_keys", "suites.poll", "suites.data",
           "suites.workloads", "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record",
           "suites.capacity", "suites.render", "suites.pipeline", "suites.campaign", "suites.gpucheck", "suites.study",
-          "suites.sizing", "suites.commands",
+          "suites.sizing", "suites.changes", "suites.commands",
           "suites.__main__", "suites.makeargs")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60

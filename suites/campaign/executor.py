@@ -66,8 +66,8 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
     run_dir = campaign.out_dir / run_stamp()  # time, milliseconds and pid: never another campaign's
     run_dir.mkdir(parents=True)
     recorder = Recorder(campaign.parts[0].comp.cfg, say(out))
-    parent = recorder.start_parent(f"{campaign.kind}-{run_dir.name}",
-                                   {keys.ROLE: campaign.kind, keys.KIND: campaign.kind})
+    parent = recorder.start_parent(f"{campaign.kind}-{run_dir.name}", {
+        keys.ROLE: campaign.kind, keys.KIND: campaign.kind, keys.RUN_DIR: str(run_dir.resolve())})
     run = CampaignRun(campaign, run_dir, Nest(recorder, parent, launcher=campaign.said), list(skipped))
     try:
         with lease or contextlib.nullcontext():  # a whole-host lease is held from planning to the last part's end

@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "make size"),
     "report": ("suites.commands.report", "a mixed / consolidation report (or --study's) read back from MLflow",
                "make report"),
+    "compare": ("suites.commands.what_changed", "what changed between two runs: every figure's B / A, its interval "
+                "and verdict, the set-up's differences; --fail-on for nightly jobs, --history", "make compare"),
     "sync": ("suites.commands.sync", "import runs recorded while a store was down, or a run tree brought back",
              ""),
     "gpu-check": ("suites.commands.gpu_check", "every GPU path of the suite, checked within a budget",

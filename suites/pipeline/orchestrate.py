@@ -122,7 +122,7 @@ def run_scenario(planned: Plan, run_dir: Path, out: Console, nest: Nest) -> tupl
                                                                             enum_to_str=True)).items()})
         # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
         run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), nest.parent,
-                                   {keys.LAUNCHER: nest.launcher, **nest.tags})
+                                   {keys.LAUNCHER: nest.launcher, keys.RUN_DIR: str(run_dir.resolve()), **nest.tags})
     if run_id:
         say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {files}")
     elif kept is None:  # neither a file nor a store holds them: the figures themselves, in the last line
@@ -199,8 +199,8 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
     plot, and the comparison run (nested under ``nest.parent``, as a campaign's parts are, with its tags)."""
     cfg, name, recorder = planned.comp.cfg, planned.comp.cfg.scenario.name, nest.recorder
     plans, mixed = planned.plans, planned.mixed
-    ref = recorder.start_parent(f"{name}-{run_dir.name}",
-                                mlflow_runs.comparison_tags(name, cfg.scenario.kind, nest.tags), nest.parent)
+    ref = recorder.start_parent(f"{name}-{run_dir.name}", {**mlflow_runs.comparison_tags(
+        name, cfg.scenario.kind, nest.tags), keys.RUN_DIR: str(run_dir.resolve())}, nest.parent)
     outcomes, worst = run_phases(planned, run_dir, out, nest.under(ref, {}))
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)

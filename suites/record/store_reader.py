@@ -84,3 +84,33 @@ class StoreReader:
         rep = reader.MixedReport()
         reader.describe(self.client, self.client.get_run(comparison_id), rep)
         return rep.header
+
+    def in_dir(self, experiment: str, run_dir: str) -> list[StoredRun]:
+        """The runs of ``experiment`` that wrote the run directory ``run_dir`` (absolute), newest first."""
+        exp = self.client.get_experiment_by_name(experiment)
+        if exp is None:
+            return []
+        runs = self.client.search_runs([exp.experiment_id], keys.tag_filter(keys.RUN_DIR, run_dir.replace("'", "")),
+                                       max_results=50, order_by=["attributes.start_time DESC"])
+        return [stored_run(r) for r in runs]
+
+    def named(self, experiment: str, suffix: str) -> list[StoredRun]:
+        """The runs of ``experiment`` whose name ends with ``suffix`` (a run directory's name: a scenario's run is
+        named after it, a comparison's and a campaign's ``<kind>-<its name>``), newest first."""
+        exp = self.client.get_experiment_by_name(experiment)
+        if exp is None:
+            return []
+        pattern = suffix.replace("'", "")
+        runs = self.client.search_runs([exp.experiment_id], f"attributes.run_name LIKE '%{pattern}'",
+                                       max_results=50, order_by=["attributes.start_time DESC"])
+        return [stored_run(r) for r in runs]
+
+    def roots(self, experiment: str, limit: int = 500) -> list[StoredRun]:
+        """The FINISHED runs of ``experiment`` nested under no other (a bench run, a comparison, a study, a sizing:
+        what a person launched), newest first."""
+        exp = self.client.get_experiment_by_name(experiment)
+        if exp is None:
+            return []
+        runs = self.client.search_runs([exp.experiment_id], "attributes.status = 'FINISHED'", max_results=limit,
+                                       order_by=["attributes.start_time DESC"])
+        return [stored_run(r) for r in runs if keys.PARENT not in r.data.tags]

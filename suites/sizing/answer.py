@@ -107,6 +107,7 @@ def results_of(settings: SizingSettings, result: SizingResult) -> mlflow_runs.Pa
     and no count: not the answer's, nor a profile's)."""
     rec = result.answer.recommended
     params = {**describe(settings), "recommended": rec.profile if rec else "none",
+              "binds": f"{rec.binding[1]} (safe), {rec.binding[0]} (point)" if rec else "-",
               "validity": result.weakest, **{f"provenance.{k}": v for k, v in result.provenance.items()}}
     tags = {keys.TITLE: title_label(result), keys.ANSWER: " ".join(sizing_report.recommendation(result)[:1])}
     if result.doubt:

@@ -122,3 +122,39 @@ def test_a_ratio_interval_is_that_of_the_ratios_geometric_mean():
     iv = ratio_interval([0.5, 2.0])
     assert iv.mean == pytest.approx(1.0) and iv.low > 0 and iv.method == "log-bootstrap"
     assert math.isnan(ratio_interval([1.3]).low) and ratio_interval([1.3]).median == 1.3
+
+
+def test_two_independent_runs_ratio_interval_excludes_1_where_b_is_clearly_slower():
+    from gpu_probe.stats import change, unpaired_ratio_interval, worse_by_pct
+
+    iv = unpaired_ratio_interval([100.0, 101.0, 99.0], [83.0, 84.0, 82.0])
+    assert iv.n == 3 and iv.median == pytest.approx(0.83) and iv.high < 1.0 < 1.0 / iv.low
+    assert change(iv, higher_is_better=True) == "slower" and change(iv, higher_is_better=False) == "faster"
+    assert worse_by_pct(iv, True) == pytest.approx((1 - iv.high) * 100) and worse_by_pct(iv, True) > 14
+
+
+def test_equal_runs_are_no_change_a_wide_interval_inconclusive_and_one_repeat_no_spread():
+    from gpu_probe.stats import NO_CHANGE, NO_SPREAD, change, unpaired_ratio_interval
+
+    assert change(unpaired_ratio_interval([100.0, 101.0, 99.0], [100.0, 99.5, 101.0]), True) == NO_CHANGE
+    wide = change(unpaired_ratio_interval([100.0, 110.0, 90.0], [100.0, 95.0, 105.0]), True)
+    assert wide.startswith("inconclusive (CI ±") and "repeats would settle it" in wide
+    one = unpaired_ratio_interval([100.0], [90.0, 91.0])
+    assert change(one, True) == NO_SPREAD and one.median == pytest.approx(0.905, rel=1e-3) and one.n == 1
+    same = unpaired_ratio_interval([5.0, 5.0], [5.0, 5.0])
+    assert (same.low, same.high) == (1.0, 1.0) and change(same, True) == NO_CHANGE
+
+
+def test_the_unpaired_interval_matches_welchs_t_on_the_logs():
+    import math
+    import statistics
+
+    from gpu_probe.stats import t_quantile, unpaired_ratio_interval
+
+    a, b = [10.0, 11.0, 12.0, 10.5], [12.0, 13.5, 12.5]
+    la, lb = [math.log(x) for x in a], [math.log(x) for x in b]
+    va, vb = statistics.variance(la) / 4, statistics.variance(lb) / 3
+    df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 2)
+    d, half = statistics.fmean(lb) - statistics.fmean(la), t_quantile(0.975, df) * math.sqrt(va + vb)
+    iv = unpaired_ratio_interval(a, b)
+    assert (iv.low, iv.high) == pytest.approx((math.exp(d - half), math.exp(d + half)))

@@ -1,5 +1,5 @@
 """Tests of ``suites/sizing/read.py`` on consolidations recorded into a real store (tests/support/consolidations.py):
-a consolidation read back as steps, with its doubts and worth; the newest finished one of a measurement found by its
+a consolidation read back as counts, with its doubts and worth; the newest finished one of a measurement found by its
 key; reused only where measuring again would clear nothing, and never with sizing.reuse=false."""
 
 from __future__ import annotations

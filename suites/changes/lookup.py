@@ -1,0 +1,85 @@
+"""Which runs ``make compare`` reads: a run id or a run directory, the two newest of a kind on this machine, or every
+run of this machine that holds a figure (a history); and the two runs' figures set side by side. A question the
+store cannot answer is one LookupError line (the command's ``error:``)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+from gpu_probe.inventory import Inventory
+from suites import store_keys as keys
+from suites.changes import figures, setups, verdicts
+from suites.changes.document import Comparison
+from suites.changes.figures import KINDS, RunFigures
+from suites.record.export import RUN_ID
+from suites.record.store_reader import StoredRun, StoreReader
+
+__all__ = ["compare", "latest", "machine_runs", "resolve"]
+
+MAX_RUNS = 200  # runs of a machine a history or --latest reads, newest first
+
+
+def resolve(store: StoreReader, experiment: str, given: str) -> StoredRun:
+    """``given`` (a run id, or a run directory that a run is named after) as the run a person launched."""
+    folder = Path(given)
+    if folder.is_dir():
+        path = str(folder.resolve())  # the run that wrote it, else (recorded before bench.run_dir) named after it
+        found = [r for r in store.in_dir(experiment, path) or store.named(experiment, folder.resolve().name)
+                 if keys.PARENT not in r.tags and figures.kind_of(r)]
+        if not found:
+            raise LookupError(f"{given}: no run of experiment {experiment!r} is named after this run directory "
+                              "(give its run id, or --tracking-uri / --experiment of the store it was recorded in)")
+        return found[0]
+    if not RUN_ID.match(given):
+        raise LookupError(f"{given}: neither a run directory nor an MLflow run id")
+    try:
+        run = store.run(given)
+    except Exception as exc:  # MLflow's RESOURCE_DOES_NOT_EXIST, or any other refusal of the id
+        raise LookupError(f"{given}: no such run in this store ({str(exc).splitlines()[0][:120]})") from None
+    if not figures.kind_of(run):
+        what = run.tags.get(keys.ROLE, "not a gpu-mixed-bench")
+        raise LookupError(f"{given}: run {run.name!r} is a {what} run; compare takes a bench, comparison, study or "
+                          "sizing run (the run a command launched)")
+    return run
+
+
+def this_machine(inv: Inventory) -> str:
+    return setups.fingerprint(inv.as_params())
+
+
+def machine_runs(store: StoreReader, experiment: str, machine: str, kind: str = "") -> Iterator[RunFigures]:
+    """This machine's runs (of ``kind`` where given), newest first, each read as it is reached."""
+    for run in store.roots(experiment, MAX_RUNS):
+        if figures.kind_of(run) and (not kind or figures.kind_of(run) == kind):
+            read = figures.read(store, run)
+            if setups.fingerprint(read.setup) == machine:
+                yield read
+
+
+def latest(store: StoreReader, experiment: str, machine: str, kind: str) -> tuple[RunFigures, RunFigures]:
+    """The two newest runs of ``kind`` (the newest run's kind where empty) on this machine: (older, newer)."""
+    if kind and kind not in KINDS:
+        raise LookupError(f"--latest {kind}: a kind is one of {', '.join(KINDS)}")
+    if not kind:
+        newest = next((r for r in store.roots(experiment, MAX_RUNS) if figures.kind_of(r)), None)
+        kind = figures.kind_of(newest) if newest else ""
+    runs = list(itertools.islice(machine_runs(store, experiment, machine, kind), 2)) if kind else []
+    if len(runs) < 2:
+        raise LookupError(f"--latest: {len(runs)} {kind or 'bench'} run(s) of this machine in experiment "
+                          f"{experiment!r}; compare needs two")
+    return runs[1], runs[0]
+
+
+def compare(a: RunFigures, b: RunFigures, noise_pct: float, rule: verdicts.Gate | None) -> Comparison:
+    """A and B side by side; a LookupError where they are of different kinds or hold nothing in common."""
+    if a.kind != b.kind:
+        raise LookupError(f"A {a.label} is a {a.kind} run and B {b.label} a {b.kind} run: compare runs of one kind")
+    found = verdicts.changes(a.figures, b.figures, noise_pct)
+    if not found and not (a.answers and b.answers):
+        raise LookupError(f"A {a.label} and B {b.label} hold no figure in common (A: "
+                          f"{', '.join(list(a.figures)[:3]) or 'none'}; B: {', '.join(list(b.figures)[:3]) or 'none'})")
+    failed = verdicts.gate(found, rule) if rule else []
+    return Comparison(a, b, setups.differences(a.setup, b.setup), found, noise_pct, failed,
+                      f"{rule.what}:{rule.pct:g}" if rule else "")

@@ -1,0 +1,107 @@
+"""``make compare`` on real runs recorded by the real bench command on this host: two comparisons of the fixed-step
+workload at 5 and 6 ms a step (3 repeats each) are slower with an interval that excludes 1 and the set-up's one
+difference; the same settings twice are never faster or slower; a run beside a CPU burner is marked, no verdict;
+runs of different kinds are one line; the gate's exit codes; ``make compare`` as a user types it."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.helpers import REPO, run_bench, store_at
+
+BURN = "import time\nwhile True:\n    time.perf_counter()\n"
+FIXED = ["scenario=gpu-vs-cpu", "workload=fixed-step", "scenario.repeats=3", "workload.min_window_s=1",
+         "progress=quiet"]
+QUIET = "host_busy_pct=100000"  # these runs test the verdicts, not the busy judgement (CI's other worker is busy)
+IMAGES = "cpu / fixed-step images/s"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """Four comparisons into one store: A at 5 ms, B at 6 ms, C at 5 ms again, D at 5 ms beside a CPU burner."""
+    tmp = tmp_path_factory.mktemp("compare")
+    uri = store_at(tmp / "mlflow.db")
+    out: dict[str, object] = {"uri": uri, "tmp": tmp}
+    same = f"data.root={tmp / 'no-real-data'}"  # one data root for all: a different one is a set-up difference
+    for name, ms, extra in (("A", 5, QUIET), ("B", 6, QUIET), ("C", 5, QUIET), ("D", 5, "host_busy_pct=25")):
+        burner = subprocess.Popen([sys.executable, "-c", BURN], start_new_session=True) if name == "D" else None
+        try:
+            run = run_bench(tmp / name, *FIXED, f"workload.step_ms={ms}", extra, same, f"tracking_uri={uri}")
+        finally:
+            if burner is not None:
+                os.killpg(burner.pid, signal.SIGKILL)
+                burner.wait(timeout=10)
+        assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+        out[name] = str(run.run_dir)
+    return out
+
+
+def compare(runs: dict[str, object], *argv: str) -> subprocess.CompletedProcess[str]:
+    tmp = runs["tmp"]
+    return subprocess.run([sys.executable, "-m", "suites", "compare", *argv, "--tracking-uri", str(runs["uri"]),
+                           "--out", f"{tmp}/out"], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def row(out: str, figure: str) -> str:
+    return next(line for line in out.splitlines() if f" {figure} " in line)
+
+
+def test_a_slower_step_is_slower_with_an_interval_that_excludes_1_and_the_one_set_up_difference(runs):
+    proc = compare(runs, str(runs["A"]), str(runs["B"]), "--no-record")
+    assert proc.returncode == 0, proc.stderr
+    line = row(proc.stdout, IMAGES)
+    low, high = (float(x) for x in re.search(r"\[([\d.]+), ([\d.]+)\]", line).groups())
+    assert high < 1.0 and low > 0.7 and line.rstrip(" │").endswith("slower")  # 5/6 = 0.83
+    assert re.search(r"│ config\s+│ workload.step_ms\s+│\s+5\s+│\s+6\s+│", proc.stdout)
+    assert proc.stdout.split("figures:")[0].count("│ config ") == 1  # the one difference: nothing of the host
+    assert max(len(x) for x in proc.stdout.splitlines()) <= 120
+
+
+def test_the_same_settings_twice_are_never_faster_or_slower(runs):
+    proc = compare(runs, str(runs["A"]), str(runs["C"]), "--no-record")
+    assert proc.returncode == 0, proc.stderr
+    assert "set-up: same set-up" in proc.stdout
+    verdict = row(proc.stdout, IMAGES).rstrip(" │").rsplit("│", 1)[1].strip()
+    assert verdict == "no change" or verdict.startswith("inconclusive"), verdict
+
+
+def test_a_run_beside_a_cpu_burner_is_marked_and_gets_no_verdict(runs):
+    proc = compare(runs, str(runs["A"]), str(runs["D"]), "--no-record", "--fail-on", "slower:0")
+    assert proc.returncode == 0, proc.stderr  # a marked figure is never gated
+    assert row(proc.stdout, IMAGES).rstrip(" │").endswith("marked")
+    assert f"marked: {IMAGES}: B: host busy (" in proc.stdout
+
+
+def test_the_gate_exits_1_naming_the_slower_figure_and_the_run_is_recorded(runs):
+    proc = compare(runs, str(runs["A"]), str(runs["B"]), "--fail-on", "slower:5")
+    assert proc.returncode == 1, proc.stderr
+    assert f"--fail-on slower:5: failed: {IMAGES} slower by " in proc.stdout
+    assert re.search(r"^mlflow: run [0-9a-f]{32} \(A and B in its tags", proc.stdout, re.M)
+    assert compare(runs, str(runs["A"]), str(runs["B"]), "--fail-on", "slower:50", "--no-record").returncode == 0
+
+
+def test_a_bench_run_against_a_comparison_is_one_line(runs, tmp_path: Path):
+    bench = run_bench(tmp_path, "+preset=smoke", "workload=fixed-step", "progress=quiet",
+                      f"tracking_uri={runs['uri']}")
+    assert bench.proc.returncode == 0, bench.proc.stderr[-2000:]
+    proc = compare(runs, str(runs["A"]), str(bench.run_dir))
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+    assert re.fullmatch(r"error: A gpu-vs-cpu-run \(\w{8}\) is a comparison run and B run \(\w{8}\) a bench run: "
+                        r"compare runs of one kind", line), line
+
+
+def test_make_compare_as_a_user_types_it(runs):
+    proc = subprocess.run(["make", "--no-print-directory", "compare", f"A={runs['A']}", f"B={runs['B']}",
+                           f"ARGS=--tracking-uri {runs['uri']} --out {runs['tmp']}/make-out --no-record"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ours = proc.stdout[proc.stdout.index("compare: A = "):]
+    assert IMAGES in ours and max(len(x) for x in ours.splitlines()) <= 120

@@ -1,0 +1,46 @@
+"""Tests of ``suites/changes/figures.py`` on runs recorded into a real store (tests/support/compared_runs.py): a
+bench run and a comparison read back as figures with their repeats, marks and set-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suites.changes.figures import BENCH, COMPARISON, kind_of, read
+from suites.record.store_reader import StoreReader
+from tests.support import compared_runs
+from tests.support.helpers import store_at
+
+
+def test_a_comparisons_phases_are_figures_with_one_value_per_repeat(tmp_path: Path):
+    uri = store_at(tmp_path / "mlflow.db")
+    rid = compared_runs.comparison(uri, {"cpu": [100.0, 102.0, 98.0], "1-gpu": [400.0, 410.0]},
+                                   {"workload.step_ms": "5"})
+    store = StoreReader(uri)
+    got = read(store, store.run(rid))
+    assert got.kind == COMPARISON and got.setup["workload.step_ms"] == "5" and got.setup["host.hostname"]
+    rates = got.figures["cpu / mnist-torch images/s"]
+    assert sorted(rates.values) == [98.0, 100.0, 102.0] and rates.higher_is_better and rates.marks == []
+    assert got.figures["1-gpu / mnist-torch train s"].values == [10_000 / 400, 10_000 / 410]
+    assert not got.figures["1-gpu / mnist-torch train s"].higher_is_better
+    assert rates.validity == "not enforced" and "cpu / makespan s" in got.figures
+
+
+def test_a_busy_host_a_smoke_run_and_a_failure_mark_the_figures_they_are_in(tmp_path: Path):
+    uri = store_at(tmp_path / "mlflow.db")
+    store = StoreReader(uri)
+    busy = read(store, store.run(compared_runs.bench(uri, 100.0, tags={"bench.host_busy": "180 % of a core"})))
+    smoke = read(store, store.run(compared_runs.bench(uri, 100.0, {"scale": "smoke"})))
+    failed = read(store, store.run(compared_runs.bench(uri, 100.0, tags={"bench.status": "partial",
+                                                                         "bench.failure": "g1 exited 1"})))
+    assert busy.kind == BENCH and busy.figures["mnist-torch images/s"].marks == ["host busy (180 % of a core)"]
+    assert smoke.figures["makespan s"].marks[0].startswith("smoke sizes")
+    assert failed.figures["makespan s"].marks == ["partial: g1 exited 1"]
+
+
+def test_a_run_that_is_not_a_launch_has_no_kind(tmp_path: Path):
+    uri = store_at(tmp_path / "mlflow.db")
+    store = StoreReader(uri)
+    rid = compared_runs.comparison(uri, {"cpu": [1.0]})
+    (phase,) = store.children(rid)
+    assert kind_of(phase) == BENCH  # a phase's scenario run is a scenario; lookup refuses it as nested
+    assert kind_of(store.run((store.children(phase.run_id))[0].run_id)) == ""  # a guest

@@ -1,0 +1,77 @@
+"""Tests of ``suites/commands/what_changed.py`` (``python -m suites compare``) in this process, on runs recorded by
+hand into a real store: bad input is one ``error:`` line and exit 2 before anything is written; two runs compared,
+recorded and gated; a history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from suites.commands import what_changed
+from suites.record.store_reader import StoreReader
+from tests.support import compared_runs
+from tests.support.helpers import store_at
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = what_changed.main(list(argv))
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    ([], "give two runs (A B), or --latest [KIND], or --history FIGURE (got 0 run(s))"),
+    (["a"], "give two runs (A B), or --latest [KIND], or --history FIGURE (got 1 run(s))"),
+    (["a", "b", "--latest"], "--latest takes the two newest runs itself: give no RUN beside it"),
+    (["--history", "x", "a"], "--history FIGURE reads this machine's runs itself: give no RUN or --latest"),
+    (["a", "b", "--fail-on", "faster:5"], "--fail-on 'faster:5': give slower:<percent>, e.g. --fail-on slower:5"),
+    (["a", "b", "--noise", "0"], "--noise 0: a band in (0, 100) %"),
+])
+def test_bad_input_is_one_error_line_and_exit_2_before_anything_is_written(capsys, tmp_path: Path, argv, said):
+    uri = store_at(tmp_path / "m.db")
+    capsys.readouterr()  # MLflow's own lines as the store is made: not the command's
+    code, out, err = run(capsys, *argv, "--tracking-uri", uri, "--out", str(tmp_path / "o"))
+    assert (code, out) == (2, "") and len(err.splitlines()) == 1 and err.startswith(f"error: {said}")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_store_that_is_not_there_and_a_run_that_is_not_there_are_one_line(capsys, tmp_path: Path):
+    code, _, err = run(capsys, "a" * 32, "b" * 32, "--tracking-uri", f"sqlite:///{tmp_path / 'none.db'}")
+    assert code == 2 and err.startswith(f"error: --tracking-uri sqlite:///{tmp_path / 'none.db'}: no store at")
+    code, _, err = run(capsys, "a" * 32, "b" * 32, "--tracking-uri", store_at(tmp_path / "m.db"),
+                       "--out", str(tmp_path / "o"))
+    assert code == 2 and err.startswith(f"error: {'a' * 32}: no such run in this store") and len(err.splitlines()) == 1
+
+
+def test_two_comparisons_slower_by_the_gates_rule_exit_1_and_are_recorded_naming_both(capsys, tmp_path: Path):
+    uri = store_at(tmp_path / "m.db")
+    a = compared_runs.comparison(uri, {"cpu": [100.0, 101.0, 99.0]}, {"workload.step_ms": "5"})
+    b = compared_runs.comparison(uri, {"cpu": [83.0, 84.0, 82.0]}, {"workload.step_ms": "6"})
+    common = ["--tracking-uri", uri, "--out", str(tmp_path / "o")]
+    capsys.readouterr()  # MLflow's own lines as the store was made: not the command's
+    code, out, err = run(capsys, a, b, *common, "--fail-on", "slower:5")
+    assert code == what_changed.EXIT_GATE and err == ""
+    assert "workload.step_ms" in out and "--fail-on slower:5: failed: cpu / mnist-torch images/s slower by" in out
+    assert max(len(line) for line in out.splitlines() if not line.startswith("compare: /")) <= 120  # a path: whole
+    (folder,) = (tmp_path / "o").iterdir()
+    assert {p.name for p in folder.iterdir()} == {"compare.md", "compare.html", "compare.png"}
+    (rec,) = [r for r in StoreReader(uri).roots("gpu-mixed-bench") if r.tags.get("bench.role") == "compare"]
+    assert (rec.tags["bench.compared_a"], rec.tags["bench.compared_b"]) == (a, b)
+    assert rec.metrics["verdicts.slower"] >= 1 and rec.params["fail_on"] == "slower:5"
+    code, out, _ = run(capsys, a, b, *common, "--fail-on", "slower:30", "--no-record")
+    assert code == 0 and "--fail-on slower:30: passed: no figure slower by more than 30 %" in out
+
+
+def test_a_history_over_this_machines_runs(capsys, tmp_path: Path, monkeypatch):
+    uri = store_at(tmp_path / "m.db")
+    for rate in (100.0, 101.0, 99.0):
+        compared_runs.bench(uri, rate)
+    capsys.readouterr()
+    monkeypatch.setattr(what_changed.lookup, "this_machine", lambda inv: "bench-host | Test CPU | 2 | no GPU")
+    monkeypatch.setattr(what_changed, "collect", lambda: None)
+    code, out, err = run(capsys, "--history", "mnist-torch images/s", "--tracking-uri", uri, "--out",
+                         str(tmp_path / "o"))
+    assert code == 0 and err == "" and "history of mnist-torch images/s: 3 run(s)" in out
+    code, _, err = run(capsys, "--history", "nothing", "--tracking-uri", uri, "--out", str(tmp_path / "o"))
+    assert code == 2 and err.startswith("error: --history 'nothing': no run of this machine holds that figure")
