@@ -57,7 +57,7 @@ class MixedConfig:
     cad: GuestGroup = field(default_factory=lambda: GuestGroup(workload="graphics-replay"))
     ml: GuestGroup = field(default_factory=lambda: GuestGroup(workload="mnist-torch"))
     with_ml: bool = True  # consolidation: one ML guest runs beside the CAD guests
-    # consolidation: one CAD guest alone first too, so each step's CAD slowdown has its baseline (make size)
+    # consolidation: one CAD guest alone first too, so each count's CAD slowdown has its baseline (make size)
     cad_alone: bool = False
     max_guests: int = 4  # consolidation: stop adding CAD guests here (or at the profile's capacity)
     # consolidation: the CAD guest counts measured, in order ([]: every count 1..max_guests); a count skipped is
@@ -138,7 +138,7 @@ class ScenarioConfig:
 
     @property
     def phase_repeats(self) -> int:
-        """A consolidation's steps run their repeats in a row (each step judged on all of them), the other
+        """A consolidation's counts run their repeats in a row (each count judged on all of them), the other
         comparisons' phases interleaved."""
         return self.repeats if self.repeats is not None else (DEFAULT_REPEATS if self.compares else 1)
 

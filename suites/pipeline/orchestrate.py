@@ -242,8 +242,8 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
 def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
                nest: Nest) -> tuple[dict[str, list[ScenarioOutcome]], int]:
     """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. A consolidation's
-    steps instead each run their repeats in a row (A A A B B B): a step is judged on all of its repeats before the
-    sweep decides to add a guest. Stops at an interrupt, or where a consolidation step misses QoS. (outcomes per
+    counts instead each run their repeats in a row (A A A B B B): a count is judged on all of its repeats before the
+    sweep decides to add a guest. Stops at an interrupt, or where a consolidation count misses QoS. (outcomes per
     phase label, worst exit code)"""
     plans, mixed, repeats = planned.plans, planned.mixed, planned.comp.cfg.scenario.phase_repeats
     outcomes: dict[str, list[ScenarioOutcome]] = {}

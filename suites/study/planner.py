@@ -102,7 +102,7 @@ def episode_2(settings: StudySettings) -> tuple[StudyPart, StudyPart]:
                                                                      "CAD guests per GPU at QoS)"),),
                      needs=("moderngl",), overrides=(override("profile", settings.consolidation_profile),
                                                      override("scenario.mixed.max_guests", settings.max_guests),
-                                                     # each step adds a guest: 8 GiB each would stop a 24 GiB host at 2
+                                                     # each count adds a guest: 8 GiB each would stop a 24 GiB host at 2
                                                      override("profile.memory_MiB", CONSOLIDATION_MEMORY_MiB)))
     return mixed, cons
 
@@ -174,13 +174,13 @@ def source_of(workload: str, tier: str, host: str, measured: Measured) -> str:
 def estimate_s(part: StudyPart, tier: str, repeats: int, host: str, max_guests: int,
                measured: Measured | None = None) -> float:
     measured = measured or Measured()
-    if part.scenario == "consolidation":  # ML alone, then 1..max_guests CAD guests beside it, each step repeated
-        step = repeats * phase_work_s(part, "", 0, tier, host, measured)  # (its repeats were left out: 2.3x over)
-        # on a CPU host the step's k + 1 guests share its cores: a step takes as much longer (an H100 runs them
+    if part.scenario == "consolidation":  # ML alone, then 1..max_guests CAD guests beside it, each count repeated
+        per_count = repeats * phase_work_s(part, "", 0, tier, host, measured)  # (its repeats were left out: 2.3x over)
+        # on a CPU host the count's k + 1 guests share its cores: a count takes as much longer (an H100 runs them
         # side by side; a 2-core host ran n4's five guests in 2.4x a guest's time)
         shared = (lambda k: max(1.0, (k + 1) / measured.cores)) if host == "cpu" and measured.cores else \
             (lambda k: 1.0)
-        return sum(step * shared(k) for k in range(1 + max_guests))
+        return sum(per_count * shared(k) for k in range(1 + max_guests))
     runs = 3 if part.scenario == "mixed" else 1  # a mixed profile is three phases: CAD, CAD + ML, ML
     return sum(runs * repeats * phase_work_s(part, label, g, tier, host, measured) for label, g in part.phases)
 

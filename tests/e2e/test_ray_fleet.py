@@ -159,7 +159,7 @@ def test_the_study_on_the_fleet_plans_with_its_gpus_and_skips_parts_by_what_the_
 
 def test_a_sizing_on_a_fleet_with_one_node_per_profile_is_refused_naming_each_nodes_profile(tmp_path: Path,
                                                                                             fleet_cluster):
-    """A step needs a CAD guest's node and the ML guest's: one 8Q and one 4Q node measure nothing, said in one line
+    """A count needs a CAD guest's node and the ML guest's: one 8Q and one 4Q node measure nothing, said in one line
     before anything is written."""
     args = [sys.executable, "-m", "suites", "size", "backend=ray", "ray.placement=per-node",
             f"ray.address={fleet_cluster['address']}", f"tracking_uri=sqlite:///{tmp_path / 'm.db'}",
@@ -168,7 +168,7 @@ def test_a_sizing_on_a_fleet_with_one_node_per_profile_is_refused_naming_each_no
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-2000:]
     assert re.fullmatch(rf"error: size: no candidate profile can be measured on this fleet: m60-8q: not measured: "
-                        rf"the fleet has 1 node of it \(\S+@{HEAD_IP}\); a step needs 2 \(a CAD guest and the ML "
+                        rf"the fleet has 1 node of it \(\S+@{HEAD_IP}\); a count needs 2 \(a CAD guest and the ML "
                         rf"guest, one node each\); m60-4q: not measured: the fleet has 1 node of it "
                         rf"\(\S+@{WORKER_IP}\); .*m60-0q: not measured: no node of the fleet is one", lines[0]),\
         lines[0]

@@ -48,7 +48,7 @@ def phase(client: Any, exp: str, parent: str, label: str, cad: int, ml: bool, fi
 
 def record(uri: str, experiment: str, profile: str, steps: dict[int, dict[str, float]], repeats: int = 3,
            tags: dict[str, str] | None = None, alone: dict[str, float] | None = None) -> str:
-    """A consolidation of ``profile``: ML alone and CAD alone at ``alone``'s figures, then each step (CAD guests ->
+    """A consolidation of ``profile``: ML alone and CAD alone at ``alone``'s figures, then each count (CAD guests ->
     its figures), ``repeats`` times each; its run id."""
     from mlflow.tracking import MlflowClient
 

@@ -150,7 +150,7 @@ def test_a_consolidation_sweep_goes_two_steps_past_its_first_qos_miss(monkeypatc
 
 
 def test_a_consolidation_step_runs_its_repeats_in_a_row_and_one_missing_tile_fails_it(monkeypatch):
-    """scenario.repeats (default 3) for a consolidation: each step's repeats in a row, judged once all are in; a
+    """scenario.repeats (default 3) for a consolidation: each count's repeats in a row, judged once all are in; a
     repeat that misses QoS fails the step (VMmark's rule), and says which repeat."""
     from suites.run import mixed as study_mod
     from tests.support.helpers import compose_config

@@ -43,7 +43,7 @@ def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_
     assert [x.rsplit("/", 1)[1] for x in labels] == ["ml", "cad", "n1", "n2", "n4", "n8"]
     (cut,) = sweeps_of(settings.counts, {"m60-1q": 3}, ["timeslice"])
     line = part_overrides(settings, cut, 3, "smoke", ProfileConfig(name="m60-1q"))
-    assert cut.counts == (1, 2) and "scenario.mixed.max_guests=2" in line  # 1..2: every count, no steps= needed
+    assert cut.counts == (1, 2) and "scenario.mixed.max_guests=2" in line  # 1..2: every count, no counts= needed
     (every,) = sweeps_of([], {"m60-1q": 3}, ["timeslice"])
     assert every.counts == (1, 2, 3) and "scenario.mixed.counts=" not in " ".join(
         part_overrides(settings, every, 3, "smoke", ProfileConfig(name="m60-1q")))
