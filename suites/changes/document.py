@@ -5,6 +5,7 @@ ratios with their intervals (compare.png), the noise band shaded."""
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +60,6 @@ def value(v: float) -> str:
 
 
 def median_cell(values: list[float]) -> str:
-    import statistics
-
     return f"{value(statistics.median(values))} ({len(values)})" if values else "-"
 
 
@@ -92,7 +91,7 @@ def answer_rows(comp: Comparison) -> list[list[str]]:
 
 def markdown(comp: Comparison, figures: list[str]) -> str:
     lines = [f"# What changed: {comp.a.kind} {comp.a.label} → {comp.b.label}", "",
-             f"- A: {comp.a.label}, started {stamp(comp.a)}", f"- B: {comp.b.label}, started {stamp(comp.b)}",
+             f"- A: {comp.a.label}, started {comp.a.started}", f"- B: {comp.b.label}, started {comp.b.started}",
              f"- noise band: ±{comp.noise_pct:g} %", "", "## Set-up", ""]
     lines += [*table(SETUP_HEADERS, setup_rows(comp)), ""] if comp.setup else ["same set-up", ""]
     if comp.a.answers or comp.b.answers:
@@ -111,12 +110,6 @@ def markdown(comp: Comparison, figures: list[str]) -> str:
 def gate_lines(comp: Comparison) -> list[str]:
     return [f"failed: {c.name} slower by {c.worse_pct:.1f} % at its interval's bound (median "
             f"{abs(1 - c.ratio.median) * 100:.1f} %)" for c in comp.failed]
-
-
-def stamp(run: RunFigures) -> str:
-    import datetime
-
-    return datetime.datetime.fromtimestamp(run.run.start_time_ms / 1000).strftime("%Y-%m-%d %H:%M")
 
 
 def draw(comp: Comparison, folder: Path) -> list[Path]:

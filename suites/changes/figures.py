@@ -9,6 +9,7 @@ runs (``scenario.repeats``); a bench run's single scenario is one repeat of each
 
 from __future__ import annotations
 
+import datetime
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -37,10 +38,6 @@ class Figure:
     marks: list[str] = field(default_factory=list)  # each voids a verdict: busy host, smoke, a failure, a score's
     validity: str = ENFORCED  # the weakest of its runs'
 
-    @property
-    def median(self) -> float:
-        return statistics.median(self.values) if self.values else math.nan
-
 
 @dataclass
 class RunFigures:
@@ -55,6 +52,11 @@ class RunFigures:
     @property
     def label(self) -> str:
         return f"{self.run.name} ({self.run.run_id[:8]})"
+
+    @property
+    def started(self) -> str:
+        """When it started, local time, to the minute."""
+        return datetime.datetime.fromtimestamp(self.run.start_time_ms / 1000).strftime("%Y-%m-%d %H:%M")
 
 
 def kind_of(run: StoredRun) -> str:

@@ -3,7 +3,6 @@ time order, and a vertical mark where the set-up changed, saying what changed (h
 
 from __future__ import annotations
 
-import datetime
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +40,6 @@ def history(runs: list[RunFigures], figure: str) -> list[Point]:
     return out
 
 
-def started(r: RunFigures) -> str:
-    return datetime.datetime.fromtimestamp(r.run.start_time_ms / 1000).strftime("%Y-%m-%d %H:%M")
-
-
 def said(changed: list[str], most: int = 2) -> str:
     """The first ``most`` set-up changes, and how many more (the report and ``make compare A B`` list them all)."""
     more = f"; (+{len(changed) - most} more)" if len(changed) > most else ""
@@ -55,7 +50,7 @@ def history_rows(points: list[Point]) -> list[list[str]]:
     def bounds(iv: Interval) -> str:
         return f"[{value(iv.low)}, {value(iv.high)}]" if iv.spread else "no spread"
 
-    return [[p.run.label, started(p.run), value(p.interval.median), bounds(p.interval), str(p.interval.n),
+    return [[p.run.label, p.run.started, value(p.interval.median), bounds(p.interval), str(p.interval.n),
              said(p.changed) or ("-" if i else "(first)"), "; ".join(p.marks) or "-"]
             for i, p in enumerate(points)]
 
@@ -76,7 +71,7 @@ def write_history(points: list[Point], figure: str, folder: Path) -> list[Path]:
             ax.axvline(x - 0.5, color="tab:orange", ls="--", lw=1)
             ax.annotate(p.changed[0][:40], (x - 0.5, 1.0), xycoords=("data", "axes fraction"), rotation=90,
                         va="top", ha="right", fontsize=7, color="tab:orange")
-    ax.set_xticks(xs, [started(p.run)[5:] for p in points], rotation=30, fontsize=7)
+    ax.set_xticks(xs, [p.run.started[5:] for p in points], rotation=30, fontsize=7)
     unit = points[0].run.figures[figure].unit if points else ""
     ax.set_ylabel(f"{unit}: median, 95 % interval")
     ax.set_xlim(-0.8, len(points) - 0.2)

@@ -16,7 +16,7 @@ from suites.errors import ConfigError, first_line, redact
 from suites.record import reader
 from suites.record.export import RUN_ID
 from suites.record.outdirs import require_output_dir
-from suites.record.store import cap_retries, sqlite_path
+from suites.record.store import cap_retries, missing_store, sqlite_path
 from suites.render import mixed_report
 from suites.render.tables import console_width, fold_line
 from suites.study import results
@@ -46,10 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     cap_retries(args.tracking_uri)
-    db = sqlite_path(args.tracking_uri)
-    if db is not None and (not db.is_file() or db.stat().st_size == 0):  # MLflow would make its tables there
-        print(f"error: --tracking-uri {args.tracking_uri}: no store at {db}{' (an empty file)' if db.exists() else ''}"
-              f" (make bench records into {TRACKING_URI})", file=sys.stderr)
+    missing = missing_store(args.tracking_uri)
+    if missing:
+        print(f"error: --tracking-uri {args.tracking_uri}: {missing} (make bench records into {TRACKING_URI})",
+              file=sys.stderr)
         return 2
     try:
         return write(args)

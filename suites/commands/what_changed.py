@@ -24,9 +24,10 @@ from suites.errors import ConfigError, first_line, redact
 from suites.record import mlflow_runs
 from suites.record.outdirs import require_output_dir
 from suites.record.recorder import Recorder
-from suites.record.store import cap_retries, sqlite_path
+from suites.record.store import cap_retries, missing_store
 from suites.record.store_reader import StoreReader
 from suites.render.tables import console_width
+from suites.run.shield import Shield
 
 EXIT_GATE = 1  # --fail-on: a figure past its rule
 
@@ -68,10 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     args = arguments().parse_args(argv)
     try:
         rule = checked(args)
-        db = sqlite_path(args.tracking_uri)
-        if db is not None and (not db.is_file() or db.stat().st_size == 0):
-            raise ConfigError(f"--tracking-uri {args.tracking_uri}: no store at {db} (make bench records into "
-                              f"{TRACKING_URI})")
+        missing = missing_store(args.tracking_uri)
+        if missing:
+            raise ConfigError(f"--tracking-uri {args.tracking_uri}: {missing} (make bench records into {TRACKING_URI})")
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -146,16 +146,21 @@ def record(args: argparse.Namespace, comp: document.Comparison, files: list[Path
     register_configs()
     cfg, _ = compose([f"tracking_uri={args.tracking_uri}", f"experiment={args.experiment}"])
     recorder = Recorder(cfg, lambda line: print(line, file=sys.stderr))
-    ref = recorder.start_parent(f"compare-{folder.name}", {keys.ROLE: "compare", keys.KIND: "compare",
-                                                           keys.COMPARED_A: comp.a.run.run_id,
-                                                           keys.COMPARED_B: comp.b.run.run_id})
     metrics = {f"{c.name}.ratio": c.ratio.median for c in comp.changes if c.ratio.median == c.ratio.median}
     counts = {f"verdicts.{v}": float(sum(c.verdict.split(" (")[0] == v for c in comp.changes))
               for v in ("faster", "slower", "no change", "inconclusive", "no spread", verdicts.MARKED)}
     params = {"a": comp.a.run.run_id, "b": comp.b.run.run_id, "kind": comp.a.kind, "noise_pct": comp.noise_pct,
               "fail_on": comp.gate or "-", "setup_differences": len(comp.setup)}
-    ref = recorder.parent_results(ref, mlflow_runs.ParentResults(params, {**metrics, **counts},
-                                                                 {keys.STATUS: "failed" if comp.failed else "ok"}),
-                                  folder)
-    recorder.finish(ref, files, "FINISHED")
+    ref = None
+    try:  # a second of store writes: an interrupt waits for them (a third press ends the run KILLED, never RUNNING)
+        with Shield(recorder.say, "recording the comparison"):
+            ref = recorder.start_parent(f"compare-{folder.name}", {
+                keys.ROLE: "compare", keys.KIND: "compare", keys.COMPARED_A: comp.a.run.run_id,
+                keys.COMPARED_B: comp.b.run.run_id})
+            ref = recorder.parent_results(ref, mlflow_runs.ParentResults(
+                params, {**metrics, **counts}, {keys.STATUS: "failed" if comp.failed else "ok"}), folder)
+            recorder.finish(ref, files, "FINISHED")
+    except BaseException:
+        recorder.finish(ref, [], "KILLED")
+        raise
     return ref.run_id if ref is not None else None

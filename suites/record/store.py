@@ -41,6 +41,15 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(uri[len("sqlite:///"):])
 
 
+def missing_store(uri: str) -> str:
+    """Why ``uri`` is no store to read ('' where it may be one): a local sqlite file that is not there, or empty
+    (MLflow would make its tables there, and a reader would find nothing in them)."""
+    db = sqlite_path(uri)
+    if db is None or (db.is_file() and db.stat().st_size > 0):
+        return ""
+    return f"no store at {db}{' (an empty file)' if db.exists() else ''}"
+
+
 @contextmanager
 def store_lock(uri: str) -> Iterator[None]:
     """One process at a time on a sqlite store (parallel sweep jobs share one).

@@ -13,6 +13,8 @@ from suites.run.phase_numbers import PhaseNumbers
 
 __all__ = ["StoreReader", "StoredRun"]
 
+FINISHED = "attributes.status = 'FINISHED'"  # an MLflow search filter: the runs that ended well
+
 
 @dataclass
 class StoredRun:
@@ -57,14 +59,17 @@ class StoreReader:
         runs = self.client.search_runs([exp], f"{keys.children_filter(parent)} and {keys.tag_filter(key, value)}")
         return runs[0].info.run_id if runs else None
 
-    def newest_finished(self, experiment: str, kind: str, key: str, value: str) -> str | None:
-        """The id of the newest FINISHED ``kind`` run of ``experiment`` whose tag ``key`` is ``value``."""
+    def _newest_first(self, experiment: str, where: str, limit: int) -> list[Any]:
+        """MLflow's runs of ``experiment`` matching the filter ``where``, newest first ([] without the experiment)."""
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
-            return None
-        runs = self.client.search_runs([exp.experiment_id], keys.tag_filter(keys.KIND, kind) +
-                                       " and attributes.status = 'FINISHED'", max_results=200,
+            return []
+        return self.client.search_runs([exp.experiment_id], where, max_results=limit,
                                        order_by=["attributes.start_time DESC"])
+
+    def newest_finished(self, experiment: str, kind: str, key: str, value: str) -> str | None:
+        """The id of the newest FINISHED ``kind`` run of ``experiment`` whose tag ``key`` is ``value``."""
+        runs = self._newest_first(experiment, keys.tag_filter(keys.KIND, kind) + " and " + FINISHED, 200)
         return next((r.info.run_id for r in runs if r.data.tags.get(key) == value), None)
 
     def latest(self, experiment: str, kind: str) -> StoredRun | None:
@@ -87,30 +92,17 @@ class StoreReader:
 
     def in_dir(self, experiment: str, run_dir: str) -> list[StoredRun]:
         """The runs of ``experiment`` that wrote the run directory ``run_dir`` (absolute), newest first."""
-        exp = self.client.get_experiment_by_name(experiment)
-        if exp is None:
-            return []
-        runs = self.client.search_runs([exp.experiment_id], keys.tag_filter(keys.RUN_DIR, run_dir.replace("'", "")),
-                                       max_results=50, order_by=["attributes.start_time DESC"])
-        return [stored_run(r) for r in runs]
+        return [stored_run(r) for r in self._newest_first(experiment, keys.tag_filter(keys.RUN_DIR,
+                                                                                  run_dir.replace("'", "")), 50)]
 
     def named(self, experiment: str, suffix: str) -> list[StoredRun]:
         """The runs of ``experiment`` whose name ends with ``suffix`` (a run directory's name: a scenario's run is
         named after it, a comparison's and a campaign's ``<kind>-<its name>``), newest first."""
-        exp = self.client.get_experiment_by_name(experiment)
-        if exp is None:
-            return []
         pattern = suffix.replace("'", "")
-        runs = self.client.search_runs([exp.experiment_id], f"attributes.run_name LIKE '%{pattern}'",
-                                       max_results=50, order_by=["attributes.start_time DESC"])
-        return [stored_run(r) for r in runs]
+        return [stored_run(r) for r in self._newest_first(experiment, f"attributes.run_name LIKE '%{pattern}'", 50)]
 
     def roots(self, experiment: str, limit: int = 500) -> list[StoredRun]:
         """The FINISHED runs of ``experiment`` nested under no other (a bench run, a comparison, a study, a sizing:
         what a person launched), newest first."""
-        exp = self.client.get_experiment_by_name(experiment)
-        if exp is None:
-            return []
-        runs = self.client.search_runs([exp.experiment_id], "attributes.status = 'FINISHED'", max_results=limit,
-                                       order_by=["attributes.start_time DESC"])
+        runs = self._newest_first(experiment, FINISHED, limit)
         return [stored_run(r) for r in runs if keys.PARENT not in r.data.tags]
