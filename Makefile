@@ -61,10 +61,12 @@ OVERRIDES := $(SWEEP) $(call override,profile,profile) $(call override,workload,
 # A command with the user's ARGS after its own: python -m suites.makeargs '<ARGS>' suites <command> ...
 SUITES = $(PY) -m suites.makeargs $(call q,ARGS) suites
 # BARE=1: a GPU host without network or venv (../shared/device/prepare.sh's wheels on PYTHONPATH, the line it prints
-# before make): the image's python3, nothing set up. Every command a GPU host runs takes it: study, size, gpu-check,
-# bench-ml, bench-peer.
-BARE_SETUP = $(if $(call raw,BARE),,setup setup-system)
-BARE_SUITES = $(if $(call raw,BARE),$(subst $(PY),python3,$(SUITES)),$(SUITES))
+# before make): the image's python3, nothing set up. Every command a user runs takes it (bench, report, compare,
+# rehearse, ui, gpu-check, study, size, bench-ml, bench-peer: tests/e2e/test_makefile.py): unless_bare drops a
+# target's set-up prerequisites, BARE_PY is the Python its recipe runs.
+unless_bare = $(if $(call raw,BARE),,$(1))
+BARE_PY = $(if $(call raw,BARE),python3,$(PY))
+BARE_SUITES = $(BARE_PY) -m suites.makeargs $(call q,ARGS) suites
 
 .PHONY: setup setup-system setup-cluster setup-vm report compare bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
@@ -122,45 +124,45 @@ setup-vm: setup
 	$(PY) -m suites.backends.vm.image
 	$(if $(call raw,VM_DRIVER),$(PY) -m suites.backends.vm.image --driver $(call q,VM_DRIVER))
 
-bench: setup setup-system $(if $(filter vm,$(call raw,backend)),setup-vm)
-	$(SUITES) bench $(OVERRIDES)
+bench: $(call unless_bare,setup setup-system $(if $(filter vm,$(call raw,backend)),setup-vm))
+	$(BARE_SUITES) bench $(OVERRIDES)
 
 # The reference study in one command: every part this host can run, sized by study.budget_s, one report in
 # outputs/study/<time>/ (ARGS='study.budget_s=900 data.root=../shared/data'; --plan shows the plan only).
-study: $(BARE_SETUP)
+study: $(call unless_bare,setup setup-system)
 	$(BARE_SUITES) study
 
 # A sizing: which profile, CAD guests per GPU, GPUs, hosts and cost per user for a mix, each with its confidence
 # range; one report in outputs/sizing/<time>/ (ARGS='sizing.mix={cad:40,ml:4} sizing.gpu=L40S'). docs/sizing.md
-size: $(BARE_SETUP)
+size: $(call unless_bare,setup setup-system)
 	$(BARE_SUITES) size
 
 # Every GPU path of the suite in one command: table, outputs/gpu-check/<time>/ and one tarball (ARGS='data.root=...
 # strict=true only=a,b2'). BARE=1: the bare GPU image's python3 with PYTHONPATH set (../shared/device/prepare.sh), no
 # venv or Debian packages installed.
-gpu-check: $(BARE_SETUP)
+gpu-check: $(call unless_bare,setup setup-system)
 	$(BARE_SUITES) gpu-check
 
 # The mixed / consolidation scenarios' report from the MLflow store (latest mixed and consolidation runs; the store and
 # experiment defaults are suites/config/schema.py's, like every CLI's).
-report: setup
-	$(SUITES) report
+report: $(call unless_bare,setup)
+	$(BARE_SUITES) report
 
 # What changed between two runs of one kind (A=<run id or run directory> B=...; LATEST=1: this machine's two newest;
 # HISTORY=<figure>: that figure over this machine's runs): B / A per figure with its interval and verdict, the set-ups'
 # differences; ARGS='--fail-on slower:5' exits 1 where a figure is slower by more (a nightly job's gate).
-compare: setup
-	$(SUITES) compare $(if $(call raw,A),$(call qs,$(call raw,A))) $(if $(call raw,B),$(call qs,$(call raw,B))) \
+compare: $(call unless_bare,setup)
+	$(BARE_SUITES) compare $(if $(call raw,A),$(call qs,$(call raw,A))) $(if $(call raw,B),$(call qs,$(call raw,B))) \
 	  $(if $(call raw,LATEST),--latest) $(if $(call raw,HISTORY),--history $(call qs,$(call raw,HISTORY)))
 
 # The GPU path at a GPU's measured speed, on any host (GPU=h200 | h100 | a device file; SHORT=1: smoke sizes): stand-ins
 # at the device file's step and frame times, checks (windows, overlap, equal work, memory within caps, study and sizing
 # budgets) in one table, exit 1 on a miss. Not a measurement: nothing is recorded. configs/device/<gpu>.json
-rehearse: setup
-	$(SUITES) rehearse --gpu $(call qs,$(or $(call raw,GPU),h200)) $(if $(call raw,SHORT),--short)
+rehearse: $(call unless_bare,setup)
+	$(BARE_SUITES) rehearse --gpu $(call qs,$(or $(call raw,GPU),h200)) $(if $(call raw,SHORT),--short)
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
-bench-ml: $(if $(call raw,BARE),,setup)
+bench-ml: $(call unless_bare,setup)
 	$(BARE_SUITES) bench-ml
 
 # What a guest VM costs next to a guest process: boot, start skew of 2 and 4 VMs, in-VM / process throughput.
@@ -169,7 +171,7 @@ bench-vm: setup setup-vm
 
 # cifar10-torch beside the published CIFAR-10 speed record (PyPI airbench's airbench94), interleaved in one process:
 # images/s of both with their CI, the ratio and its verdict (goal >= 0.95); ARGS='--flops' for parameters and FLOPs.
-bench-peer: $(if $(call raw,BARE),,setup)
+bench-peer: $(call unless_bare,setup)
 	$(BARE_SUITES) bench-peer
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
@@ -199,11 +201,11 @@ lint: setup
 # MLflow's UI on the default store; URI=sqlite:///... opens another (a run that fell back names its store). Without
 # MLflow 3's job execution unless you set MLFLOW_SERVER_ENABLE_JOB_EXECUTION: its GenAI job runners (8 more
 # processes, 30 s of CPU at start on 2 cores) serve nothing a benchmark's runs need.
-ui: setup
+ui: $(call unless_bare,setup)
 	@mkdir -p outputs
-	@$(PY) -c 'import sys; from suites.config.schema import EXPERIMENT; from suites.record.store import runs_url; print(runs_url(sys.argv[1], EXPERIMENT, sys.argv[2]))' \
-	  $(if $(call raw,URI),$(call q,URI),"$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") $(call q,PORT)
-	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(call q,VENV)/bin/mlflow ui --backend-store-uri $(if $(call raw,URI),$(call q,URI),"$$($(PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") \
+	@$(BARE_PY) -c 'import sys; from suites.config.schema import EXPERIMENT; from suites.record.store import runs_url; print(runs_url(sys.argv[1], EXPERIMENT, sys.argv[2]))' \
+	  $(if $(call raw,URI),$(call q,URI),"$$($(BARE_PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") $(call q,PORT)
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(if $(call raw,BARE),python3 -m mlflow,$(call q,VENV)/bin/mlflow) ui --backend-store-uri $(if $(call raw,URI),$(call q,URI),"$$($(BARE_PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") \
 	  --host 127.0.0.1 --port $(call q,PORT)
 
 clean:

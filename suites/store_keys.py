@@ -8,7 +8,7 @@ results already in a store read the same."""
 from __future__ import annotations
 
 __all__ = [
-    "ANSWER", "CLOCK_EVENTS", "COMPARED_A", "COMPARED_B", "COMPARISON_PARENT", "COMPLETES", "DATA_SOURCE",
+    "ANSWER", "CHECK_PART", "CLOCK_EVENTS", "COMPARED_A", "COMPARED_B", "COMPARISON_PARENT", "COMPLETES", "DATA_SOURCE",
     "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING", "FAILURE", "FALLBACK_FOR", "GPU_STATUS", "GUEST_ID",
     "HOST_BUSY", "IMPORTED_FROM", "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND",
     "LAUNCHER", "MARKS", "PHASE", "PARENT", "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SIZING_KEY",
@@ -31,6 +31,7 @@ STUDY_PART = "bench.study_part"  # a study's part a comparison ran for
 EPISODE = "bench.episode"  # the reference study's episode (1, 2) of a study part
 SIZING_KEY = "bench.sizing_key"  # what makes a stored consolidation one sizing part's measurement (reuse)
 SIZING_PART = "bench.sizing_part"  # a sizing part's label: profile/policy[/user type]
+CHECK_PART = "bench.check_part"  # the gpu-check check (b1, h...) a run was made by, nested under its gpu-check run
 TITLE = "bench.title"  # the headline a report opens with (a sizing's: "not a GPU sizing" where it is not)
 
 # --- how it went --------------------------------------------------------------------------------------------------

@@ -63,8 +63,8 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
     A campaign nothing of which can run here is one ``error:`` line, before anything is written. The command has
     installed its signal handlers (stop_on_signals): an interrupt is a KeyboardInterrupt here."""
     placed, skipped, lease = lease_whole_host(campaign, out) if campaign.whole_host else ({}, [], None)
-    run_dir = campaign.out_dir / run_stamp()  # time, milliseconds and pid: never another campaign's
-    run_dir.mkdir(parents=True)
+    run_dir = campaign.run_dir or campaign.out_dir / run_stamp()  # time, milliseconds and pid: never another's
+    run_dir.mkdir(parents=True, exist_ok=campaign.run_dir is not None)
     recorder = Recorder(campaign.parts[0].comp.cfg, say(out))
     parent = recorder.start_parent(f"{campaign.kind}-{run_dir.name}", {
         keys.ROLE: campaign.kind, keys.KIND: campaign.kind, keys.RUN_DIR: str(run_dir.resolve())})
@@ -171,6 +171,8 @@ def measure(run: CampaignRun, part: CampaignPart, placed: PlannedComparison | No
     campaign, (head, t0) = run.campaign, said
     say(out)(f"{head}: measuring ({time.monotonic() - t0:.0f} s elapsed"
              + (f", {part.estimate_s:.0f} s planned" if part.estimate_s else "") + ") ==")
+    if part.action is not None:
+        return act(run, part, out)
     lease: contextlib.AbstractContextManager = contextlib.nullcontext()
     if placed is None:
         try:
@@ -197,6 +199,21 @@ def measure(run: CampaignRun, part: CampaignPart, placed: PlannedComparison | No
                  f"planned {part.estimate_s:.0f} s)")
     return PartRun(part.name, MEASURED, child_of(run, part), took,
                    why or (interrupt_reason() if code == EXIT_INTERRUPTED else ""), code)
+
+
+def act(run: CampaignRun, part: CampaignPart, out: Console) -> PartRun:
+    """A part that runs a command of its own: its exit status, its seconds (said past twice its estimate); an
+    interrupt stops the campaign there as a comparison's would."""
+    t_part = time.monotonic()
+    try:
+        code, why = part.action(run), ""  # type: ignore[misc]
+    except KeyboardInterrupt as exc:
+        code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
+    took = time.monotonic() - t_part
+    if overran(part.estimate_s, took):
+        say(out)(f"{run.campaign.said}: {part.name} {overran(part.estimate_s, took)} ({took:.0f} s, planned "
+                 f"{part.estimate_s:.0f} s)")
+    return PartRun(part.name, MEASURED, None, took, why, code)
 
 
 def child_of(run: CampaignRun, part: CampaignPart) -> str | None:

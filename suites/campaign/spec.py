@@ -36,6 +36,10 @@ class CampaignPart:
     estimate_s: float = 0.0  # planned seconds (0: none; the deadline then does not hold it back)
     title: str = ""  # how its progress line names it (its name where empty)
     reuse: Reuse | None = None  # a stored run of the same measurement, looked for before and after its lease
+    # A part that runs a command of its own instead of ``comp``'s comparison (a gpu-check check, which starts the
+    # suite's commands as processes that lease their own cores), given the campaign as it runs: its exit status.
+    # ``comp`` then only names the store the campaign records into.
+    action: Callable[[CampaignRun], int] | None = None
 
     @property
     def folder(self) -> str:
@@ -57,6 +61,7 @@ class Campaign:
     deadline: float = math.inf
     export: bool = False  # the run tree exported into the run directory after each part (a GPU host sends it back)
     left_out: list[str] = field(default_factory=list)  # what its plan left out, and why ("what: why")
+    run_dir: Path | None = None  # its run directory where the command made it already (else <out_dir>/<time>)
 
 
 @dataclass

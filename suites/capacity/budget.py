@@ -12,17 +12,22 @@ its cores. The trims, in order:
    is interpolated, and every figure resting on it is labelled ``(predicted)``);
 2. repeats: down to 2, never 1 (one repeat has no interval, so no safe count);
 3. policies: the first only (timeslice; MPS is compared where the budget allows);
-4. candidates: the last of the list dropped first (the list is largest framebuffer first).
+4. candidates: the last of the list dropped first (the list is largest framebuffer first);
+5. counts again: the deepest count of the one candidate left dropped, down to one CAD guest beside the ML guest.
+
+What still does not fit is said (``Fitted.fits`` false): the command refuses it before anything runs, never
+"measured all the same". What one phase run costs is per CAD user type (a heavy user's viewsets replay 336 frames, a
+light user's 96): ``phase_s`` maps each type ('' for the sizing's cad_size) to its seconds.
 
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Fitted", "Sweep", "cpu_share", "doubling", "fit", "sweep_s", "sweeps_of"]
+__all__ = ["Fitted", "PhaseSeconds", "Sweep", "cpu_share", "doubling", "fit", "phase_of", "sweep_s", "sweeps_of"]
 
 MIN_REPEATS = 2
 
@@ -63,21 +68,29 @@ def doubling(counts: tuple[int, ...]) -> tuple[int, ...]:
     return (*out, deepest)
 
 
-def sweep_s(sweep: Sweep, repeats: int, phase_s: float, shared: Callable[[int], float]) -> float:
+PhaseSeconds = float | Mapping[str, float]  # one phase run's seconds, or per CAD user type
+
+
+def phase_of(phase_s: PhaseSeconds, sweep: Sweep) -> float:
+    """What one phase run of ``sweep`` costs: its user type's seconds (a single figure serves every type)."""
+    return float(phase_s) if isinstance(phase_s, (int, float)) else float(phase_s[sweep.user_type])
+
+
+def sweep_s(sweep: Sweep, repeats: int, phase_s: PhaseSeconds, shared: Callable[[int], float]) -> float:
     """Seconds one consolidation takes: ML alone, CAD alone (one guest each), then each count's k CAD guests beside
     the ML guest, ``repeats`` times each; ``shared(k)``: how much longer k + 1 guests take than one (their share of
     a CPU host's cores; 1 on a GPU)."""
-    return repeats * phase_s * (2 + sum(shared(k) for k in sweep.counts))
+    return repeats * phase_of(phase_s, sweep) * (2 + sum(shared(k) for k in sweep.counts))
 
 
-def total_s(sweeps: list[Sweep], repeats: int, phase_s: float, shared: Callable[[int], float]) -> float:
+def total_s(sweeps: list[Sweep], repeats: int, phase_s: PhaseSeconds, shared: Callable[[int], float]) -> float:
     return sum(sweep_s(s, repeats, phase_s, shared) for s in sweeps)
 
 
-def fit(sweeps: list[Sweep], repeats: int, budget_s: float, phase_s: float,
+def fit(sweeps: list[Sweep], repeats: int, budget_s: float, phase_s: PhaseSeconds,
         shared: Callable[[int], float] = lambda k: 1.0) -> Fitted:
-    """The sweeps and repeats trimmed in order (module docstring) until the estimate is within ``budget_s``; where
-    even one sweep of the first candidate does not fit, that is what is left, said (the caller refuses or goes on)."""
+    """The sweeps and repeats trimmed in order (module docstring) until the estimate is within ``budget_s``; what
+    still does not fit with one candidate at one count is said and left unfitted (the caller refuses it)."""
     est = lambda s, r: total_s(s, r, phase_s, shared)  # noqa: E731
     out = Fitted(list(sweeps), repeats, est(sweeps, repeats), budget_s)
     if out.fits or not sweeps:
@@ -103,11 +116,19 @@ def fit(sweeps: list[Sweep], repeats: int, budget_s: float, phase_s: float,
         out.sweeps = [s for s in out.sweeps if s.profile != last]
     if dropped_profiles:
         out.trims.append(f"candidates: {', '.join(dropped_profiles)} not measured")
+    shallower(out, est)
     out.estimate_s = est(out.sweeps, out.repeats)
-    if not out.fits:
-        out.trims.append(f"still {out.estimate_s:.0f} s > sizing.budget_s={budget_s:g} with one candidate: "
-                         "measured all the same (raise sizing.budget_s, or name fewer counts)")
     return out
+
+
+def shallower(out: Fitted, est: Callable[[list[Sweep], int], float]) -> None:
+    """The one candidate's deepest counts dropped until it fits or one CAD guest is left (said)."""
+    before = [s.counts for s in out.sweeps]
+    while est(out.sweeps, out.repeats) > out.budget_s and any(len(s.counts) > 1 for s in out.sweeps):
+        out.sweeps = [replace(s, counts=s.counts[:-1]) if len(s.counts) > 1 else s for s in out.sweeps]
+    if [s.counts for s in out.sweeps] != before:
+        out.trims.append("counts: " + ", ".join(dict.fromkeys(f"{s.profile} {list(s.counts)}" for s in out.sweeps))
+                         + " (deeper counts not measured: past the budget)")
 
 
 def cpu_share(cores: int) -> Callable[[int], float]:

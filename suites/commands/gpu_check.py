@@ -1,25 +1,25 @@
-"""``make gpu-check`` (``python -m suites gpu-check [key=value ...]``): every GPU path of the suite, checked in
-one command, one table (check | result | figure | expected) and one tarball to bring home.
+"""``make gpu-check`` (``python -m suites gpu-check [key=value ...]``): the suite on one GPU, checked in one command,
+one table (check | result | figure | expected) and one tarball to bring home.
 
-Keys: ``data.root=DIR`` (real MNIST for check b1; default $BENCH_DATA_ROOT), ``budget_s=480`` (the whole command,
-the study sized to what is left), ``only=a,b2,g`` (a subset), ``out_dir=outputs/gpu-check``, ``strict=true`` (a host
-without a GPU is an error, exit 2, and any skipped check fails the command). Writes
-``<out_dir>/<time>/``: summary.json, summary.md, logs/, runs/, study/, mlflow-export/ and
-``gpu-check-<time>.tar.gz`` (import it here with ``python -m suites sync --run-dir <the unpacked folder>``).
-On a host without a GPU every check is ``skipped: no GPU``, exit 0, in seconds. Runs with no project install too
-(the bare-image ``PYTHONPATH`` mode of ../shared/device/prepare.sh).
+Keys: ``data.root=DIR`` (real MNIST for checks b1 and c3; default $BENCH_DATA_ROOT), ``budget_s=520`` (the whole
+command: 9 minutes with set-up, within a lent GPU's 10-minute call; a check whose estimate passes what is left does
+not start, said), ``only=a,b2,g`` (a subset), ``out_dir=outputs/gpu-check``, ``strict=true`` (a host without a GPU is
+an error, exit 2, and any skipped check fails the command). The checks run in priority order as one campaign
+(suites/gpucheck/campaign.py) through the campaign executor. Writes ``<out_dir>/<time>/``: summary.json, summary.md,
+device.json, logs/, runs/, study/, sizing/, compare/, mlflow-export/ and ``gpu-check-<time>.tar.gz`` (import it here
+with ``python -m suites sync --run-dir <the unpacked folder>``). On a host without a GPU every check is ``skipped: no
+GPU``, exit 0, in seconds. Runs with no project install too (the bare-image ``PYTHONPATH`` mode of
+../shared/device/prepare.sh).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
 import tarfile
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -27,17 +27,17 @@ from rich.table import Table
 from gpu_probe import inventory
 from gpu_probe.shapes import JsonObject
 from gpu_probe.vocab import NO_GPU
-from suites import store_keys as keys
-from suites.commands.rehearse import device_file
-from suites.config.schema import EXPERIMENT, run_stamp
-from suites.errors import ConfigError, redact
-from suites.gpucheck import checks, judges
+from suites.campaign import execute
+from suites.config.schema import register_configs, run_stamp
+from suites.errors import ConfigError
+from suites.gpucheck import campaign, judges
+from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Context, Row
-from suites.pipeline.orchestrate import best_effort, console, say
-from suites.record.export import gather_and_export
+from suites.pipeline.orchestrate import console, say
 from suites.record.outdirs import require_named, require_output_dir
-from suites.record.rundir import write_atomic
 from suites.render import tables
+from suites.run.outcome import EXIT_INTERRUPTED
+from suites.run.shield import stop_on_signals
 
 KEYS = ("data.root", "budget_s", "only", "out_dir", "strict")
 TARBALL_MAX = 16 * 2**20
@@ -45,7 +45,7 @@ TARBALL_MAX = 16 * 2**20
 
 def parse(argv: list[str]) -> JsonObject:
     """``key=value`` arguments; anything else is one ConfigError."""
-    args: JsonObject = {"data.root": os.environ.get("BENCH_DATA_ROOT"), "budget_s": 480.0, "only": "",
+    args: JsonObject = {"data.root": os.environ.get("BENCH_DATA_ROOT"), "budget_s": 520.0, "only": "",
                             "out_dir": "outputs/gpu-check", "strict": False}
     for a in argv:
         key, eq, value = a.partition("=")
@@ -62,18 +62,12 @@ def parse(argv: list[str]) -> JsonObject:
         raise ConfigError(f"gpu-check: strict must be true or false, got {args['strict']!r}")
     args["strict"] = str(args["strict"]).lower() == "true"
     only = [c for c in str(args["only"]).split(",") if c]
-    unknown = [c for c in only if c not in checks.CHECKS]
+    unknown = [c for c in only if c not in campaign.PRIORITY]
     if unknown:
         raise ConfigError(f"gpu-check: only= names unknown checks {', '.join(unknown)} "
-                          f"(known: {', '.join(checks.CHECKS)})")
+                          f"(known: {', '.join(campaign.PRIORITY)})")
     args["only"] = only
     return args
-
-
-def plan(ctx: Context, root: Path) -> list[tuple[str, Any]]:
-    """Every check, in order, as (name, what runs it); the study (h) reads the timings the others measured."""
-    ctx.timings_file = lambda: write_summary(root, ctx, [], 0.0)
-    return [(c.id, lambda c=c: c.run(ctx)) for c in checks.CHECKS.values()]
 
 
 def table(rows: list[Row], title: str) -> Table:
@@ -92,38 +86,6 @@ def table(rows: list[Row], title: str) -> Table:
     return t
 
 
-def write_summary(root: Path, ctx: Context, rows: list[Row], elapsed: float) -> Path:
-    """summary.json (rows, timings for the study planner, inventory) and summary.md; the json's path."""
-    root.mkdir(parents=True, exist_ok=True)
-    summary = {"kind": "gpu-check", "command": redact(" ".join(sys.argv)), "elapsed_s": round(elapsed, 1),
-               "inventory": ctx.inv.as_dict(), "timings": ctx.timings,
-               "rows": [{"check": r.check, "title": r.title, "result": r.result, "figure": r.figure,
-                         "expected": r.expected, "data": r.data} for r in rows]}
-    path = root / "summary.json"
-    write_atomic(path, json.dumps(summary, indent=2, default=str))
-    measured = device_file(ctx.inv, ctx.results, ctx.timings)
-    if measured is not None:  # what make rehearse plays this GPU at: copy it to configs/device/<gpu>.json
-        write_atomic(root / "device.json", json.dumps(measured, indent=2, default=str))
-    lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
-             f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
-             f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",
-             "| check | result | figure | expected |", "| --- | --- | --- | --- |"]
-    lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} |".replace("\n", " ") for r in rows]
-    write_atomic(root / "summary.md", "\n".join(lines) + "\n")
-    return path
-
-
-def record(root: Path, rows: list[Row], out: Console) -> None:
-    """Every run the checks recorded nested under one gpu-check run, exported to files beside them (what
-    ``suites.commands.sync --run-dir`` imports)."""
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    if not (root / "mlflow.db").exists():
-        return
-    tags = {keys.KIND: "gpu-check", keys.ROLE: "gpu-check", **{keys.check(r.check): r.result for r in rows}}
-    gather_and_export(uri, EXPERIMENT, f"gpu-check-{root.name}", tags, [root / "summary.json", root / "summary.md"],
-                      root)
-
-
 def pack(root: Path) -> Path:
     tarball = root / f"gpu-check-{root.name}.tar.gz"
     with tarfile.open(tarball, "w:gz") as tar:
@@ -131,6 +93,28 @@ def pack(root: Path) -> Path:
             if p != tarball:
                 tar.add(p, arcname=f"{root.name}/{p.name}")
     return tarball
+
+
+def no_gpu_rows(gc: GpuCheck) -> list[Row]:
+    """A host without a GPU: every chosen check skipped, saying why, in a second (nothing recorded)."""
+    status = gc.ctx.inv.gpu_status
+    no_gpu = status if status.startswith(NO_GPU) else f"{NO_GPU} ({status})"
+    return [Row(c, f"{judges.SKIPPED}: {no_gpu}") for c in gc.chosen]
+
+
+def run_checks(gc: GpuCheck, t0: float, budget_s: float, out: Console) -> tuple[list[Row], str]:
+    """The checks through the campaign executor (on a GPU host), else every one skipped; the rows and why it
+    stopped early ('' where it did not)."""
+    if not gc.ctx.inv.has_gpu:
+        rows = no_gpu_rows(gc)
+        campaign.write_summary(gc, rows, time.monotonic() - t0)
+        return rows, ""
+    if not gc.measured:
+        say(out)("gpu-check: each check's seconds are estimates (no gpu-check on this GPU wrote check_s to its "
+                 "device file yet): a check whose estimate passes what is left of budget_s does not start")
+    stop_on_signals()
+    run = execute(campaign.campaign_of(gc, t0, budget_s), campaign.conclude(gc, t0), out)
+    return campaign.rows_of(gc, run), run.stopped
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,26 +135,21 @@ def main(argv: list[str] | None = None) -> int:
     if not inv.has_gpu and args["strict"]:
         print(f"error: gpu-check strict=true: no GPU on this host ({inv.gpu_status})", file=sys.stderr)
         return 2
+    register_configs()
+    estimates, measured = campaign.estimates_for(str(inv.gpus[0].get("name", "")) if inv.gpus else "")
     ctx = Context(root, inv, args["data.root"], t0 + args["budget_s"], say(out))
-    rows: list[Row] = []
-    no_gpu = inv.gpu_status if inv.gpu_status.startswith(NO_GPU) else f"{NO_GPU} ({inv.gpu_status})"
-    for name, run in plan(ctx, root):
-        if args["only"] and name not in args["only"]:
-            continue
-        if not inv.has_gpu:
-            rows.append(Row(name, f"{judges.SKIPPED}: {no_gpu}"))
-            continue
-        rows.append(checks.run_check(ctx, name, run))
-    elapsed = time.monotonic() - t0
-    write_summary(root, ctx, rows, elapsed)
-    best_effort(out, "gpu-check MLflow record", lambda: record(root, rows, out))
+    ctx.timings_file = lambda: campaign.write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
+    gc = GpuCheck(ctx, args["only"], estimates, measured)
+    rows, stopped = run_checks(gc, t0, args["budget_s"], out)
     tarball = pack(root)
     gpu = ", ".join(str(g.get("name")) for g in inv.gpus) or inv.gpu_status
-    out.print(table(rows, f"gpu-check on {gpu} ({elapsed:.0f} s; {root})"))
+    out.print(table(rows, f"gpu-check on {gpu} ({time.monotonic() - t0:.0f} s; {root})"))
     size = tarball.stat().st_size
-    say(out)(f"gpu-check: {root / 'summary.md'}")
+    say(out)(f"gpu-check: {root / 'summary.md'}" + (f" (stopped: {stopped})" if stopped else ""))
     say(out)(f"bring back: {tarball} ({size / 2**20:.1f} MiB"
              + (", over the 16 MiB a device call returns: leave runs/ behind)" if size > TARBALL_MAX else ")"))
+    if stopped:
+        return EXIT_INTERRUPTED
     failed = [r for r in rows if r.result.startswith((judges.FAILED, judges.INCONCLUSIVE))]  # neither has passed
     skipped = [r for r in rows if r.result.startswith(judges.SKIPPED)]
     return 1 if failed or (args["strict"] and skipped) else 0

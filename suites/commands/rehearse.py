@@ -41,7 +41,9 @@ from gpu_probe.shapes import JsonObject
 from suites.capacity.size_settings import load_settings
 from suites.commands import selfmeasure_ml
 from suites.config.overrides import override
-from suites.config.schema import CONFIG_DIR, register_configs
+from suites.config.schema import register_configs
+from suites.errors import ConfigError
+from suites.gpucheck import device_file
 from suites.render import tables
 from suites.sizing.parts import plan_parts
 from suites.study.planner import Measured, plan_study
@@ -49,7 +51,6 @@ from suites.study.settings import StudySettings
 from suites.workloads.device_bytes import UNSEEN_SHARE, mnist_torch_peak_MiB
 
 REPO = Path(__file__).resolve().parents[2]
-DEVICES = CONFIG_DIR / "device"
 MIN_OVERLAP_PCT = 90.0
 RATIO_TOLERANCE = 0.2  # a time ratio of equal work within 20 % of the step-time ratio
 SLOW_ARM = 10.0  # the comparison's slow arm: the reference study's GPU-vs-CPU ratio (10.06x)
@@ -63,42 +64,6 @@ class Check:
     figure: str
     target: str
     ok: bool
-
-
-def device(gpu: str) -> JsonObject:
-    """The device file of ``gpu`` (h200, h100, or a path to one)."""
-    path = Path(gpu) if gpu.endswith(".json") else DEVICES / f"{gpu.lower()}.json"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in DEVICES.glob("*.json")))
-        raise SystemExit(f"error: GPU={gpu}: no device file {path} (known: {known}; make gpu-check writes one)")
-    return json.loads(path.read_text())
-
-
-def device_file(inv: Inventory, results: dict[str, JsonObject], timings: dict[str, float]) -> JsonObject | None:
-    """What ``make gpu-check`` measured, as a device file (None without a GPU): the GPU and its memory, each
-    training run's step time at its batch, the CUDA context a guest measured, each viewset's frame time, the GPU
-    seconds per workload and tier."""
-    if not inv.gpus:
-        return None
-    steps: dict[str, float] = {}
-    frames: dict[str, float] = {}
-    context = math.nan
-    for res in results.values():
-        for g in res.get("guests", []):
-            m, info, spec = g["result"].get("metrics", {}), g["result"].get("info", {}), g["spec"]
-            rate, batch = m.get("images_per_sec", math.nan), spec["workload_config"].get("batch_size")
-            if rate == rate and rate > 0 and batch:
-                steps[f"{spec['workload']}/{batch}"] = round(1000.0 * batch / rate, 3)
-            context = info.get("cuda_context_MiB", context) if context != context else context
-            for vs in info.get("viewsets", []) if spec["workload"] == "graphics-replay" else []:
-                fps = m.get(f"{vs}.fps", math.nan)
-                if fps == fps and fps > 0:
-                    frames[vs] = round(1000.0 / fps, 3)
-    gpu = inv.gpus[0]
-    return {"gpu": gpu.get("name"), "mem_total_MiB": gpu.get("mem_total_MiB"),
-            "cuda_context_MiB": context if context == context else None,
-            "source": f"make gpu-check on {gpu.get('name')}, driver {inv.driver_version}",
-            "step_ms": steps, "frame_ms": frames, "work_s": dict(timings)}
 
 
 # --- the judges: one per check, pure ----------------------------------------------------------------------------
@@ -162,7 +127,7 @@ def bench(tmp: Path, name: str, *overrides: str) -> Path:
 
 
 def equal_work(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
-    step = float(dev["step_ms"]["mnist-torch/512"])
+    step = device_file.step_ms(dev, "mnist-torch", 512)
     phases = (f"scenario.phases=[{{label:gpu,overrides:['workload.step_ms={step:g}']}},"
               f"{{label:slow,overrides:['workload.step_ms={step * SLOW_ARM:g}']}}]")
     run_dir = bench(tmp, "equal-work", "scenario=gpu-vs-cpu", "workload=fixed-step", "workload.batch_size=512",
@@ -184,7 +149,7 @@ def windows(res: JsonObject, label: str, floor_s: float) -> list[Check]:
 
 
 def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
-    step = float(dev["step_ms"]["mnist-torch/512"]) * 128 / 512  # the mixed ML guest's batch of 128, by throughput
+    step = device_file.step_ms(dev, "mnist-torch", 512) * 128 / 512  # the mixed ML guest's batch of 128, by throughput
     window = floor_s(short)
     ml = override("scenario.mixed.ml.overrides", [
         override("workload.step_ms", float(f"{step:.3g}")), override("workload.batch_size", 128),
@@ -202,7 +167,7 @@ def mixed(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
 
 def bench_ml(dev: JsonObject, tmp: Path, short: bool) -> list[Check]:
     """make bench-ml's row for the ML stand-in at the device's step time: a rate on both sides, over its window."""
-    step = float(dev["step_ms"]["mnist-torch/512"])
+    step = device_file.step_ms(dev, "mnist-torch", 512)
     window = floor_s(short)
     row = selfmeasure_ml.measure("fixed-step", [f"workload.step_ms={step:g}", "workload.batch_size=512",
                                                 f"workload.min_window_s={window:g}", "profile.vcpus=1"],
@@ -272,7 +237,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: unknown argument(s) {' '.join(rest)}", file=sys.stderr)
         return 2
     register_configs()
-    dev, out = device(args.gpu), Console(width=tables.console_width())
+    try:
+        dev = device_file.load(args.gpu)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Console(width=tables.console_width())
     try:
         checks = run_checks(dev, args.short, out)
     except KeyboardInterrupt:  # its runs were in a temporary store, removed: nothing of it is left or recorded

@@ -11,8 +11,10 @@ noise (noise.py: a busy host, smoke sizes, ... give ``inconclusive``, never a co
 every profile's density tabled (density.py), the VM to provision said (provision.py), and one MLflow run records it,
 its consolidations nested under it, with the report (``<sizing.out_dir>/<time>/sizing.{md,html,png}``).
 
-The sizing is a campaign (suites/campaign/): planned in suites/sizing/parts.py and campaign.py, run by the one
-executor, concluded in suites/sizing/conclude.py.
+The sizing is a campaign (suites/campaign/): planned in suites/sizing/parts.py (fitted to ``sizing.budget_s``: a plan
+that still does not fit after every trim is refused before anything runs), made a campaign in
+suites/sizing/consolidations.py (a hard deadline: a consolidation that cannot end within what is left of the budget
+does not start, said), run by the one executor, concluded in suites/sizing/answer.py.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt as exc:
             say(out)(f"size: {interrupt_reason(exc)} before anything started: nothing written")
             return EXIT_INTERRUPTED
-        run = execute(campaign_of(settings, plan), concluder(settings, (inv, plan), out), out)
+        run = execute(campaign_of(settings, plan, t0), concluder(settings, (inv, plan), out), out)
         if not run.concluded:  # stopped between parts or while concluding: said and recorded KILLED
             return EXIT_INTERRUPTED
         for line in once.summary():

@@ -7,8 +7,11 @@ the reason (traceback in ``<check>.log``), never the end of the others.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -107,33 +110,64 @@ class Context:
         return self.deadline - time.monotonic()
 
 
+STOP_GRACE_S = 20.0  # after SIGTERM, how long a check's command has to stop its guests and record its end
+
+
 def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subprocess.CompletedProcess[str]:
-    """``argv`` with its output in ``<root>/logs/<name>.log``, within the time left; CheckFailed when it ran out."""
+    """``argv`` in a process group of its own, with its output in ``<root>/logs/<name>.log``, within the time left;
+    CheckFailed when it ran out. An interrupt stops the command as scancel would (SIGTERM to its group: it records
+    its end and stops its guests; SIGKILL after STOP_GRACE_S) and goes on up: no command outlives gpu-check."""
     timeout = min(limit_s, ctx.left_s)
     if timeout < 10:
         raise CheckSkipped(f"out of time (gpu-check budget_s spent, {max(ctx.left_s, 0):.0f} s left)")
     (ctx.root / "logs").mkdir(parents=True, exist_ok=True)
+    log = ctx.root / "logs" / f"{name}.log"
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        (ctx.root / "logs" / f"{name}.log").write_text(out)
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        out, err = stop_group(proc)
+        log.write_text(f"$ {' '.join(argv)}\n{out}\n{err}")
         raise CheckFailed(f"did not finish within {timeout:.0f} s") from None
-    (ctx.root / "logs" / f"{name}.log").write_text(f"$ {' '.join(argv)}\n{done.stdout}\n{done.stderr}")
-    return done
+    except BaseException:
+        out, err = stop_group(proc)
+        log.write_text(f"$ {' '.join(argv)}\n{out}\n{err}\n(interrupted: stopped)")
+        raise
+    log.write_text(f"$ {' '.join(argv)}\n{out}\n{err}")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240) -> JsonObject:
-    """One ``python -m suites bench`` run into the check's own store; its results.json (CheckFailed without one)."""
+def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """The command's process group stopped (SIGTERM, then SIGKILL after STOP_GRACE_S); what it printed."""
+    for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            return proc.communicate(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            continue
+    return "", ""
+
+
+def store_args(ctx: Context) -> list[str]:
+    """Where a check's command records: gpu-check's own store and artifacts (its runs nest under its run)."""
+    return [f"tracking_uri=sqlite:///{ctx.root / 'mlflow.db'}", f"artifact_dir={ctx.root / 'mlartifacts'}"]
+
+
+def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240,
+          expect: str = "results.json") -> JsonObject:
+    """One ``python -m suites bench`` run into gpu-check's store; its results.json (a comparison: ``expect`` names
+    the file it must have written, and {} is returned); CheckFailed without it."""
     run_dir = ctx.root / "runs" / name
     argv = [sys.executable, "-m", "suites", "bench", *overrides, "progress=quiet", f"hydra.run.dir={run_dir}",
-            f"tracking_uri=sqlite:///{ctx.root / 'mlflow.db'}", f"artifact_dir={ctx.root / 'mlartifacts'}"]
+            *store_args(ctx)]
     done = run_logged(ctx, name, argv, limit_s)
-    results = run_dir / "results.json"
-    if not results.exists():
+    if not (run_dir / expect).exists():
         errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
-        raise CheckFailed((errors or [f"exit {done.returncode}, no results.json"])[-1] + f" (logs/{name}.log)")
-    out: JsonObject = json.loads(results.read_text())
+        raise CheckFailed((errors or [f"exit {done.returncode}, no {expect}"])[-1] + f" (logs/{name}.log)")
+    if expect != "results.json":
+        return {}
+    out: JsonObject = json.loads((run_dir / expect).read_text())
     ctx.results[name] = out
     return out
 
@@ -157,17 +191,24 @@ def inventory(ctx: Context) -> Row:
     return Row.of("a", judge.inventory(ctx.inv.gpus, ctx.inv.driver_version))
 
 
-@check("b1", "CUDA training: MNIST time to 99 %", "test accuracy >= 99 % and time_to_accuracy_s reported (real "
-       "MNIST)")
+# b1 times training to its target as MLPerf does: the accuracy checked at each epoch's end, the run ending at the first
+# that reaches it, within a cap. One epoch, checked once, landed either side of 99 % (98.98 % and 99.22 % on an H200).
+MNIST_MAX_EPOCHS = 3
+
+
+@check("b1", "CUDA training: MNIST time to 99 %", f"test accuracy >= 99 % at an epoch's end within {MNIST_MAX_EPOCHS} "
+       "epochs, its time_to_accuracy_s and epoch count reported (real MNIST)")
 def mnist_time_to_accuracy(ctx: Context) -> Row:
     if not ctx.data_root or not (Path(ctx.data_root) / "MNIST" / "raw" / "train-images-idx3-ubyte").exists():
         raise CheckSkipped(f"no real MNIST under data.root ({ctx.data_root or 'not given'})/MNIST/raw")
-    res = bench(ctx, "b1-mnist", ["profile=passthrough-1gpu", "workload=mnist-torch",  # its 1 epoch
+    res = bench(ctx, "b1-mnist", ["profile=passthrough-1gpu", "workload=mnist-torch",
+                                  f"workload.epochs={MNIST_MAX_EPOCHS}", "workload.eval_each_epoch=true",
                                   "workload.target_accuracy=0.99", f"data.root={ctx.data_root}",
                                   "data.synthetic=false"])
     if not judge.not_ok(res):
-        ctx.timings["mnist-torch/full"] = metric(guests(res)[0], "train_time_s")
-    return Row.of("b1", judge.mnist(res))
+        epochs = metric(guests(res)[0], "epochs_trained")  # the study's full tier trains the recipe's one epoch
+        ctx.timings["mnist-torch/full"] = metric(guests(res)[0], "train_time_s") / (epochs if epochs >= 1 else 1.0)
+    return Row.of("b1", judge.mnist(res, 0.99, MNIST_MAX_EPOCHS))
 
 
 def cifar_throughput(ctx: Context, compiled: bool) -> Row:
@@ -188,7 +229,7 @@ def cifar_throughput(ctx: Context, compiled: bool) -> Row:
     study_images = CIFAR_TRAIN
     ctx.timings["cifar10-torch/full"] = metric(g, "train_time_s") * FULL_CIFAR_EPOCHS / CIFAR_EPOCHS * \
         study_images / max(1, g["result"]["info"].get("train_images", CIFAR_TRAIN))
-    verdict = judge.cifar(res)
+    verdict = judge.cifar(res, timing_judged=compiled)  # eager: a launch-bound rate is a finding, said
     rate = metric(g, "images_per_sec")
     met = "met" if rate >= CIFAR_GOAL_IMAGES_PER_S else "not met"
     verdict.figure += (f"; {rate * RECORD_FLOPS_PER_IMAGE / 1e12:.0f} TFLOP/s at 708 MFLOPs/img, goal "
@@ -203,7 +244,9 @@ CIFAR_RULE = (f"images/s (goal >= {CIFAR_GOAL_IMAGES_PER_S:,}, shown, not judged
               f"{judge.CIFAR_MIN_UTIL_PCT:.0f} %, energy > 0")
 
 
-@check("b2", "CUDA training: CIFAR-10, the record's recipe in fp16, without torch.compile", CIFAR_RULE)
+@check("b2", "CUDA training: CIFAR-10, the record's recipe in fp16, without torch.compile",
+       "a rate over 5 repeats, energy > 0; CoV and GPU util shown beside b3's rule (eager steps wait on the CPU's "
+       "kernel launches: a finding, not a failure)")
 def cifar_eager(ctx: Context) -> Row:
     return cifar_throughput(ctx, False)
 
@@ -283,7 +326,7 @@ def mps_sharing(ctx: Context) -> Row:
     return Row.of("g", judge.mps(full, share, four))
 
 
-@check("h", "make study in the time left", "study/<time>/report.html with episode 1 ratios and episode 2 "
+@check("h", "make study (smoke sizes) in the time left", "study/<time>/report.html with episode 1 ratios and episode 2 "
        f"'{EMULATED}' rows, planned with the timings above; every part it ran finished")
 def study(ctx: Context) -> Row:
     left = ctx.left_s - 20
@@ -291,8 +334,7 @@ def study(ctx: Context) -> Row:
         raise CheckSkipped(f"out of time ({ctx.left_s:.0f} s left of the gpu-check budget)")
     timings = ctx.timings_file() if ctx.timings_file else ctx.root / "summary.json"
     argv = [sys.executable, "-m", "suites", "study", f"study.budget_s={left:.0f}", f"study.timings={timings}",
-            f"study.out_dir={ctx.root / 'study'}", f"tracking_uri=sqlite:///{ctx.root / 'mlflow.db'}",
-            f"artifact_dir={ctx.root / 'mlartifacts'}", "progress=quiet",
+            "study.tier=smoke", f"study.out_dir={ctx.root / 'study'}", *store_args(ctx), "progress=quiet",
             *([f"data.root={ctx.data_root}"] if ctx.data_root else [])]
     done = run_logged(ctx, "h-study", argv, left + 60)
     verdict = judge.study(done.returncode, done.stdout, done.stderr)

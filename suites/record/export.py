@@ -133,27 +133,21 @@ TEXT_MAX = {"tags": MAX_TAG_LEN, "params": MAX_PARAM_LEN}
 EPOCH_MS = (946_684_800_000, 4_102_444_800_000)  # 2000-01-01 to 2100-01-01: what a recorded run's clock says
 
 
-def gather_and_export(tracking_uri: str, experiment: str, name: str, tags: dict[str, str], files: list[Path],
-                      folder: Path) -> str | None:
-    """Every top-level run of ``experiment`` nested under one new run ``name`` (with ``tags`` and ``files`` as its
-    artifacts), ended and exported with its tree to ``folder``; its id (None where the experiment has no run).
-    What ``make gpu-check`` does with the store each check wrote to."""
+def adopt_roots(tracking_uri: str, parent_id: str, tags: dict[str, str]) -> int:
+    """Every top-level run of the parent's experiment but the parent nested under it, with ``tags``: what ``make
+    gpu-check`` does after each check with the runs its commands recorded into its store (each a root run of its
+    own process). How many it took."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri)
-    exp = client.get_experiment_by_name(experiment)
-    if exp is None:
-        return None
-    top = [r for r in client.search_runs([exp.experiment_id], max_results=10000)
-           if "mlflow.parentRunId" not in r.data.tags]
-    parent = client.create_run(exp.experiment_id, run_name=name, tags={k: v[:MAX_TAG_LEN] for k, v in tags.items()})
+    exp_id = client.get_run(parent_id).info.experiment_id
+    top = [r for r in client.search_runs([exp_id], max_results=10000)
+           if keys.PARENT not in r.data.tags and r.info.run_id != parent_id]
     for r in top:
-        client.set_tag(r.info.run_id, "mlflow.parentRunId", parent.info.run_id)
-    for f in files:
-        client.log_artifact(parent.info.run_id, str(f))
-    client.set_terminated(parent.info.run_id)
-    export_tree(tracking_uri, parent.info.run_id, folder)
-    return parent.info.run_id
+        client.set_tag(r.info.run_id, keys.PARENT, parent_id)
+        for k, v in tags.items():
+            client.set_tag(r.info.run_id, k, v[:MAX_TAG_LEN])
+    return len(top)
 
 
 def read_export(path: Path) -> JsonObject:

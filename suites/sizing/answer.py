@@ -14,7 +14,7 @@ from gpu_probe.inventory import Inventory
 from suites import store_keys as keys
 from suites.campaign import CampaignRun
 from suites.campaign.executor import Conclude, Conclusion
-from suites.campaign.spec import NOT_RUN
+from suites.campaign.spec import NOT_RUN, SKIPPED
 from suites.capacity import density, fleet_candidates, measured, provision, solver
 from suites.capacity.result import SizingResult, title_label
 from suites.capacity.size_settings import STRICT, SizingSettings, describe
@@ -127,8 +127,10 @@ def stop_answers(result: SizingResult, stopped: str) -> None:
 
 
 def notes_of(run: CampaignRun) -> list[str]:
-    """What the campaign left unmeasured: a profile that did not fit, the parts after an interrupt."""
+    """What the campaign left unmeasured: a profile that did not fit, a consolidation past the deadline, the parts
+    after an interrupt."""
     notes = [f"{p.name}: {p.why}" for p in run.left(NOT_RUN) if p.why.startswith("not measured")]
+    notes += [f"{p.name}: not measured: {p.why}" for p in run.left(SKIPPED)]
     if run.stopped:
         left = [p.name for p in run.left(NOT_RUN) if not p.why.startswith("not measured")]
         notes.append(f"{run.stopped} (its counts so far are read, not an answer); not measured: "

@@ -4,6 +4,7 @@ it once)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from suites import store_keys as keys
@@ -16,11 +17,14 @@ from suites.sizing.read import Key, reusable
 KIND = "sizing"
 
 
-def campaign_of(settings: SizingSettings, plan: SizingPlan) -> Campaign:
+def campaign_of(settings: SizingSettings, plan: SizingPlan, started: float = math.inf) -> Campaign:
     """The plan's consolidations, each a part leased on its own (a profile that does not fit is not measured, the
-    others are), with no deadline but the budget the plan was fitted to."""
-    parts = [CampaignPart(p.label, p.comp, {keys.SIZING_KEY: p.key}, reuse=reuser(p, settings)) for p in plan.parts]
-    return Campaign(KIND, "size", Path(settings.out_dir), parts, keys.SIZING_PART, noun="consolidation")
+    others are) with its estimate, under a hard deadline: ``sizing.budget_s`` after ``started`` (time.monotonic()),
+    so a consolidation that cannot end by it does not start, and the answer says it was not measured."""
+    parts = [CampaignPart(p.label, p.comp, {keys.SIZING_KEY: p.key}, p.estimate_s, reuse=reuser(p, settings))
+             for p in plan.parts]
+    return Campaign(KIND, "size", Path(settings.out_dir), parts, keys.SIZING_PART, noun="consolidation",
+                    deadline=started + settings.budget_s)
 
 
 def reuser(part: SizingPart, settings: SizingSettings) -> Reuse:

@@ -9,6 +9,7 @@ measured is one whose VMs per GPU allow the counts (said, with why)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import NamedTuple
 
@@ -32,6 +33,9 @@ from suites.pipeline.prechecks import check_out_dirs
 from suites.study import trials
 from suites.study.planner import OVERHEAD_S, WORK_S
 from suites.study.settings import StudySettings
+from suites.workloads import workload_class
+from suites.workloads.graphics.replay import GraphicsReplayConfig
+from suites.workloads.graphics.viewsets import FRAMES_PER_TEST, VIEWSETS
 
 __all__ = ["SizingPart", "SizingPlan", "part_overrides", "plan_parts", "reuse_key"]
 
@@ -57,16 +61,32 @@ def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: s
     return out
 
 
-def phase_seconds(inv: Inventory, tier: str) -> tuple[float, str]:
-    """What one consolidation phase run costs on this host, and where the figure came from: the study's trial runs
-    on this host (their cache) where they timed both workloads at this tier, else the study planner's table."""
+def frames_of(viewsets: list[str], tier: str) -> int:
+    """Frames one pass of ``viewsets`` replays at ``tier`` (smoke: the preset's frames per test)."""
+    per_test = int(workload_class("graphics-replay").smoke["frames_per_test"]) if tier == "smoke" else FRAMES_PER_TEST
+    return sum(len(VIEWSETS[v].tests) for v in viewsets) * per_test
+
+
+def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str) -> tuple[dict[str, float], str]:
+    """What one consolidation phase run costs on this host for each CAD user type ('' : the sizing's cad_size), and
+    where the figures came from: the study's trial runs on this host (their cache) where they timed both workloads at
+    this tier, else the study planner's table. A phase lasts its set-up and the longer of the ML guest's work and the
+    CAD guests' replay; a replay is the trial's (every viewset) scaled by the frames the user type's viewsets replay
+    (a heavy user's 336, a light user's 96 at full size)."""
     host = "gpu" if inv.gpus else "cpu"
     timed = trials.cached(Path(StudySettings().out_dir), inv)
-    runs = [timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch")]
-    if all(runs):
-        return max(runs), f"timed by trial runs on this host ({trials.CACHE} under {StudySettings().out_dir})"  # type: ignore[type-var]
-    work = max(WORK_S[(w, tier)][host] for w in ("graphics-replay", "mnist-torch"))
-    return OVERHEAD_S[host] + work, f"the study planner's table for a {host.upper()} host (not measured here)"
+    cad, ml = (timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch"))
+    if cad and ml:
+        work = {w: max(0.0, t - OVERHEAD_S[host]) for w, t in (("graphics-replay", cad), ("mnist-torch", ml))}
+        source = f"timed by trial runs on this host ({trials.CACHE} under {StudySettings().out_dir})"
+    else:
+        work = {w: float(WORK_S[(w, tier)][host]) for w in ("graphics-replay", "mnist-torch")}
+        source = f"the study planner's table for a {host.upper()} host (not measured here)"
+    per_frame = work["graphics-replay"] / frames_of(list(GraphicsReplayConfig().viewsets), tier)
+    types = {"": settings.cad_size, **{t: t for t in settings.cad_users}}
+    return {t: round(OVERHEAD_S[host] + max(work["mnist-torch"],
+                                            per_frame * frames_of(list(settings.cad_sizes[size]), tier)), 1)
+            for t, size in types.items()}, source
 
 
 # Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
@@ -81,6 +101,7 @@ class SizingPart(NamedTuple):
     key: str  # what makes a stored consolidation this part's measurement (bench.sizing_key)
     user_type: str  # the CAD user type its CAD guests stand for (sizing.users)
     label: str  # how it is said and tagged (bench.sizing_part): profile/policy[/type]
+    estimate_s: float = 0.0  # its seconds by the plan's estimate: it does not start where fewer are left
 
 
 class SizingPlan(NamedTuple):
@@ -230,17 +251,26 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], o
         notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
                      "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
                      "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
-    phase_s, source = phase_seconds(inv, tier)
+    phase_s, source = phase_seconds(settings, inv, tier)
     shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
     fitted = budget.fit(budget.sweeps_of(settings.counts, counts, policies, list(settings.cad_users)),
                         settings.repeats, settings.budget_s, phase_s, shared)
+    costs = ", ".join(f"{t} {s:.0f} s" for t, s in phase_s.items() if t)  # '' is cad_size's, said under its name
+    if not fitted.fits:
+        smallest = fitted.sweeps[0]
+        raise ConfigError(f"sizing.budget_s={settings.budget_s:g}: the smallest sizing ({smallest.profile} "
+                          f"{smallest.policy}, count {list(smallest.counts)}, {fitted.repeats} repeats) takes about "
+                          f"{fitted.estimate_s:.0f} s by its estimate (a phase run: {costs}; {source}); give "
+                          f"sizing.budget_s >= {math.ceil(fitted.estimate_s)}")
     notes += [f"trimmed to sizing.budget_s={settings.budget_s:g}: {t}" for t in fitted.trims]
     parts = compose_parts(settings, inv, overrides, fitted, tier, (candidates, fleet))
+    parts = [p._replace(estimate_s=budget.sweep_s(sw, fitted.repeats, phase_s, shared))
+             for p, sw in zip(parts, fitted.sweeps, strict=True)]
     say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
              f"({', '.join(p.label for p in parts)}), sizes {tier}, {fitted.repeats} repeat(s) "
              "per count" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
     say(out)(f"size: estimate {fitted.estimate_s:.0f} s of sizing.budget_s={settings.budget_s:g} "
-             f"({phase_s:.0f} s a phase run: {source})")
+             f"(a phase run: {costs}; {source})")
     for t in fitted.trims:
         say(out)(f"size: trimmed: {t}")
     return SizingPlan(gpu, candidates, parts, notes, fleet, provenance, fitted)

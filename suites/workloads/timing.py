@@ -62,6 +62,7 @@ class StepMeter:
         self.t_target: float | None = None
         self.target: float | None = None  # the accuracy aimed at, and whether the run reached it
         self.target_met: bool | None = None
+        self.epochs_checked: float | None = None  # epochs trained when the accuracy was last checked
         self._t_progress = 0.0
         self._paused_at: float | None = None
         self._steady: list[tuple[float, int]] = []  # (time, images) after each post-warm-up step
@@ -113,11 +114,12 @@ class StepMeter:
         return (timed >= self.min_steps and self.t_last - self.t_warm >= self.hold_s
                 and self.stop_requested())
 
-    def checked(self, accuracy: float) -> bool:
-        """An accuracy measured (untimed) at this point of training against the target: True once it is met, and
-        the time to accuracy is the training clock now (MLPerf style)."""
+    def checked(self, accuracy: float, epochs: float | None = None) -> bool:
+        """An accuracy measured (untimed) at this point of training, after ``epochs`` epochs, against the target:
+        True once it is met, and the time to accuracy is the training clock now (MLPerf style)."""
         if self.target is None:
             return False
+        self.epochs_checked = epochs if epochs is not None else self.epochs_checked
         self.target_met = accuracy >= self.target
         if self.target_met and self.t_target is None:
             self.sync()
@@ -174,6 +176,8 @@ class StepMeter:
             out["time_to_accuracy_s"] = self.t_target - self.t_start
         if self.target is not None and self.target_met is not None:
             out.update({"target_accuracy": self.target, "target_met": float(self.target_met)})
+            if self.epochs_checked is not None:  # time to accuracy says after how many epochs it was met (or missed)
+                out["epochs_trained"] = float(self.epochs_checked)
         return out
 
 

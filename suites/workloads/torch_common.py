@@ -219,7 +219,7 @@ class TorchClassifier(Classifier):
             epoch += 1
             if self.cfg.target_accuracy and (self.cfg.eval_each_epoch or meter.over(total)):
                 with meter.untimed():
-                    met = meter.checked(self.accuracy_for_target())
+                    met = meter.checked(self.accuracy_for_target(), min(float(epoch), float(self.cfg.epochs)))
                 if met:
                     break
         self.ctx.info["eval_untimed_s"] = round(meter.untimed_s, 3)

@@ -49,22 +49,21 @@ def test_export_copies_artifacts_with_mlflows_progress_bar_off_and_leaves_the_en
     assert told == ["false", "true"] and os.environ[PROGRESS_BAR] == "true"
 
 
-def test_gpu_checks_runs_are_gathered_under_one_run_and_exported_with_it(tmp_path: Path):
-    """make gpu-check's store: every top-level run nested under one gpu-check run carrying each check's result."""
+def test_a_checks_runs_are_adopted_under_the_gpu_check_run_tagged_with_the_check(tmp_path: Path):
+    """make gpu-check's store after a check: every top-level run but the gpu-check run nested under it, tagged with
+    the check that made it; a run adopted once is not adopted again."""
     from mlflow.tracking import MlflowClient
 
     from suites import store_keys as keys
-    from suites.record.export import gather_and_export, read_export
+    from suites.record.export import adopt_roots, export_tree, read_export
 
     uri, first = a_run_with_artifacts(tmp_path)
-    (tmp_path / "summary.md").write_text("# gpu-check")
-    parent = gather_and_export(uri, "e", "gpu-check-x", {keys.KIND: "gpu-check", keys.check("a"): "ok"},
-                               [tmp_path / "summary.md"], tmp_path / "out")
     client = MlflowClient(uri)
-    assert client.get_run(first).data.tags["mlflow.parentRunId"] == parent
-    run = client.get_run(parent)
-    assert run.info.status == "FINISHED" and run.data.tags["bench.check.a"] == "ok"
-    assert [a.path for a in client.list_artifacts(parent)] == ["summary.md"]
+    parent = client.create_run(client.get_run(first).info.experiment_id, tags={keys.KIND: "gpu-check"}).info.run_id
+    assert adopt_roots(uri, parent, {keys.CHECK_PART: "b1"}) == 1
+    assert adopt_roots(uri, parent, {keys.CHECK_PART: "b2"}) == 0  # nothing new: b1's run stays b1's
+    tags = client.get_run(first).data.tags
+    assert tags["mlflow.parentRunId"] == parent and tags[keys.CHECK_PART] == "b1"
+    export_tree(uri, parent, tmp_path / "out")
     exported = read_export(tmp_path / "out" / "mlflow-export" / "runs.json")["runs"]
     assert {r["run_id"] for r in exported} >= {parent, first}
-    assert gather_and_export(uri, "no such experiment", "x", {}, [], tmp_path / "none") is None

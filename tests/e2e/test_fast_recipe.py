@@ -72,3 +72,19 @@ def test_time_to_accuracy_leaves_out_a_slow_evaluation(look_alike: Path, monkeyp
     assert m["train_time_s"] <= wall - 3.0 and m["time_to_accuracy_s"] <= wall - 3.0
     assert m["time_to_accuracy_s"] == pytest.approx(m["train_time_s"], abs=0.05)
     assert m["test_accuracy"] == 0.95  # the harness's evaluation is the one already made (no fourth second)
+
+
+def test_time_to_accuracy_stops_at_the_first_epoch_reaching_the_target_and_says_how_many(
+        look_alike: Path, monkeypatch: pytest.MonkeyPatch):
+    """MLPerf's way (make gpu-check b1): evaluated at each epoch's end, within an epoch cap; the run ends at the first
+    epoch that reaches the target, whichever it is, never judged by where one epoch lands."""
+    wl = prepared(look_alike, epochs=5, eval_each_epoch=True, target_accuracy=0.9)
+    figures = iter([0.5, 0.95, 0.99, 0.99, 0.99])  # met at the end of the second epoch
+    monkeypatch.setattr(wl, "test_accuracy", lambda: next(figures))
+    m = trained(wl)
+    assert m["epochs_trained"] == 2.0 and m["steps"] == 20 and m["target_met"] == 1.0  # 2 epochs of 10 batches
+    assert m["time_to_accuracy_s"] == pytest.approx(m["train_time_s"], abs=0.05)
+    missed = prepared(look_alike, epochs=2, eval_each_epoch=True, target_accuracy=0.9)
+    monkeypatch.setattr(missed, "test_accuracy", lambda: 0.5)
+    m = trained(missed)
+    assert m["epochs_trained"] == 2.0 and m["target_met"] == 0.0 and "time_to_accuracy_s" not in m  # the cap, said

@@ -34,7 +34,24 @@ def test_trims_come_in_order_steps_repeats_policies_candidates_until_it_fits():
     assert to_candidates.trims[3] == "candidates: c, d not measured"
 
 
-def test_repeats_never_go_below_two_and_a_budget_one_candidate_exceeds_is_said():
+def test_repeats_never_go_below_two_and_a_budget_one_candidate_at_one_count_exceeds_is_left_unfitted():
     fitted = fit(sweeps(["a", "b"], ["timeslice"]), 3, 10, 10.0)
     assert fitted.repeats == 2 and [s.profile for s in fitted.sweeps] == ["a"] and not fitted.fits
-    assert fitted.trims[-1].startswith("still 120 s > sizing.budget_s=10 with one candidate")
+    assert fitted.sweeps[0].counts == (1,) and fitted.estimate_s == 2 * 10.0 * 3  # ML, CAD, one count: still over
+    assert fitted.trims[-1] == "counts: a [1] (deeper counts not measured: past the budget)"
+    assert not any("all the same" in t for t in fitted.trims)  # never measured past its budget (the command refuses)
+
+
+def test_the_last_trim_drops_the_deepest_counts_until_it_fits():
+    fitted = fit(sweeps(["a"], ["timeslice"], deepest=4), 2, 90, 10.0)  # (1, 2, 4): 2 x 10 x 5 = 100 s; (1, 2): 80
+    assert fitted.fits and fitted.sweeps[0].counts == (1, 2) and fitted.estimate_s == 80
+    assert fitted.trims == ["counts: the doubling counts a [1, 2, 4] (between them: interpolated, (predicted))",
+                            "counts: a [1, 2] (deeper counts not measured: past the budget)"]
+
+
+def test_each_cad_user_type_costs_its_own_phase_seconds():
+    """A heavy user's viewsets replay 336 frames, a light user's 96: one figure for both under-counted the heavy."""
+    light, heavy = Sweep("a", "timeslice", (1, 2), "light"), Sweep("a", "timeslice", (1, 2), "heavy")
+    costs = {"light": 10.0, "heavy": 30.0}
+    assert sweep_s(light, 2, costs, lambda k: 1.0) == 2 * 10.0 * 4 and sweep_s(heavy, 2, costs, lambda k: 1.0) == 240
+    assert fit([light, heavy], 2, 1000, costs).estimate_s == 320

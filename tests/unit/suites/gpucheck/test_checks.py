@@ -39,8 +39,11 @@ def test_b2_b3_say_a_window_too_short_for_a_2_percent_cov():
     assert gpu_checks.CIFAR_EPOCHS >= 10 and gpu_checks.CIFAR_MIN_WINDOW_S >= 1.0  # ~2 s a repeat at the goal
 
 
-def test_every_check_is_registered_once_in_order_with_its_rule():
-    assert list(gpu_checks.CHECKS) == ["a", "b1", "b2", "b3", "c1", "c2", "d", "e", "f", "g", "h"]
+def test_every_check_is_registered_once_with_its_rule_and_has_its_place_in_the_order():
+    from suites.gpucheck import campaign
+
+    assert sorted(gpu_checks.CHECKS) == sorted(campaign.PRIORITY) == sorted(
+        ["a", "b1", "b2", "b3", "c1", "c2", "c3", "d", "e", "f", "g", "h", "i", "j", "k", "l"])
     assert all(c.title and c.expected for c in gpu_checks.CHECKS.values())
     with pytest.raises(ValueError, match="registered twice"):
         gpu_checks.check("a", "again", "rule")(lambda ctx: None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,39 @@ def test_a_consolidation_another_sizing_measured_while_this_one_waited_is_taken_
     executor.run_parts(run, {}, Console(file=text, width=200))
     assert measured_ids(plan, run) == {(part.profile, part.policy, part.user_type): other[0]} and run.stopped == ""
     assert f"measured meanwhile by another sizing: reused consolidation run {other[0]}" in text.getvalue()
+
+
+def test_a_sizing_starts_only_the_consolidations_that_can_end_within_its_budget_and_says_which_were_not(
+        tmp_path: Path, monkeypatch):
+    """A sizing has the study's hard deadline: sizing.budget_s from its start. Here the first consolidation has used
+    the time the second needed (a host slower than the plan's phase seconds): the second does not start, and the
+    answer's notes name it."""
+    import time
+
+    from suites.sizing.answer import notes_of
+
+    settings, _, plan, _ = planned_sizing(tmp_path, "sizing.users.light=20", "sizing.users.heavy=5")
+    first, second = plan.parts
+    assert first.estimate_s > 0 and second.estimate_s > 0  # each part carries its estimate to the executor
+    left = first.estimate_s + second.estimate_s / 2  # as if the plan's margin went: only the first fits now
+    campaign = campaign_of(settings, plan, started=time.monotonic() - settings.budget_s + left)
+    recorder = Recorder(plan.parts[0].comp.cfg, [].append)
+    run = CampaignRun(campaign, tmp_path / "run", Nest(recorder, recorder.start_parent("sizing-test", {}),
+                                                       launcher="size"))
+    ran: list[str] = []
+    monkeypatch.setattr(executor, "plan_and_lease", lambda *a, **k: (None, contextlib.nullcontext()))
+
+    def compared(planned, run_dir, out, nest) -> int:  # took its estimate: the deadline comes that much nearer
+        ran.append(nest.tags["bench.sizing_part"])
+        campaign.deadline -= first.estimate_s
+        return 0
+
+    monkeypatch.setattr(executor, "run_comparison", compared)
+    monkeypatch.setattr(type(run), "reader", None)  # nothing stored to reuse
+    executor.run_parts(run, {}, Console(file=io.StringIO(), width=200))
+    assert ran == [first.label] and [p.how for p in run.parts] == ["measured", "skipped"]
+    (note,) = notes_of(run)
+    assert note.startswith(f"{second.label}: not measured: not started: its estimate {second.estimate_s:.0f} s is "
+                           "past the ")
+    assert note.endswith("left of sizing.budget_s (a sizing never runs past its budget)")
+    assert campaign_of(settings, plan).deadline == math.inf  # no start given: no deadline (a plan, not a run)

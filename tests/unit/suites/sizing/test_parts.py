@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.hosts import gpu_host
 
 
@@ -126,3 +128,55 @@ def test_a_gpu_host_never_measures_a_step_past_a_profiles_vms_per_gpu(tmp_path, 
     assert all(n <= per_gpu[p] - 1 for p, n in deepest.items())
     assert any(n.startswith("m60-8q: not measured: its 1 VM(s) per GPU leave no CAD guest beside the ML guest's")
                for n in plan.notes)
+
+
+def test_a_sizing_that_does_not_fit_its_budget_after_every_trim_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    """ee6319b said 'still 1036 s > sizing.budget_s=540 with one candidate: measured all the same' and ran past 10
+    minutes; now the smallest sizing's estimate is said with the budget it needs, and nothing starts."""
+    import io
+
+    from rich.console import Console
+
+    from gpu_probe.inventory import collect
+    from suites.capacity.size_settings import load_settings
+    from suites.config.schema import register_configs
+    from suites.errors import ConfigError
+    from suites.sizing.parts import plan_parts
+
+    monkeypatch.chdir(tmp_path)  # no trial-run cache: the planner's table
+    register_configs()
+    inv = collect()
+    inv.gpus = []
+    with pytest.raises(ConfigError) as exc:
+        plan_parts(load_settings("default", ["sizing.budget_s=60"]), inv, [f"tracking_uri=sqlite:///{tmp_path}/m.db"],
+                   Console(file=io.StringIO()))
+    said = str(exc.value)
+    assert said.startswith("sizing.budget_s=60: the smallest sizing (m60-1q timeslice, count [1], 2 repeats) takes "
+                           "about ") and "; give sizing.budget_s >= " in said
+    assert not (tmp_path / "outputs").exists()  # nothing written
+
+
+def test_each_cad_user_type_is_planned_at_its_own_replay_length(tmp_path, monkeypatch):
+    """A heavy user's viewsets replay 336 frames at full size, a light user's 96: the phase seconds differ by the
+    replay where it is the longer part of a phase (a trial-run cache whose replay outlasts the ML guest's work)."""
+    import json
+
+    from gpu_probe.inventory import collect
+    from suites.capacity.size_settings import load_settings
+    from suites.config.schema import register_configs
+    from suites.sizing.parts import frames_of, phase_seconds
+    from suites.study import trials
+
+    monkeypatch.chdir(tmp_path)
+    register_configs()
+    inv = collect()
+    inv.gpus = []
+    assert frames_of(["mechanical", "architecture", "product"], "full") == 336 and frames_of(["product"], "full") == 96
+    assert frames_of(["mechanical"], "smoke") == 24  # the smoke preset's 8 frames of each of its 3 tests
+    settings = load_settings("default", ["sizing.users.light=20", "sizing.users.heavy=5"])
+    (tmp_path / "outputs" / "study").mkdir(parents=True)
+    (tmp_path / "outputs" / "study" / trials.CACHE).write_text(json.dumps({trials.fingerprint(inv): {
+        "graphics-replay/full": 7.0 + 336.0, "mnist-torch/full": 7.0 + 30.0}}))  # 1 s a frame, 30 s of ML work
+    costs, source = phase_seconds(settings, inv, "full")
+    assert costs["heavy"] == 7.0 + 336.0 and costs["light"] == 7.0 + 96.0 and source.startswith("timed by trial runs")
+    assert costs[""] == 7.0 + 144.0  # cad_size medium: mechanical's 144 frames

@@ -1,0 +1,151 @@
+"""``make gpu-check`` as a campaign: its checks in priority order, each a part of the one campaign executor's with its
+estimate, under one deadline (``budget_s`` from the command's start: a check that cannot end by it does not start,
+said), its runs nested under one gpu-check run and exported after each check, an interrupt ending it KILLED with
+nothing left RUNNING; concluded with one summary (json, md), the device file of what it measured, and each check's
+result on the gpu-check run.
+
+The estimates are the seconds each check took on a lent GPU (the device file's ``check_s``, written by the last
+gpu-check on that GPU) where they were measured, else :data:`ESTIMATE_S` (an estimate, said so)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suites import store_keys as keys
+from suites.campaign import Campaign, CampaignPart, CampaignRun
+from suites.campaign.executor import Conclusion
+from suites.campaign.spec import NOT_RUN, SKIPPED
+from suites.config.compose import compose_run
+from suites.errors import redact
+from suites.gpucheck import checks, device_file, judges, suite_checks
+from suites.gpucheck.checks import Context, Row
+from suites.record import mlflow_runs
+from suites.record.export import adopt_roots
+from suites.record.rundir import write_atomic
+
+__all__ = ["ESTIMATE_S", "PRIORITY", "GpuCheck", "campaign_of", "conclude"]
+
+assert suite_checks  # its checks register themselves on import: c3, i, j, k, l
+
+# The order checks run in: what matters most first, so a budget that runs out cuts the least (each cut said).
+PRIORITY = ("a", "b1", "c1", "c2", "c3", "d", "e", "b3", "b2", "g", "i", "j", "l", "k", "h", "f")
+# Seconds a check takes on one H200 where no gpu-check measured it yet (the sixth run's logs where it had the
+# check: b1-b3, c1, c2, e; the others estimated from a bench run's ~8 s of set-up there). Said as estimates.
+ESTIMATE_S = {"a": 1, "b1": 20, "b2": 35, "b3": 60, "c1": 25, "c2": 15, "c3": 60, "d": 0, "e": 15, "f": 30,
+              "g": 45, "h": 60, "i": 40, "j": 45, "k": 120, "l": 15}
+
+
+@dataclass
+class GpuCheck:
+    """One gpu-check as it runs: its context, the checks it runs (``only=`` or every one) and their rows."""
+
+    ctx: Context
+    only: list[str]
+    estimates: dict[str, float]
+    measured: bool  # the estimates are the device file's measured check seconds (else ESTIMATE_S)
+    rows: dict[str, Row] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def chosen(self) -> list[str]:
+        return [c for c in PRIORITY if not self.only or c in self.only]
+
+
+def estimates_for(gpu: str) -> tuple[dict[str, float], bool]:
+    """Each check's seconds: the device file of ``gpu``'s measured ``check_s`` where it has them all, else the
+    table; and whether they were measured."""
+    try:
+        measured = device_file.load(gpu).get("check_s", {})
+    except Exception:  # no device file of this GPU, or not one: the table, said by the caller
+        measured = {}
+    if measured and all(c in measured for c in PRIORITY):
+        return {c: float(measured[c]) for c in PRIORITY}, True
+    return {c: float(s) for c, s in ESTIMATE_S.items()}, False
+
+
+def action(gc: GpuCheck, check: str) -> Callable[[CampaignRun], int]:
+    """What runs ``check``: its row kept, the runs it recorded nested under the gpu-check run (tagged with it);
+    its exit status (1 where it failed)."""
+    def run(campaign: CampaignRun) -> int:
+        t0 = time.monotonic()
+        try:
+            row = checks.run_check(gc.ctx, check, lambda: checks.CHECKS[check].run(gc.ctx))
+        finally:
+            gc.seconds[check] = round(time.monotonic() - t0, 1)
+            parent = campaign.nest.parent
+            adopt(gc, check, parent.run_id if parent is not None else None)
+        gc.rows[check] = row
+        return 1 if row.result.startswith(judges.FAILED) else 0
+    return run
+
+
+def adopt(gc: GpuCheck, check: str, parent_id: str | None) -> None:
+    if parent_id is not None and (gc.ctx.root / "mlflow.db").exists():
+        adopt_roots(f"sqlite:///{gc.ctx.root / 'mlflow.db'}", parent_id, {keys.CHECK_PART: check})
+
+
+def campaign_of(gc: GpuCheck, started: float, budget_s: float) -> Campaign:
+    """The checks as parts, in priority order, each with its estimate, under the deadline ``budget_s`` after
+    ``started``; recorded into the store of gpu-check's own folder."""
+    root = gc.ctx.root
+    comp = compose_run(["scenario=single", "workload=fixed-step", f"tracking_uri=sqlite:///{root / 'mlflow.db'}",
+                        f"artifact_dir={root / 'mlartifacts'}"])  # names the store; never run
+    parts = [CampaignPart(c, comp, {}, gc.estimates[c], f"{c} {checks.CHECKS[c].title}", action=action(gc, c))
+             for c in gc.chosen]
+    return Campaign("gpu-check", "gpu-check", root.parent, parts, keys.CHECK_PART, noun="check",
+                    deadline=started + budget_s, export=True, run_dir=root)
+
+
+def rows_of(gc: GpuCheck, run: CampaignRun) -> list[Row]:
+    """Every chosen check's row in priority order: what it found, or why it did not start."""
+    why = {p.name: p.why for p in run.parts if p.how in (SKIPPED, NOT_RUN)}
+    out = []
+    for c in gc.chosen:
+        if c in gc.rows:
+            out.append(gc.rows[c])
+        elif c in why:
+            out.append(Row(c, f"{judges.SKIPPED}: {why[c] or 'not run'}"))
+    return out
+
+
+def write_summary(gc: GpuCheck, rows: list[Row], elapsed: float) -> list[Path]:
+    """summary.json (rows, seconds per check, timings for the study planner, inventory), summary.md and, on a GPU,
+    device.json (what make rehearse plays this GPU at: copy it to configs/device/<gpu>.json); the files."""
+    ctx, root = gc.ctx, gc.ctx.root
+    root.mkdir(parents=True, exist_ok=True)
+    summary = {"kind": "gpu-check", "command": redact(" ".join(sys.argv)), "elapsed_s": round(elapsed, 1),
+               "inventory": ctx.inv.as_dict(), "timings": ctx.timings, "check_s": gc.seconds,
+               "estimates": {"check_s": gc.estimates, "measured": gc.measured},
+               "rows": [{"check": r.check, "title": r.title, "result": r.result, "figure": r.figure,
+                         "expected": r.expected, "data": r.data} for r in rows]}
+    write_atomic(root / "summary.json", json.dumps(summary, indent=2, default=str))
+    files = [root / "summary.json", root / "summary.md"]
+    made = device_file.measured(ctx.inv, ctx.results, ctx.timings)
+    if made is not None:
+        write_atomic(root / "device.json", json.dumps({**made, "check_s": gc.seconds}, indent=2, default=str))
+        files.append(root / "device.json")
+    lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
+             f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
+             f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",
+             "| check | result | figure | expected | s |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} | {gc.seconds.get(r.check, '')} |"
+              .replace("\n", " ") for r in rows]
+    write_atomic(root / "summary.md", "\n".join(lines) + "\n")
+    return files
+
+
+def conclude(gc: GpuCheck, started: float) -> Callable[[CampaignRun], Conclusion]:
+    """What the executor calls once the checks ran: the summary and device file written, each check's result on the
+    gpu-check run (FAILED where a check failed or was inconclusive: neither passed)."""
+    def done(run: CampaignRun) -> Conclusion:
+        rows = rows_of(gc, run)
+        files = write_summary(gc, rows, time.monotonic() - started)
+        run.record(mlflow_runs.ParentResults({}, {}, {keys.check(r.check): r.result for r in rows}))
+        bad = [r for r in rows if r.result.startswith((judges.FAILED, judges.INCONCLUSIVE))]
+        return Conclusion(files, "KILLED" if run.stopped else ("FAILED" if bad else "FINISHED"))
+    return done

@@ -1,0 +1,124 @@
+"""A GPU's device file (``configs/device/<gpu>.json``): what ``make gpu-check`` measured on it, as the figures
+``make rehearse`` plays that GPU at. Written only from a measurement, each file says where its figures came from
+(``source``); a GPU never measured has no file.
+
+- ``step_ms``: each training run's step time, keyed ``<workload>/<batch>/<how it ran>`` where how is ``eager`` or
+  ``compile=<mode>`` (a compiled step with CUDA graphs and an eager one are different figures: keyed apart, neither
+  overwrites the other);
+- ``frame_ms``: each viewset's frame time, from its own frame rate (never a composite);
+- ``cuda_context_MiB``: the CUDA context a guest measured; ``mem_total_MiB``: the GPU's memory;
+- ``work_s``: GPU seconds per ``<workload>/<tier>`` (what the study's planner reads).
+
+A file is data: one that is not a JSON object with those figures in range is one ``error:`` line, never a
+traceback (:func:`load`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import JsonObject
+from suites.config.schema import CONFIG_DIR
+from suites.errors import ConfigError
+
+__all__ = ["DEVICES", "EAGER", "load", "measured", "step_key", "step_ms"]
+
+DEVICES = CONFIG_DIR / "device"
+EAGER = "eager"
+MAX_FILE_BYTES = 1 << 20  # a device file is a few hundred bytes: a bigger one is not one
+MAX_MEMORY_MiB = 16 * 2**20  # 16 TiB: no GPU has more; a figure past it is a typo or a forgery
+
+
+def step_key(workload: str, batch: int, workload_config: JsonObject) -> str:
+    """``mnist-torch/512/eager``, ``cifar10-torch/1024/compile=reduce-overhead``: a step time says how it ran."""
+    how = f"compile={workload_config.get('compile_mode', 'default')}" if workload_config.get("compile") else EAGER
+    return f"{workload}/{batch}/{how}"
+
+
+def step_ms(dev: JsonObject, workload: str, batch: int, how: str = EAGER) -> float:
+    """The device's step time of ``workload`` at ``batch`` run ``how``; a ConfigError naming what the file lacks."""
+    key = f"{workload}/{batch}/{how}"
+    value = dev["step_ms"].get(key)
+    if value is None:
+        raise ConfigError(f"device file {dev.get('path', '?')}: no step_ms[{key!r}] (it has "
+                          f"{', '.join(dev['step_ms']) or 'none'}; make gpu-check writes it from b1-b3)")
+    return float(value)
+
+
+def path_of(gpu: str) -> Path:
+    return Path(gpu) if gpu.endswith(".json") else DEVICES / f"{gpu.lower()}.json"
+
+
+def load(gpu: str) -> JsonObject:
+    """The device file of ``gpu`` (a name under configs/device, or a path to a file), checked; a ConfigError (one
+    line) where there is none or it is not a device file."""
+    path = path_of(gpu)
+    known = ", ".join(sorted(p.stem for p in DEVICES.glob("*.json"))) or "none"
+    if path.is_symlink() or not path.is_file():
+        why = "a link (a device file is a plain file)" if path.is_symlink() else "no such file"
+        raise ConfigError(f"GPU={gpu}: {path}: {why} (known: {known}; make gpu-check writes one on each GPU it "
+                          "measures)")
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ValueError(f"{path.stat().st_size:,} bytes")
+        dev = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"GPU={gpu}: {path} is not a device file ({type(exc).__name__}: {exc})"[:300]) from None
+    problems = problems_of(dev)
+    if problems:
+        raise ConfigError(f"GPU={gpu}: {path} is not a device file: {'; '.join(problems)}"[:400])
+    return {**dev, "path": str(path)}
+
+
+def number_in(value: object, low: float, high: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and low < value <= high
+
+
+def problems_of(dev: object) -> list[str]:
+    """What keeps ``dev`` from being a device file (none: it is one)."""
+    if not isinstance(dev, dict):
+        return [f"a JSON object is needed, this is a {type(dev).__name__}"]
+    out = [f"no {k}" for k in ("gpu", "source") if not isinstance(dev.get(k), str) or not dev.get(k)]
+    memory = dev.get("mem_total_MiB")
+    if not number_in(memory, 1024, MAX_MEMORY_MiB):
+        out.append(f"mem_total_MiB must be MiB in (1024, {MAX_MEMORY_MiB}], got {memory!r}")
+    context = dev.get("cuda_context_MiB")
+    if not number_in(context, 0, memory if number_in(memory, 1024, MAX_MEMORY_MiB) else MAX_MEMORY_MiB):
+        out.append(f"cuda_context_MiB must be MiB above 0 and within the GPU's memory, got {context!r}")
+    for table, high in (("step_ms", 60_000.0), ("frame_ms", 60_000.0), ("work_s", 86_400.0)):
+        figures = dev.get(table, {})
+        if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, 0, high)
+                                                    for k, v in figures.items()):
+            out.append(f"{table} must map names to numbers in (0, {high:g}]")
+    return out
+
+
+def measured(inv: Inventory, results: dict[str, JsonObject], timings: dict[str, float]) -> JsonObject | None:
+    """What ``make gpu-check`` measured, as a device file (None without a GPU): the GPU and its memory, each
+    training run's step time at its batch and compile mode, the CUDA context a guest measured, each viewset's frame
+    time, the GPU seconds per workload and tier."""
+    if not inv.gpus:
+        return None
+    steps: dict[str, float] = {}
+    frames: dict[str, float] = {}
+    context = math.nan
+    for res in results.values():
+        for g in res.get("guests", []):
+            m, info, spec = g["result"].get("metrics", {}), g["result"].get("info", {}), g["spec"]
+            rate, batch = m.get("images_per_sec", math.nan), spec["workload_config"].get("batch_size")
+            if rate == rate and rate > 0 and batch:
+                steps[step_key(spec["workload"], batch, spec["workload_config"])] = round(1000.0 * batch / rate, 3)
+            context = info.get("cuda_context_MiB", context) if context != context else context
+            for vs in info.get("viewsets", []) if spec["workload"] == "graphics-replay" else []:
+                fps = m.get(f"{vs}.fps", math.nan)
+                if fps == fps and fps > 0:
+                    frames[vs] = round(1000.0 / fps, 3)
+    gpu = inv.gpus[0]
+    return {"gpu": gpu.get("name"), "mem_total_MiB": gpu.get("mem_total_MiB"),
+            "cuda_context_MiB": context if context == context else None,
+            "source": f"make gpu-check on {gpu.get('name')}, driver {inv.driver_version}",
+            "step_ms": steps, "frame_ms": frames, "work_s": dict(timings)}

@@ -1,0 +1,105 @@
+"""``make gpu-check`` as a campaign (suites/gpucheck/campaign.py) on a real MLflow store, its checks stood in for
+(each records a run into gpu-check's store as a check's command does, in a millisecond): the checks run in priority
+order through the campaign executor, a check whose estimate passes what is left of budget_s does not start (said in
+its row), each check's runs nest under the gpu-check run tagged with it, the tree is exported, an interrupt leaves
+nothing RUNNING, and the summary says every check's seconds."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from suites.campaign import execute
+from suites.config.schema import register_configs
+from suites.gpucheck import campaign, checks
+from suites.gpucheck.campaign import GpuCheck
+from suites.gpucheck.checks import Context, Row
+from suites.record.store_reader import StoreReader
+from tests.support.helpers import store_at
+from tests.support.hosts import gpu_host
+
+
+def stood_in(monkeypatch: pytest.MonkeyPatch, raise_in: str = "") -> list[str]:
+    """Every check replaced by one that records a root run into gpu-check's store (as its command would) and
+    passes; ``raise_in``'s raises KeyboardInterrupt after recording (Ctrl-C inside a check)."""
+    from mlflow.tracking import MlflowClient
+
+    ran: list[str] = []
+    for cid, chk in list(checks.CHECKS.items()):
+        def run(ctx: Context, cid: str = cid) -> Row:
+            ran.append(cid)
+            client = MlflowClient(store_at(ctx.root / "mlflow.db"))
+            exp = client.get_experiment_by_name("gpu-mixed-bench")
+            run_id = client.create_run(exp.experiment_id, run_name=f"bench-{cid}").info.run_id
+            if cid == raise_in:
+                raise KeyboardInterrupt
+            client.set_terminated(run_id)
+            return Row(cid, "ok", f"{cid} figure")
+        monkeypatch.setitem(checks.CHECKS, cid, checks.Check(chk.id, chk.title, chk.expected, run))
+    return ran
+
+
+def gpu_check(tmp_path: Path, only: list[str], estimates: dict[str, float] | None = None) -> GpuCheck:
+    register_configs()
+    store_at(tmp_path / "gc" / "mlflow.db")
+    ctx = Context(tmp_path / "gc", gpu_host("NVIDIA H200", 143_771.0), None, time.monotonic() + 600, [].append)
+    return GpuCheck(ctx, only, {c: 1.0 for c in campaign.PRIORITY} | (estimates or {}), measured=False)
+
+
+def test_the_checks_run_in_priority_order_through_the_executor_nested_and_exported(tmp_path: Path, monkeypatch):
+    ran = stood_in(monkeypatch)
+    gc = gpu_check(tmp_path, ["b2", "a", "k", "b1"])
+    t0 = time.monotonic()
+    run = execute(campaign.campaign_of(gc, t0, 520), campaign.conclude(gc, t0), Console(file=io.StringIO()))
+    assert ran == ["a", "b1", "b2", "k"] and run.concluded and not run.stopped  # PRIORITY's order, not only='s
+    store = StoreReader(f"sqlite:///{tmp_path / 'gc' / 'mlflow.db'}")
+    parent = store.run(run.nest.parent.run_id)
+    assert parent.status == "FINISHED" and parent.tags["bench.kind"] == "gpu-check"
+    assert {c.tags["bench.check_part"] for c in store.children(parent.run_id)} == {"a", "b1", "b2", "k"}
+    assert parent.tags["bench.check.b2"] == "ok"
+    exported = json.loads((tmp_path / "gc" / "mlflow-export" / "runs.json").read_text())["runs"]
+    assert len(exported) == 5  # the gpu-check run and each check's run
+    summary = json.loads((tmp_path / "gc" / "summary.json").read_text())
+    assert [r["check"] for r in summary["rows"]] == ["a", "b1", "b2", "k"] and set(summary["check_s"]) == set(ran)
+    assert (tmp_path / "gc" / "device.json").exists()  # a GPU host's gpu-check writes what it measured
+
+
+def test_a_check_whose_estimate_passes_what_is_left_does_not_start_and_its_row_says_so(tmp_path: Path, monkeypatch):
+    ran = stood_in(monkeypatch)
+    gc = gpu_check(tmp_path, ["a", "b1", "k", "h"], {"k": 400.0})
+    t0 = time.monotonic()
+    run = execute(campaign.campaign_of(gc, t0, 300), campaign.conclude(gc, t0), Console(file=io.StringIO()))
+    assert ran == ["a", "b1", "h"]  # k would overrun: not started; h after it still fits, and runs
+    rows = {r.check: r.result for r in campaign.rows_of(gc, run)}
+    assert rows["k"].startswith("skipped: not started: its estimate 400 s is past the ")
+    assert rows["k"].endswith("left of gpu-check.budget_s (a gpu-check never runs past its budget)")
+
+
+def test_an_interrupt_inside_a_check_leaves_nothing_running_and_the_gpu_check_killed(tmp_path: Path, monkeypatch):
+    ran = stood_in(monkeypatch, raise_in="b1")
+    gc = gpu_check(tmp_path, ["a", "b1", "b2"])
+    t0 = time.monotonic()
+    run = execute(campaign.campaign_of(gc, t0, 520), campaign.conclude(gc, t0), Console(file=io.StringIO()))
+    assert ran == ["a", "b1"] and run.stopped.startswith("interrupted")
+    store = StoreReader(f"sqlite:///{tmp_path / 'gc' / 'mlflow.db'}")
+    parent = store.run(run.nest.parent.run_id)
+    assert parent.status == "KILLED"
+    children = {c.tags["bench.check_part"]: c.status for c in store.children(parent.run_id)}
+    assert children == {"a": "FINISHED", "b1": "KILLED"}  # b1's run, adopted, ended: nothing left RUNNING
+    assert [r.check for r in campaign.rows_of(gc, run)] == ["a", "b2"]  # b1 has no row of its own: b2 not run
+    assert campaign.rows_of(gc, run)[1].result.startswith("skipped: interrupted")
+
+
+def test_estimates_come_from_the_device_files_measured_check_seconds_where_it_has_them(tmp_path: Path):
+    table, measured = campaign.estimates_for("h200")  # the shipped file has no check_s yet
+    assert not measured and table == {c: float(s) for c, s in campaign.ESTIMATE_S.items()}
+    dev = json.loads((Path(campaign.device_file.DEVICES) / "h200.json").read_text())
+    mine = tmp_path / "h200.json"
+    mine.write_text(json.dumps({**dev, "check_s": {c: 2.0 for c in campaign.PRIORITY}}))
+    assert campaign.estimates_for(str(mine)) == ({c: 2.0 for c in campaign.PRIORITY}, True)
+    assert set(campaign.PRIORITY) == set(checks.CHECKS) == set(campaign.ESTIMATE_S)  # every check ordered, estimated
