@@ -155,11 +155,12 @@ compare: $(call unless_bare,setup)
 	$(BARE_SUITES) compare $(if $(call raw,A),$(call qs,$(call raw,A))) $(if $(call raw,B),$(call qs,$(call raw,B))) \
 	  $(if $(call raw,LATEST),--latest) $(if $(call raw,HISTORY),--history $(call qs,$(call raw,HISTORY)))
 
-# The GPU path at a GPU's measured speed, on any host (GPU=h200 | h100 | a device file; SHORT=1: smoke sizes): stand-ins
-# at the device file's step and frame times, checks (windows, overlap, equal work, memory within caps, study and sizing
-# budgets) in one table, exit 1 on a miss. Not a measurement: nothing is recorded. configs/device/<gpu>.json
+# make gpu-check's own campaign at a GPU's measured speed, on any host (GPU=h200 | a device file; ONLY=a,b1,j: a
+# subset of its checks): stand-ins at the device file's step and frame times through the campaign executor, each
+# check's judge, on the device's clock (a check the device would not start within its budget: "would overrun"), one
+# table, exit 1 on a miss. Not a measurement: nothing is recorded. configs/device/<gpu>.json
 rehearse: $(call unless_bare,setup)
-	$(BARE_SUITES) rehearse --gpu $(call qs,$(or $(call raw,GPU),h200)) $(if $(call raw,SHORT),--short)
+	$(BARE_SUITES) rehearse --gpu $(call qs,$(or $(call raw,GPU),h200)) $(if $(call raw,ONLY),--only $(call qs,$(call raw,ONLY)))
 
 # images/s per workload in a guest vs a bare loop in one process (the harness's cost).
 bench-ml: $(call unless_bare,setup)

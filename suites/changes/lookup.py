@@ -25,9 +25,11 @@ def resolve(store: StoreReader, experiment: str, given: str) -> StoredRun:
     """``given`` (a run id, or a run directory that a run is named after) as the run a person launched."""
     folder = Path(given)
     if folder.is_dir():
-        path = str(folder.resolve())  # the run that wrote it, else (recorded before bench.run_dir) named after it
-        found = [r for r in store.in_dir(experiment, path) or store.named(experiment, folder.resolve().name)
-                 if keys.PARENT not in r.tags and figures.kind_of(r)]
+        path = str(folder.resolve())  # the run that wrote it (nested or not: gpu-check nests its runs under its
+        # own), else (recorded before bench.run_dir) a top-level run named after it
+        found = [r for r in store.in_dir(experiment, path) if figures.kind_of(r)] or \
+            [r for r in store.named(experiment, folder.resolve().name) if keys.PARENT not in r.tags
+             and figures.kind_of(r)]
         if not found:
             raise LookupError(f"{given}: no run of experiment {experiment!r} is named after this run directory "
                               "(give its run id, or --tracking-uri / --experiment of the store it was recorded in)")

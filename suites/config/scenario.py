@@ -156,8 +156,8 @@ class ScenarioConfig:
                 f"{self.baseline!r} is not a phase label ({', '.join(labels) or 'no phases'})")
         for g in self.groups:
             require(1 <= g.guests <= 256, f"scenario.groups[{g.workload}].guests", f"must be 1..256, got {g.guests}")
-            require(all(o.startswith("workload.") for o in g.overrides), f"scenario.groups[{g.workload}].overrides",
-                    "may only set workload.* values")
+            require(all(o.lstrip("+").startswith("workload.") for o in g.overrides),  # +: a key of a dict field
+                    f"scenario.groups[{g.workload}].overrides", "may only set workload.* values")
         for p in self.phases:
             require(not any(o.startswith(("scenario=", "scenario.phases")) for o in p.overrides),
                     f"scenario.phases[{p.label}]", "a phase cannot change the scenario itself")

@@ -1,26 +1,54 @@
-"""``make rehearse`` (suites/commands/rehearse.py): the GPU path at each lent GPU's speed, on this host, in its short
-form for both GPUs (make test's)."""
+"""``make rehearse`` (suites/commands/rehearse.py): make gpu-check's own campaign at the H200's measured speed on this
+host, through the campaign executor, each check's judge, on the device's clock; and the same with every step and
+frame 3x as long, which the device call would not end within its budget."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
-import time
+import sys
+from pathlib import Path
 
-import pytest
-
+from suites.gpucheck import campaign
 from tests.support.helpers import REPO
 
 
-@pytest.mark.parametrize("gpu", ["h200", "h100"])
-def test_the_rehearsal_at_gpu_speed_passes_labelled_not_a_measurement(gpu: str):
-    t0 = time.monotonic()
-    done = subprocess.run(["make", "--no-print-directory", "rehearse", f"GPU={gpu}", "SHORT=1"], cwd=REPO,
-                          capture_output=True, text=True, timeout=400)
+def test_gpu_checks_campaign_at_h200_speed_passes_every_played_judge_labelled_not_a_measurement():
+    done = subprocess.run(["make", "--no-print-directory", "rehearse", "GPU=h200"], cwd=REPO, capture_output=True,
+                          text=True, timeout=900)  # a hang's guard: it takes ~2 minutes on this host kind
     said = " ".join(done.stdout.split())
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "NOT A MEASUREMENT" in said and "MISSED" not in said
-    for check in ("time ratio of equal work", "mixed overlap", "memory within cap: m60-1q", "study plan within budget",
-                  "make size plan within budget", "rate window: mixed", "rate window: bench-ml fixed-step"):
-        assert check in said, check
-    assert time.monotonic() - t0 < 180  # the short form: under 3 minutes on this host
-    assert not list((REPO / "outputs").glob("**/rehearsal.db")) if (REPO / "outputs").exists() else True
+    for check in campaign.PRIORITY:  # every check has its row, played or said not to be
+        assert f"│ {check} " in done.stdout, check
+    for played in ("b1 CUDA training", "i a comparison", "j a mixed run", "l make compare"):
+        row = next(ln for ln in done.stdout.splitlines() if ln.startswith(f"│ {played}"))
+        assert "│ ok " in row, row
+    assert "overlap" in said and "cpu time 9." in said  # j's overlap and i's CPU arm at ~10x, played
+    egl = next(ln for ln in done.stdout.splitlines() if ln.startswith("│ e NVIDIA EGL"))
+    assert "│ not rehearsed: NVIDIA's EGL" in egl, egl  # what only the GPU can say: not played, said
+    assert re.search(r"every check's judge holds and it would end in \d+ s of budget_s=540 \(the checks 499 s", said)
+    assert not list((REPO / "outputs").glob("**/rehearsal-*")) if (REPO / "outputs").exists() else True
+
+
+def rehearse(gpu: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "suites", "rehearse", "--gpu", gpu, "--only", "a,b1,e",
+                           "--budget-s", "40"], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def test_with_every_step_and_frame_3x_as_long_it_would_overrun(tmp_path: Path):
+    """a + b1 + e: 36 s of a 40 s budget at the H200's speed; a GPU 3x slower works 3x as long: 46 s, and e, which
+    the device would not start, is not started here either."""
+    fast = rehearse("h200")
+    assert fast.returncode == 0 and re.search(r"would end in 3\d s of budget_s=40 \(the checks 36 s",
+                                              " ".join(fast.stdout.split())), fast.stdout
+    dev = json.loads((REPO / "configs" / "device" / "h200.json").read_text())
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({**dev, "step_ms": {k: 3 * v for k, v in dev["step_ms"].items()},
+                                "frame_ms": {k: 3 * v for k, v in dev["frame_ms"].items()}}))
+    done = rehearse(str(slow))
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "would overrun: the checks' estimates sum to 46 s (budget_s=40); not started on the device's clock: e" \
+        in said

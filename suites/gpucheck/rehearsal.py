@@ -1,0 +1,102 @@
+"""``make rehearse``'s judgement: gpu-check's own campaign played at a device file's speeds
+(:mod:`suites.gpucheck.stand_in`) through the campaign executor, judged as the device call would be (a check that
+fails, or one that would not start within ``budget_s`` on the device's clock: "would overrun"), beside what only a
+count can rehearse: whether an mnist-torch guest with all 60,000 images fits each profile's framebuffer with the
+device's CUDA context. Nothing it finds is a measurement."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from gpu_probe import inventory
+from gpu_probe.shapes import JsonObject
+from suites.campaign import execute
+from suites.gpucheck import campaign, judges
+from suites.gpucheck.campaign import GpuCheck
+from suites.gpucheck.checks import Context, Row
+from suites.gpucheck.stand_in import NOT_REHEARSED, StandIn
+from suites.pipeline.orchestrate import say
+from suites.workloads.device_bytes import UNSEEN_SHARE
+
+__all__ = ["PROFILES", "Check", "Played", "data_checks", "judge_memory", "overrun", "play"]
+
+# Profiles gpu-check and the study put an mnist-torch guest in: (name, framebuffer MiB; None: the whole card)
+PROFILES = (("m60-8q", 8192), ("m60-4q", 4096), ("m60-2q", 2048), ("m60-1q", 1024), ("passthrough-1gpu", None))
+NOT_STARTED = "skipped: not started"
+
+
+@dataclass
+class Check:
+    name: str
+    figure: str
+    target: str
+    ok: bool
+
+
+def judge_memory(profile: str, context_MiB: float, tensors_MiB: float, cap_MiB: float) -> Check:
+    """A guest's context and counted tensors against its cap less the part of its share a count does not see
+    (cuDNN's workspaces, the allocator's blocks: :data:`suites.workloads.device_bytes.UNSEEN_SHARE`)."""
+    room = context_MiB + (cap_MiB - context_MiB) * (1 - UNSEEN_SHARE)
+    need = context_MiB + tensors_MiB
+    return Check(f"memory within cap: {profile}", f"{need:,.0f} = {context_MiB:,.0f} + {tensors_MiB:,.0f} MiB",
+                 f"<= {room:,.0f} MiB (cap {cap_MiB:,.0f})", need <= room)
+
+
+def data_checks(dev: JsonObject, tensors_MiB: float) -> list[Check]:
+    """mnist-torch with all 60,000 images in each profile the study and gpu-check give it: the device file's CUDA
+    context and ``tensors_MiB`` (:func:`suites.workloads.device_bytes.mnist_torch_peak_MiB`)."""
+    context = float(dev["cuda_context_MiB"])
+    return [judge_memory(name, context, tensors_MiB, float(fb if fb is not None else dev["mem_total_MiB"]))
+            for name, fb in PROFILES]
+
+
+@dataclass
+class Played:
+    """gpu-check's campaign as the rehearsal played it."""
+
+    rows: list[Row]
+    seconds: dict[str, float]  # what each check took here
+    estimates: dict[str, float]  # what each takes on the device
+    measured: bool  # the estimates are the device file's measured check_s
+    stopped: str  # why it stopped early ('' where it did not)
+    budget_s: float
+    device_s: float = 0.0  # how long the device call would take: each check its estimate, the executor's own work
+
+
+def play(dev: JsonObject, folder: Path, only: list[str], budget_s: float, out: Console) -> Played:
+    """gpu-check's campaign at ``dev``'s speeds, in ``folder`` (its store, runs and summary), on the device's
+    clock."""
+    stand_in = StandIn(dev)
+    t0 = time.monotonic()
+    ctx = Context(folder / "gpu-check", stand_in.inventory(inventory.collect()), None, t0 + budget_s, say(out),
+                  stand_in=stand_in)
+    estimates, measured = campaign.estimates_for(str(dev["path"]))
+    gc = GpuCheck(ctx, only, estimates, measured)
+    ctx.timings_file = lambda: campaign.write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
+    run = execute(campaign.campaign_of(gc, t0, budget_s), campaign.conclude(gc, t0), out)
+    return Played(campaign.rows_of(gc, run), gc.seconds, {c: estimates[c] for c in gc.chosen}, measured,
+                  run.stopped, budget_s, time.monotonic() - t0 - gc.moved_s)
+
+
+def overrun(played: Played) -> str:
+    """'' where the device call would end within its budget, else why it would not: the checks the device would
+    not start, and its seconds by the estimates."""
+    late = [r.check for r in played.rows if r.result.startswith(NOT_STARTED)]
+    total = sum(played.estimates.values())
+    if not late and total <= played.budget_s:
+        return ""
+    return (f"would overrun: the checks' estimates sum to {total:.0f} s (budget_s={played.budget_s:g})"
+            + (f"; not started on the device's clock: {', '.join(late)}" if late else ""))
+
+
+def missed(played: Played) -> list[str]:
+    """The checks whose judge missed (a failure or an inconclusive row): what the device call would fail on."""
+    return [r.check for r in played.rows if r.result.startswith((judges.FAILED, judges.INCONCLUSIVE))]
+
+
+def rehearsed(row: Row) -> bool:
+    return not row.result.startswith(NOT_REHEARSED)

@@ -1,0 +1,46 @@
+"""make rehearse's judgement (suites/gpucheck/rehearsal.py): the memory counts against each profile's cap, a
+campaign that would overrun on the device's clock, a check whose judge missed; the estimates of a slower GPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from suites.gpucheck import campaign, device_file
+from suites.gpucheck.checks import Row
+from suites.gpucheck.rehearsal import Played, data_checks, judge_memory, missed, overrun
+
+
+def test_the_memory_judge_misses_a_guest_past_its_cap_less_what_a_count_does_not_see():
+    assert judge_memory("m60-1q", 684, 230, 1024).ok and not judge_memory("m60-1q", 684, 257, 1024).ok
+    dev = device_file.load("h200")
+    assert all(c.ok for c in data_checks(dev, 230.0))
+    # cce1a94's mnist-torch: ~565 MB of whole-split fp32 temporaries; the H200's m60-1q guest at 2,000 images: 257 MiB
+    assert [c.name for c in data_checks(dev, 565.0) if not c.ok] == ["memory within cap: m60-1q"]
+    assert [c.name for c in data_checks(dev, 257.0) if not c.ok] == ["memory within cap: m60-1q"]
+
+
+def played(rows: list[Row], estimates: dict[str, float], budget_s: float = 540) -> Played:
+    return Played(rows, {}, estimates, False, "", budget_s)
+
+
+def test_a_campaign_the_device_would_not_end_within_its_budget_would_overrun():
+    fits = played([Row("a", "ok"), Row("b1", "ok")], {"a": 1, "b1": 20})
+    assert overrun(fits) == "" and missed(fits) == []
+    late = played([Row("a", "ok"), Row("h", "skipped: not started: its estimate 50 s is past the 9 s left")],
+                  {"a": 1, "h": 50}, budget_s=10)
+    assert overrun(late) == "would overrun: the checks' estimates sum to 51 s (budget_s=10); not started on the " \
+                            "device's clock: h"
+    judged = played([Row("j", "failed: overlap 41 % < 90 %"), Row("k", "inconclusive: host busy")], {"j": 1, "k": 1})
+    assert missed(judged) == ["j", "k"]
+
+
+def test_a_gpu_with_steps_3x_as_long_works_3x_as_long_and_the_whole_campaign_would_overrun(tmp_path: Path):
+    h200, measured = campaign.estimates_for("h200")
+    assert not measured and sum(h200.values()) <= campaign.BUDGET_S  # the table fits gpu-check's budget at H200 speed
+    dev = json.loads((device_file.DEVICES / "h200.json").read_text())
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({**dev, "step_ms": {k: 3 * v for k, v in dev["step_ms"].items()}}))
+    slower, _ = campaign.estimates_for(str(slow))
+    assert slower["b2"] == h200["b2"] + 2 * campaign.WORK_S["b2"] and slower["a"] == h200["a"]  # set-up unchanged
+    assert sum(slower.values()) > campaign.BUDGET_S
