@@ -203,6 +203,18 @@ class Nvml:
                     known[pid] = known.get(pid, 0.0) + used / vocab.MiB
         return {pid: known.get(pid, math.nan) for pid in listed}
 
+    def process_lists(self, index: int) -> dict[str, dict[int, float]]:
+        """Each process list NVML keeps of a GPU, apart ("compute", "graphics", "mps": its MPS clients), as pid ->
+        MiB (NaN: listed without a figure); a list this driver's binding lacks is absent."""
+        h = self.handle(index)
+        out: dict[str, dict[int, float]] = {}
+        for name, getter in zip(("compute", "graphics", "mps"), PROCESS_LISTS, strict=True):
+            procs = self.query(lambda nv, g=getter: getattr(nv, g)(h))
+            if procs is not NA:
+                out[name] = {int(p.pid): (math.nan if getattr(p, "usedGpuMemory", None) is None
+                                          else p.usedGpuMemory / vocab.MiB) for p in procs}
+        return out
+
     def process_utilization(self, index: int) -> dict[int, float]:
         """pid -> SM utilisation % from NVML's timestamped per-process samples.
 

@@ -9,19 +9,16 @@ check (evaluations off the clock). airbench94's recipe (suites/workloads/airbenc
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from gpu_probe import vocab
-from gpu_probe.nvml import Nvml
 from gpu_probe.shapes import JsonObject
 from suites.errors import BenchError, require
 from suites.workloads.base import TRAIN_SMOKE, Classifier, TrainConfig
-from suites.workloads.device_memory import self_reported
+from suites.workloads.device_memory import measure_context, self_reported
 from suites.workloads.sgd import StepOptimizer
 from suites.workloads.timing import StepMeter
 
@@ -327,73 +324,3 @@ def allocator_fraction(framebuffer_MiB: float, context_MiB: float, total_MiB: fl
         raise BenchError(f"{framebuffer_MiB:.0f} MiB framebuffer < {context_MiB:.0f} MiB CUDA context on this GPU: "
                          "nothing left for the guest's tensors (a profile with a larger framebuffer)")
     return min(1.0, left / total_MiB)
-
-
-def measure_context(torch: ModuleType, device: torch.device) -> tuple[float, str]:
-    """This process's device memory right after CUDA start-up, outside torch's allocator (MiB), and how it was
-    read: NVML's per-process figure for this GPU; where NVML cannot attribute one (a container's own PID
-    namespace, MPS, MIG without privilege), NVML's device-wide use before and after, taken while no other guest on
-    the GPU starts its context (they take turns here), so the rise is this process's own; else CUDA's device-wide
-    figure, said."""
-    uuid = str(torch.cuda.get_device_properties(device.index).uuid)
-    with context_turn(uuid):
-        before = nvml_device_used_MiB(uuid)
-        torch.cuda.mem_get_info(device.index)  # starts the context
-        warm_handles(torch, device)  # cuBLAS and cuDNN handles: outside the allocator, counted with the context
-        torch.cuda.synchronize(device)
-        reserved = torch.cuda.memory_reserved(device.index) / 2**20
-        own = nvml_process_MiB(uuid)
-        if own is not None:
-            return max(0.0, own - reserved), "NVML per-process"
-        after = nvml_device_used_MiB(uuid)
-        if before is not None and after is not None:
-            return max(0.0, after - before - reserved), "NVML device-wide rise, measured alone on the GPU"
-        free1, total = torch.cuda.mem_get_info(device.index)
-    return max(0.0, (total - free1) / 2**20 - reserved), "device-wide (no NVML figure: other processes counted)"
-
-
-@contextlib.contextmanager
-def context_turn(uuid: str) -> Iterator[None]:
-    """Guests on one GPU start and measure their CUDA contexts one at a time (a host-wide lock per GPU, held about
-    a second): four guests starting at once each counted the others' contexts as their own."""
-    import fcntl
-    import tempfile
-
-    path = os.path.join(tempfile.gettempdir(), f"gpu-mixed-bench-context-{uuid.removeprefix('GPU-')}.lock")
-    with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def warm_handles(torch: ModuleType, device: torch.device) -> None:
-    """The library handles a training step makes on first use (cuBLAS for a matmul, cuDNN for a convolution), made
-    now: their memory sits outside torch's allocator, so a context measured before them undercounted the cap."""
-    x = torch.ones(1, 1, 4, 4, device=device)
-    torch.nn.functional.conv2d(x, torch.ones(1, 1, 3, 3, device=device))
-    torch.ones(8, 8, device=device) @ torch.ones(8, 8, device=device)
-
-
-def nvml_process_MiB(uuid: str) -> float | None:
-    """NVML's device memory of this process on the GPU with this UUID, None where NVML cannot say."""
-    own = on_gpu(uuid, lambda nv, i: nv.process_memory(i).get(os.getpid()))
-    return None if own is None or math.isnan(own) else float(own)  # listed without a figure: cannot say
-
-
-def nvml_device_used_MiB(uuid: str) -> float | None:
-    """NVML's device memory in use on the GPU with this UUID (every process's), None where NVML cannot say."""
-    used = on_gpu(uuid, lambda nv, i: nv.sample(i).get(vocab.GPU_MEM_USED.key))
-    return float(used) if isinstance(used, (int, float)) and not math.isnan(used) else None
-
-
-def on_gpu(uuid: str, read: Callable[[Nvml, int], T]) -> T | None:
-    """``read(nvml, index)`` for the GPU with this UUID; None without NVML or that GPU."""
-    with Nvml() as nv:
-        if not nv.available:
-            return None
-        for i in range(nv.device_count()):
-            if str(nv.device_info(i).get("uuid", "")).removeprefix("GPU-") == uuid.removeprefix("GPU-"):
-                return read(nv, i)
-    return None

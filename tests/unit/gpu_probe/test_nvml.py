@@ -25,6 +25,16 @@ def test_mps_clients_are_listed_by_their_own_call_and_counted_once():
     assert nv.open().process_memory(0) == {server: 30.0, client: 900.0}
 
 
+def test_each_process_list_is_read_apart_and_a_list_the_binding_lacks_is_absent():
+    """What a guest's context is told apart by under MPS: its own client in the MPS list, the server in the compute
+    list."""
+    server, client = 100, 200
+    nv = Nvml(ProcessLists(compute=[(server, 30 * 2**20)], mps=[(client, 900 * 2**20)])).open()
+    assert nv.process_lists(0) == {"compute": {server: 30.0}, "graphics": {}, "mps": {client: 900.0}}
+    lists = Nvml(ProcessLists(compute=[(7, None)])).open().process_lists(0)
+    assert "mps" not in lists and math.isnan(lists["compute"][7])  # an older binding; a figure NVML does not give
+
+
 def test_pynvml_is_the_nvidia_ml_py_module():
     assert hasattr(pynvml, "nvmlDeviceGetMPSComputeRunningProcesses")  # the call MPS clients are listed by
 

@@ -2,65 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from types import SimpleNamespace
-
 import pytest
 
 from suites.errors import BenchError
 from suites.workloads import torch_common
 from suites.workloads.torch_common import allocator_fraction, cap_framebuffer, rank_device
-from tests.support.fakes import ProcessLists, fake_torch
-
-
-class GrowingNvml(ProcessLists):
-    """NVML in a container: the processes it lists are the host's pids (none is this process); the device's used
-    memory is what every context on it holds."""
-
-    def __init__(self, used_MiB: float):
-        super().__init__(compute=[(999_991, 2**30)])  # another namespace's pid
-        self.used_MiB = used_MiB
-
-    def nvmlDeviceGetUUID(self, h):
-        return "GPU-abc"
-
-    def nvmlDeviceGetMemoryInfo(self, h):
-        return SimpleNamespace(total=81920 * 2**20, used=int(self.used_MiB * 2**20))
-
-
-class ContextTorch:
-    """torch.cuda at its first touch of a GPU that three other guests' contexts already share: its context (530
-    MiB, 2 of them the allocator's first block) shows in NVML's device-wide figure."""
-
-    def __init__(self, nvml: GrowingNvml) -> None:
-        def start(i: int) -> tuple[int, int]:
-            if not self.started:
-                self.started, nvml.used_MiB = True, nvml.used_MiB + 530
-            return (81920 - int(nvml.used_MiB) - 512) * 2**20, 81920 * 2**20  # free, total (512 MiB reserved)
-
-        self.started = False
-        self.cuda = SimpleNamespace(
-            get_device_properties=lambda i: SimpleNamespace(uuid="abc", total_memory=81920 * 2**20),
-            mem_get_info=start, synchronize=lambda d: None, memory_reserved=lambda i: 2 * 2**20)
-        self.nn = SimpleNamespace(functional=SimpleNamespace(conv2d=lambda *a: None))
-
-    class Tensor:
-        def __matmul__(self, other: object) -> None:
-            return None
-
-    def ones(self, *a, **k) -> "ContextTorch.Tensor":
-        return ContextTorch.Tensor()
-
-
-def test_a_context_nvml_lists_without_a_figure_is_measured_another_way(monkeypatch: pytest.MonkeyPatch):
-    """nvml_process_MiB: None (cannot say), so measure_context falls back, never a context of 0 MiB."""
-    lib = ProcessLists(compute=[(os.getpid(), None)])
-    lib.nvmlDeviceGetUUID = lambda h: "GPU-abc"
-    monkeypatch.setitem(sys.modules, "pynvml", lib)
-    assert torch_common.nvml_process_MiB("GPU-abc") is None
-    lib.lists["compute"] = [(os.getpid(), 700 * 2**20)]
-    assert torch_common.nvml_process_MiB("abc") == 700.0
+from tests.support.fakes import fake_torch
 
 
 def test_the_cap_note_says_what_it_does_not_count_under_ddp():
@@ -71,30 +18,6 @@ def test_the_cap_note_says_what_it_does_not_count_under_ddp():
     assert "NCCL" not in one["framebuffer_cap"]
     assert two["framebuffer_cap"].endswith("; not counted: NCCL's communicator buffers of the 2 ranks, made after "
                                            "this (outside torch's allocator)")
-
-
-def test_library_handles_are_made_before_the_context_is_measured():
-    made: list[str] = []
-
-    class Recorder:
-        def __init__(self, what: str) -> None:
-            self.what = what
-
-        def __matmul__(self, other: object) -> None:
-            made.append("cublas")
-
-    torch = SimpleNamespace(ones=lambda *a, **k: Recorder("t"),
-                            nn=SimpleNamespace(functional=SimpleNamespace(conv2d=lambda *a: made.append("cudnn"))))
-    torch_common.warm_handles(torch, "cuda:0")
-    assert made == ["cudnn", "cublas"]
-
-
-def test_in_a_pid_namespace_the_context_is_this_processes_own_rise_not_the_whole_device(
-        monkeypatch: pytest.MonkeyPatch):
-    nvml = GrowingNvml(8192.0)  # three guests' contexts and tensors already there
-    monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    ctx, how = torch_common.measure_context(ContextTorch(nvml), SimpleNamespace(index=0))
-    assert (ctx, how) == (528.0, "NVML device-wide rise, measured alone on the GPU")  # was 9232 MiB: all four
 
 
 def test_c1_judges_the_guests_self_reported_memory_where_nvml_cannot_attribute_it():
