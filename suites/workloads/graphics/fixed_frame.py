@@ -28,9 +28,10 @@ class FixedFrameConfig(GraphicsReplayConfig):
 
     def check(self) -> None:
         super().check()
-        for vs, ms in {**self.frame_ms, "default": self.default_frame_ms}.items():
-            require(isinstance(ms, (int, float)) and math.isfinite(ms) and 0 < ms <= 60_000,
-                    f"workload.frame_ms.{vs}", f"must be milliseconds in (0, 60000], got {ms!r}")
+        named = {f"workload.frame_ms.{vs}": ms for vs, ms in self.frame_ms.items()}
+        for key, ms in {**named, "workload.default_frame_ms": self.default_frame_ms}.items():
+            require(isinstance(ms, (int, float)) and math.isfinite(ms) and 0 < ms <= 60_000, key,
+                    f"must be milliseconds in (0, 60000], got {ms!r}")
 
 
 class FixedFrame(GraphicsReplay):
