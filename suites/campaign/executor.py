@@ -193,10 +193,7 @@ def measure(run: CampaignRun, part: CampaignPart, placed: PlannedComparison | No
                                        run.nest.under(run.nest.parent, {campaign.part_tag: part.name, **part.tags})), ""
         except KeyboardInterrupt as exc:
             code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
-    took = time.monotonic() - t_part
-    if overran(part.estimate_s, took):
-        say(out)(f"{campaign.said}: {part.name} {overran(part.estimate_s, took)} ({took:.0f} s, "
-                 f"planned {part.estimate_s:.0f} s)")
+    took = said_if_overran(run, part, time.monotonic() - t_part, out)
     return PartRun(part.name, MEASURED, child_of(run, part), took,
                    why or (interrupt_reason() if code == EXIT_INTERRUPTED else ""), code)
 
@@ -209,11 +206,16 @@ def act(run: CampaignRun, part: CampaignPart, out: Console) -> PartRun:
         code, why = part.action(run), ""  # type: ignore[misc]
     except KeyboardInterrupt as exc:
         code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
-    took = time.monotonic() - t_part
+    took = said_if_overran(run, part, time.monotonic() - t_part, out)
+    return PartRun(part.name, MEASURED, None, took, why, code)
+
+
+def said_if_overran(run: CampaignRun, part: CampaignPart, took: float, out: Console) -> float:
+    """``took``, said where it was more than twice the part's estimate."""
     if overran(part.estimate_s, took):
         say(out)(f"{run.campaign.said}: {part.name} {overran(part.estimate_s, took)} ({took:.0f} s, planned "
                  f"{part.estimate_s:.0f} s)")
-    return PartRun(part.name, MEASURED, None, took, why, code)
+    return took
 
 
 def child_of(run: CampaignRun, part: CampaignPart) -> str | None:
