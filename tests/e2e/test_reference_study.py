@@ -132,7 +132,8 @@ def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
     assert time.monotonic() - t0 < 60
     (root,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     summary = json.loads((root / "summary.json").read_text())
-    assert [r["check"] for r in summary["rows"]] == ["a", "b1", "b2", "b3", "c1", "c2", "d", "e", "f", "g", "h"]
+    assert [r["check"] for r in summary["rows"]] == ["a", "b1", "c1", "c2", "c3", "d", "e", "b3", "b2", "g", "i", "j",
+                                                      "l", "k", "h", "f"]  # in priority order
     assert all(r["result"].startswith("skipped: no GPU") for r in summary["rows"])
     md = (root / "summary.md").read_text()
     assert "| b2 CUDA training: CIFAR-10, the record's recipe in fp16, without torch.compile | skipped: no GPU" in md

@@ -34,15 +34,16 @@ def test_gpu_checks_campaign_at_h200_speed_passes_every_played_judge_labelled_no
 
 def rehearse(gpu: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "suites", "rehearse", "--gpu", gpu, "--only", "a,b1,e",
-                           "--budget-s", "40"], cwd=REPO, capture_output=True, text=True, timeout=300)
+                           "--budget-s", "45"], cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
 def test_with_every_step_and_frame_3x_as_long_it_would_overrun(tmp_path: Path):
-    """a + b1 + e: 36 s of a 40 s budget at the H200's speed; a GPU 3x slower works 3x as long: 46 s, and e, which
-    the device would not start, is not started here either."""
+    """a + b1 + e: 36 s of a 45 s budget at the H200's speed (the rest for the executor's exports: ~4 s on this host
+    under CI's load); a GPU 3x slower works 3x as long: 46 s, and e, which the device would not start after a and b1
+    (27 s of it), is not started here either."""
     fast = rehearse("h200")
-    assert fast.returncode == 0 and re.search(r"would end in 3\d s of budget_s=40 \(the checks 36 s",
-                                              " ".join(fast.stdout.split())), fast.stdout
+    assert fast.returncode == 0 and re.search(r"every check's judge holds and it would end in \d+ s of budget_s=45 "
+                                              r"\(the checks 36 s", " ".join(fast.stdout.split())), fast.stdout
     dev = json.loads((REPO / "configs" / "device" / "h200.json").read_text())
     slow = tmp_path / "slow.json"
     slow.write_text(json.dumps({**dev, "step_ms": {k: 3 * v for k, v in dev["step_ms"].items()},
@@ -50,5 +51,5 @@ def test_with_every_step_and_frame_3x_as_long_it_would_overrun(tmp_path: Path):
     done = rehearse(str(slow))
     said = " ".join(done.stdout.split())
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "would overrun: the checks' estimates sum to 46 s (budget_s=40); not started on the device's clock: e" \
+    assert "would overrun: the checks' estimates sum to 46 s (budget_s=45); not started on the device's clock: e" \
         in said
