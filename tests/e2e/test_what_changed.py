@@ -82,7 +82,10 @@ def test_a_run_beside_a_cpu_burner_is_marked_and_gets_no_verdict(runs):
 def test_the_gate_exits_1_naming_the_slower_figure_and_the_run_is_recorded(runs):
     proc = compare(runs, str(runs["A"]), str(runs["B"]), "--fail-on", "slower:5")
     assert proc.returncode == 1, proc.stderr
-    assert f"--fail-on slower:5: failed: {IMAGES} slower by " in proc.stdout
+    # the gate names a slower images/s figure: the cpu arm's, or (where CI's other worker made that repeat host busy:
+    # marked, never gated: seen once in a fresh-clone CI) the 1-gpu arm's; both are 5 vs 6 ms steps
+    assert re.search(r"^--fail-on slower:5: failed: (cpu|1-gpu) / fixed-step images/s slower by ", proc.stdout,
+                     re.M), proc.stdout
     assert re.search(r"^mlflow: run [0-9a-f]{32} \(A and B in its tags", proc.stdout, re.M)
     assert compare(runs, str(runs["A"]), str(runs["B"]), "--fail-on", "slower:50", "--no-record").returncode == 0
 
