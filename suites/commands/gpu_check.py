@@ -30,7 +30,7 @@ from gpu_probe.vocab import NO_GPU
 from suites.campaign import execute
 from suites.config.schema import register_configs, run_stamp
 from suites.errors import ConfigError
-from suites.gpucheck import campaign, judges
+from suites.gpucheck import campaign, device_file, judges
 from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Context, Row
 from suites.pipeline.orchestrate import console, say
@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: gpu-check strict=true: no GPU on this host ({inv.gpu_status})", file=sys.stderr)
         return 2
     register_configs()
-    estimates, measured = campaign.estimates_for(str(inv.gpus[0].get("name", "")) if inv.gpus else "")
+    # this GPU's device file, found by the NVML name it records (a name is no file name: 'NVIDIA H200')
+    estimates, measured = campaign.estimates_for(device_file.of_gpu(str(inv.gpus[0].get("name"))) if inv.gpus
+                                                 else None)
     ctx = Context(root, inv, args["data.root"], t0 + args["budget_s"], say(out))
     ctx.timings_file = lambda: campaign.write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
     gc = GpuCheck(ctx, args["only"], estimates, measured)

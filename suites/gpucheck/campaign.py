@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
 from suites.campaign import Campaign, CampaignPart, CampaignRun
 from suites.campaign.executor import Conclusion
@@ -70,14 +71,11 @@ WORK_S = {"a": 0, "b1": 3, "b2": 10, "b3": 10, "c1": 5, "c2": 2, "c3": 4, "d": 0
 REFERENCE = ("mnist-torch/512/eager", 4.414)  # the H200's step the table's seconds were taken at (configs/device)
 
 
-def estimates_for(gpu: str) -> tuple[dict[str, float], bool]:
-    """Each check's seconds on ``gpu`` (a device file's name or path): its measured ``check_s`` where it has them
-    all, else the table with its GPU work scaled by how much slower that GPU's MNIST step is than the H200's (a GPU
-    with steps 3x as long works 3x as long); and whether they were measured."""
-    try:
-        dev = device_file.load(gpu)
-    except Exception:  # no device file of this GPU, or not one: the table at the H200's speed, said by the caller
-        dev = {}
+def estimates_for(dev: JsonObject | None) -> tuple[dict[str, float], bool]:
+    """Each check's seconds on the GPU of the device file ``dev`` (None: no file of this GPU): its measured
+    ``check_s`` where it has them all, else the table with its GPU work scaled by how much slower that GPU's MNIST
+    step is than the H200's (a GPU with steps 3x as long works 3x as long); and whether they were measured."""
+    dev = dev or {}
     measured = dev.get("check_s", {})
     if measured and all(c in measured for c in PRIORITY):
         return {c: float(measured[c]) for c in PRIORITY}, True

@@ -24,7 +24,7 @@ from gpu_probe.shapes import JsonObject
 from suites.config.schema import CONFIG_DIR
 from suites.errors import ConfigError
 
-__all__ = ["DEVICES", "EAGER", "load", "measured", "step_key", "step_ms"]
+__all__ = ["DEVICES", "EAGER", "load", "measured", "of_gpu", "step_key", "step_ms"]
 
 DEVICES = CONFIG_DIR / "device"
 EAGER = "eager"
@@ -71,6 +71,19 @@ def load(gpu: str) -> JsonObject:
     if problems:
         raise ConfigError(f"GPU={gpu}: {path} is not a device file: {'; '.join(problems)}"[:400])
     return {**dev, "path": str(path)}
+
+
+def of_gpu(name: str) -> JsonObject | None:
+    """The shipped device file whose ``gpu`` is this NVML name ('NVIDIA H200': configs/device/h200.json), None where
+    no file is that GPU's (or none is a device file)."""
+    for path in sorted(DEVICES.glob("*.json")):
+        try:
+            dev = load(str(path))
+        except ConfigError:
+            continue
+        if dev["gpu"] == name:
+            return dev
+    return None
 
 
 def number_in(value: object, low: float, high: float) -> bool:

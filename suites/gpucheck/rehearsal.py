@@ -74,7 +74,7 @@ def play(dev: JsonObject, folder: Path, only: list[str], budget_s: float, out: C
     t0 = time.monotonic()
     ctx = Context(folder / "gpu-check", stand_in.inventory(inventory.collect()), None, t0 + budget_s, say(out),
                   stand_in=stand_in)
-    estimates, measured = campaign.estimates_for(str(dev["path"]))
+    estimates, measured = campaign.estimates_for(dev)  # the file already loaded, not read again
     gc = GpuCheck(ctx, only, estimates, measured)
     ctx.timings_file = lambda: campaign.write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
     run = execute(campaign.campaign_of(gc, t0, budget_s), campaign.conclude(gc, t0), out)

@@ -96,10 +96,13 @@ def test_an_interrupt_inside_a_check_leaves_nothing_running_and_the_gpu_check_ki
 
 
 def test_estimates_come_from_the_device_files_measured_check_seconds_where_it_has_them(tmp_path: Path):
-    table, measured = campaign.estimates_for("h200")  # the shipped file has no check_s yet
+    h200 = campaign.device_file.of_gpu("NVIDIA H200")  # found by the NVML name gpu-check reads, not a file name
+    assert h200 is not None and campaign.device_file.of_gpu("NVIDIA A100") is None
+    table, measured = campaign.estimates_for(h200)  # the shipped file has no check_s yet
     assert not measured and table == {c: float(s) for c, s in campaign.ESTIMATE_S.items()}
     dev = json.loads((Path(campaign.device_file.DEVICES) / "h200.json").read_text())
     mine = tmp_path / "h200.json"
     mine.write_text(json.dumps({**dev, "check_s": {c: 2.0 for c in campaign.PRIORITY}}))
-    assert campaign.estimates_for(str(mine)) == ({c: 2.0 for c in campaign.PRIORITY}, True)
+    assert campaign.estimates_for(campaign.device_file.load(str(mine))) == ({c: 2.0 for c in campaign.PRIORITY}, True)
+    assert campaign.estimates_for(None) == (table, False)  # no file of this GPU: the table at the H200's speed
     assert set(campaign.PRIORITY) == set(checks.CHECKS) == set(campaign.ESTIMATE_S)  # every check ordered, estimated

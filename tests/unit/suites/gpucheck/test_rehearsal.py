@@ -36,11 +36,11 @@ def test_a_campaign_the_device_would_not_end_within_its_budget_would_overrun():
 
 
 def test_a_gpu_with_steps_3x_as_long_works_3x_as_long_and_the_whole_campaign_would_overrun(tmp_path: Path):
-    h200, measured = campaign.estimates_for("h200")
+    h200, measured = campaign.estimates_for(device_file.load("h200"))
     assert not measured and sum(h200.values()) <= campaign.BUDGET_S  # the table fits gpu-check's budget at H200 speed
     dev = json.loads((device_file.DEVICES / "h200.json").read_text())
     slow = tmp_path / "slow.json"
     slow.write_text(json.dumps({**dev, "step_ms": {k: 3 * v for k, v in dev["step_ms"].items()}}))
-    slower, _ = campaign.estimates_for(str(slow))
+    slower, _ = campaign.estimates_for(device_file.load(str(slow)))
     assert slower["b2"] == h200["b2"] + 2 * campaign.WORK_S["b2"] and slower["a"] == h200["a"]  # set-up unchanged
     assert sum(slower.values()) > campaign.BUDGET_S
