@@ -56,7 +56,7 @@ def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, S
         settings = load_settings(name, mine)
         require_output_dir(settings.out_dir, "sizing.out_dir")
         inv = inventory.collect()
-        return settings, inv, plan_parts(settings, inv, overrides, out)
+        return settings, inv, plan_parts(settings, inv, overrides, out, trial=True)
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
 

@@ -24,7 +24,7 @@ from gpu_probe.shapes import JsonObject
 from suites.config.schema import CONFIG_DIR
 from suites.errors import ConfigError
 
-__all__ = ["DEVICES", "EAGER", "load", "measured", "of_gpu", "step_key", "step_ms"]
+__all__ = ["DEVICES", "EAGER", "load", "measured", "of_gpu", "step_key", "step_ms", "steps"]
 
 DEVICES = CONFIG_DIR / "device"
 EAGER = "eager"
@@ -36,6 +36,17 @@ def step_key(workload: str, batch: int, workload_config: JsonObject) -> str:
     """``mnist-torch/512/eager``, ``cifar10-torch/1024/compile=reduce-overhead``: a step time says how it ran."""
     how = f"compile={workload_config.get('compile_mode', 'default')}" if workload_config.get("compile") else EAGER
     return f"{workload}/{batch}/{how}"
+
+
+def steps(dev: JsonObject) -> list[tuple[str, int, str, float]]:
+    """Each step time of ``dev`` as (workload, batch, how it ran, ms), in the file's order; a key that is not
+    ``<workload>/<batch>/<how>`` is left out (:func:`problems` refuses a file that has one)."""
+    out = []
+    for key, value in dev.get("step_ms", {}).items():
+        parts = str(key).split("/")
+        if len(parts) == 3 and parts[1].isdigit() and int(parts[1]) > 0:
+            out.append((parts[0], int(parts[1]), parts[2], float(value)))
+    return out
 
 
 def step_ms(dev: JsonObject, workload: str, batch: int, how: str = EAGER) -> float:
@@ -107,6 +118,8 @@ def problems_of(dev: object) -> list[str]:
         if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, 0, high)
                                                     for k, v in figures.items()):
             out.append(f"{table} must map names to numbers in (0, {high:g}]")
+    if isinstance(dev.get("step_ms"), dict) and len(steps(dev)) != len(dev["step_ms"]):
+        out.append("step_ms's keys must be <workload>/<batch>/<eager or compile=mode>")
     return out
 
 

@@ -61,15 +61,11 @@ class StandIn:
     def step(self, workload: str, batch: int, how: str) -> float:
         """The device's step time of ``workload`` at ``batch`` run ``how``; another batch's at equal throughput;
         the other way of running it where this one was not measured (said by :meth:`notes`)."""
-        steps = self.dev["step_ms"]
-        for key, value in steps.items():
-            name, b, kind = key.split("/")
-            if name == workload and kind == how:
-                return float(value) * batch / int(b)
-        for key, value in steps.items():
-            name, b, _ = key.split("/")
-            if name == workload:
-                return float(value) * batch / int(b)
+        known = device_file.steps(self.dev)
+        for same_way in (True, False):
+            for name, b, kind, ms in known:
+                if name == workload and (kind == how or not same_way):
+                    return ms * batch / b
         return device_file.step_ms(self.dev, workload, batch, how)  # raises, naming what the file lacks
 
     def training(self, workload: str, given: dict[str, str]) -> list[str]:
@@ -113,6 +109,6 @@ class StandIn:
 
     def notes(self) -> list[str]:
         """What the device file lacks that the rehearsal played another way."""
-        kinds = {tuple(k.split("/")[::2]) for k in self.dev["step_ms"]}
+        kinds = {(name, kind) for name, _, kind, _ in device_file.steps(self.dev)}
         return [f"{w}: no eager step time measured on {self.dev['gpu']}: played at its compiled step"
                 for w in IMAGES if (w, device_file.EAGER) not in kinds and any(k[0] == w for k in kinds)]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from suites.capacity.measured import candidate_profiles
 from suites.gpucheck import judges as judge
-from suites.gpucheck.checks import CheckSkipped, Context, Row, bench, check, run_logged, store_args
+from suites.gpucheck.checks import CheckFailed, CheckSkipped, Context, Row, bench, check, run_logged, store_args
 from suites.run.mixed import MIN_OVERLAP_PCT
 
 M60 = {"m60-8q": 8192.0, "m60-4q": 4096.0, "m60-2q": 2048.0, "m60-1q": 1024.0}  # framebuffers, MiB
@@ -51,8 +51,8 @@ def mixed(ctx: Context) -> Row:
     bench(ctx, "j-mixed", ["scenario=mixed", "profile=m60-8q", "scenario.repeats=2"], limit_s=180,
           expect="comparison.csv")
     phases = sorted((ctx.root / "runs" / "j-mixed").glob("m60-8q-mixed*/results.json"))
-    if not phases:
-        raise CheckSkipped("the mixed phase wrote no results.json")
+    if not phases:  # the comparison finished without its phase's figures: the suite's fault, never a skip
+        raise CheckFailed("the mixed phase wrote no results.json (logs/j-mixed.log)")
     worst = min((json.loads(p.read_text()) for p in phases),
                 key=lambda r: float(r.get("host_metrics", {}).get("overlap_pct", -1.0)))
     return Row.of("j", judge.mixed_phase(worst, MIN_OVERLAP_PCT))

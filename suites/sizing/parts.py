@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,7 +24,7 @@ from suites.backends.ray.cluster import survey as survey_fleet
 from suites.capacity import budget, fleet_candidates, measured
 from suites.capacity.budget import Sweep
 from suites.capacity.size_settings import SizingSettings
-from suites.config.compose import Composition, compose_run
+from suites.config.compose import Composition, compose, compose_run
 from suites.config.overrides import override
 from suites.config.profiles import ProfileConfig
 from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
@@ -89,6 +90,16 @@ def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str) -> tuple[
             for t, size in types.items()}, source
 
 
+def time_phases(settings: SizingSettings, inv: Inventory, overrides: list[str], tier: str, out: Console) -> None:
+    """A GPU host's trial runs (the study's: one bench run of each workload at ``tier``, cached under this host's
+    fingerprint in the study's folder) where none are cached yet, each stopped after its share of sizing.budget_s: a
+    GPU phase's seconds are this host's, never the CPU table's guess (48 phase runs x 11 s planned for an H200's MIG
+    slices once)."""
+    trials.time_each(["graphics-replay", "mnist-torch"], tier, overrides, Path(StudySettings().out_dir), inv,
+                     lambda line: say(out)(f"size: {line}"),
+                     settings.budget_s * trials.TRIAL_SHARE)
+
+
 # Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
 WHERE_KEYS = ("tracking_uri", "fallback_tracking_uri", "artifact_dir", "data.cache_dir", "progress", "experiment",
               "wait_for_cores_s")
@@ -127,7 +138,10 @@ def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str
 def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]]:
     """(what each node of the fleet says it is, ray.gpu_groups), where the consolidations run one guest per node
     (backend=ray ray.placement=per-node); ([], {}) where they run on this host."""
-    cfg = compose_run(["scenario=consolidation", *overrides]).cfg
+    try:  # the command line alone (its phases are composed with the parts): bad input is one error here
+        cfg, _ = compose(["scenario=consolidation", *overrides])
+    except (BenchError, HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(one_line(exc)) from exc
     if cfg.backend is not BackendKind.ray or cfg.ray.placement != PER_NODE:
         return [], {}
     return survey_fleet(cfg.ray), {k: list(v) for k, v in cfg.ray.gpu_groups.items()}
@@ -234,9 +248,12 @@ def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str]
     return parts
 
 
-def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console) -> SizingPlan:
-    """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to sizing.budget_s), notes:
-    every part composed before anything starts; a problem is one ConfigError."""
+def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console,
+               trial: bool = False) -> SizingPlan:
+    """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to what is left of
+    sizing.budget_s), notes: every part composed before anything starts; a problem is one ConfigError. ``trial``: on a
+    GPU host, a phase's cost from trial runs there (:func:`time_phases`), not a CPU host's table."""
+    t0 = time.monotonic()
     fleet, groups = survey(overrides)
     notes: list[str] = []
     gpu, candidates = candidates_of(settings, inv, fleet, notes)
@@ -251,10 +268,13 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], o
         notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
                      "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
                      "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
+    if trial and inv.gpus and not fleet:
+        time_phases(settings, inv, overrides, tier, out)
     phase_s, source = phase_seconds(settings, inv, tier)
     shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
+    spent = time.monotonic() - t0  # the trial runs' seconds are the sizing's too: its deadline counts them
     fitted = budget.fit(budget.sweeps_of(settings.counts, counts, policies, list(settings.cad_users)),
-                        settings.repeats, settings.budget_s, phase_s, shared)
+                        settings.repeats, settings.budget_s - spent, phase_s, shared)
     costs = ", ".join(f"{t} {s:.0f} s" for t, s in phase_s.items() if t)  # '' is cad_size's, said under its name
     if not fitted.fits:
         smallest = fitted.sweeps[0]

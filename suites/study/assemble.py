@@ -97,7 +97,8 @@ def measured_plan(study: Study, sp: StudyPlan, trial: bool, out: Console) -> Stu
     if trial and held:  # a trial run beside another run would time that run's load (and queue for its cores)
         say(out)(f"study: no trial runs (another benchmark run holds {describe(held)}): planned from what is cached")
     t0, where = time.monotonic(), Path(study.settings.out_dir)
-    timed = trials.time_each(workloads_of(sp.parts), sp.tier, study.overrides, where, study.inv, say(out),
+    timed = trials.time_each(workloads_of(sp.parts), sp.tier, study.overrides, where, study.inv,
+                             lambda line: say(out)(f"study: {line}"),
                              study.settings.budget_s * trials.TRIAL_SHARE) \
         if trial and not held else trials.cached(where, study.inv)
     if not timed:

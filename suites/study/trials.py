@@ -59,16 +59,16 @@ STOP_GRACE_S = 20.0  # after SIGTERM, how long the trial run's runner has to sto
 def time_each(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, inv: Inventory,
               say: Callable[[str], None], timeout_s: float = 600.0) -> dict[tuple[str, str], float]:
     """Every cached figure, and a trial run of each of ``workloads`` at ``tier`` not yet cached (saved as it comes),
-    each stopped after ``timeout_s``."""
+    each stopped after ``timeout_s``; ``say`` prefixes each line with its command's name."""
     known = cached(out_dir, inv)
     for workload in workloads:
         if (workload, tier) in known:
             continue
-        say(f"study: a trial run of {workload} ({tier} sizes), once on this host, for the plan (at most "
+        say(f"a trial run of {workload} ({tier} sizes), once on this host, for the plan (at most "
             f"{timeout_s:.0f} s)")
         seconds, why = timed_run(workload, tier, overrides, timeout_s)
         if seconds is None:
-            say(f"study: the {workload} trial run failed ({why}): the planner's table stands in for it")
+            say(f"the {workload} trial run failed ({why}): the planner's table stands in for it")
             continue
         known[(workload, tier)] = seconds
         save(out_dir, inv, known)
@@ -90,7 +90,10 @@ def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) 
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stop_group(proc)
-            return None, f"stopped after {timeout_s:.0f} s ({TRIAL_SHARE:.0%} of study.budget_s)"
+            return None, f"stopped after {timeout_s:.0f} s ({TRIAL_SHARE:.0%} of the command's budget_s)"
+        except BaseException:  # Ctrl-C or SIGTERM while it runs: its runner stops its guests, never an orphan
+            stop_group(proc)
+            raise
         seconds = time.monotonic() - t0
     if proc.returncode != 0:
         lines = err.strip().splitlines() or out.strip().splitlines() or [f"exit {proc.returncode}"]

@@ -111,7 +111,7 @@ def test_a_trial_run_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path
     first = trials.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     took = time.monotonic() - t0
     assert 0 < first[("fixed-step", "smoke")] <= took + 0.05  # the bench run's whole wall time (to 0.1 s)
-    assert said == ["study: a trial run of fixed-step (smoke sizes), once on this host, for the plan (at most 600 s)"]
+    assert said == ["a trial run of fixed-step (smoke sizes), once on this host, for the plan (at most 600 s)"]
     again = trials.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     assert again == first and len(said) == 1  # cached: not run twice
     saved = json.loads((tmp_path / "trials.json").read_text())
@@ -171,7 +171,7 @@ def test_a_trial_run_that_outlasts_its_share_of_the_budget_is_stopped_and_said(t
                                                      "workload.size_by=work", "workload.step_ms=1000"],
                             tmp_path, inventory.collect(), said.append, timeout_s=3.0)
     assert time.monotonic() - t0 < 3.0 + trials.STOP_GRACE_S + 5
-    assert got == {} and "stopped after 3 s (25% of study.budget_s)" in said[-1], said
+    assert got == {} and "stopped after 3 s (25% of the command's budget_s)" in said[-1], said
     assert not [p for p in psutil.process_iter(["cmdline"]) if "study-trial-" in " ".join(p.info["cmdline"] or [])]
 
 
@@ -202,3 +202,37 @@ def test_a_study_killed_mid_way_leaves_its_finished_parts_exported(tmp_path: Pat
     assert root["status"] == "FAILED" and "still running when exported" in root["tags"]["bench.exported_running"]
     assert all(r["status"] != "RUNNING" for r in runs)
     assert not list(folder.glob("mlflow-export.*"))  # no half-written export beside it
+
+
+def test_ctrl_c_during_a_trial_run_stops_its_process_group(tmp_path: Path):
+    """Issue 74 (T4): a Ctrl-C while a trial run trained left its bench process (a session of its own) running."""
+    from suites.study import trials
+
+    script = ("import pathlib, sys\nfrom gpu_probe import inventory\nfrom suites.study import trials\n"
+              "trials.time_each(['fixed-step'], 'full', sys.argv[2:], pathlib.Path(sys.argv[1]), inventory.collect(), "
+              "lambda line: print(line, flush=True), timeout_s=300.0)\n")
+    marker = f"data.cache_dir={tmp_path / 'data'}"
+
+    def trial_running() -> bool:
+        return any(marker in " ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"]))
+
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path), marker, "profile.vcpus=1",
+                             "workload.size_by=work", "workload.step_ms=1000"], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        first = proc.stdout.readline()  # type: ignore[union-attr]
+        assert first.startswith("a trial run of fixed-step"), first
+        deadline = time.monotonic() + 60
+        while not trial_running() and time.monotonic() < deadline:  # its bench process has started
+            time.sleep(0.2)
+        assert trial_running()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=trials.STOP_GRACE_S + 15)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        left = [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
+        for p in left:  # what a failing run of this test leaves: its own trial run, found by its folder
+            os.killpg(p.pid, signal.SIGKILL)
+    assert proc.returncode != 0 and not left

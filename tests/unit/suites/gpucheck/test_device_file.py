@@ -41,6 +41,8 @@ def test_a_step_time_not_measured_is_named_with_what_the_file_has():
     ('{"gpu": "X", "source": "s", "mem_total_MiB": 80000, "cuda_context_MiB": -1e9}', "cuda_context_MiB must be"),
     ('{"gpu": "X", "source": "s", "mem_total_MiB": 80000, "cuda_context_MiB": 600, "step_ms": {"a": "fast"}}',
      "step_ms must map names to numbers"),
+    ('{"gpu": "X", "source": "s", "mem_total_MiB": 80000, "cuda_context_MiB": 600, "step_ms": {"mnist/x/eager": 2}}',
+     "step_ms's keys must be <workload>/<batch>/"),
 ])
 def test_a_file_that_is_no_device_file_is_one_line(tmp_path: Path, content: str, says: str):
     path = tmp_path / "forged.json"

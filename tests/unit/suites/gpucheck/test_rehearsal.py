@@ -31,6 +31,10 @@ def test_a_campaign_the_device_would_not_end_within_its_budget_would_overrun():
                   {"a": 1, "h": 50}, budget_s=10)
     assert overrun(late) == "would overrun: the checks' estimates sum to 51 s (budget_s=10); not started on the " \
                             "device's clock: h"
+    slow = played([Row("a", "ok"), Row("b1", "ok")], {"a": 1, "b1": 20}, budget_s=30)
+    slow.device_s = 31.0  # every check started, but the executor's own work between them takes the call past it
+    assert overrun(slow) == "would overrun: the checks' estimates sum to 21 s, the call with the executor's own " \
+                            "work 31 s (budget_s=30)"
     judged = played([Row("j", "failed: overlap 41 % < 90 %"), Row("k", "inconclusive: host busy")], {"j": 1, "k": 1})
     assert missed(judged) == ["j", "k"]
 

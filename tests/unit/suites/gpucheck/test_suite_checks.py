@@ -92,3 +92,13 @@ def test_l_is_skipped_unless_b2_and_b3_both_ran(tmp_path: Path):
     ctx = Context(tmp_path, gpu_host("NVIDIA H200", 143_771.0), None, math.inf, print)
     with pytest.raises(CheckSkipped, match="b2 and b3 did not both run"):
         suite_checks.compare(ctx)
+
+
+def test_j_a_mixed_comparison_without_its_phases_figures_fails_and_is_never_a_skip(tmp_path: Path, monkeypatch):
+    """A comparison that ended without its phase's results.json is the suite's fault: a skip would pass it by."""
+    from suites.gpucheck.checks import run_check
+
+    monkeypatch.setattr(suite_checks, "bench", lambda ctx, name, overrides, limit_s, expect: {})  # wrote no phase
+    ctx = Context(tmp_path, gpu_host("NVIDIA H200", 143_771.0), None, math.inf, lambda line: None)
+    row = run_check(ctx, "j", lambda: suite_checks.mixed(ctx))
+    assert row.result == "failed: the mixed phase wrote no results.json (logs/j-mixed.log)"

@@ -180,3 +180,43 @@ def test_each_cad_user_type_is_planned_at_its_own_replay_length(tmp_path, monkey
     costs, source = phase_seconds(settings, inv, "full")
     assert costs["heavy"] == 7.0 + 336.0 and costs["light"] == 7.0 + 96.0 and source.startswith("timed by trial runs")
     assert costs[""] == 7.0 + 144.0  # cad_size medium: mechanical's 144 frames
+
+
+def test_a_gpu_host_plans_its_phases_from_trial_runs_there_not_a_cpu_table(tmp_path, monkeypatch):
+    """ee6319b planned an H200's 48 MIG phase runs at 11 s each from the study planner's table; a GPU host now times
+    one bench run of each workload first (cached under its fingerprint, as the study's), and fits what is left."""
+    import io
+
+    from rich.console import Console
+
+    from suites.capacity.size_settings import load_settings
+    from suites.config.schema import register_configs
+    from suites.errors import ConfigError
+    from suites.sizing.parts import plan_parts
+    from suites.study import trials
+
+    monkeypatch.chdir(tmp_path)
+    register_configs()
+    ran: list[str] = []
+
+    def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) -> tuple[float, str]:
+        ran.append(f"{workload}/{tier}")  # the bench run itself is the study's, tested there
+        return (40.0 if workload == "graphics-replay" else 25.0), ""
+
+    monkeypatch.setattr(trials, "timed_run", timed_run)
+    inv, said = gpu_host("NVIDIA H200", 143_771.0), io.StringIO()
+    settings = load_settings("default", ["sizing.budget_s=3000", "sizing.profiles=[h200-mig-1-18c]"])
+    plan = plan_parts(settings, inv, [f"tracking_uri=sqlite:///{tmp_path}/m.db"], Console(file=said, width=300),
+                      trial=True)
+    assert ran == ["graphics-replay/full", "mnist-torch/full"]
+    assert trials.cached(tmp_path / "outputs" / "study", inv) == {("graphics-replay", "full"): 40.0,
+                                                                 ("mnist-torch", "full"): 25.0}
+    text = " ".join(said.getvalue().split())
+    assert "size: a trial run of graphics-replay (full sizes)" in text and "timed by trial runs on this host" in text
+    assert plan.fitted.estimate_s <= settings.budget_s
+    plan_parts(settings, inv, [f"tracking_uri=sqlite:///{tmp_path}/m.db"], Console(file=io.StringIO()), trial=True)
+    assert len(ran) == 2  # cached: a second sizing on this host runs none
+    with pytest.raises(ConfigError, match="seed"):  # bad bench input: one error before any trial run
+        plan_parts(settings, gpu_host("NVIDIA H100 80GB HBM3", 81_559.0), ["seed=abc"], Console(file=io.StringIO()),
+                   trial=True)
+    assert len(ran) == 2
