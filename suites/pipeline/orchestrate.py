@@ -21,6 +21,7 @@ from gpu_probe.hostload import other_load
 from gpu_probe.inventory import Inventory
 from suites import store_keys as keys
 from suites.backends.corelock import CoresHeld
+from suites.backends.mps import MpsDaemon
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.paths import relative_paths
 from suites.config.scenario import with_old_names
@@ -32,7 +33,7 @@ from suites.record.store import flatten
 from suites.render import mixed_report, plots, tables
 from suites.run import marks
 from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
-from suites.run.execute import execute
+from suites.run.execute import execute, one_daemon
 from suites.run.mixed import MixedRun
 from suites.run.outcome import ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
@@ -107,11 +108,13 @@ class Nest:
         return Nest(self.recorder, parent, tags, self.launcher)
 
 
-def run_scenario(planned: Plan, run_dir: Path, out: Console, nest: Nest) -> tuple[ScenarioOutcome, str | None]:
-    """One scenario run: execute, write its run directory, show it, record it; (outcome, MLflow run id or None)."""
+def run_scenario(planned: Plan, run_dir: Path, out: Console, nest: Nest,
+                 shared: MpsDaemon | None = None) -> tuple[ScenarioOutcome, str | None]:
+    """One scenario run: execute (under its comparison's ``shared`` MPS daemon, if any), write its run directory,
+    show it, record it; (outcome, MLflow run id or None)."""
     cfg, dcfg, recorder = planned.cfg, planned.run.dcfg, nest.recorder
     recorder.provenance(run_dir, redact(OmegaConf.to_yaml(dcfg, resolve=True)), planned.inventory)
-    outcome = execute(planned, run_dir)
+    outcome = execute(planned, run_dir, shared)
     with Shield(say(out), f"recording what was measured (results.json in {run_dir})"):
         kept = recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or store
         files = kept or run_dir  # the run's files: its folder, or the rescue folder its results went to
@@ -246,11 +249,20 @@ def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
     sweep decides to add a guest. Stops at an interrupt, or where a consolidation count misses QoS. (outcomes per
     phase label, worst exit code)"""
     plans, mixed, repeats = planned.plans, planned.mixed, planned.comp.cfg.scenario.phase_repeats
-    outcomes: dict[str, list[ScenarioOutcome]] = {}
-    worst = 0
     in_a_row = mixed is not None and mixed.kind == "consolidation"
     order = [(r, p) for p in plans for r in range(1, repeats + 1)] if in_a_row else \
         [(r, p) for r in range(1, repeats + 1) for p in plans]
+    with one_daemon(plans, run_dir) as shared:  # one MPS daemon for the phases, not one per phase
+        return each_phase(planned, order, run_dir, out, (nest, shared))
+
+
+def each_phase(planned: PlannedComparison, order: list[tuple[int, Plan]], run_dir: Path, out: Console,
+               under: tuple[Nest, MpsDaemon | None]) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+    """:func:`run_phases`' loop: each (repeat, phase) of ``order`` until an interrupt or the sweep's end."""
+    mixed, repeats = planned.mixed, planned.comp.cfg.scenario.phase_repeats
+    nest, shared = under
+    outcomes: dict[str, list[ScenarioOutcome]] = {}
+    worst = 0
     for r, phase in order:
         label, slug = phase.run.label, phase.run.label.replace("/", "-")
         overrides = phase.run.phase.overrides if phase.run.phase else []
@@ -258,7 +270,7 @@ def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
                  + f": {' '.join(overrides) or '(as given)'}")
         outcome, _ = run_scenario(phase, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), out,
                                   nest.under(nest.parent, {keys.PHASE: label, keys.SCENARIO: phase.cfg.scenario.name,
-                                                           keys.REPEAT: str(r)}))
+                                                           keys.REPEAT: str(r)}), shared)
         outcomes.setdefault(label, []).append(outcome)
         worst = max(worst, outcome.exit_code)
         if outcome.status == "interrupted":

@@ -7,10 +7,12 @@ is plain data; the caller writes, prints and records it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 from gpu_probe import vocab
@@ -37,21 +39,22 @@ from suites.run.progress import ProgressView
 from suites.run.shield import Shield, interrupt_reason
 
 
-def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
+def execute(plan: Plan, log_dir: Path, shared: MpsDaemon | None = None) -> ScenarioOutcome:
     """The whole scenario; each guest's log goes to ``log_dir/<guest>.log``. With ``sharing=mps`` the run's own
-    MPS daemon is started first (MpsError, one line, before any guest) and quit after the guests, on every path."""
+    MPS daemon is started first (MpsError, one line, before any guest) and quit after the guests, on every path;
+    ``shared``: the daemon its comparison started for all of its runs (:func:`one_daemon`), used and left running."""
     log_dir.mkdir(parents=True, exist_ok=True)
     before = look_at_host(plan.cfg.host_busy_pct)
     sampler = Sampler(plan.cfg.sampler.rate_hz)
     timing = Timing(t_start=time.time())
-    daemon = start_sharing(plan, log_dir)
+    daemon = start_sharing(plan, log_dir, shared)
     try:
         with sampler:
             if daemon is not None and (pid := daemon.pid()) is not None:  # its CPU is the run's, not others'
                 sampler.watch_helper(pid)
             guests, interrupted = run_guests(plan, sampler, log_dir, timing)
     finally:
-        if daemon is not None:
+        if daemon is not None and daemon is not shared:
             with Shield(warn, "stopping the run's MPS daemon", give_up=None):
                 daemon.stop()
     outcome = outcome_of(plan, guests, sampler, timing, interrupted)
@@ -61,7 +64,7 @@ def execute(plan: Plan, log_dir: Path) -> ScenarioOutcome:
     if outcome.host_busy and plan.cfg.strict and outcome.status == "ok":  # measured and kept, not a success
         outcome.status = "failed"
         outcome.reasons.append(f"{outcome.host_busy} during the run (strict=true)")
-    if daemon is not None and daemon.stop_note:
+    if daemon is not None and daemon is not shared and daemon.stop_note:
         outcome.reasons.append(daemon.stop_note)
     left = still_running(guests)
     if left:  # recorded, never silent: a guest the runner could not stop is a broken run
@@ -83,16 +86,43 @@ def look_at_host(threshold_pct: float) -> HostLoad | None:
     return load
 
 
-def start_sharing(plan: Plan, log_dir: Path) -> MpsDaemon | None:
-    """``sharing=mps``: the run's MPS daemon in ``log_dir/mps/``, and every guest told where it is."""
-    if plan.cfg.sharing is not Sharing.mps or not any(p.gpus for p in plan.placements):
+def uses_mps(plan: Plan) -> bool:
+    return plan.cfg.sharing is Sharing.mps and any(p.gpus for p in plan.placements)
+
+
+def start_sharing(plan: Plan, log_dir: Path, shared: MpsDaemon | None = None) -> MpsDaemon | None:
+    """``sharing=mps``: the run's MPS daemon in ``log_dir/mps/`` (or its comparison's ``shared`` one, said in each
+    guest's note), and every guest told where it is."""
+    if not uses_mps(plan):
         return None
-    daemon = MpsDaemon(log_dir / "mps").start()
+    daemon = shared if shared is not None else MpsDaemon(log_dir / "mps").start()
     for spec in plan.specs:
         spec.env = {**spec.env, **daemon.env()}
-    for p in plan.placements if daemon.start_note else []:
-        p.note = "; ".join(x for x in (p.note, daemon.start_note) if x)
+    said = [daemon.start_note, SHARED_NOTE if shared is not None else ""]
+    for p in plan.placements if any(said) else []:
+        p.note = "; ".join(x for x in (p.note, *said) if x)
     return daemon
+
+
+SHARED_NOTE = "one MPS daemon for all of its comparison's runs"
+
+
+@contextlib.contextmanager
+def one_daemon(plans: list[Plan], folder: Path) -> Iterator[MpsDaemon | None]:
+    """One MPS daemon for every run of ``plans`` where all of them share their GPU by MPS (a consolidation's counts,
+    repeated): started once before the first (its ``mps/`` in ``folder``), quit after the last, on every path, not
+    one per run; None where they do not all use MPS (each run then starts its own or none)."""
+    if not plans or not all(uses_mps(p) for p in plans):
+        yield None
+        return
+    daemon = MpsDaemon(folder / "mps").start()
+    try:
+        yield daemon
+    finally:
+        with Shield(warn, "stopping the comparison's MPS daemon", give_up=None):
+            daemon.stop()
+        if daemon.stop_note:
+            warn(f"note: {daemon.stop_note}")
 
 
 def still_running(guests: list[GuestHandle]) -> list[GuestHandle]:

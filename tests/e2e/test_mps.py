@@ -25,9 +25,9 @@ def calls(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def start_run(out: Path, seconds: float) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.support.mps_run", str(out), str(seconds)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def start_run(out: Path, seconds: float, runs: int = 1) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tests.support.mps_run", str(out), str(seconds), str(runs)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def wait_training(out: Path, proc: subprocess.Popen, timeout: float = 120) -> list[psutil.Process]:
@@ -72,6 +72,23 @@ def test_normal_run_starts_the_daemon_gives_each_guest_its_share_and_quits_it(sh
         assert g["info"]["mps_active_thread_pct"] == "25"  # m60-2q: 4 per GPU -> 25 % of SMs each
         assert g["info"]["mps_pinned_mem_limit"] == "0=2048M"  # its framebuffer, enforced by the driver
         assert g["validity"] == "emulated (MPS-enforced)"
+    assert not (out / "mps" / "pipe" / "control").exists()
+
+
+def test_a_comparisons_runs_share_one_daemon_started_once_and_quit_after_the_last(short_dir: Path, standin: Path):
+    """Issue 73: a consolidation's phases under MPS started a daemon per phase (48 of them in an H200 sizing)."""
+    from suites.run.execute import SHARED_NOTE
+
+    out = short_dir / "run"
+    proc = start_run(out, 0.3, runs=3)
+    text = proc.communicate(timeout=180)[0]
+    assert (out / "outcome.json").exists(), text
+    runs = json.loads((out / "outcome.json").read_text())
+    assert [r["status"] for r in runs] == ["ok"] * 3, runs
+    assert_started_then_quit(standin, out)  # one -d before the first run, one quit after the last
+    pipes = {g["env"]["CUDA_MPS_PIPE_DIRECTORY"] for r in runs for g in r["guests"].values()}
+    assert pipes == {str((out / "mps" / "pipe").resolve())}
+    assert all(SHARED_NOTE in g["note"] for r in runs for g in r["guests"].values())
     assert not (out / "mps" / "pipe" / "control").exists()
 
 

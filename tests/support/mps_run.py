@@ -13,14 +13,14 @@ from pathlib import Path
 from gpu_probe.inventory import Inventory
 from suites.config.compose import compose_run
 from suites.config.schema import register_configs
-from suites.run.execute import execute
+from suites.run.execute import execute, one_daemon
 from suites.run.plan import plan, plan_and_lease
 
 H100 = {"index": 0, "uuid": "GPU-11111111-2222-3333-4444-555555555555", "name": "NVIDIA H100 80GB HBM3",
         "mem_total_MiB": 81559.0}
 
 
-def main(out: Path, seconds: float) -> None:
+def main(out: Path, seconds: float, runs: int = 1) -> None:
     register_configs()
     comp = compose_run(["profile=m60-2q", "profile.vcpus=1", "profile.memory_MiB=1024", "scenario=concurrent",
                         "scenario.cpu_overcommit=true", "workload=idle", f"workload.seconds={seconds}",
@@ -28,16 +28,20 @@ def main(out: Path, seconds: float) -> None:
     inv = Inventory("h", "Linux", "3.11", "cpu", 2, 2, 2, 8192.0, gpus=[H100], gpu_status="1 GPU(s)")
     # as the bench command does: the cores are leased, and a test beside it that holds them is waited for
     # (BENCH_WAIT_FOR_CORES_S, tests/conftest.py), not a refusal (seen in CI: "another benchmark run holds cores 0,1")
-    planned, cores = plan_and_lease(lambda: plan(comp.runs[0], inv), lambda p: [p], out,
-                                    comp.cfg.wait_for_cores_s)
+    plans, cores = plan_and_lease(lambda: [plan(comp.runs[0], inv) for _ in range(runs)], lambda ps: ps, out,
+                                  comp.cfg.wait_for_cores_s)
     with cores:
-        outcome = execute(planned, out)
-    (out / "outcome.json").write_text(json.dumps({
-        "status": outcome.status, "reasons": outcome.reasons,
-        "guests": {g.spec.guest_id: {"status": g.result.status, "error": g.result.error, "info": g.result.info,
-                                     "validity": g.validity, "env": g.spec.env, "note": g.placement.note}
-                   for g in outcome.guests}}))
+        if runs == 1:
+            outcomes = [execute(plans[0], out)]
+        else:  # a comparison's runs, as run_phases runs them: under one daemon
+            with one_daemon(plans, out) as shared:
+                outcomes = [execute(p, out / f"run{i}", shared) for i, p in enumerate(plans)]
+    written = [{"status": o.status, "reasons": o.reasons,
+                "guests": {g.spec.guest_id: {"status": g.result.status, "error": g.result.error, "info": g.result.info,
+                                             "validity": g.validity, "env": g.spec.env, "note": g.placement.note}
+                           for g in o.guests}} for o in outcomes]
+    (out / "outcome.json").write_text(json.dumps(written[0] if runs == 1 else written))
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), float(sys.argv[2]))
+    main(Path(sys.argv[1]), float(sys.argv[2]), *(int(a) for a in sys.argv[3:4]))
