@@ -80,6 +80,10 @@ def read(store: StoreReader, run: StoredRun) -> RunFigures:
             add_comparison(store, out, part, part.tags.get(keys.STUDY_PART, part.name) + " / ")
     elif kind == SIZING:
         out.answers = sizing_answers(run)
+    if run.status not in ("FINISHED", ""):  # given by hand (--latest takes finished runs only): its figures marked
+        ended = f"the run ended {run.status}: what it measured before it stopped"
+        for fig in out.figures.values():
+            fig.marks += [ended]
     return out
 
 
@@ -101,10 +105,14 @@ def add_scenario(store: StoreReader, out: RunFigures, scenario: StoredRun, prefi
     per: dict[str, list[StoredRun]] = {}
     for guest in store.children(scenario.run_id):
         per.setdefault(guest.params.get("workload", "?"), []).append(guest)
-    values = {(prefix + "makespan s", "s", False): scenario.metrics.get(vocab.MAKESPAN.key, math.nan)}
+    values = {(prefix + "makespan s", "s", False): figure(scenario.metrics.get(vocab.MAKESPAN.key, math.nan))}
     for workload, guests in sorted(per.items()):
         values.update(workload_values(prefix + workload, guests))
     for (name, unit, higher), value in values.items():
+        if math.isinf(value):  # a stored inf (or MLflow's stand-in for one): its figure marked, its value left out
+            fig = out.figures.setdefault(name, Figure(name, unit, higher, validity=validity))
+            fig.marks += [NOT_A_FIGURE] if NOT_A_FIGURE not in fig.marks else []
+            continue
         if not (isinstance(value, float) and math.isfinite(value)):
             continue
         fig = out.figures.setdefault(name, Figure(name, unit, higher, validity=validity))
@@ -116,7 +124,7 @@ def add_scenario(store: StoreReader, out: RunFigures, scenario: StoredRun, prefi
 def workload_values(name: str, guests: list[StoredRun]) -> dict[tuple[str, str, bool], float]:
     """A workload's figures over its guests in one scenario run (a failed guest's figures are left out). A guest
     sized by time has no train time of equal work: its train time is its window, whatever its speed."""
-    ok = [g.metrics for g in guests if g.tags.get(keys.STATUS, "ok") == "ok"]
+    ok = [{k: figure(v) for k, v in g.metrics.items()} for g in guests if g.tags.get(keys.STATUS, "ok") == "ok"]
     by_time = any(g.params.get("info.sized_by") == TIME for g in guests)
     if any(vocab.FPS.key in m for m in ok):  # a CAD replay
         return {(f"{name} fps", vocab.FPS.unit, True): math.fsum(m.get(vocab.FPS.key, math.nan) for m in ok),
@@ -126,6 +134,21 @@ def workload_values(name: str, guests: list[StoredRun]) -> dict[tuple[str, str, 
     times = [m[vocab.TRAIN_TIME.key] for m in ok if vocab.TRAIN_TIME.key in m]
     return {(f"{name} images/s", vocab.IMAGES_PER_SEC.unit, True): math.fsum(rates) if rates else math.nan,
             (f"{name} train s", "s", False): statistics.fmean(times) if times and not by_time else math.nan}
+
+
+# No figure of this suite (images/s, seconds, fps, ms) comes near these: MLflow keeps a stored inf as +-1.8e308
+# (finite to Python), and a ratio of 1e-300 to 1e300 overflows; either is no measurement.
+MAX_FIGURE, MIN_FIGURE = 1e15, 1e-12
+NOT_A_FIGURE = ("a repeat's stored value is no figure (infinite, MLflow's stand-in for it, or past 1e15 or below "
+                "1e-12 in size): left out")
+
+
+def figure(value: float) -> float:
+    """A stored value as a figure: itself, or inf (signed) where its size is past :data:`MAX_FIGURE` or below
+    :data:`MIN_FIGURE` (zero stays zero)."""
+    if math.isnan(value) or value == 0 or MIN_FIGURE <= abs(value) <= MAX_FIGURE:
+        return value
+    return math.copysign(math.inf, value)
 
 
 def run_marks(scenario: StoredRun) -> list[str]:

@@ -4,7 +4,6 @@ store cannot answer is one LookupError line (the command's ``error:``)."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from suites.record.store_reader import StoredRun, StoreReader
 
 __all__ = ["compare", "latest", "machine_runs", "resolve"]
 
-MAX_RUNS = 200  # runs of a machine a history or --latest reads, newest first
+MAX_RUNS = 1000  # launched runs (roots) a history or --latest reads, newest first; their nested runs not counted
 
 
 def resolve(store: StoreReader, experiment: str, given: str) -> StoredRun:
@@ -61,17 +60,28 @@ def machine_runs(store: StoreReader, experiment: str, machine: str, kind: str = 
 
 
 def latest(store: StoreReader, experiment: str, machine: str, kind: str) -> tuple[RunFigures, RunFigures]:
-    """The two newest runs of ``kind`` (the newest run's kind where empty) on this machine: (older, newer)."""
+    """This machine's newest run of ``kind`` (of any kind where empty) and the newest before it of the same kind
+    and scenario (a gpu-vs-cpu comparison is never paired with a mixed one): (older, newer)."""
     if kind and kind not in KINDS:
         raise LookupError(f"--latest {kind}: a kind is one of {', '.join(KINDS)}")
-    if not kind:
-        newest = next((r for r in store.roots(experiment, MAX_RUNS) if figures.kind_of(r)), None)
-        kind = figures.kind_of(newest) if newest else ""
-    runs = list(itertools.islice(machine_runs(store, experiment, machine, kind), 2)) if kind else []
-    if len(runs) < 2:
-        raise LookupError(f"--latest: {len(runs)} {kind or 'bench'} run(s) of this machine in experiment "
-                          f"{experiment!r}; compare needs two")
-    return runs[1], runs[0]
+    runs: list[RunFigures] = []
+    for read in machine_runs(store, experiment, machine, kind):
+        if not runs or same_sort(read, runs[0]):
+            runs.append(read)
+        if len(runs) == 2:
+            return runs[1], runs[0]
+    what = f"{runs[0].kind} run(s) of scenario {scenario_of(runs[0])}" if runs else f"{kind or 'finished'} run(s)"
+    raise LookupError(f"--latest: {len(runs)} {what} of this machine in experiment {experiment!r}; compare needs two")
+
+
+def scenario_of(run: RunFigures) -> str:
+    """The scenario a run ran (its comparison's, or its single scenario's)."""
+    return run.run.tags.get(keys.SCENARIO) or run.run.params.get("scenario.name") or "?"
+
+
+def same_sort(a: RunFigures, b: RunFigures) -> bool:
+    """Two runs whose figures can be set side by side: one kind, one scenario."""
+    return a.kind == b.kind and scenario_of(a) == scenario_of(b)
 
 
 def compare(a: RunFigures, b: RunFigures, noise_pct: float, rule: verdicts.Gate | None) -> Comparison:

@@ -160,7 +160,8 @@ def record(args: argparse.Namespace, comp: document.Comparison, files: list[Path
             ref = recorder.parent_results(ref, mlflow_runs.ParentResults(
                 params, {**metrics, **counts}, {keys.STATUS: "failed" if comp.failed else "ok"}), folder)
             recorder.finish(ref, files, "FINISHED")
-    except BaseException:
-        recorder.finish(ref, [], "KILLED")
+    except BaseException:  # given up, or a fault: ended KILLED under a shield no further signal can break
+        with Shield(recorder.say, "ending the comparison's run KILLED", give_up=None):
+            recorder.finish(ref, [], "KILLED")
         raise
     return ref.run_id if ref is not None else None

@@ -14,6 +14,7 @@ from suites.run.phase_numbers import PhaseNumbers
 __all__ = ["StoreReader", "StoredRun"]
 
 FINISHED = "attributes.status = 'FINISHED'"  # an MLflow search filter: the runs that ended well
+ROOTS_PAGE = 1000  # runs a page of the search for roots holds (a root of 480 nested runs takes one page of it)
 
 
 @dataclass
@@ -104,5 +105,14 @@ class StoreReader:
     def roots(self, experiment: str, limit: int = 500) -> list[StoredRun]:
         """The FINISHED runs of ``experiment`` nested under no other (a bench run, a comparison, a study, a sizing:
         what a person launched), newest first."""
-        runs = self._newest_first(experiment, FINISHED, limit)
-        return [stored_run(r) for r in runs if keys.PARENT not in r.data.tags]
+        exp = self.client.get_experiment_by_name(experiment)
+        out: list[StoredRun] = []
+        token = None
+        while exp is not None and len(out) < limit:  # the limit counts roots: a comparison's nested runs are many
+            page = self.client.search_runs([exp.experiment_id], FINISHED, max_results=ROOTS_PAGE,
+                                           order_by=["attributes.start_time DESC"], page_token=token)
+            out += [stored_run(r) for r in page if keys.PARENT not in r.data.tags]
+            token = page.token
+            if not token:
+                break
+        return out[:limit]

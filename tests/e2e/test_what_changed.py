@@ -108,3 +108,41 @@ def test_make_compare_as_a_user_types_it(runs):
     assert proc.returncode == 0, proc.stderr[-2000:]
     ours = proc.stdout[proc.stdout.index("compare: A = "):]
     assert IMAGES in ours and max(len(x) for x in ours.splitlines()) <= 120
+
+
+@pytest.mark.parametrize("after_s", [0.05, 0.15, 0.25])
+def test_repeated_signals_while_compare_records_leave_no_run_running(tmp_path: Path, after_s: float):
+    """Hostile round C22: 5-8 SIGINTs 20 ms apart while ``make compare`` recorded left its run RUNNING (the Shield
+    gave up, and the next signal landed inside the KILLED finish). Run in its own process group, the signals sent
+    to the group as a terminal sends Ctrl-C, at several moments after its tables are shown (while it records)."""
+    import time
+
+    from mlflow.tracking import MlflowClient
+
+    from tests.support import compared_runs
+
+    uri = store_at(tmp_path / "mlflow.db")
+    a, b = compared_runs.bench(uri, 100.0), compared_runs.bench(uri, 90.0)
+    proc = subprocess.Popen([sys.executable, "-m", "suites", "compare", a, b, f"--tracking-uri={uri}",
+                             f"--out={tmp_path / 'out'}"], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            if line.startswith("compare: A = "):
+                break
+        time.sleep(after_s)
+        for _ in range(8):
+            if proc.poll() is not None:
+                break
+            os.killpg(proc.pid, signal.SIGINT)
+            time.sleep(0.02)
+        text = proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("gpu-mixed-bench")
+    compares = [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("bench.role") == "compare"]
+    assert all(r.info.status in ("FINISHED", "KILLED") for r in compares), (
+        [r.info.status for r in compares], text[-2000:])

@@ -44,3 +44,33 @@ def test_a_run_that_is_not_a_launch_has_no_kind(tmp_path: Path):
     (phase,) = store.children(rid)
     assert kind_of(phase) == BENCH  # a phase's scenario run is a scenario; lookup refuses it as nested
     assert kind_of(store.run((store.children(phase.run_id))[0].run_id)) == ""  # a guest
+
+
+def test_a_stored_inf_is_no_figure_and_marks_the_figure_it_is_in(tmp_path: Path):
+    """Hostile round C7: MLflow keeps inf as 1.797e308, which passed isfinite and was compared as "slower by 100 %"
+    (a FINISHED compare run recording a ratio of 1.3e-304); two such guests summed overflowed (math range error)."""
+    import math
+
+    from suites.changes.figures import NOT_A_FIGURE
+
+    uri = store_at(tmp_path / "mlflow.db")
+    store = StoreReader(uri)
+    rid = compared_runs.comparison(uri, {"cpu": [100.0, math.inf, 1e300], "1-gpu": [1e-300, 400.0]})
+    got = read(store, store.run(rid))
+    cpu, gpu = got.figures["cpu / mnist-torch images/s"], got.figures["1-gpu / mnist-torch images/s"]
+    assert cpu.values == [100.0] and NOT_A_FIGURE in cpu.marks and cpu.marks.count(NOT_A_FIGURE) == 1
+    assert gpu.values == [400.0] and NOT_A_FIGURE in gpu.marks
+    assert got.figures["cpu / makespan s"].marks == []  # the runs' other figures are what they were
+
+
+def test_a_run_that_did_not_finish_marks_every_figure(tmp_path: Path):
+    """First-time administrator: an interrupted (FAILED) mixed run given as A carried no mark at all."""
+    from mlflow.tracking import MlflowClient
+
+    uri = store_at(tmp_path / "mlflow.db")
+    rid = compared_runs.comparison(uri, {"cpu": [100.0, 101.0]})
+    MlflowClient(uri).set_terminated(rid, "FAILED")
+    store = StoreReader(uri)
+    got = read(store, store.run(rid))
+    assert got.figures and all(f.marks == ["the run ended FAILED: what it measured before it stopped"]
+                               for f in got.figures.values())

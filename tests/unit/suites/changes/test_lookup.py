@@ -50,10 +50,26 @@ def test_latest_takes_the_two_newest_of_a_kind_on_this_machine_older_first(tmp_p
     store = StoreReader(uri)
     a, b = lookup.latest(store, EXP, MACHINE, "bench")
     assert (a.run.run_id, b.run.run_id) == (first, second)
-    with pytest.raises(LookupError, match=r"--latest: 1 comparison run\(s\) of this machine"):
+    with pytest.raises(LookupError, match=r"--latest: 1 comparison run\(s\) of scenario \? of this machine"):
         lookup.latest(store, EXP, MACHINE, "")
     with pytest.raises(LookupError, match=r"--latest runs: a kind is one of bench, comparison, study, sizing"):
         lookup.latest(store, EXP, MACHINE, "runs")
+
+
+def test_latest_pairs_a_comparison_with_one_of_its_own_scenario_never_another(tmp_path: Path):
+    """A first-time administrator's nightly gate: `make compare LATEST=1` paired a gpu-vs-cpu run with the mixed
+    run made in between and exited 2 ("hold no figure in common"): a false alarm by mail."""
+    uri = store_at(tmp_path / "mlflow.db")
+    older = compared_runs.comparison(uri, {"cpu": [1.0]}, tags={"bench.scenario": "gpu-vs-cpu"})
+    compared_runs.comparison(uri, {"cad": [1.0]}, tags={"bench.scenario": "mixed"})
+    newer = compared_runs.comparison(uri, {"cpu": [1.1]}, tags={"bench.scenario": "gpu-vs-cpu"})
+    store = StoreReader(uri)
+    for kind in ("", "comparison"):
+        a, b = lookup.latest(store, EXP, MACHINE, kind)
+        assert (a.run.run_id, b.run.run_id) == (older, newer)
+    compared_runs.comparison(uri, {"cad": [1.0]}, tags={"bench.scenario": "consolidation"})
+    with pytest.raises(LookupError, match=r"--latest: 1 comparison run\(s\) of scenario consolidation of this"):
+        lookup.latest(store, EXP, MACHINE, "")
 
 
 def test_runs_of_different_kinds_or_with_nothing_in_common_are_one_line(tmp_path: Path):

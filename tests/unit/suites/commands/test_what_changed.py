@@ -75,3 +75,39 @@ def test_a_history_over_this_machines_runs(capsys, tmp_path: Path, monkeypatch):
     assert code == 0 and err == "" and "history of mnist-torch images/s: 3 run(s)" in out
     code, _, err = run(capsys, "--history", "nothing", "--tracking-uri", uri, "--out", str(tmp_path / "o"))
     assert code == 2 and err.startswith("error: --history 'nothing': no run of this machine holds that figure")
+
+
+def test_a_signal_that_lands_while_the_given_up_record_ends_killed_never_leaves_it_running(capsys, tmp_path: Path,
+                                                                                          monkeypatch):
+    """Hostile round C22: the third Ctrl-C gave the record up, and the next landed inside ``finish(KILLED)``, which
+    ran unshielded: the compare run stayed RUNNING. Here the give-up is a KeyboardInterrupt while the results are
+    written, and a real SIGINT lands at the start of the KILLED finish."""
+    import os
+    import signal
+
+    from mlflow.tracking import MlflowClient
+
+    from suites.record.recorder import Recorder
+
+    uri = store_at(tmp_path / "m.db")
+    a, b = compared_runs.bench(uri, 100.0), compared_runs.bench(uri, 90.0)
+
+    def given_up(self, ref, results, folder):
+        raise KeyboardInterrupt  # what the Shield raises at its third press
+
+    finish = Recorder.finish
+
+    def interrupted_finish(self, ref, files, status):
+        if status == "KILLED":
+            os.kill(os.getpid(), signal.SIGINT)  # a fourth press, inside the finish
+        return finish(self, ref, files, status)
+
+    monkeypatch.setattr(Recorder, "parent_results", given_up)
+    monkeypatch.setattr(Recorder, "finish", interrupted_finish)
+    capsys.readouterr()
+    with pytest.raises(KeyboardInterrupt):
+        what_changed.main([a, b, "--tracking-uri", uri, "--out", str(tmp_path / "o")])
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("gpu-mixed-bench")
+    (rec,) = [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("bench.role") == "compare"]
+    assert rec.info.status == "KILLED"

@@ -42,3 +42,19 @@ def test_the_newest_finished_run_of_a_kind_with_a_tag_and_a_runs_children(tmp_pa
     with pytest.raises(LookupError, match="is a consolidation run, not a study comparison"):
         store.of_kind(older, "study", "--study")
     assert set(store.header(older)) >= {"host", "GPU", "date", "git SHA"}
+
+
+def test_roots_counts_launched_runs_however_many_runs_each_nests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Hostile round C15/C16: the limit counted every FINISHED run before the nested ones were dropped, so a history
+    over 300 comparisons said "15 run(s)" and a newest comparison of 480 nested runs left --latest with none.
+    Here: pages of 4 runs over comparisons of 5 runs each (a parent, two phases, their guests)."""
+    from suites.record import store_reader
+    from tests.support import compared_runs
+
+    monkeypatch.setattr(store_reader, "ROOTS_PAGE", 4)
+    uri = store_at(tmp_path / "mlflow.db")
+    made = [compared_runs.comparison(uri, {"cpu": [100.0], "1-gpu": [400.0]}) for _ in range(3)]
+    store = StoreReader(uri)
+    assert [r.run_id for r in store.roots("gpu-mixed-bench", 3)] == made[::-1]
+    assert [r.run_id for r in store.roots("gpu-mixed-bench", 2)] == made[:0:-1]
+    assert store.roots("no such experiment", 3) == []
