@@ -209,6 +209,10 @@ def run_problem(run: Any) -> str:
 def check_artifacts(folder: Path, run_ids: list[str]) -> None:
     """Every artifact is a plain file of the export: an export holds files only (MLflow's artifacts are), and an
     import would copy what a link points at (a link out of it), or follow a link loop inside it without end."""
+    for level in (folder, *(folder / rid for rid in run_ids)):  # a link at these levels: every file under it
+        if level.is_symlink():  # would be taken from where it points, though no file below is a link itself
+            raise ValueError(f"{level}: a link ({level.resolve(strict=False)}), not the export's own folder; "
+                             "not imported")
     root = folder.resolve()
     for rid in run_ids:
         for path in (folder / rid).rglob("*") if (folder / rid).is_dir() else []:

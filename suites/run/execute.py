@@ -143,7 +143,7 @@ def run_guests(plan: Plan, sampler: Sampler, log_dir: Path, timing: Timing) -> t
     guests: list[GuestHandle] = []
     interrupted = False
     try:
-        with ProgressView(cfg.progress.value) as view:
+        with ProgressView(cfg.progress.value, start_timeout_s=cfg.scenario.start_timeout_s) as view:
             backend.start(plan.specs, plan.placements, log_dir, guests)
             for g in guests:
                 g.watch(sampler)

@@ -11,7 +11,9 @@ from suites.backends.handle import GuestHandle
 
 
 class ProgressView:
-    def __init__(self, mode: str, log_every_s: float = 8.0) -> None:  # a line at least every 10 s (make size)
+    def __init__(self, mode: str, log_every_s: float = 8.0, start_timeout_s: float = 0.0) -> None:
+        # a line at least every 10 s (make size); a guest still setting up says how long of its start_timeout_s
+        self.start_timeout_s, self.t0 = start_timeout_s, time.monotonic()
         self.live = mode == "live" or (mode == "auto" and sys.stderr.isatty())
         self.quiet = mode == "quiet"
         self.log_every_s = log_every_s
@@ -45,5 +47,12 @@ class ProgressView:
         if self.quiet or now - self._last_log < self.log_every_s:
             return
         self._last_log = now
-        parts = [f"{g.id} {g.state} {g.done_steps}/{g.total_steps or '?'}" for g in guests]
+        parts = [f"{g.id} {g.state} {g.done_steps}/{g.total_steps or '?'}" + self.setting_up(g) for g in guests]
         print("progress: " + " | ".join(parts), file=sys.stderr, flush=True)
+
+    def setting_up(self, g: GuestHandle) -> str:
+        """' (set-up 45 s of scenario.start_timeout_s=300)' for a guest not yet at the start barrier: a guest that
+        never becomes ready is seen to be waited for, and until when."""
+        if g.state != "starting" or not self.start_timeout_s:
+            return ""
+        return f" (set-up {time.monotonic() - self.t0:.0f} s of scenario.start_timeout_s={self.start_timeout_s:g})"

@@ -54,3 +54,34 @@ def test_a_killed_runner_takes_its_silent_guests_with_it(tmp_path: Path):
                 os.killpg(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+SLEEPY_SITE = """import time
+if b"suites.guest" in open("/proc/self/cmdline", "rb").read():  # the guest process only, never the runner
+    time.sleep(3600)
+"""
+
+
+def test_a_guest_that_never_becomes_ready_is_failed_after_its_start_timeout_said_while_it_waits(tmp_path: Path):
+    """Hostile round O2: a guest stuck before it says hello (a sitecustomize that sleeps) showed 'progress: g0
+    starting 0/?' with no end in sight; now each line says how long of scenario.start_timeout_s it has waited,
+    and at the limit the guest is failed with that reason, recorded, and nothing is left running."""
+    import json
+
+    import psutil
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLEEPY_SITE)
+    args, run_dir, uri = bench_args(tmp_path, "workload=idle", "+preset=smoke", "workload.seconds=1",
+                                    "scenario.start_timeout_s=6", "progress=auto")  # not a terminal: log lines
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none"),
+                               "PYTHONPATH": f"{site}:{os.environ.get('PYTHONPATH', REPO)}"})
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "(set-up " in proc.stderr and " of scenario.start_timeout_s=6)" in proc.stderr, proc.stderr[-2000:]
+    (guest,) = json.loads((run_dir / "results.json").read_text())["guests"]
+    assert "did not reach the start barrier within 6 s" in guest["result"]["error"], guest["result"]
+    parents, _ = runs_of(uri)
+    assert parents.iloc[0]["status"] == "FAILED"
+    assert not [p for p in psutil.process_iter(["cmdline"]) if str(run_dir) in " ".join(p.info["cmdline"] or [])]

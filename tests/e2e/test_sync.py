@@ -50,6 +50,25 @@ def test_an_export_whose_artifact_links_out_of_it_is_refused(tmp_path: Path):
     assert ok.returncode == 0 and "with every run nested below it" in ok.stdout, ok.stderr[-2000:]
 
 
+def test_an_export_whose_artifacts_folder_is_a_link_is_refused(tmp_path: Path):
+    """Hostile round O4: a link at the artifacts folder (or a run's folder in it) copied files from outside the
+    export into the store: only links below those levels were refused."""
+    elsewhere = tmp_path / "elsewhere" / ("b" * 32)
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "notes.txt").write_text("not the export's")
+    folder = tmp_path / "study" / "mlflow-export"
+    folder.mkdir(parents=True)
+    (folder / "runs.json").write_text(json.dumps(export_doc()))
+    (folder / "artifacts").symlink_to(elsewhere.parent)
+    said = one_error_line(sync(tmp_path / "study", tmp_path / "t.db"))
+    assert "artifacts: a link (" in said and "not imported" in said
+    (folder / "artifacts").unlink()
+    (folder / "artifacts").mkdir()
+    (folder / "artifacts" / ("b" * 32)).symlink_to(elsewhere)
+    assert f"{'b' * 32}: a link (" in one_error_line(sync(tmp_path / "study", tmp_path / "t.db"))
+    assert not (tmp_path / "t.db").exists()
+
+
 def test_sync_to_an_unreachable_server_exits_2_in_one_line(tmp_path: Path):
     fallback = store_at(tmp_path / "fallback.db")
     proc = subprocess.run([sys.executable, "-m", "suites.commands.sync", "--from", fallback, "--to",
