@@ -40,8 +40,35 @@ class Holder:
             f", run dir {shown(self.run)}" if self.run else "")
 
     def short(self) -> str:
-        """Without its command line: what a one-line waiting note names."""
-        return f"pid {self.pid}" + (f", run dir {shown(self.run)}" if self.run else "")
+        """What a one-line waiting note names: the holder's kind of run, its pid and when it started."""
+        since = started_at(self.pid)  # its run dir is in the refusal's long form (str): a line holds no path
+        return f"a {kind_of(self.pid)} run (pid {self.pid}" + (f", started {since}" if since else "") + ")"
+
+
+def kind_of(pid: str) -> str:
+    """The command a benchmark process runs (bench, size, study, compare, gpu-check...), from its command line:
+    ``python -m suites size``, ``python -m suites.commands.bench``, ``python -m suites.study.command``."""
+    try:
+        args = [a.decode(errors="replace") for a in Path(f"/proc/{int(pid)}/cmdline").read_bytes().split(b"\0") if a]
+    except (OSError, ValueError):
+        return "benchmark"
+    module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
+    if not module:
+        return "benchmark"
+    if module == "suites" and "-m" in args[:-2]:
+        return args[args.index("-m") + 2]
+    parts = module.split(".")
+    return parts[-1] if parts[-1] not in ("command", "__main__") else (parts[-2] if len(parts) > 1 else "benchmark")
+
+
+def started_at(pid: str) -> str:
+    """When the process started, local time (HH:MM), '' where it cannot be read."""
+    import psutil
+
+    try:
+        return time.strftime("%H:%M", time.localtime(psutil.Process(int(pid)).create_time()))
+    except (psutil.Error, ValueError):
+        return ""
 
 
 def command_of(pid: str, width: int = 48) -> str:
@@ -127,13 +154,15 @@ def _unheld(fd: int) -> bool:
 
 
 def describe(held: dict[int, Holder], short: bool = False) -> str:
-    """'core 0 (pid 4242 `cmd`, run dir outputs/runs/...); core 1 (...)', one entry per holder (``short``: without
-    the command lines)."""
+    """'core 0 (pid 4242 `cmd`, run dir outputs/runs/...); core 1 (...)', one entry per holder (``short``: 'a size
+    run (pid 4242, started 14:02) on cores 0,1', what a one-line waiting note names)."""
     by_holder: dict[Holder, list[int]] = {}
     for core, holder in sorted(held.items()):
         by_holder.setdefault(holder, []).append(core)
-    return "; ".join(f"core{'s' if len(c) > 1 else ''} {','.join(map(str, c))} ({h.short() if short else h})"
-                     for h, c in by_holder.items())
+    if short:  # the holder first: who to wait for
+        return "; ".join(f"{h.short()} on core{'s' if len(c) > 1 else ''} {','.join(map(str, c))}"
+                         for h, c in by_holder.items())
+    return "; ".join(f"core{'s' if len(c) > 1 else ''} {','.join(map(str, c))} ({h})" for h, c in by_holder.items())
 
 
 class CoresHeld(PlacementError):

@@ -71,7 +71,9 @@ def ratio_cell(c: Change) -> str:
 
 
 def figure_rows(comp: Comparison) -> list[list[str]]:
-    return [[c.name, median_cell(c.a), median_cell(c.b), ratio_cell(c), c.verdict] for c in comp.changes]
+    """Each figure; a marked one says which marks keep its verdict off (what they say: :func:`mark_lines`)."""
+    return [[c.name, median_cell(c.a), median_cell(c.b), ratio_cell(c),
+             f"{c.verdict} ({', '.join(c.marks)})" if c.verdict == MARKED else c.verdict] for c in comp.changes]
 
 
 def setup_rows(comp: Comparison) -> list[list[str]]:
@@ -79,7 +81,13 @@ def setup_rows(comp: Comparison) -> list[list[str]]:
 
 
 def mark_lines(comp: Comparison) -> list[str]:
-    return [f"{c.name}: {'; '.join(c.marks)}" for c in comp.changes if c.verdict == MARKED]
+    """What each run's marks say, once per run and kind (with how many of its runs each marks), for the marked
+    figures' rows to name; and a validity that differs, once."""
+    used = {m for c in comp.changes for m in c.marks}
+    out = [f"{side}: {line}" for side, run in (("A", comp.a), ("B", comp.b))
+           for kind, line in run.mark_lines().items() if f"{side}: {kind}" in used]
+    validity = sorted({m for m in used if m.startswith("validity ")})
+    return out + [f"{v} ({sum(v in c.marks for c in comp.changes)} figure(s))" for v in validity]
 
 
 def answer_rows(comp: Comparison) -> list[list[str]]:

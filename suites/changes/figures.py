@@ -35,7 +35,8 @@ class Figure:
     unit: str
     higher_is_better: bool
     values: list[float] = field(default_factory=list)
-    marks: list[str] = field(default_factory=list)  # each voids a verdict: busy host, smoke, a failure, a score's
+    marks: list[str] = field(default_factory=list)  # the kinds of mark on it (host busy, smoke sizes...): each voids
+    # a verdict; what each says is its run's (RunFigures.marked), said once per run
     validity: str = ENFORCED  # the weakest of its runs'
 
 
@@ -48,6 +49,19 @@ class RunFigures:
     setup: dict[str, str]  # its params (a comparison's: with its first phase's), what two set-ups are compared on
     figures: dict[str, Figure] = field(default_factory=dict)
     answers: dict[str, str] = field(default_factory=dict)  # a sizing's: what it answered, per line
+    marked: dict[str, list[str]] = field(default_factory=dict)  # a kind of mark -> what it said, once per run marked
+    scenarios: int = 0  # the scenario runs read (a comparison's phase repeats): what a mark's count is out of
+
+    def mark_lines(self) -> dict[str, str]:
+        """Each kind of mark once: how many of its scenario runs it marks, and what it said (its first reading,
+        and how many others differ)."""
+        out = {}
+        for kind, said in self.marked.items():
+            seen = list(dict.fromkeys(said))
+            count = f" in {len(said)} of {self.scenarios} runs" if self.scenarios > 1 and kind in PER_RUN else ""
+            more = f" (and {len(seen) - 1} other reading(s))" if len(seen) > 1 else ""
+            out[kind] = f"{kind}{count}: {seen[0]}{more}"
+        return out
 
     @property
     def label(self) -> str:
@@ -81,7 +95,8 @@ def read(store: StoreReader, run: StoredRun) -> RunFigures:
     elif kind == SIZING:
         out.answers = sizing_answers(run)
     if run.status not in ("FINISHED", ""):  # given by hand (--latest takes finished runs only): its figures marked
-        ended = f"the run ended {run.status}: what it measured before it stopped"
+        ended = f"ended {run.status}"
+        out.marked[ended] = ["what it measured before it stopped"]
         for fig in out.figures.values():
             fig.marks += [ended]
     return out
@@ -89,18 +104,25 @@ def read(store: StoreReader, run: StoredRun) -> RunFigures:
 
 def add_comparison(store: StoreReader, out: RunFigures, comparison: StoredRun, prefix: str) -> None:
     """A comparison's phases, every repeat; a mark on its score (busy, smoke, overlap, missed target) marks all."""
-    marks = [m for m in (comparison.tags.get(keys.INCONCLUSIVE, ""), comparison.tags.get(keys.MARKS, "")) if m]
+    marks = [(k, m) for k, m in (("inconclusive", comparison.tags.get(keys.INCONCLUSIVE, "")),
+                                 ("marked score", comparison.tags.get(keys.MARKS, ""))) if m]
+    for kind, said in marks:  # the comparison's own: said once, whatever its phases
+        out.marked.setdefault(kind, []).append(said)
     for phase in store.children(comparison.run_id):
         if phase.tags.get(keys.PHASE):
-            add_scenario(store, out, phase, prefix + phase.tags[keys.PHASE] + " / ", marks)
+            add_scenario(store, out, phase, prefix + phase.tags[keys.PHASE] + " / ", [k for k, _ in marks])
 
 
-def add_scenario(store: StoreReader, out: RunFigures, scenario: StoredRun, prefix: str, marks: list[str]) -> None:
+def add_scenario(store: StoreReader, out: RunFigures, scenario: StoredRun, prefix: str, kinds: list[str]) -> None:
     """One scenario run as one repeat of each of its figures: its makespan, and per workload its ML guests'
     images/s (summed) and train time (mean), its CAD guests' fps (summed) and p95 frame time (the worst)."""
     if not out.figures:  # the first scenario: a comparison's, study's set-up is its first phase's (they share it)
         out.setup = {**scenario.params, **out.setup}
-    own = run_marks(scenario) + marks
+    mine = run_marks(scenario)
+    out.scenarios += 1
+    for kind, said in mine:
+        out.marked.setdefault(kind, []).append(said)
+    own = [k for k, _ in mine] + kinds
     validity = scenario.tags.get(keys.VALIDITY, ENFORCED)
     per: dict[str, list[StoredRun]] = {}
     for guest in store.children(scenario.run_id):
@@ -112,6 +134,7 @@ def add_scenario(store: StoreReader, out: RunFigures, scenario: StoredRun, prefi
         if math.isinf(value):  # a stored inf (or MLflow's stand-in for one): its figure marked, its value left out
             fig = out.figures.setdefault(name, Figure(name, unit, higher, validity=validity))
             fig.marks += [NOT_A_FIGURE] if NOT_A_FIGURE not in fig.marks else []
+            out.marked.setdefault(NOT_A_FIGURE, []).append(f"{name}: {NOT_A_FIGURE_SAID}")
             continue
         if not (isinstance(value, float) and math.isfinite(value)):
             continue
@@ -139,8 +162,11 @@ def workload_values(name: str, guests: list[StoredRun]) -> dict[tuple[str, str, 
 # No figure of this suite (images/s, seconds, fps, ms) comes near these: MLflow keeps a stored inf as +-1.8e308
 # (finite to Python), and a ratio of 1e-300 to 1e300 overflows; either is no measurement.
 MAX_FIGURE, MIN_FIGURE = 1e15, 1e-12
-NOT_A_FIGURE = ("a repeat's stored value is no figure (infinite, MLflow's stand-in for it, or past 1e15 or below "
-                "1e-12 in size): left out")
+NOT_A_FIGURE = "not a figure"
+NOT_A_FIGURE_SAID = ("a repeat's stored value is infinite (or MLflow's stand-in for it), or past 1e15 or below 1e-12 "
+                     "in size: left out")
+HOST_BUSY, SMOKE_SIZES = "host busy", "smoke sizes"
+PER_RUN = (HOST_BUSY, SMOKE_SIZES, "failed", "partial", "interrupted", NOT_A_FIGURE)  # counted out of its runs
 
 
 def figure(value: float) -> float:
@@ -151,17 +177,18 @@ def figure(value: float) -> float:
     return math.copysign(math.inf, value)
 
 
-def run_marks(scenario: StoredRun) -> list[str]:
-    """What voids a verdict on a scenario run's figures: another load on the host, smoke sizes, a failure."""
+def run_marks(scenario: StoredRun) -> list[tuple[str, str]]:
+    """What voids a verdict on a scenario run's figures, as (kind, what it says): another load on the host, smoke
+    sizes, a failure."""
     out = []
     busy = scenario.tags.get(keys.HOST_BUSY, "no")
-    if busy not in ("", "no"):
-        out.append(f"host busy ({busy})")
+    if busy not in ("", "no"):  # its words as recorded, never wrapped in themselves ("host busy (host busy (...))")
+        out.append((HOST_BUSY, busy[len(HOST_BUSY) + 2:-1] if busy.startswith(f"{HOST_BUSY} (") else busy))
     if scenario.params.get("scale") == SMOKE:
-        out.append("smoke sizes (scale=smoke: a check of the machinery, not a measurement)")
+        out.append((SMOKE_SIZES, "scale=smoke: a check of the machinery, not a measurement"))
     status = scenario.tags.get(keys.STATUS, "ok")
     if status != "ok":
-        out.append(f"{status}: {scenario.tags.get(keys.FAILURE, 'a guest did not finish')}")
+        out.append((status, scenario.tags.get(keys.FAILURE, "a guest did not finish")))
     return out
 
 

@@ -34,7 +34,7 @@ from suites.render import mixed_report, plots, tables
 from suites.run import marks
 from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute, one_daemon
-from suites.run.mixed import MixedRun
+from suites.run.mixed import MixedRun, miss_words
 from suites.run.outcome import ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
 from suites.run.shield import Shield
@@ -170,7 +170,9 @@ def planned_each(runs: list[RunConfig], mixed: MixedRun | None, out: Console, in
         except PlacementError as exc:
             held = isinstance(exc, CoresHeld)  # other runs' cores: not this profile's capacity
             if held or mixed is None or run.phase is None or not mixed.placement_failed(run.phase, exc):
-                raise type(exc)(f"phase {run.label}: {exc}") from exc  # CoresHeld stays one: it may be waited for
+                if held:  # stays one, naming the other run that holds the cores: it may be waited for
+                    raise CoresHeld(f"phase {run.label}: {exc}", exc.held) from exc  # type: ignore[attr-defined]
+                raise type(exc)(f"phase {run.label}: {exc}") from exc
             say(out)(f"note: {mixed.capacity_note}")
             break
         except BenchError as exc:
@@ -278,14 +280,19 @@ def each_phase(planned: PlannedComparison, order: list[tuple[int, Plan]], run_di
                 mixed.interrupted = True
             return outcomes, worst
         if mixed is not None and not mixed.keep_going(label, outcome):
-            say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): sweep ends here, "
+            say(out)(f"phase {label}: {said_miss(mixed.verdicts[label][1])}: sweep ends here, "
                      f"{mixed.counts_past_miss()} count(s) past the first miss ({mixed.first_miss})")
             return outcomes, worst
         if mixed is not None and not mixed.verdicts.get(label, (True, ""))[0]:
-            say(out)(f"phase {label} missed QoS ({mixed.verdicts[label][1]}): the sweep goes on "
+            say(out)(f"phase {label}: {said_miss(mixed.verdicts[label][1])}: the sweep goes on "
                      f"{mixed.settings.counts_past_miss - mixed.counts_past_miss()} more count(s), to show how QoS "
                      "breaks")
     return outcomes, worst
+
+
+def said_miss(why: str) -> str:
+    """'missed QoS (p95 frame 140 ms > 100)', or an inconclusive count's own words: never called a miss."""
+    return why if miss_words(why) == "no verdict" else f"missed QoS ({why})"
 
 
 def publish_report(ref: RunRef, cfg: BenchConfig, run_dir: Path, out: Console) -> list[Path]:

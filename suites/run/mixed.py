@@ -130,6 +130,12 @@ def count_qos(repeats: list[PhaseNumbers], alone: list[PhaseNumbers] | None, p95
     return True, ""
 
 
+def miss_words(why: str) -> str:
+    """How a count that did not meet QoS is said: 'QoS missed' only where it was measured to miss; an inconclusive
+    count (a busy host, too few repeats) is 'no verdict', never a miss."""
+    return "no verdict" if why.startswith("inconclusive") else "QoS missed"
+
+
 def numbers(outcome: ScenarioOutcome) -> PhaseNumbers:
     # exactly the phase run's MLflow metrics (suites.record.mlflow_runs), so the report reads the same numbers back
     phase = {**outcome.host_metrics, vocab.MAKESPAN.key: outcome.makespan_s or math.nan}
@@ -209,7 +215,7 @@ class MixedRun:
         missed = [(label, why) for label, (ok, why) in self.verdicts.items() if not ok]
         if missed:
             past = self.counts_past_miss()
-            return f"QoS missed at {missed[0][0].split('/')[-1]}: {missed[0][1]}" + (
+            return f"{miss_words(missed[0][1])} at {missed[0][0].split('/')[-1]}: {missed[0][1]}" + (
                 f"; {past} count(s) measured past it" if past else "")
         if self.capacity_note:
             return f"{placement_limit(self.capacity_note)}: {self.capacity_note}"

@@ -206,7 +206,7 @@ def plan_and_lease(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], r
 def waiting_line(waited: float, wait_s: float, held: str) -> str:
     """'waiting for cores: 10 s of 600 s (wait_for_cores_s); held by <who>', one line of at most LINE columns."""
     line = f"waiting for cores: {waited:.0f} s of {wait_s:g} s (wait_for_cores_s); held by {held}"
-    return line if len(line) <= LINE else line[:LINE - 1] + "…"
+    return line if len(line) <= LINE else line[:LINE - 1].rsplit(" ", 1)[0] + " …"  # whole words
 
 
 def _plan_and_lease_once(make: Callable[[], T], plans_of: Callable[[T], list[Plan]], run: Path,

@@ -108,8 +108,8 @@ def test_the_first_command_beside_another_run_waits_for_its_cores_by_default_and
     stdout = "".join(lines)
     assert proc.returncode == 0, err.read_text()[-2000:]
     said = unfold(stdout)  # the holder's command line is as long as its host makes it: the line may fold
-    assert "waiting for cores: 0 s of 600 s (wait_for_cores_s); held by cores " in said
-    assert "run dir outputs/runs/the-other-run" in said and (run_dir / "results.json").is_file()
+    assert "waiting for cores: 0 s of 600 s (wait_for_cores_s); held by a " in said
+    assert f"(pid {os.getpid()}, started " in said and (run_dir / "results.json").is_file()  # the holder: this test
     assert over_width(stdout) == []
 
 
@@ -162,7 +162,8 @@ def test_a_run_that_does_not_fit_beside_another_waits_for_its_cores(tmp_path: Pa
     made, mine = plan_and_lease(make, lambda made: [], tmp_path / "run", wait_s=30.0, on_wait=waits)
     assert made == "placed" and len(said) == 1
     assert said[0].startswith("waiting for cores: 0 s of 30 s (wait_for_cores_s); held by")
-    assert "outputs/runs/first" in said[0] and f"pid {os.getpid()}, run dir" in said[0]  # the holder: pid, run
+    assert f"(pid {os.getpid()}, started " in said[0]  # the holder: its pid and start (this test's process)
+    assert " run (pid " in said[0] and said[0].split("held by ")[1].startswith("a ")  # its kind of run first
     assert len(said[0]) <= 120  # one line, whatever the holder's command line
     mine.release()
 
@@ -180,7 +181,8 @@ def test_a_run_waiting_for_cores_says_so_when_it_changes_and_at_least_every_wait
                                 on_wait=said.append)
     lease.release()
     assert 3 <= len(said) <= 6
-    assert all("s of 2.2 s (wait_for_cores_s); held by" in line and "outputs/runs/first" in line for line in said)
+    assert all("s of 2.2 s (wait_for_cores_s); held by a " in line and f"(pid {os.getpid()}, " in line
+               for line in said)
 
 
 def test_waiting_for_cores_is_first_come_first_served(tmp_path: Path, monkeypatch):

@@ -116,7 +116,7 @@ def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp_pa
                     "scenario.mixed.qos_p95_frame_ms=0.001", timeout=600)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     said = unfold(run.proc.stdout)  # lines folded at 120 columns, read whole
-    assert "phase m60-2q/n1 missed QoS (CAD p95 frame time" in said
+    assert "phase m60-2q/n1: missed QoS (CAD p95 frame time" in said
     assert "the sweep goes on 2 more count(s), to show how QoS breaks" in said
     df = _runs(run.tracking_uri)
     comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]

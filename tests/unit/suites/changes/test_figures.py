@@ -32,9 +32,30 @@ def test_a_busy_host_a_smoke_run_and_a_failure_mark_the_figures_they_are_in(tmp_
     smoke = read(store, store.run(compared_runs.bench(uri, 100.0, {"scale": "smoke"})))
     failed = read(store, store.run(compared_runs.bench(uri, 100.0, tags={"bench.status": "partial",
                                                                          "bench.failure": "g1 exited 1"})))
-    assert busy.kind == BENCH and busy.figures["mnist-torch images/s"].marks == ["host busy (180 % of a core)"]
-    assert smoke.figures["makespan s"].marks[0].startswith("smoke sizes")
-    assert failed.figures["makespan s"].marks == ["partial: g1 exited 1"]
+    assert busy.kind == BENCH and busy.figures["mnist-torch images/s"].marks == ["host busy"]
+    assert busy.mark_lines() == {"host busy": "host busy: 180 % of a core"}
+    assert smoke.figures["makespan s"].marks == ["smoke sizes"]
+    assert smoke.mark_lines()["smoke sizes"].startswith("smoke sizes: scale=smoke")
+    assert failed.figures["makespan s"].marks == ["partial"] and failed.marked == {"partial": ["g1 exited 1"]}
+
+
+def test_a_mark_is_said_once_per_run_counted_over_its_repeats_and_never_nested_in_its_own_words(tmp_path: Path):
+    """make compare said "A: host busy (host busy (other processes: 99 % ...)); A: smoke sizes (...); A: host busy
+    (...)" for every figure: every repeat's mark for every figure, each nested in its own words."""
+    uri = store_at(tmp_path / "mlflow.db")
+    busy = {"bench.host_busy": "host busy (other processes: 99 % of a core; > host_busy_pct=25)"}
+    from mlflow.tracking import MlflowClient
+
+    rid = compared_runs.comparison(uri, {"cpu": [100.0, 101.0, 99.0]}, {"scale": "smoke"})
+    store = StoreReader(uri)
+    for phase in store.children(rid):  # each repeat on a busy host, as the runner tags them
+        for k, v in busy.items():
+            MlflowClient(uri).set_tag(phase.run_id, k, v)
+    got = read(store, store.run(rid))
+    assert all(f.marks == ["host busy", "smoke sizes"] for f in got.figures.values())
+    lines = got.mark_lines()
+    assert lines["host busy"] == "host busy in 3 of 3 runs: other processes: 99 % of a core; > host_busy_pct=25"
+    assert lines["smoke sizes"].startswith("smoke sizes in 3 of 3 runs: scale=smoke")
 
 
 def test_a_run_that_is_not_a_launch_has_no_kind(tmp_path: Path):
@@ -72,5 +93,5 @@ def test_a_run_that_did_not_finish_marks_every_figure(tmp_path: Path):
     MlflowClient(uri).set_terminated(rid, "FAILED")
     store = StoreReader(uri)
     got = read(store, store.run(rid))
-    assert got.figures and all(f.marks == ["the run ended FAILED: what it measured before it stopped"]
-                               for f in got.figures.values())
+    assert got.figures and all(f.marks == ["ended FAILED"] for f in got.figures.values())
+    assert got.mark_lines() == {"ended FAILED": "ended FAILED: what it measured before it stopped"}

@@ -174,3 +174,14 @@ def test_a_consolidation_step_runs_its_repeats_in_a_row_and_one_missing_tile_fai
     said = consolidation_headline(MixedReport(consolidation=curve, validity={"m60-2q/n1": "emulated"}))
     assert said == "1 CAD guest(s) per GPU at QoS (n=3 per count, every repeat at QoS)"
     assert curve["n1.ml_slowdown_pct"] == pytest.approx(100 / 98 * 100 - 100)  # the median repeat's
+
+
+def test_an_inconclusive_count_is_said_as_no_verdict_never_as_a_qos_miss():
+    """A first-time administrator read 'phase m60-1q/n4 missed QoS (inconclusive (host busy ...))' and 'stopped:
+    QoS missed at n1: inconclusive': a count with no verdict is no measured miss (docs/sizing.md)."""
+    from suites.pipeline.orchestrate import said_miss
+    from suites.run.mixed import miss_words
+
+    busy = "inconclusive (host busy: other processes 140 % of a core > host_busy_pct=25)"
+    assert miss_words(busy) == "no verdict" and said_miss(busy) == busy
+    assert said_miss("ML slowdown 100.0 % > 15 %") == "missed QoS (ML slowdown 100.0 % > 15 %)"
