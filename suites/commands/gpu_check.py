@@ -28,9 +28,10 @@ from gpu_probe import inventory
 from gpu_probe.shapes import JsonObject
 from gpu_probe.vocab import NO_GPU
 from suites.campaign import execute
+from suites.config import device_file
 from suites.config.schema import register_configs, run_stamp
 from suites.errors import ConfigError
-from suites.gpucheck import campaign, device_file, judges
+from suites.gpucheck import campaign, judges
 from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Context, Row
 from suites.pipeline.orchestrate import console, say

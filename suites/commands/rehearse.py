@@ -27,11 +27,12 @@ from rich.console import Console
 from rich.table import Table
 
 from gpu_probe.shapes import JsonObject
+from suites.config import device_file
 from suites.config.schema import register_configs
 from suites.errors import ConfigError
-from suites.gpucheck import campaign, device_file, rehearsal
+from suites.gpucheck import campaign, rehearsal
+from suites.gpucheck.played import StandIn
 from suites.gpucheck.rehearsal import Check, Played
-from suites.gpucheck.stand_in import StandIn
 from suites.render import tables
 from suites.run.shield import stop_on_signals
 from suites.workloads.device_bytes import UNSEEN_SHARE, mnist_torch_peak_MiB

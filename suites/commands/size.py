@@ -31,6 +31,8 @@ from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
 from suites.campaign import execute
 from suites.capacity.size_settings import SizingSettings, load_settings, split_args
+from suites.config import stand_in
+from suites.config.compose import compose
 from suites.config.schema import one_line, register_configs
 from suites.errors import BenchError
 from suites.pipeline.jobs import fail
@@ -55,7 +57,7 @@ def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, S
         refuse_run_dirs(overrides, "sizing", "sizing.out_dir", "outputs/sizing")
         settings = load_settings(name, mine)
         require_output_dir(settings.out_dir, "sizing.out_dir")
-        inv = inventory.collect()
+        inv = stand_in.inventory_for(compose(list(overrides))[0], inventory.collect())  # make rehearse: the device's
         return settings, inv, plan_parts(settings, inv, overrides, out, trial=True)
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))

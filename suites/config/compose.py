@@ -22,6 +22,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
+from suites.config import device_file, stand_in
 from suites.config.scenario import CAD_ALONE, MIXED, ML_ALONE, GuestGroup, PhaseConfig, counts_of
 from suites.config.schema import CONFIG_DIR, BenchConfig, load, one_line
 from suites.errors import BenchError, ConfigError
@@ -134,7 +135,7 @@ def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
     """The scenario's groups, each its own workload config file plus its own overrides; else guests x the
     selected workload."""
     if not cfg.scenario.groups:
-        return [WorkloadGroup(cfg.workload, cfg.scenario.guests)]
+        return played([WorkloadGroup(cfg.workload, cfg.scenario.guests)], cfg)
     groups = []
     for g in cfg.scenario.groups:
         try:
@@ -142,7 +143,17 @@ def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
         except (BenchError, HydraException, OmegaConfBaseException) as exc:
             raise ConfigError(f"scenario.groups[{g.workload}]: {one_line(exc)}") from exc
         groups.append(WorkloadGroup(wcfg.workload, g.guests))
-    return replays_sized_to_ml(groups)
+    return replays_sized_to_ml(played(groups, cfg))
+
+
+def played(groups: list[WorkloadGroup], cfg: BenchConfig) -> list[WorkloadGroup]:
+    """``stand_in=<device file>``: each group's workload at that device's speed (:mod:`suites.config.stand_in`), a
+    guest without a GPU (``profile.gpus=0``) at the CPU's; else the groups as they are."""
+    if not cfg.stand_in:
+        return groups
+    dev = device_file.load(cfg.stand_in)
+    return [WorkloadGroup(stand_in.play(g.workload, dev, cfg.profile.gpus > 0, cfg.data.synthetic_train), g.guests)
+            for g in groups]
 
 
 def replays_sized_to_ml(groups: list[WorkloadGroup]) -> list[WorkloadGroup]:

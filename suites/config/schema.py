@@ -154,6 +154,9 @@ class BenchConfig:
     # during it: every figure is marked so and its verdicts are inconclusive (strict=true refuses). Default
     # $BENCH_HOST_BUSY_PCT, else 25 (configs/config.yaml); at or above 100 x the host's cores the check is off.
     host_busy_pct: float = 25.0
+    # make rehearse: a device file (configs/device/<gpu>.json, or a path) whose speeds every training and CAD replay
+    # is played at by stand-ins on this host (suites/config/stand_in.py); "": the workloads themselves
+    stand_in: str = ""
 
     def check(self) -> None:
         for part in (self.profile, self.workload, self.scenario, self.data, self.sampler, self.ray, self.vm):

@@ -21,11 +21,12 @@ from suites import store_keys as keys
 from suites.campaign import Campaign, CampaignPart, CampaignRun
 from suites.campaign.executor import Conclusion
 from suites.campaign.spec import NOT_RUN, SKIPPED
+from suites.config import device_file
 from suites.config.compose import compose_run
 from suites.errors import redact
-from suites.gpucheck import checks, device_file, judges, suite_checks
+from suites.gpucheck import checks, judges, suite_checks
 from suites.gpucheck.checks import Context, Row
-from suites.gpucheck.stand_in import NOT_PLAYED, NOT_REHEARSED
+from suites.gpucheck.played import NOT_PLAYED, NOT_REHEARSED
 from suites.record import mlflow_runs
 from suites.record.export import adopt_roots
 from suites.record.rundir import write_atomic

@@ -27,7 +27,7 @@ from suites.backends.mps import CONTROL
 from suites.errors import first_line
 from suites.gpucheck import judges as judge
 from suites.gpucheck.judges import FAILED, SKIPPED, Verdict, guests, metric
-from suites.gpucheck.stand_in import StandIn
+from suites.gpucheck.played import StandIn
 from suites.validity import EMULATED
 from suites.workloads.cifar10_torch import Cifar10TorchConfig
 from suites.workloads.graphics import egldevice
@@ -343,7 +343,7 @@ def study(ctx: Context) -> Row:
     argv = [sys.executable, "-m", "suites", "study", f"study.budget_s={left:.0f}", f"study.timings={timings}",
             "study.tier=smoke", f"study.out_dir={ctx.root / 'study'}", *store_args(ctx), "progress=quiet",
             *([f"data.root={ctx.data_root}"] if ctx.data_root else [])]
-    done = run_logged(ctx, "h-study", argv, left + 60)
+    done = run_logged(ctx, "h-study", ctx.stand_in.bench(argv) if ctx.stand_in is not None else argv, left + 60)
     verdict = judge.study(done.returncode, done.stdout, done.stderr)
     verdict.figure += f"; budget {left:.0f} s"
     return Row.of("h", verdict)

@@ -1,5 +1,5 @@
 """``make rehearse``'s judgement: gpu-check's own campaign played at a device file's speeds
-(:mod:`suites.gpucheck.stand_in`) through the campaign executor, judged as the device call would be (a check that
+(:mod:`suites.gpucheck.played`) through the campaign executor, judged as the device call would be (a check that
 fails, or one that would not start within ``budget_s`` on the device's clock: "would overrun"), beside what only a
 count can rehearse: whether an mnist-torch guest with all 60,000 images fits each profile's framebuffer with the
 device's CUDA context. Nothing it finds is a measurement."""
@@ -18,7 +18,7 @@ from suites.campaign import execute
 from suites.gpucheck import campaign, judges
 from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Context, Row
-from suites.gpucheck.stand_in import NOT_REHEARSED, StandIn
+from suites.gpucheck.played import NOT_REHEARSED, StandIn
 from suites.pipeline.orchestrate import say
 from suites.workloads.device_bytes import UNSEEN_SHARE
 

@@ -22,6 +22,7 @@ from suites.backends.base import Backend
 from suites.backends.corelock import CoreLease, CoresHeld, CoresTaken, Ticket, waiting
 from suites.backends.factory import backend_for
 from suites.backends.placement import Placement
+from suites.config import stand_in
 from suites.config.compose import RunConfig
 from suites.config.schema import BackendKind, BenchConfig, Sharing
 from suites.data.options import DataConfig
@@ -57,12 +58,16 @@ def plan(run: RunConfig, inv: Inventory | None = None, gpu_sized: bool | None = 
     all its phases, so they train the same work)."""
     cfg = run.cfg
     inv = inv if inv is not None else inventory.collect()
-    if cfg.sharing is Sharing.mps:  # the run's own daemon is started later, by execute: can it be?
+    played_mps = cfg.sharing is Sharing.mps and not inv.has_gpu and bool(cfg.stand_in)  # a rehearsal's: said
+    if cfg.sharing is Sharing.mps and not played_mps:  # the run's own daemon is started later, by execute: can it be?
         if not inv.has_gpu:
             raise ConfigError(f"sharing=mps needs an NVIDIA GPU; this host has none ({inv.gpu_status})")
         mps.control_binary()
     backend = backend_for(cfg)
     placements = backend.place(cfg.profile, sum(g.guests for g in run.groups), inv)
+    said = [stand_in.played_note(cfg.stand_in)] if cfg.stand_in else []
+    for p in placements if said else []:  # every guest's figures say what played them
+        p.note = "; ".join(x for x in (p.note, *said, stand_in.MPS_NOTE if played_mps else "") if x)
     specs: list[GuestSpec] = []
     sources: list[JsonObject] = []
     for group in run.groups:

@@ -33,7 +33,6 @@ from suites.pipeline.orchestrate import say
 from suites.pipeline.prechecks import check_out_dirs
 from suites.study import trials
 from suites.study.planner import OVERHEAD_S, WORK_S
-from suites.study.settings import StudySettings
 from suites.workloads import workload_class
 from suites.workloads.graphics.replay import GraphicsReplayConfig
 from suites.workloads.graphics.viewsets import FRAMES_PER_TEST, VIEWSETS
@@ -75,11 +74,11 @@ def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str) -> tuple[
     CAD guests' replay; a replay is the trial's (every viewset) scaled by the frames the user type's viewsets replay
     (a heavy user's 336, a light user's 96 at full size)."""
     host = "gpu" if inv.gpus else "cpu"
-    timed = trials.cached(Path(StudySettings().out_dir), inv)
+    timed = trials.cached(trials_dir(settings), inv)
     cad, ml = (timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch"))
     if cad and ml:
         work = {w: max(0.0, t - OVERHEAD_S[host]) for w, t in (("graphics-replay", cad), ("mnist-torch", ml))}
-        source = f"timed by trial runs on this host ({trials.CACHE} under {StudySettings().out_dir})"
+        source = f"timed by trial runs on this host ({trials.CACHE} under {trials_dir(settings)})"
     else:
         work = {w: float(WORK_S[(w, tier)][host]) for w in ("graphics-replay", "mnist-torch")}
         source = f"the study planner's table for a {host.upper()} host (not measured here)"
@@ -90,12 +89,18 @@ def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str) -> tuple[
             for t, size in types.items()}, source
 
 
+def trials_dir(settings: SizingSettings) -> Path:
+    """Where a sizing's trial runs are cached: the study's folder beside the sizing's (outputs/study by default),
+    so a sizing and a study on one host plan from the same trial runs."""
+    return Path(settings.out_dir).parent / "study"
+
+
 def time_phases(settings: SizingSettings, inv: Inventory, overrides: list[str], tier: str, out: Console) -> None:
     """A GPU host's trial runs (the study's: one bench run of each workload at ``tier``, cached under this host's
     fingerprint in the study's folder) where none are cached yet, each stopped after its share of sizing.budget_s: a
     GPU phase's seconds are this host's, never the CPU table's guess (48 phase runs x 11 s planned for an H200's MIG
     slices once)."""
-    trials.time_each(["graphics-replay", "mnist-torch"], tier, overrides, Path(StudySettings().out_dir), inv,
+    trials.time_each(["graphics-replay", "mnist-torch"], tier, overrides, trials_dir(settings), inv,
                      lambda line: say(out)(f"size: {line}"),
                      settings.budget_s * trials.TRIAL_SHARE)
 

@@ -20,6 +20,7 @@ from suites import store_keys as keys
 from suites.backends.corelock import describe, held_by_others
 from suites.backends.ray.cluster import cluster_gpus
 from suites.campaign import Campaign, CampaignPart
+from suites.config import stand_in
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import BackendKind, one_line
 from suites.errors import BenchError, ConfigError
@@ -65,8 +66,8 @@ def study_of(mine: list[str], overrides: list[str]) -> Study:
     require_parseable(overrides)
     refuse_run_dirs(overrides, "study", "study.out_dir", "outputs/study")
     settings = load_settings(mine)
-    inv = inventory.collect()
     cfg = compose_run(overrides).cfg
+    inv = stand_in.inventory_for(cfg, inventory.collect())  # make rehearse: this host with the device's GPU
     # a fleet of VMs: each part placed by its nodes' own GPUs, and skipped with the cluster's offer where they are not
     gpus, status = cluster_gpus(cfg.ray) if cfg.backend is BackendKind.ray else (len(inv.gpus), inv.gpu_status)
     return Study(settings, inv, overrides, gpus, status, missing_components(),

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -84,9 +85,10 @@ def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) 
                 *(["+preset=smoke"] if tier == "smoke" else []), "scenario.repeats=1", "progress=quiet",
                 f"tracking_uri=sqlite:///{tmp}/mlflow.db", f"artifact_dir={tmp}/artifacts", f"hydra.run.dir={tmp}/run"]
         t0 = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+        proc, deferred = started(argv)
         try:
+            for signum in deferred:  # one that came while it started: delivered now, where it is stopped
+                signal.raise_signal(signum)
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stop_group(proc)
@@ -99,6 +101,22 @@ def timed_run(workload: str, tier: str, overrides: list[str], timeout_s: float) 
         lines = err.strip().splitlines() or out.strip().splitlines() or [f"exit {proc.returncode}"]
         return None, lines[-1][:200]
     return round(seconds, 1), ""
+
+
+def started(argv: list[str]) -> tuple[subprocess.Popen[str], list[int]]:
+    """The trial run started in a session of its own, and the stop signals that came while it started: held back
+    (a Ctrl-C inside Popen would leave the new process group running with nobody to stop it), for the caller to
+    deliver once it can stop the group. Python-level handlers only: the child's signal mask is untouched."""
+    deferred: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()  # signals are the main thread's only
+    saved = {s: signal.signal(s, lambda signum, frame: deferred.append(signum)) for s in held} if main else {}
+    try:
+        return subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True), deferred
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
 
 
 def stop_group(proc: subprocess.Popen[str]) -> None:

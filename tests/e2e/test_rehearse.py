@@ -16,16 +16,18 @@ from tests.support.helpers import REPO
 
 def test_gpu_checks_campaign_at_h200_speed_passes_every_played_judge_labelled_not_a_measurement():
     done = subprocess.run(["make", "--no-print-directory", "rehearse", "GPU=h200"], cwd=REPO, capture_output=True,
-                          text=True, timeout=900)  # a hang's guard: it takes ~2 minutes on this host kind
+                          text=True, timeout=900)  # a hang's guard: it takes ~4 minutes on this host kind
     said = " ".join(done.stdout.split())
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "NOT A MEASUREMENT" in said and "MISSED" not in said
     for check in campaign.PRIORITY:  # every check has its row, played or said not to be
         assert f"│ {check} " in done.stdout, check
-    for played in ("b1 CUDA training", "i a comparison", "j a mixed run", "l make compare"):
+    for played in ("b1 CUDA training", "i a comparison", "j a mixed run", "l make compare", "k make size",
+                   "h make study"):  # make size and make study planned for the device's GPU, under its deadline
         row = next(ln for ln in done.stdout.splitlines() if ln.startswith(f"│ {played}"))
         assert "│ ok " in row, row
     assert "overlap" in said and "cpu time 9." in said  # j's overlap and i's CPU arm at ~10x, played
+    assert "on NVIDIA H200:" in said and "report.html" in said  # k's answer is the H200's; h wrote its report
     egl = next(ln for ln in done.stdout.splitlines() if ln.startswith("│ e NVIDIA EGL"))
     assert "│ not rehearsed: NVIDIA's EGL" in egl, egl  # what only the GPU can say: not played, said
     assert re.search(r"every check's judge holds and it would end in \d+ s of budget_s=540 \(the checks 499 s", said)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from suites.gpucheck import campaign, device_file
+from suites.config import device_file
+from suites.gpucheck import campaign
 from suites.gpucheck.checks import Row
 from suites.gpucheck.rehearsal import Played, data_checks, judge_memory, missed, overrun
 

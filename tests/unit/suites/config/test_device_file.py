@@ -1,4 +1,4 @@
-"""Device files (suites/gpucheck/device_file.py): only what make gpu-check measured, a step time keyed by how it
+"""Device files (suites/config/device_file.py): only what make gpu-check measured, a step time keyed by how it
 ran, and a file that is not one is one line, never a traceback."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from suites.config import device_file
 from suites.errors import ConfigError
-from suites.gpucheck import device_file
 from tests.support.hosts import gpu_host, host
 
 
