@@ -47,12 +47,12 @@ class ProgressView:
         if self.quiet or now - self._last_log < self.log_every_s:
             return
         self._last_log = now
-        parts = [f"{g.id} {g.state} {g.done_steps}/{g.total_steps or '?'}" + self.setting_up(g) for g in guests]
-        print("progress: " + " | ".join(parts), file=sys.stderr, flush=True)
+        parts = [f"{g.id} {g.state} {g.done_steps}/{g.total_steps or '?'}" for g in guests]
+        print("progress: " + " | ".join(parts) + self.setting_up(guests), file=sys.stderr, flush=True)
 
-    def setting_up(self, g: GuestHandle) -> str:
-        """' (set-up 45 s of scenario.start_timeout_s=300)' for a guest not yet at the start barrier: a guest that
-        never becomes ready is seen to be waited for, and until when."""
-        if g.state != "starting" or not self.start_timeout_s:
+    def setting_up(self, guests: list[GuestHandle]) -> str:
+        """' (set-up 45 s of scenario.start_timeout_s=300)', once, while a guest is not yet at the start barrier: a
+        guest that never becomes ready is seen to be waited for, and until when."""
+        if not self.start_timeout_s or not any(g.state == "starting" for g in guests):
             return ""
         return f" (set-up {time.monotonic() - self.t0:.0f} s of scenario.start_timeout_s={self.start_timeout_s:g})"

@@ -36,3 +36,18 @@ def test_quiet_says_nothing(capsys: pytest.CaptureFixture[str]):
     with ProgressView("quiet") as view:
         view.update([guest("g0", "running", 1, 2)])
     assert capsys.readouterr().err == ""
+
+
+def test_a_guest_still_setting_up_is_said_once_a_line_with_its_time_of_start_timeout_s(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Hostile round O2: 'progress: g0 starting 0/?' for 200 s, with no end in sight."""
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    with ProgressView("log", log_every_s=8.0, start_timeout_s=300) as view:
+        clock[0] += 45.0
+        view.update([guest("g0", "starting", 0, None), guest("g1", "starting", 0, None)])
+        clock[0] += 10.0
+        view.update([guest("g0", "running", 3, 40), guest("g1", "running", 2, 40)])
+    assert capsys.readouterr().err.splitlines() == [
+        "progress: g0 starting 0/? | g1 starting 0/? (set-up 45 s of scenario.start_timeout_s=300)",
+        "progress: g0 running 3/40 | g1 running 2/40"]
