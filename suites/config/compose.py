@@ -207,7 +207,7 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
     each = max(256, int(0.9 * host_MiB / largest) // 256 * 256)
     return each, (f"consolidation: {largest} guests x {want} MiB (profile {cfg.profile.name}) > {host_MiB:.0f} MiB "
                   f"host memory: each guest gets {each} MiB (90 % of the host's memory over its largest step), so "
-                  f"all {len(counts_of(settings))} steps fit")
+                  f"all {len(counts_of(settings))} counts fit")
 
 
 def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:
