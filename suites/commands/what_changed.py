@@ -47,6 +47,9 @@ def arguments() -> argparse.ArgumentParser:
     return ap
 
 
+MIN_NOISE_PCT = 0.01
+
+
 def checked(args: argparse.Namespace) -> verdicts.Gate | None:
     """The command line as given, before any store is opened: one ConfigError line."""
     given, latest, hist = len(args.runs), args.latest is not None, args.history is not None
@@ -56,13 +59,19 @@ def checked(args: argparse.Namespace) -> verdicts.Gate | None:
         raise ConfigError("--latest takes the two newest runs itself: give no RUN beside it")
     if not (hist or latest) and given != 2:
         raise ConfigError(f"give two runs (A B), or --latest [KIND], or --history FIGURE (got {given} run(s))")
-    if not 0 < args.noise < 100:
-        raise ConfigError(f"--noise {args.noise:g}: a band in (0, 100) %")
+    if not MIN_NOISE_PCT <= args.noise < 100:  # a band of 1e-200 % overflowed the interval's arithmetic
+        raise ConfigError(f"--noise {args.noise:g}: a band in [{MIN_NOISE_PCT:g}, 100) %")
+    if given == 2 and args.runs[0] == args.runs[1]:
+        raise ConfigError(f"A and B are the same run ({args.runs[0]}): give two runs")
     require_output_dir(args.out, "--out")
     try:
-        return verdicts.parse_gate(args.fail_on) if args.fail_on else None
+        rule = verdicts.parse_gate(args.fail_on) if args.fail_on else None
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    if rule is not None and args.noise > rule.pct:  # inside the band is "no change": the gate could never fire
+        raise ConfigError(f"--noise {args.noise:g} is wider than --fail-on {args.fail_on}'s {rule.pct:g} %: no "
+                          f"figure could fail the gate (give --noise {rule.pct:g} or less)")
+    return rule
 
 
 def main(argv: list[str] | None = None) -> int:

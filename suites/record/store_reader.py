@@ -100,7 +100,10 @@ class StoreReader:
         """The runs of ``experiment`` whose name ends with ``suffix`` (a run directory's name: a scenario's run is
         named after it, a comparison's and a campaign's ``<kind>-<its name>``), newest first."""
         pattern = suffix.replace("'", "")
-        return [stored_run(r) for r in self._newest_first(experiment, f"attributes.run_name LIKE '%{pattern}'", 50)]
+        if not pattern:  # '/': LIKE '%' would match every run (as '_' did: the names are checked below)
+            return []
+        runs = self._newest_first(experiment, f"attributes.run_name LIKE '%{pattern}'", 50)
+        return [stored_run(r) for r in runs if (r.info.run_name or "").endswith(suffix)]  # '_' and '%' as written
 
     def roots(self, experiment: str, limit: int = 500) -> list[StoredRun]:
         """The FINISHED runs of ``experiment`` nested under no other (a bench run, a comparison, a study, a sizing:

@@ -26,7 +26,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     (["a", "b", "--latest"], "--latest takes the two newest runs itself: give no RUN beside it"),
     (["--history", "x", "a"], "--history FIGURE reads this machine's runs itself: give no RUN or --latest"),
     (["a", "b", "--fail-on", "faster:5"], "--fail-on 'faster:5': give slower:<percent>, e.g. --fail-on slower:5"),
-    (["a", "b", "--noise", "0"], "--noise 0: a band in (0, 100) %"),
+    (["a", "b", "--noise", "0"], "--noise 0: a band in [0.01, 100) %"),
+    (["a", "b", "--noise", "1e-200"], "--noise 1e-200: a band in [0.01, 100) %"),  # was a math range error
+    (["a", "a"], "A and B are the same run (a): give two runs"),  # was "no change", A never said to be B
+    (["a", "b", "--noise", "99", "--fail-on", "slower:5"],  # was a gate silently disarmed
+     "--noise 99 is wider than --fail-on slower:5's 5 %: no figure could fail the gate"),
 ])
 def test_bad_input_is_one_error_line_and_exit_2_before_anything_is_written(capsys, tmp_path: Path, argv, said):
     uri = store_at(tmp_path / "m.db")

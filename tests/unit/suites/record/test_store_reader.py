@@ -58,3 +58,17 @@ def test_roots_counts_launched_runs_however_many_runs_each_nests(tmp_path: Path,
     assert [r.run_id for r in store.roots("gpu-mixed-bench", 3)] == made[::-1]
     assert [r.run_id for r in store.roots("gpu-mixed-bench", 2)] == made[:0:-1]
     assert store.roots("no such experiment", 3) == []
+
+
+def test_a_run_directory_named_by_a_wildcard_finds_no_run_but_its_own(tmp_path: Path):
+    """Hostile round: 'A=/' or a folder named '_' picked the newest run (SQL LIKE's wildcards)."""
+    from tests.support import compared_runs
+
+    uri = store_at(tmp_path / "mlflow.db")
+    compared_runs.bench(uri, 100.0, name="2026-11-28_06-00-00.000-42")
+    underscore = compared_runs.bench(uri, 100.0, name="_")
+    store = StoreReader(uri)
+    assert store.named("gpu-mixed-bench", "") == [] and store.named("gpu-mixed-bench", "%") == []  # '/', '%'
+    assert len(store.named("gpu-mixed-bench", "42")) == 1  # a name's end, as before
+    assert [r.run_id for r in store.named("gpu-mixed-bench", "_")] == [underscore]
+    assert store.named("gpu-mixed-bench", "0-42x") == []
