@@ -59,5 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no command {name!r}; the commands: {', '.join(COMMANDS)} (python -m suites --help)",
               file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
+    try:
+        module = importlib.import_module(COMMANDS[name][0])
+    except ModuleNotFoundError as exc:  # a Python without the suite's dependencies (BARE=1 with no wheels on its path)
+        if exc.name is None or exc.name.split(".")[0] in ("suites", "gpu_probe"):
+            raise  # the suite's own: a broken checkout, its traceback is the clue
+        print(f"error: {name}: {sys.executable} has no {exc.name.split('.')[0]!r}: use the project's .venv (make "
+              "setup), or BARE=1 with prepare.sh's wheels on PYTHONPATH", file=sys.stderr)
+        return 2
     return int(module.main(rest) or 0)

@@ -22,3 +22,15 @@ def test_an_unknown_command_is_one_error_line(capsys: pytest.CaptureFixture[str]
     assert commands_main(["benhc"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: no command 'benhc'; the commands: bench, study")
+
+
+def test_a_python_without_the_suites_dependencies_is_one_error_line(monkeypatch, capsys):
+    """Hostile round: BARE=1 without the wheels on PYTHONPATH ended in a ModuleNotFoundError traceback."""
+    def missing(name: str):
+        raise ModuleNotFoundError("No module named 'hydra.core'", name="hydra.core")
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    assert commands_main(["size"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: size: ") and "has no 'hydra': use the project's .venv" in err
+    assert len(err.splitlines()) == 1
