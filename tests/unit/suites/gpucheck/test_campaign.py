@@ -106,3 +106,26 @@ def test_estimates_come_from_the_device_files_measured_check_seconds_where_it_ha
     assert campaign.estimates_for(campaign.device_file.load(str(mine))) == ({c: 2.0 for c in campaign.PRIORITY}, True)
     assert campaign.estimates_for(None) == (table, False)  # no file of this GPU: the table at the H200's speed
     assert set(campaign.PRIORITY) == set(checks.CHECKS) == set(campaign.ESTIMATE_S)  # every check ordered, estimated
+
+
+@pytest.mark.parametrize("pause_s", [0.2, 1.5])
+def test_a_rehearsals_device_clock_counts_each_check_as_its_estimate_and_the_executor_at_the_devices_rate(
+        tmp_path: Path, pause_s: float):
+    """A CI worker beside the rehearsal made its executor slower between checks, and h 'out of time' on the device's
+    clock though the device would have reached it: the seconds between checks count as EXECUTOR_S, whatever this
+    host's load makes them."""
+    from types import SimpleNamespace
+
+    from suites.config import device_file
+    from suites.gpucheck.played import StandIn
+
+    gc = gpu_check(tmp_path, ["a", "c1"], {"a": 1.0, "c1": 25.0})
+    gc.ctx.stand_in = StandIn(device_file.load("h200"))  # a and c1 are not played: each takes no time here
+    stub = SimpleNamespace(campaign=SimpleNamespace(deadline=gc.ctx.deadline), nest=SimpleNamespace(parent=None))
+    t0 = time.monotonic()
+    campaign.action(gc, "a")(stub)
+    time.sleep(pause_s)  # the executor's export, on a quiet or a loaded host
+    campaign.action(gc, "c1")(stub)
+    device_s = time.monotonic() - t0 - gc.moved_s
+    assert device_s == pytest.approx(1.0 + campaign.EXECUTOR_S + 25.0, abs=0.1)
+    assert stub.campaign.deadline - gc.ctx.deadline == pytest.approx(0.0)  # both clocks moved alike
