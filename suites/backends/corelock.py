@@ -48,10 +48,7 @@ class Holder:
 def kind_of(pid: str) -> str:
     """The command a benchmark process runs (bench, size, study, compare, gpu-check...), from its command line:
     ``python -m suites size``, ``python -m suites.commands.bench``, ``python -m suites.study.command``."""
-    try:
-        args = [a.decode(errors="replace") for a in Path(f"/proc/{int(pid)}/cmdline").read_bytes().split(b"\0") if a]
-    except (OSError, ValueError):
-        return "benchmark"
+    args = cmdline(pid)
     module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
     if not module:
         return "benchmark"
@@ -71,13 +68,18 @@ def started_at(pid: str) -> str:
         return ""
 
 
-def command_of(pid: str, width: int = 48) -> str:
-    """The holder's command line, shortened ('' where it cannot be read: gone, or another PID namespace)."""
+def cmdline(pid: str) -> list[str]:
+    """A process's arguments ([] where they cannot be read: gone, or another PID namespace)."""
     try:
         raw = Path(f"/proc/{int(pid)}/cmdline").read_bytes()
     except (OSError, ValueError):
-        return ""
-    text = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def command_of(pid: str, width: int = 48) -> str:
+    """The holder's command line, shortened ('' where it cannot be read: gone, or another PID namespace)."""
+    text = " ".join(cmdline(pid))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
@@ -32,10 +34,14 @@ MAX_FILE_BYTES = 1 << 20  # a device file is a few hundred bytes: a bigger one i
 MAX_MEMORY_MiB = 16 * 2**20  # 16 TiB: no GPU has more; a figure past it is a typo or a forgery
 
 
-def step_key(workload: str, batch: int, workload_config: JsonObject) -> str:
+def step_key(workload: str, batch: int, workload_config: Mapping[str, Any]) -> str:
     """``mnist-torch/512/eager``, ``cifar10-torch/1024/compile=reduce-overhead``: a step time says how it ran."""
-    how = f"compile={workload_config.get('compile_mode', 'default')}" if workload_config.get("compile") else EAGER
-    return f"{workload}/{batch}/{how}"
+    return f"{workload}/{batch}/{how_of(workload_config)}"
+
+
+def how_of(workload_config: Mapping[str, Any]) -> str:
+    """How a training run steps: ``eager``, or ``compile=<mode>`` under torch.compile."""
+    return f"compile={workload_config.get('compile_mode', 'default')}" if workload_config.get("compile") else EAGER
 
 
 def steps(dev: JsonObject) -> list[tuple[str, int, str, float]]:

@@ -79,8 +79,7 @@ def play(workload: WorkloadConfig, dev: JsonObject, on_gpu: bool, images: int | 
         played: Any = FixedFrameConfig(**{k: getattr(workload, k) for k in REPLAY_KEPT},
                                        frame_ms={vs: float(ms) for vs, ms in dev["frame_ms"].items()})
     elif isinstance(workload, TrainConfig) and workload.name in IMAGES:
-        how = f"compile={getattr(workload, 'compile_mode', 'default')}" if getattr(workload, "compile", False) \
-            else device_file.EAGER
+        how = device_file.how_of(vars(workload))  # as make gpu-check keyed the step it measured
         step = step_of(dev, workload.name, workload.batch_size, how) * (1.0 if on_gpu else SLOW_ARM)
         played = FixedStepConfig(**{k: getattr(workload, k) for k in TRAIN_KEPT}, step_ms=round(step, 4),
                                  images=workload.train_limit or images or IMAGES[workload.name])

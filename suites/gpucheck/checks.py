@@ -111,6 +111,10 @@ class Context:
     def left_s(self) -> float:
         return self.deadline - time.monotonic()
 
+    def played(self, argv: list[str]) -> list[str]:
+        """A check's command line, with its workloads stood in for in a rehearsal (as it is otherwise)."""
+        return self.stand_in.bench(argv) if self.stand_in is not None else argv
+
 
 STOP_GRACE_S = 20.0  # after SIGTERM, how long a check's command has to stop its guests and record its end
 
@@ -161,9 +165,8 @@ def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240,
     """One ``python -m suites bench`` run into gpu-check's store; its results.json (a comparison: ``expect`` names
     the file it must have written, and {} is returned); CheckFailed without it."""
     run_dir = ctx.root / "runs" / name
-    played = ctx.stand_in.bench(overrides) if ctx.stand_in is not None else overrides
-    argv = [sys.executable, "-m", "suites", "bench", *played, "progress=quiet", f"hydra.run.dir={run_dir}",
-            *store_args(ctx)]
+    argv = [sys.executable, "-m", "suites", "bench", *ctx.played(overrides), "progress=quiet",
+            f"hydra.run.dir={run_dir}", *store_args(ctx)]
     done = run_logged(ctx, name, argv, limit_s)
     if not (run_dir / expect).exists():
         errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
@@ -343,7 +346,7 @@ def study(ctx: Context) -> Row:
     argv = [sys.executable, "-m", "suites", "study", f"study.budget_s={left:.0f}", f"study.timings={timings}",
             "study.tier=smoke", f"study.out_dir={ctx.root / 'study'}", *store_args(ctx), "progress=quiet",
             *([f"data.root={ctx.data_root}"] if ctx.data_root else [])]
-    done = run_logged(ctx, "h-study", ctx.stand_in.bench(argv) if ctx.stand_in is not None else argv, left + 60)
+    done = run_logged(ctx, "h-study", ctx.played(argv), left + 60)
     verdict = judge.study(done.returncode, done.stdout, done.stderr)
     verdict.figure += f"; budget {left:.0f} s"
     return Row.of("h", verdict)

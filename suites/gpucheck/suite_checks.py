@@ -76,7 +76,7 @@ def sizing(ctx: Context) -> Row:
             "sizing.policies=[timeslice,mps]", "sizing.repeats=2", "sizing.counts=[1]", "sizing.reuse=false",
             f"sizing.budget_s={max(left, 1):.0f}", f"sizing.out_dir={ctx.root / 'sizing'}", *store_args(ctx),
             "progress=quiet"]
-    done = run_logged(ctx, "k-size", ctx.stand_in.bench(argv) if ctx.stand_in is not None else argv, left + 30)
+    done = run_logged(ctx, "k-size", ctx.played(argv), left + 30)
     return Row.of("k", judge.command_answer(done.returncode, done.stdout, done.stderr, "size", "CAD user(s)"))
 
 
