@@ -27,7 +27,7 @@ from suites.backends.ray import cluster as ray_backend
 from suites.backends.ray.agent import GuestAgent
 from suites.config.profiles import ProfileConfig, ProfileKind
 from suites.poll import wait_until
-from tests.support.helpers import REPO, SMOKE, bench_args, free_port, run_bench, wait_while_running
+from tests.support.helpers import REPO, SMOKE, bench_args, free_port, free_ports, run_bench, wait_while_running
 from tests.support.raynodes import LOOPBACK_ENV, NO_AUTH, start_node, stop_node
 
 M60_4Q = ["profile=m60-4q", "profile.memory_MiB=2048"]
@@ -44,10 +44,10 @@ class Cluster:
 def ray_cluster():
     saved = os.environ.get("RAY_AUTH_MODE")
     os.environ.update(NO_AUTH)  # the runners agree with the cluster
-    port = free_port()
+    port, client_port = free_ports(2)
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's unix socket paths must fit 107 bytes
     proc = start_node(["--head", "--node-ip-address=127.0.0.1", f"--port={port}",
-                       f"--ray-client-server-port={free_port()}", f"--temp-dir={temp}",
+                       f"--ray-client-server-port={client_port}", f"--temp-dir={temp}",
                        "--num-cpus=2", "--num-gpus=1", "--memory=6000000000", "--object-store-memory=100000000",
                        "--include-dashboard=false"], Path(temp) / "start.log")
     yield Cluster(f"127.0.0.1:{port}", proc.pid, Path(temp))

@@ -4,6 +4,7 @@ checks."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -121,9 +122,17 @@ def run_bench(tmp: Path, *overrides: str, timeout: float = 600, fresh_store: boo
 
 # --- a real MLflow tracking server on a free loopback port --------------------------------------
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: each socket stays bound until all are picked (two calls of a one-port pick can
+    get the same port back, as a CI run's Ray head did for its GCS and client server)."""
+    with contextlib.ExitStack() as held:
+        socks = [held.enter_context(socket.socket()) for _ in range(count)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
 
 
 def start_server(tmp: Path, port: int) -> subprocess.Popen:

@@ -17,7 +17,7 @@ import pytest
 from suites.backends.leftovers import STATE_ENV
 from suites.poll import wait_until
 
-from .helpers import free_port, stop_group
+from .helpers import free_ports, stop_group
 
 RAY = Path(sys.executable).with_name("ray")
 # Ray otherwise rewrites 127.0.0.1 to the host's LAN address; with this it stays a loopback-only cluster.
@@ -121,12 +121,12 @@ class NamespaceCluster:
         temp = Path(tempfile.mkdtemp(prefix="ray2", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
         hidden = temp / "hidden"  # for a worker_wrap that hides it (an empty tmpfs over it there)
         hidden.mkdir()
-        port = free_port()
+        port, client_port = free_ports(2)
         self.nodes = {"address": f"{HEAD_IP}:{port}", "ns": ns, "hidden": hidden, "temp": temp}
         try:
             self.nodes["head"] = start_node(
                 ["--head", f"--node-ip-address={HEAD_IP}", f"--port={port}", f"--temp-dir={temp}",
-                 f"--ray-client-server-port={free_port()}", "--include-dashboard=false", *NODE,
+                 f"--ray-client-server-port={client_port}", "--include-dashboard=false", *NODE,
                  '--resources={"head": 1}'], temp / "head.log", wrap=in_ns(ns, *self.head_wrap(self.nodes)),
                 env=self.head_env)
             self.nodes["worker"] = self.start_worker()

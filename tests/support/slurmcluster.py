@@ -23,7 +23,7 @@ import psutil
 
 from suites.poll import wait_until
 
-from .helpers import free_port, stop_group
+from .helpers import free_ports, stop_group
 
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct",
            "sacctmgr", "scontrol")
@@ -41,7 +41,7 @@ class SlurmCluster:
         self.dir = Path(tempfile.mkdtemp(prefix="slurm", dir="/tmp"))  # short: socket paths must fit 107 bytes
         self.dir.chmod(0o755)  # munged wants its socket's folder searchable by all
         self.procs: list[subprocess.Popen] = []
-        self.ports = {k: free_port() for k in ("mysql", "dbd", "ctld", "slurmd")}
+        self.ports = dict(zip(("mysql", "dbd", "ctld", "slurmd"), free_ports(4), strict=True))
         self.node = socket.gethostname().split(".")[0]
         self.own_env = {"SLURM_CONF": str(self.dir / "slurm.conf")}
 
