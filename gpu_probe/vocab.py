@@ -58,6 +58,10 @@ GUEST_GPU_MEM_SELF = Metric("gpu_mem_self_MiB", "MiB", "GPU memory by the guest'
 GUEST_GPU_MEM_NEED = Metric("gpu_mem_need_MiB", "MiB", "GPU memory the guest needs: the peak its tensors held "
                             "(allocated, not what the allocator cached under a larger cap) + its measured CUDA "
                             "context: what a smaller framebuffer must hold")
+GUEST_GPU_MEM_STATED = Metric("gpu_mem_stated_MiB", "MiB", "GPU memory a CAD guest's replay states it needs: its "
+                              "largest viewset's buffers, textures and render targets as uploaded (the renderer's "
+                              "count, without the driver's own): what a profile's framebuffer must at least hold, "
+                              "where no GPU measured it")
 GUEST_GPU_UTIL = Metric("gpu_util_pct", "%", "SM utilisation of the guest's processes (NVML per-process samples)")
 GPU_UTIL = Metric("util_pct", "%", "GPU busy time over the driver's sample period")
 GPU_MEM_UTIL = Metric("mem_util_pct", "%", "memory controller busy time")

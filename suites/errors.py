@@ -35,9 +35,18 @@ def require(condition: bool, key: str, message: str) -> None:
         raise ConfigError(f"{key}: {message}")
 
 
+# A first line that says how an error was raised, not what it was: the line after it does (SQLAlchemy's, through
+# MLflow: "(raised as a result of Query-invoked autoflush; ...)" then "(sqlite3.OperationalError) database or disk
+# is full").
+PREAMBLES = ("(raised as a result of ",)
+
+
 def first_line(exc: BaseException, limit: int = 200) -> str:
-    """An exception as one line, secrets redacted: its message's first line, else its type's name."""
-    return redact((str(exc).strip().splitlines() or [type(exc).__name__])[0])[:limit]
+    """An exception as one line, secrets redacted: its message's first line (past a preamble), else its type's
+    name."""
+    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+    said = next((ln for ln in lines if not ln.startswith(PREAMBLES)), lines[0] if lines else type(exc).__name__)
+    return redact(said)[:limit]
 
 
 def redact(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import queue
+import secrets
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ import psutil
 from gpu_probe import vocab
 from gpu_probe.remote import RemoteUsage, node_columns
 from gpu_probe.shapes import JsonObject
-from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, parse_event
+from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, from_the_guest, parse_event
 from suites.guest.setup import environment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -163,6 +164,7 @@ class GuestHandle:
     """One guest seen from the runner: state machine fed by protocol events."""
 
     def __init__(self, spec: GuestSpec, log_path: Path, pipe: Pipe | None = None) -> None:
+        spec.nonce = spec.nonce or secrets.token_hex(8)  # what its events must carry back (protocol.from_the_guest)
         self.spec = spec
         self.id = spec.guest_id
         self.log_path = log_path
@@ -220,6 +222,8 @@ class GuestHandle:
                 self.fail(self.error or exit_reason(code, self.pipe.log_tail()))
 
     def _apply(self, ev: JsonObject) -> None:
+        if not from_the_guest(ev, self.spec.nonce):  # printed before the guest took over its stdout: not its own
+            return
         kind = ev["event"]
         if kind == "ready":
             self.state, self.setup_time_s = "ready", ev.get("setup_time_s")

@@ -6,8 +6,9 @@ in a ledger, ``<state>/<kind>/<key>``, before it is made, and forgotten once rem
 that would make one removes those whose maker is gone first, and says so.
 
 ``<state>`` is the host's one folder for what benchmark runs share across processes (these ledgers, the core locks
-of suites/backends/corelock.py): ``$BENCH_STATE_DIR``, else ``<tmp>/gpu-mixed-bench``. Runs that should meet (every
-run on a host, by default) use the same one; the test harness gives each test its own (tests/conftest.py).
+of suites/backends/corelock.py): ``$BENCH_STATE_DIR``, else ``/tmp/gpu-mixed-bench`` (whatever ``$TMPDIR`` says).
+Runs that should meet (every run on a host, by default) use the same one; the test harness gives each test its own
+(tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ import psutil
 from gpu_probe.shapes import JsonObject
 
 STATE_ENV = "BENCH_STATE_DIR"
+# The host's, not this process's temporary folder: two runs whose $TMPDIR differ (a job scheduler sets one per job)
+# must still meet at each other's core locks and ledgers.
+HOST_STATE = Path("/tmp/gpu-mixed-bench")
 
 
 def state_root() -> Path:
     """The host's shared benchmark state (read at each use, so a process's setting holds for all it does)."""
-    return Path(os.environ.get(STATE_ENV) or Path(tempfile.gettempdir()) / "gpu-mixed-bench")
+    return Path(os.environ.get(STATE_ENV) or HOST_STATE)
 
 
 @dataclass(frozen=True)

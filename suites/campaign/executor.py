@@ -65,9 +65,16 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
     placed, skipped, lease = lease_whole_host(campaign, out) if campaign.whole_host else ({}, [], None)
     run_dir = campaign.run_dir or campaign.out_dir / run_stamp()  # time, milliseconds and pid: never another's
     run_dir.mkdir(parents=True, exist_ok=campaign.run_dir is not None)
-    recorder = Recorder(campaign.parts[0].comp.cfg, say(out))
-    parent = recorder.start_parent(f"{campaign.kind}-{run_dir.name}", {
-        keys.ROLE: campaign.kind, keys.KIND: campaign.kind, keys.RUN_DIR: str(run_dir.resolve())})
+    try:  # seconds of store set-up (MLflow's import, the store's first touch): an interrupt here measured nothing
+        recorder = Recorder(campaign.parts[0].comp.cfg, say(out))
+        parent = recorder.start_parent(f"{campaign.kind}-{run_dir.name}", {
+            keys.ROLE: campaign.kind, keys.KIND: campaign.kind, keys.RUN_DIR: str(run_dir.resolve())})
+    except KeyboardInterrupt as exc:
+        with contextlib.suppress(OSError):
+            run_dir.rmdir()  # its own new folder, still empty (a started parent run is ended by the next command)
+        say(out)(f"{campaign.said}: {interrupt_reason(exc)} before its first {campaign.noun} started: nothing "
+                 "measured")
+        raise
     run = CampaignRun(campaign, run_dir, Nest(recorder, parent, launcher=campaign.said), list(skipped))
     try:
         with lease or contextlib.nullcontext():  # a whole-host lease is held from planning to the last part's end

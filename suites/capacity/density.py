@@ -7,6 +7,8 @@ vWS sizing tables and nVector's density, each cell labelled with what it rests o
 - ``framebuffer bound only``: not measured: the profile's own ceiling (how many fit the card, and the host where it
   is described), shown as ``<= N``: an upper bound, never a capacity;
 - ``not measured``: not even that (no CAD guest fits beside the ML guest's);
+- ``framebuffer too small``: the profile's framebuffer cannot hold a guest of the kind (its measured peak, or without
+  a GPU what a CAD guest's viewsets state they need): no figure, whatever else it allows;
 - ``inconclusive``: measured, but on a busy host, at smoke sizes, ... (noise.py): no figure.
 
 A cell never exceeds the profile's VMs per GPU (the framebuffer's limit is in every cell). Pure.
@@ -17,12 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from suites.capacity.curve import Capacity
-from suites.capacity.solver import Candidate, Host, Mix, Prices, size, span
+from suites.capacity.solver import Candidate, Demand, Host, Mix, Prices, Sized, fits, size, span
 
-__all__ = ["FB_ONLY", "INCONCLUSIVE", "MEASURED", "NOT_MEASURED", "PREDICTED", "Cell", "cell", "rows", "shown"]
+__all__ = ["FB_ONLY", "FB_SHORT", "INCONCLUSIVE", "MEASURED", "NOT_MEASURED", "PREDICTED", "Cell", "cell", "rows",
+           "shown"]
 
-MEASURED, PREDICTED, FB_ONLY, NOT_MEASURED, INCONCLUSIVE = (
-    "measured", "predicted", "framebuffer bound only", "not measured", "inconclusive")
+MEASURED, PREDICTED, FB_ONLY, NOT_MEASURED, INCONCLUSIVE, FB_SHORT = (
+    "measured", "predicted", "framebuffer bound only", "not measured", "inconclusive", "framebuffer too small")
 
 
 @dataclass(frozen=True)
@@ -33,14 +36,19 @@ class Cell:
     binds: str = ""  # the resource that binds at the safe end ('' where no figure)
 
 
-def cell(c: Candidate, cap: Capacity | None, host: Host, with_ml: bool) -> Cell:
-    """One profile's density at one level: ``cap`` its curve read at that level's limits (None: not measured)."""
+def cell(c: Candidate, cap: Capacity | None, host: Host, ml: int, demand: Demand | None = None) -> Cell:
+    """One profile's density at one level beside ``ml`` ML users: ``cap`` its curve read at that level's limits
+    (None: not measured); ``demand``: what a guest needs of a framebuffer (a profile below it has no figure). Per GPU:
+    a GPU with an ML guest where there is one; per host: as many GPUs with one as there are ML users (at most
+    every GPU), the others all CAD."""
+    if demand is not None and fits(c, Mix(1, min(ml, 1)), demand):
+        return Cell(None, None, FB_SHORT)
     if c.inconclusive:
         return Cell(None, None, INCONCLUSIVE)
     # the solver's own reading of one candidate (its layout: the ML guest beside the CAD guests, or on a GPU of its
     # own where none fits beside it), for one CAD user at this level's curve
-    s = size(replace(c, capacity=cap), Mix(1, 1 if with_ml else 0), host, 0, Prices())
-    per_host = (s.per_gpu[0] * host.gpus, s.per_gpu[1] * host.gpus)
+    s = size(replace(c, capacity=cap), Mix(1, min(ml, 1)), host, 0, Prices())
+    per_host = host_count(replace(c, capacity=cap), s, host, ml)
     if cap is None:
         if s.per_gpu[0] <= 0:
             return Cell(None, None, NOT_MEASURED)
@@ -48,14 +56,25 @@ def cell(c: Candidate, cap: Capacity | None, host: Host, with_ml: bool) -> Cell:
     return Cell(s.per_gpu, per_host, PREDICTED if any(s.predicted) else MEASURED, s.binding[1])
 
 
+def host_count(c: Candidate, s: Sized, host: Host, ml: int) -> tuple[int, int]:
+    """CAD users per host (point, safe): ``min(ml, GPUs)`` of its GPUs hold an ML guest (beside CAD guests, as
+    ``s`` counts them, or alone where none fits beside one), the rest CAD guests only."""
+    with_ml = min(ml, host.gpus)
+    if not with_ml:
+        return s.per_gpu[0] * host.gpus, s.per_gpu[1] * host.gpus
+    alone = size(c, Mix(1, 0), host, 0, Prices()).per_gpu
+    beside = s.per_gpu if s.ml_shared else (0, 0)
+    return tuple(beside[i] * with_ml + alone[i] * (host.gpus - with_ml) for i in range(2))  # type: ignore[return-value]
+
+
 def rows(candidates: list[Candidate], caps: dict[tuple[str, str], dict[str, Capacity]], host: Host,
-         with_ml: bool) -> list[tuple[str, str, Candidate, Cell]]:
+         ml: int, demand: Demand | None = None) -> list[tuple[str, str, Candidate, Cell]]:
     """(user type, QoS level, candidate, its cell) for every type and level of ``caps`` ((type, level) -> profile
     -> curve) and every candidate, in that order."""
     out = []
     for (user_type, level), by_profile in caps.items():
         for c in candidates:
-            out.append((user_type, level, c, cell(c, by_profile.get(c.profile), host, with_ml)))
+            out.append((user_type, level, c, cell(c, by_profile.get(c.profile), host, ml, demand)))
     return out
 
 

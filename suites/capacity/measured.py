@@ -79,10 +79,12 @@ def curve_of(phases: dict[str, list[PhaseNumbers]]) -> list[GuestCount]:
     return sorted(counts, key=lambda s: s.guests)
 
 
-def demand(phases: list[dict[str, list[PhaseNumbers]]]) -> tuple[float, float]:
-    """(a CAD guest's, an ML guest's) peak GPU memory over every phase measured: NaN where no GPU reported it."""
+def demand(phases: list[dict[str, list[PhaseNumbers]]]) -> tuple[float, float, float]:
+    """(a CAD guest's, an ML guest's) peak GPU memory over every phase measured (NaN where no GPU reported it), and
+    what a CAD guest's viewsets stated they need (NaN where no CAD guest said)."""
     runs = [n for p in phases for rs in p.values() for n in rs]
-    return summarize(n.cad_gpu_mem_MiB for n in runs).max, summarize(n.ml_gpu_mem_MiB for n in runs).max
+    return (summarize(n.cad_gpu_mem_MiB for n in runs).max, summarize(n.ml_gpu_mem_MiB for n in runs).max,
+            summarize(n.cad_stated_MiB for n in runs).max)
 
 
 def load_profile(path: Path) -> ProfileConfig:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from suites.run.shield import interrupt_reason
+
 __all__ = ["COMMANDS", "main", "usage"]
 
 # name -> (module, what it does, its make target); in the order --help lists them
@@ -61,10 +63,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         module = importlib.import_module(COMMANDS[name][0])
+        return int(module.main(rest) or 0)
+    except KeyboardInterrupt as exc:  # Ctrl-C while its libraries load, or past a command's own guards: one line
+        print(f"{name}: {interrupt_reason(exc)}", file=sys.stderr)
+        return 130  # suites.run.outcome.EXIT_INTERRUPTED (a heavy import for one number)
     except ModuleNotFoundError as exc:  # a Python without the suite's dependencies (BARE=1 with no wheels on its path)
         if exc.name is None or exc.name.split(".")[0] in ("suites", "gpu_probe"):
             raise  # the suite's own: a broken checkout, its traceback is the clue
         print(f"error: {name}: {sys.executable} has no {exc.name.split('.')[0]!r}: use the project's .venv (make "
               "setup), or BARE=1 with prepare.sh's wheels on PYTHONPATH", file=sys.stderr)
         return 2
-    return int(module.main(rest) or 0)

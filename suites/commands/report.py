@@ -13,7 +13,7 @@ from rich.console import Console
 from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import ConfigError, first_line, redact
-from suites.record import reader
+from suites.record import owed, reader
 from suites.record.export import RUN_ID
 from suites.record.outdirs import require_output_dir
 from suites.record.store import cap_retries, missing_store, sqlite_path
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
+        owed.collect_into(args.tracking_uri, args.experiment, print)  # what a killed runner left unrecorded
         return write(args)
     except LookupError as exc:
         print(f"error: {exc}", file=sys.stderr)

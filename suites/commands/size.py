@@ -77,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt as exc:
             say(out)(f"size: {interrupt_reason(exc)} before anything started: nothing written")
             return EXIT_INTERRUPTED
-        run = execute(campaign_of(settings, plan, t0), concluder(settings, (inv, plan), out), out)
+        try:
+            run = execute(campaign_of(settings, plan, t0), concluder(settings, (inv, plan), out), out)
+        except KeyboardInterrupt:  # before its first consolidation: said by the executor
+            return EXIT_INTERRUPTED
         if not run.concluded:  # stopped between parts or while concluding: said and recorded KILLED
             return EXIT_INTERRUPTED
         for line in once.summary():

@@ -10,6 +10,7 @@ from pathlib import Path
 from suites.config.paths import absolute_uri
 from suites.config.schema import EXPERIMENT, FALLBACK_TRACKING_URI, TRACKING_URI, experiment_name
 from suites.errors import ConfigError, first_line, redact
+from suites.record import owed
 from suites.record.ingest import import_export, import_runs
 from suites.record.outdirs import require_output_dir
 from suites.record.store import check_server, local_store, sqlite_path
@@ -38,6 +39,11 @@ def main(argv: list[str] | None = None) -> int:
         check_server(dst)
     except Exception as exc:
         print(f"error: --to {redact(args.dst)}: tracking server unreachable ({first_line(exc)})", file=sys.stderr)
+        return 2
+    try:  # what a runner killed outright left unrecorded in this store (suites/record/owed.py)
+        owed.collect_into(dst, args.experiment, print)
+    except Exception as exc:
+        print(f"error: import into {redact(args.dst)} failed: {first_line(exc)}", file=sys.stderr)
         return 2
     if args.run_dir is not None:
         return import_directory(args.run_dir, dst, args.experiment)

@@ -21,10 +21,10 @@ from suites.changes.figures import KINDS, read
 from suites.config.compose import compose
 from suites.config.schema import EXPERIMENT, TRACKING_URI, experiment_name, register_configs, run_stamp
 from suites.errors import ConfigError, first_line, redact
-from suites.record import mlflow_runs
+from suites.record import mlflow_runs, owed
 from suites.record.outdirs import require_output_dir
 from suites.record.recorder import Recorder
-from suites.record.store import cap_retries, missing_store
+from suites.record.store import cap_retries, check_server, missing_store
 from suites.record.store_reader import StoreReader
 from suites.render.tables import console_width
 from suites.run.shield import Shield
@@ -81,8 +81,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     cap_retries(args.tracking_uri)
+    try:  # a server that does not answer is said as such, never as "no such run"
+        check_server(args.tracking_uri)
+    except Exception as exc:
+        print(f"error: --tracking-uri {redact(args.tracking_uri)}: tracking server unreachable ({first_line(exc)})",
+              file=sys.stderr)
+        return 2
     out, t0 = Console(width=console_width(), highlight=False, soft_wrap=False), time.monotonic()
     try:
+        owed.collect_into(args.tracking_uri, args.experiment, print)  # what a killed runner left unrecorded
         store = StoreReader(args.tracking_uri)
         if args.history is not None:
             return show_history(args, store, out)
@@ -144,7 +151,7 @@ def show_history(args: argparse.Namespace, store: StoreReader, out: Console) -> 
     files = history.write_history(points, args.history, folder)
     out.print(document.console_table(f"history of {args.history}: {len(points)} run(s)", history.HISTORY_HEADERS,
                          history.history_rows(points)))
-    print(f"history: {files[-1]} and {files[0]}")
+    print(f"history: {files[-1]}\n  and {files[0]}")  # a path a line: never folded inside one
     return 0
 
 

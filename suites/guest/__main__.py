@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import TextIO
 
-from suites.guest.protocol import GuestSpec, event
+from suites.guest.protocol import GuestSpec, event, signed
 from suites.guest.setup import apply_resources, die_with_parent
 from suites.guest.worker import failure_text, run
 
@@ -55,8 +55,10 @@ def main(before_result: Callable[[Callable[[str], None]], None] | None = None) -
     proto = protocol_stream()
     die_with_parent()
 
+    nonce = [""]
+
     def send(line: str) -> None:
-        proto.write(line)
+        proto.write(signed(line, nonce[0]))
         proto.flush()
 
     try:
@@ -64,6 +66,7 @@ def main(before_result: Callable[[Callable[[str], None]], None] | None = None) -
     except (ValueError, TypeError) as exc:
         send(event("error", error=f"bad guest spec: {exc}"))
         return 2
+    nonce[0] = spec.nonce
     apply_resources(spec)
     try:
         result = run(spec, send, t_proc_start)

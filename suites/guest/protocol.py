@@ -42,6 +42,9 @@ class GuestSpec:
     # The longest a data-parallel rank may wait on its peers (NCCL/gloo's collective timeout): past the run's own
     # limits (start barrier + run), so a peer waiting while another guest compiles is never killed by the watchdog.
     peer_timeout_s: float = 3960.0
+    # The runner's secret for this guest: every event carrying a figure must carry it back (:func:`signed`), so a
+    # line printed on stdout before the guest took it over (a sitecustomize, a library's import) is never a result.
+    nonce: str = ""
     protocol: int = PROTOCOL_VERSION
 
     def to_line(self) -> str:
@@ -79,6 +82,17 @@ class GuestResult:
 
 def event(kind: str, **payload: Any) -> str:
     return json.dumps({"event": kind, **payload}) + "\n"
+
+
+def signed(line: str, nonce: str) -> str:
+    """An event line carrying the spec's nonce (what :func:`from_the_guest` checks)."""
+    return json.dumps({**json.loads(line), "nonce": nonce}) + "\n" if nonce else line
+
+
+def from_the_guest(ev: JsonObject, nonce: str) -> bool:
+    """Whether the runner takes ``ev``: it carries the guest's nonce, or it is an error (one a guest sends before
+    it could read its spec; a forged one fails the guest, it never makes a figure)."""
+    return not nonce or ev.get("nonce") == nonce or ev.get("event") == "error"
 
 
 def parse_event(line: str) -> JsonObject | None:

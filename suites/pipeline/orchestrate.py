@@ -24,12 +24,10 @@ from suites.backends.corelock import CoresHeld
 from suites.backends.mps import MpsDaemon
 from suites.config.compose import Composition, RunConfig, scenario_title
 from suites.config.paths import relative_paths
-from suites.config.scenario import with_old_names
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError, first_line, redact
-from suites.record import mlflow_runs, reader, rundir
+from suites.record import mlflow_runs, owed, reader, rundir
 from suites.record.recorder import Recorder, RunRef
-from suites.record.store import flatten
 from suites.render import mixed_report, plots, tables
 from suites.run import marks
 from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
@@ -114,18 +112,24 @@ def run_scenario(planned: Plan, run_dir: Path, out: Console, nest: Nest,
     show it, record it; (outcome, MLflow run id or None)."""
     cfg, dcfg, recorder = planned.cfg, planned.run.dcfg, nest.recorder
     recorder.provenance(run_dir, redact(OmegaConf.to_yaml(dcfg, resolve=True)), planned.inventory)
-    outcome = execute(planned, run_dir, shared)
+    # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
+    tags = {keys.LAUNCHER: nest.launcher, keys.RUN_DIR: str(run_dir.resolve()), **nest.tags}
+    name = run_name(cfg, run_dir)
+    owes = recorder.owe(run_dir, name, nest.parent, tags)  # a runner killed from here on: the next command records it
+    try:
+        outcome = execute(planned, run_dir, shared)
+    except BaseException:  # nothing started (an interrupt before the guests ran) or a defect said here: owed nothing
+        owed.paid(owes)
+        raise
     with Shield(say(out), f"recording what was measured (results.json in {run_dir})"):
         kept = recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or store
         files = kept or run_dir  # the run's files: its folder, or the rescue folder its results went to
         best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, files / "utilisation.png"))
         show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
-        params = with_old_names({k: redact(v) if isinstance(v, str) else v  # a tracking_uri may carry credentials
-                                 for k, v in flatten(OmegaConf.to_container(dcfg, resolve=True,  # type: ignore[arg-type]
-                                                                            enum_to_str=True)).items()})
-        # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
-        run_id = recorder.scenario(outcome, params, files, run_name(cfg, run_dir), nest.parent,
-                                   {keys.LAUNCHER: nest.launcher, keys.RUN_DIR: str(run_dir.resolve()), **nest.tags})
+        params = mlflow_runs.config_params(OmegaConf.to_container(dcfg, resolve=True,  # type: ignore[arg-type]
+                                                                  enum_to_str=True))
+        run_id = recorder.scenario(outcome, params, files, name, nest.parent, tags)
+        owed.paid(owes)
     if run_id:
         say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {files}")
     elif kept is None:  # neither a file nor a store holds them: the figures themselves, in the last line

@@ -14,13 +14,20 @@ from pathlib import Path
 from gpu_probe import vocab
 from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
-from suites.errors import first_line
+from suites.config.scenario import with_old_names
+from suites.errors import first_line, redact
 from suites.record.store import Tracker, flatten, store_lock
 from suites.run.outcome import ScenarioOutcome
 
 RUN_STATUS = {"ok": "FINISHED", "partial": "FAILED", "failed": "FAILED", "interrupted": "KILLED"}
 SCENARIO_ARTIFACTS = ("config.yaml", "inventory.json", "results.json", "samples.csv", "utilisation.png")
 COMPARISON_ARTIFACTS = ("comparison.csv", "comparison.png")
+
+
+def config_params(config: JsonObject) -> JsonObject:
+    """A run's resolved config as its params: flattened, each renamed key under its old name too, and no
+    credentials (a tracking_uri may carry them)."""
+    return with_old_names({k: redact(v) if isinstance(v, str) else v for k, v in flatten(config).items()})
 
 
 @dataclass
@@ -84,7 +91,8 @@ def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, c
             tracker.tag(child, keys.FAILURE, o.result.error)
         tracker.artifact(child, o.log_path)
         wall = o.result.metrics.get(vocab.WALL_TIME.key)
-        tracker.end(child, "FINISHED" if o.result.ok else "FAILED",
+        stopped = outcome.status == "interrupted" and not o.result.ok  # ended by the run's stop, not failed
+        tracker.end(child, "FINISHED" if o.result.ok else "KILLED" if stopped else "FAILED",
                     outcome.started_at + wall if wall and outcome.started_at else outcome.ended_at)
     tracker.end(parent, RUN_STATUS[outcome.status], outcome.ended_at or None)
 

@@ -27,7 +27,7 @@ from suites import store_keys as keys
 from suites.config.paths import absolute_uri, launch_dir
 from suites.config.schema import TRACKING_URI, BenchConfig
 from suites.errors import first_line, redact
-from suites.record import mlflow_runs, rundir
+from suites.record import mlflow_runs, owed, rundir
 from suites.record.store import Tracker, local_store, store_lock
 from suites.run.outcome import ScenarioOutcome
 
@@ -63,6 +63,8 @@ class Recorder:
             self.tracker = Tracker(self.uri, self.experiment, self.artifact_root)
         except Exception as exc:
             self._fall_back(exc)
+        if self.tracker is not None and self.tracker.uri == self.uri:  # what killed runners left owed this store
+            owed.collect((self.uri, self.experiment), lambda: self.tracker, say)  # type: ignore[arg-type,return-value]
 
     def browse(self) -> str:
         """How to look at what was recorded, in the store it went to (the fallback store after a fall back: `make
@@ -98,6 +100,12 @@ class Recorder:
         return rescue
 
     # --- the store ----------------------------------------------------------------------------------
+    def owe(self, run_dir: Path, name: str, parent: RunRef | None, tags: dict[str, str]) -> str:
+        """Note the scenario run this runner will owe its store (suites/record/owed.py), before its guests start;
+        the note's key, for :func:`owed.paid` once :meth:`scenario` has recorded it."""
+        under = parent.run_id if parent is not None else None
+        return owed.owe_scenario((self.uri, self.experiment), run_dir, name, under, tags)
+
     def scenario(self, outcome: ScenarioOutcome, config_params: JsonObject, run_dir: Path, name: str,
                  parent: RunRef | None = None, tags: dict[str, str] | None = None) -> str | None:
         """The scenario's runs in the store (nested under ``parent`` where it lives); the run id, or None."""
@@ -114,7 +122,9 @@ class Recorder:
         or a sizing's), itself nested under ``parent`` where that lives in the same store."""
         def start(t: Tracker) -> RunRef:
             under = parent.run_id if parent is not None and parent.tracker is t else None
-            return RunRef(t, t.start(name, tags, parent=under), name, tags)
+            run_id = t.start(name, tags, parent=under)
+            owed.owe_end(t, run_id)  # paid by finish(); a runner killed before that leaves it to the next
+            return RunRef(t, run_id, name, tags)
 
         return self._attempt(start, "the comparison's phases are recorded on their own")
 
@@ -156,6 +166,7 @@ class Recorder:
             for f in report:
                 ref.tracker.artifact(ref.run_id, f, "report")
             ref.tracker.end(ref.run_id, status)
+            owed.paid(owed.owe_key(ref.run_id))
         except Exception as exc:
             self.say(f"warning: comparison run {ref.run_id} not ended in MLflow ({first_line(exc)})")
 

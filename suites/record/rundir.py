@@ -8,8 +8,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from gpu_probe.inventory import Inventory
+from gpu_probe.sampler import SampleSet
 from gpu_probe.shapes import JsonObject
-from suites.run.outcome import ScenarioOutcome
+from suites.backends.placement import Placement
+from suites.guest.protocol import GuestResult, GuestSpec
+from suites.run.outcome import GuestOutcome, ScenarioOutcome
 
 
 def write_provenance(run_dir: Path, config_yaml: str, inventory: Inventory) -> None:
@@ -63,3 +66,52 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def read_results(run_dir: Path) -> ScenarioOutcome | None:
+    """The outcome :func:`write_results` wrote (its samples from samples.csv), or None where results.json is not
+    there (a runner killed before it wrote one). The inventory is the run's own (inventory.json)."""
+    results_path = run_dir / "results.json"
+    if not results_path.is_file():
+        return None
+    r = json.loads(results_path.read_text())
+    sampler, samples_path = r.get("sampler", {}), run_dir / "samples.csv"
+    rows = read_csv(samples_path) if samples_path.is_file() and samples_path.stat().st_size else []
+    samples = SampleSet(rows=rows, t0=sampler.get("t0", 0.0), rate_hz=sampler.get("requested_hz", 0.0),
+                        achieved_hz=sampler.get("achieved_hz", 0.0), errors=sampler.get("errors", 0),
+                        cpu_pct=sampler.get("cpu_pct", 0.0), clock_events=sampler.get("clock_events", {}),
+                        notes=sampler.get("notes", []))
+    guests = [GuestOutcome(GuestSpec(**g["spec"]), Placement(**g["placement"]), GuestResult(**g["result"]),
+                           run_dir / f"{g['spec']['guest_id']}.log", g.get("sampled", {}), g["validity"])
+              for g in r.get("guests", [])]
+    return ScenarioOutcome(r["status"], guests, r.get("makespan_s"), list(r.get("reasons", [])),
+                           read_inventory(run_dir), r.get("data", {}), samples, r.get("host_metrics", {}),
+                           r.get("started_at", 0.0), r.get("ended_at", 0.0), r.get("host_busy", ""))
+
+
+def read_inventory(run_dir: Path) -> Inventory:
+    """The run's inventory.json (written before its guests started); one of unknowns where it is not there."""
+    path = run_dir / "inventory.json"
+    if not path.is_file():
+        return Inventory("?", "?", "?", "?", 0, 0, 0, 0.0)
+    return Inventory(**json.loads(path.read_text()))
+
+
+def read_csv(path: Path) -> list[JsonObject]:
+    import pandas as pd
+
+    return pd.read_csv(path).to_dict("records")
+
+
+def nothing_measured(run_dir: Path, why: str) -> ScenarioOutcome:
+    """The outcome of a run that kept no results.json: no guest, ``why`` its reason."""
+    return ScenarioOutcome("interrupted", [], None, [why], read_inventory(run_dir), {}, SampleSet())
+
+
+def read_config(run_dir: Path) -> JsonObject:
+    """The run's resolved config (config.yaml, written before its guests started), or {} without one."""
+    import yaml
+
+    path = run_dir / "config.yaml"
+    config = yaml.safe_load(path.read_text()) if path.is_file() else None
+    return config if isinstance(config, dict) else {}

@@ -8,6 +8,7 @@ sampling has ended, so the sampler never waits on the tracking server.
 from __future__ import annotations
 
 import fcntl
+import logging
 import math
 import os
 import time
@@ -111,6 +112,9 @@ class Tracker:
     def __init__(self, uri: str, experiment: str, artifact_root: Path, fallback_for: str | None = None) -> None:
         from mlflow.tracking import MlflowClient
 
+        # MLflow logs each SQLAlchemy error with its whole traceback before it raises it (a store whose disk filled
+        # printed pages of them); the Recorder says the failure once, in one line, and where the results went.
+        logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
         cap_retries(uri)
         self.uri, self.experiment, self.fallback_for = uri, experiment, fallback_for
         with store_lock(uri):  # the first touch creates the store

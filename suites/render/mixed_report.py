@@ -104,7 +104,9 @@ def banner(rep: MixedReport) -> str | None:
 def consolidation_rows(rep: MixedReport) -> list[list[str]]:
     c, rows = rep.consolidation, []
     for n in sorted(int(k[1:].split(".")[0]) for k in c if k.endswith(".meets_qos")):
-        meets = "inconclusive" if c.get(f"n{n}.inconclusive") else "yes" if c.get(f"n{n}.meets_qos") else "no"
+        failed = c.get(f"n{n}.failed", 0.0)
+        meets = "inconclusive" if c.get(f"n{n}.inconclusive") else "yes" if c.get(f"n{n}.meets_qos") else \
+            f"no verdict: {failed:.0f} guest(s) failed" if failed else "no"
         rows.append([str(n), fmt(c.get(f"n{n}.p95_frame_ms_worst"), "{:.1f}"),
                      fmt(c.get(f"n{n}.ml_slowdown_pct"), "{:+.1f}"), fmt(c.get(f"n{n}.host_cpu_pct"), "{:.0f}"),
                      meets])

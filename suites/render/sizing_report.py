@@ -95,7 +95,8 @@ CAPTION = ("N safe..point: CAD guests per GPU beside one ML guest whose upper 95
            "limit; ranges: at N safe..at N point; (predicted): interpolated between two measured counts, not measured")
 DENSITY_CAPTION = ("CAD users per GPU / per host as safe..point at each QoS level; measured: the profile's curve; "
                    "predicted: interpolated between measured counts; framebuffer bound only (<= N): not measured, "
-                   "how many fit the card (and host); not measured: no figure; inconclusive: measured on noise")
+                   "how many fit the card (and host); not measured: no figure; inconclusive: measured on noise; "
+                   "framebuffer too small: a guest needs more than the profile holds")
 COUNT_HEADERS = ("CAD/GPU", "n", "CAD slow %", "ML slow %", "p95 ms", "p99 ms", "stutter %", "ML jitter %",
                 "meets", "safe", "why not")
 FELT_HEADERS = ("CAD/GPU", "n", "CAD fps (median)", "CAD fps (p5)", "frame p95 ms", "frame p99 ms", "ML images/s",

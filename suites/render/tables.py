@@ -103,11 +103,18 @@ RESULTS_CAPTION = ("train s: first to last training step (warm-up included); ima
                    "barrier); CPU %: the guest's processes, 100 = one core")
 
 
+def shouted(busy: str) -> str:
+    """'host busy (...; > host_busy_pct=25)' as a title says it: its first words in capitals, the rest as written (a
+    setting's name upper-cased is one that does not exist)."""
+    head = "host busy"
+    return f"{head.upper()}{busy[len(head):]}" if busy.startswith(head) else busy
+
+
 def results_table(outcome: ScenarioOutcome, title: str) -> Table:
     """One row per guest. Folded to fit TABLE_WIDTH: a figure column no guest has a value in (fps beside ML-only
     guests) is left out, GPU and validity share a column, long cells wrap."""
     if outcome.host_busy:  # every figure below is marked: the title is over all of them
-        title = f"{title} — [red]{outcome.host_busy.upper()}[/red]"
+        title = f"{title} — [red]{shouted(outcome.host_busy)}[/red]"
     table = Table(title=title, title_justify="left", caption=RESULTS_CAPTION, caption_justify="left")
     shown = [c for c in COLUMNS if any(c[1] in o.result.metrics for o in outcome.guests)] or list(COLUMNS[-1:])
     for header, justify in (("guest", "left"), ("profile", "left"), ("workload", "left"), ("GPU: validity", "left"),

@@ -90,12 +90,15 @@ def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
     return out
 
 
+FAILED_GUESTS = "guest(s) failed"  # a count's reason where it was not measured whole (a failure, an interrupt)
+
+
 def qos(count: PhaseNumbers, ml_alone: PhaseNumbers | None, p95_ms: float, ml_pct: float,
         busy_pct: float = math.inf) -> tuple[bool, str]:
     """Does a consolidation count meet QoS? (verdict, reason when not: 'inconclusive (...)' where the count cannot
     be judged, a busy host's or a blank rate's)."""
     if count.failed:
-        return False, f"{count.failed} guest(s) failed"
+        return False, f"{count.failed} {FAILED_GUESTS}"
     busy = max((p.host_other_cpu_pct for p in (count, ml_alone) if p is not None and p.host_other_cpu_pct > busy_pct),
                default=None)
     if busy is not None:
@@ -132,8 +135,9 @@ def count_qos(repeats: list[PhaseNumbers], alone: list[PhaseNumbers] | None, p95
 
 def miss_words(why: str) -> str:
     """How a count that did not meet QoS is said: 'QoS missed' only where it was measured to miss; an inconclusive
-    count (a busy host, too few repeats) is 'no verdict', never a miss."""
-    return "no verdict" if why.startswith("inconclusive") else "QoS missed"
+    count (a busy host, too few repeats) or one whose guests failed (an interrupt cut it off) is 'no verdict',
+    never a miss."""
+    return "no verdict" if why.startswith("inconclusive") or FAILED_GUESTS in why else "QoS missed"
 
 
 def numbers(outcome: ScenarioOutcome) -> PhaseNumbers:
@@ -337,6 +341,7 @@ def consolidation_metrics(numbers: dict[str, list[PhaseNumbers]], p95_ms: float,
                                                      if alone).median
         out[f"n{count}.{vocab.OVERLAP.key}"] = min((n.overlap_pct for n in runs), default=math.nan)
         out[f"n{count}.meets_qos"] = float(ok)
+        out[f"n{count}.failed"] = float(sum(n.failed for n in runs))  # not measured whole: no verdict
         out[f"n{count}.host_cpu_pct"] = summarize(n.host_cpu_pct for n in runs).median
         out[f"n{count}.repeats"] = float(len(runs))
         if ok and count == out["guests_at_qos"] + 1:  # the largest count with every count before it passing

@@ -51,6 +51,7 @@ class PhaseNumbers:
     # the most GPU memory one guest of each kind held (its own count or NVML's, context included): NaN without a GPU
     cad_gpu_mem_MiB: float = math.nan
     ml_gpu_mem_MiB: float = math.nan
+    cad_stated_MiB: float = math.nan  # what a CAD guest's viewsets state they need (measured or not)
 
     @classmethod
     def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]],
@@ -85,6 +86,7 @@ class PhaseNumbers:
             failed_guests=[name for name, (_, ok, _) in zip(names, guests, strict=False) if not ok],
             cad_gpu_mem_MiB=summarize(gpu_mem_MiB(m) for m in cad).max,
             ml_gpu_mem_MiB=summarize(gpu_mem_MiB(m) for m in ml).max,
+            cad_stated_MiB=summarize(m.get(vocab.GUEST_GPU_MEM_STATED.key) for m in cad).max,
         )
 
 

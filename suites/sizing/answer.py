@@ -52,13 +52,19 @@ def target_host(settings: SizingSettings, inv: Inventory, plan: SizingPlan) -> s
 
 
 def demand_of(plan: SizingPlan, phases: list[dict], reserve_MiB: float) -> solver.Demand:
-    cad_peak, ml_peak = measured.demand(phases)
+    cad_peak, ml_peak, stated = measured.demand(phases)
     if plan.fleet and fleet_candidates.replayed(plan.fleet):  # the recording's memory, not the workload's
         cad_peak = ml_peak = math.nan
-        plan.notes.append("peak GPU memory not measured (the fleet's NVML is a recording): no profile is excluded "
-                          "by its framebuffer")
+        why = "the fleet's NVML is a recording"
+    else:
+        why = "no GPU"
+    if cad_peak != cad_peak and stated == stated:  # a CAD guest's own statement: a floor, never a measurement
+        cad_peak = stated
+        plan.notes.append(f"peak GPU memory not measured ({why}): a CAD guest needs at least the {stated:,.0f} MiB "
+                          "its viewsets state (the renderer's count): profiles below it are left out; ML guests' "
+                          "need is not known, no profile is left out for them")
     elif cad_peak != cad_peak:
-        plan.notes.append("peak GPU memory not measured (no GPU): no profile is excluded by its framebuffer")
+        plan.notes.append(f"peak GPU memory not measured ({why}): no profile is excluded by its framebuffer")
     return solver.Demand(cad_peak, ml_peak, reserve_MiB)
 
 
@@ -87,7 +93,7 @@ def solve(settings: SizingSettings, inv: Inventory, plan: SizingPlan, ids: dict[
     first = next(iter(settings.cad_users))
     rows = [r for kind in settings.cad_users for r in density.rows(
         cands_of[kind], {(kind, level): read_.by_level.get((kind, level), {}) for level in settings.levels}, host,
-        ml > 0)]
+        ml, demand)]
     return SizingResult(solver.Mix(sum(settings.cad_users.values()), ml), plan.gpu, settings.limits,
                         read_.by_level.get((first, STRICT), {}), answers[first], read_.validity,
                         provenance_of(inv, plan, ids), plan.notes,

@@ -5,6 +5,7 @@ it once)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from suites import store_keys as keys
@@ -28,9 +29,19 @@ def campaign_of(settings: SizingSettings, plan: SizingPlan, started: float = mat
 
 
 def reuser(part: SizingPart, settings: SizingSettings) -> Reuse:
-    """A stored consolidation of the part's measurement, looked for in the store the sizing records into."""
+    """A stored consolidation of the part's measurement, looked for in the store the sizing records into (before
+    and after the part's lease: why one is measured again is said once)."""
+    said: set[str] = set()
+
+    def once(run: CampaignRun) -> Callable[[str], None]:
+        def say(line: str) -> None:
+            if line not in said:
+                said.add(line)
+                run.nest.recorder.say(line)
+        return say
+
     def reuse(run: CampaignRun) -> tuple[str, str] | None:
-        return reusable(run.reader, part, settings, run.nest.recorder.say)
+        return reusable(run.reader, part, settings, once(run))
     return reuse
 
 

@@ -29,6 +29,7 @@ from suites.config.schema import one_line, register_configs
 from suites.errors import BenchError
 from suites.pipeline.jobs import fail
 from suites.pipeline.orchestrate import console, say
+from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.shield import stop_on_signals
 from suites.study.assemble import plan, show_plan, study_of
 from suites.study.finish import concluder
@@ -54,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     stop_on_signals()
     t0 = time.time()
-    run = execute(campaign, concluder(study, sp, out), out)
+    try:
+        run = execute(campaign, concluder(study, sp, out), out)
+    except KeyboardInterrupt:  # before its first part: said by the executor
+        return EXIT_INTERRUPTED
     say(out)(f"study: {run.run_dir / 'report.html'} ({time.time() - t0:.0f} s); elsewhere: "
              f"`python -m suites sync --run-dir {run.run_dir}`")
     return run.code

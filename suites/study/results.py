@@ -33,6 +33,8 @@ class ReferenceStudy:
     skips: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
     episode_2: MixedReport = field(default_factory=MixedReport)
     header: dict[str, str] = field(default_factory=dict)
+    status: str = "FINISHED"  # the study run's: KILLED or FAILED where it stopped before its end
+    stopped: str = ""  # why it stopped (bench.stopped), where it did
 
 
 def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
@@ -48,7 +50,8 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
         skips = [(str(what), str(why)) for what, why in json.loads(run.tags.get(keys.SKIPS, "[]"))]
     except ValueError:  # a tag is capped in length: a very long list may not parse
         skips = [("skip list", "not readable from the store (tag bench.skips truncated)")]
-    out = ReferenceStudy(study_id, dict(run.params), skips=skips)
+    out = ReferenceStudy(study_id, dict(run.params), skips=skips, status=run.status,
+                         stopped=run.tags.get(keys.STOPPED, ""))
     mixed = cons = None
     for child in store.children(study_id):
         part = child.tags.get(keys.STUDY_PART)
@@ -59,6 +62,7 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
         mixed = child.run_id if kind == "mixed" else mixed
         cons = child.run_id if kind == "consolidation" else cons
         out.header = out.header or store.header(child.run_id)
+    out.header = out.header or store.header(study_id)  # a study stopped before its first part: its own run's
     if mixed or cons:
         out.episode_2 = build(tracking_uri, experiment, mixed, cons, latest_runs=False)
     return out

@@ -124,7 +124,18 @@ def episode_2_rows(study: ReferenceStudy) -> list[Row]:
 def banner(study: ReferenceStudy) -> str | None:
     validities = {f"{name}/{k.removeprefix(keys.VALIDITY_PREFIX)}": v for name, part in study.parts.items()
                   for k, v in part.tags.items() if k.startswith(keys.VALIDITY_PREFIX)}
-    return validity_banner(validities)
+    said = [b for b in (ended_early(study), validity_banner(validities)) if b]
+    return " ".join(said) or None
+
+
+def ended_early(study: ReferenceStudy) -> str:
+    """What a study stopped before its end holds ('' for one that ran to its end)."""
+    if study.status == "FINISHED":
+        return ""
+    why = study.stopped or ("still RUNNING in the store: under way, or its runner was killed (the next command on "
+                            "the store ends it KILLED)" if study.status == "RUNNING" else "no reason recorded")
+    return (f"STUDY {study.status}, NOT ENDED: {why}. {len(study.parts)} part(s) recorded before that; the rest "
+            "of the table was not measured.")
 
 
 def markdown(study: ReferenceStudy, figures: list[str]) -> str:
@@ -153,7 +164,7 @@ def markdown(study: ReferenceStudy, figures: list[str]) -> str:
                   "in the mixed part's own report under its run directory.", ""]
     lines += ["## Skipped on this host", "", *(f"- {what}: {why}" for what, why in study.skips), ""]
     if not study.skips:
-        lines[-2:-1] = ["- nothing"]
+        lines[-2:-1] = ["- nothing" if study.status == "FINISHED" else "- not known: the study did not end"]
     lines += [f"![{f}]({f})" for f in figures]
     return "\n".join(lines) + "\n"
 

@@ -87,9 +87,9 @@ def context_turn(uuid: str) -> Iterator[None]:
     """Guests on one GPU start and measure their CUDA contexts one at a time (a host-wide lock per GPU, held about
     a second): four guests starting at once each counted the others' contexts as their own."""
     import fcntl
-    import tempfile
 
-    path = os.path.join(tempfile.gettempdir(), f"gpu-mixed-bench-context-{uuid.removeprefix('GPU-')}.lock")
+    # /tmp, not $TMPDIR: every process on the host that measures this GPU's context meets at this lock
+    path = os.path.join("/tmp", f"gpu-mixed-bench-context-{uuid.removeprefix('GPU-')}.lock")
     with open(path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:

@@ -48,7 +48,7 @@ def test_broken_trace_is_one_line_before_any_guest(tmp_path: Path, self_trace: P
     bad.write_bytes(make(self_trace.read_bytes()))
     with pytest.raises(TraceFormatError, match=expected):
         apitrace.info(bad)
-    run = run_bench(tmp_path, "workload=apitrace-replay", f"workload.trace={bad}", timeout=60)
+    run = run_bench(tmp_path, "workload=apitrace-replay", f"workload.trace={bad}")
     lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip()]
     assert run.proc.returncode == 2 and len(lines) == 1 and expected in lines[0], run.proc.stderr
     assert not list(run.run_dir.glob("g*.log"))

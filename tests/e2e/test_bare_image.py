@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from suites.render.tables import unfold
+from tests.support import progress
 from tests.support.helpers import REPO
 
 LEFT_OUT = ("tensorflow", "tf_keras", "keras", "moderngl", "_moderngl", "glcontext", "tensorboard", "ray")
@@ -39,8 +40,9 @@ def python() -> str:
     return str(base)
 
 
-def run(env: dict[str, str], *args: str, cwd: Path = REPO, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([python(), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+def run(env: dict[str, str], *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """Guarded by its progress (output, files written under ``cwd``), not a total: a busy host only slows it."""
+    return progress.run([python(), *args], watch=(cwd,) if cwd != REPO else (), cwd=cwd, env=env)
 
 
 def test_the_stand_in_lacks_what_a_bare_image_lacks(bare: dict[str, str]):

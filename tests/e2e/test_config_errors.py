@@ -63,7 +63,7 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_bad_override_is_one_line_and_starts_nothing(tmp_path: Path, name: str):
     overrides, expected = BAD[name]
-    run = run_bench(tmp_path, *overrides, timeout=60, fresh_store=True)
+    run = run_bench(tmp_path, *overrides, fresh_store=True)
     err_lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip()]
     assert run.proc.returncode == 2, run.proc.stderr
     assert len(err_lines) == 1, run.proc.stderr

@@ -85,3 +85,29 @@ def test_a_guest_that_never_becomes_ready_is_failed_after_its_start_timeout_said
     parents, _ = runs_of(uri)
     assert parents.iloc[0]["status"] == "FAILED"
     assert not [p for p in psutil.process_iter(["cmdline"]) if str(run_dir) in " ".join(p.info["cmdline"] or [])]
+
+
+FORGING_SITE = """import sys
+if b"suites.guest" in open("/proc/self/cmdline", "rb").read():  # the guest process, before its main takes stdout
+    print('{"event": "ready", "setup_time_s": 0.0}', flush=True)
+    print('{"event": "result", "result": {"guest_id": "g0", "status": "ok", "metrics": {"images_per_sec": 1e9}}}',
+          flush=True)
+"""
+
+
+def test_protocol_lines_a_guest_prints_before_it_takes_its_stdout_are_not_its_result(tmp_path: Path):
+    """Hostile round: protocol JSON printed by a guest before it redirects stdout (a sitecustomize) was taken as a
+    1e9 images/s result. The runner takes only events carrying the guest's nonce (its spec's secret)."""
+    import json
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(FORGING_SITE)
+    args, run_dir, _ = bench_args(tmp_path, *SMOKE, "workload=fixed-step")
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none"),
+                               "PYTHONPATH": f"{site}:{os.environ.get('PYTHONPATH', REPO)}"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (guest,) = json.loads((run_dir / "results.json").read_text())["guests"]
+    assert guest["result"]["status"] == "ok" and 0 < guest["result"]["metrics"]["images_per_sec"] < 1e9
+    assert guest["result"]["metrics"]["steps"] > 0  # the guest's own, measured

@@ -28,7 +28,7 @@ def test_truncated_trace_stops_the_bench_before_any_guest(tmp_path: Path):
     traces = tmp_path / "traces"
     shutil.copytree(frametrace.TRACE_DIR, traces)
     (traces / "mechanical.json").write_text(frametrace.trace_path("mechanical").read_text()[:3000])
-    run = run_bench(tmp_path, *FAST, f"workload.trace_dir={traces}", timeout=60)
+    run = run_bench(tmp_path, *FAST, f"workload.trace_dir={traces}")
     lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip()]
     assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr
     assert lines[0].startswith("error: frame trace") and "mechanical.json is truncated" in lines[0]
@@ -77,7 +77,7 @@ def test_viewset_over_the_profile_framebuffer_fails_with_the_numbers(tmp_path: P
 
 
 def test_no_egl_is_a_failed_result_with_one_line(tmp_path: Path):
-    run = run_bench(tmp_path, *FAST, "workload.libegl=libEGL_absent.so.1", timeout=300)
+    run = run_bench(tmp_path, *FAST, "workload.libegl=libEGL_absent.so.1")
     assert run.proc.returncode == 1
     error = run.results["guests"][0]["result"]["error"]
     assert "no EGL OpenGL context (libEGL_absent.so.1 not loaded)" in error and "\n" not in error
@@ -86,7 +86,7 @@ def test_no_egl_is_a_failed_result_with_one_line(tmp_path: Path):
 def test_bench_prints_viewsets_and_records_them(tmp_path: Path):
     import mlflow
 
-    run = run_bench(tmp_path, *FAST, timeout=300)
+    run = run_bench(tmp_path, *FAST)
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     out = run.proc.stdout
     assert "graphics viewsets" in out and "composite" in out and "renderer:" in out

@@ -52,7 +52,7 @@ def test_one_repeat_says_no_spread(tmp_path: Path):
 
 
 def test_strict_refuses_an_unenforced_profile_before_anything_starts(tmp_path: Path):
-    run = run_bench(tmp_path, *SMOKE, "scenario=scaling", "strict=true", timeout=120, fresh_store=True)
+    run = run_bench(tmp_path, *SMOKE, "scenario=scaling", "strict=true", fresh_store=True)
     lines = [ln for ln in run.proc.stderr.splitlines() if ln.strip()]
     assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr
     assert lines[0].startswith("error: strict=true: phase 1-gpu: profile passthrough-1gpu is not enforced")

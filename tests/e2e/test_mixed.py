@@ -42,7 +42,7 @@ def _notebook_shows(uri: str, tmp_path: Path, text: str) -> None:
 
 
 def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path, capsys):
-    run = run_bench(tmp_path, "scenario=mixed", "profile=m60-8q", *SMALL, timeout=600)
+    run = run_bench(tmp_path, "scenario=mixed", "profile=m60-8q", *SMALL)
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     df = _runs(run.tracking_uri)
     comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]

@@ -16,17 +16,18 @@ import psutil
 import pytest
 
 from suites.study.planner import EPISODE_1
+from tests.support import progress
 from tests.support.helpers import REPO
 
 NO_TF = {"tensorflow": "TensorFlow not installed"}
 
 
-def study(tmp_path: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def study(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp_path / 'study'}",
            f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'artifacts'}",
            f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", *args]
-    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+    return progress.run(cmd, watch=(tmp_path,), cwd=REPO,
+                        env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
 
 
 @pytest.mark.parametrize("arg, says", [("study.budget_s=-5", "study.budget_s: must be seconds in (0, 604800]"),
@@ -36,7 +37,7 @@ def study(tmp_path: Path, *args: str, timeout: float = 900) -> subprocess.Comple
                                        ("study.nosuch=1", "nosuch"),
                                        ("study.tier=huge", "study.tier: must be one of")])
 def test_bad_study_settings_are_one_line_before_anything(tmp_path: Path, arg: str, says: str):
-    proc = study(tmp_path, arg, timeout=120)
+    proc = study(tmp_path, arg)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and says in lines[0],\
         proc.stderr

@@ -68,3 +68,28 @@ def test_a_disk_that_fills_during_a_run_loses_no_measurement(tmp_path: Path, sma
                               "tags.`bench.role` != 'guest'")
     assert len(runs) == 1 and "No space left on device" in runs[0].data.tags["bench.failure"]
     assert "results.json" in {a.path for a in client.list_artifacts(runs[0].info.run_id)}
+
+
+def test_a_store_whose_disk_fills_during_a_run_is_a_warning_never_a_traceback(tmp_path: Path, small_disk: Path):
+    """Hostile round: the disk holding the sqlite store filled mid-run; the result was kept but SQLAlchemy's
+    tracebacks were printed. The store's failure is one warning line; results.json and the figures stay."""
+    import os
+    import time
+
+    from tests.support.helpers import SMOKE, bench_args, store_at
+
+    uri = store_at(small_disk / "mlflow.db")
+    args, run_dir, _ = bench_args(tmp_path, *SMOKE, "workload=idle", "workload.seconds=3", f"tracking_uri={uri}",
+                                  f"fallback_tracking_uri={uri}", f"artifact_dir={small_disk / 'art'}")
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
+    deadline = time.monotonic() + 120
+    while not (run_dir / "g0.log").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    fill(small_disk)
+    out, err = proc.communicate(timeout=300)
+    assert "Traceback" not in out + err, (out + err)[-3000:]
+    assert json.loads((run_dir / "results.json").read_text())["guests"][0]["result"]["status"] == "ok"
+    said = unfold(out + err)
+    assert "warning: MLflow recording failed (" in said and f"results kept in {run_dir}" in said, said[-3000:]
+    assert "raised as a result of" not in said  # the error itself, not how SQLAlchemy raised it

@@ -45,7 +45,7 @@ PATH_OPTIONS = {  # every option of every command that names where it writes
                                        ("data.cache_dir", "/proc/x/data"),
                                        ("tracking_uri", "sqlite:////proc/x/mlflow.db")])
 def test_an_output_folder_that_cannot_be_made_is_one_error_line(tmp_path: Path, key: str, value: str):
-    run = run_bench(tmp_path, *SMOKE, f"{key}={value}", timeout=120, fresh_store=True)
+    run = run_bench(tmp_path, *SMOKE, f"{key}={value}", fresh_store=True)
     line = one_error_line(run.proc)
     assert line.startswith(f"error: {key}: /proc/x") and "cannot be created" in line
     assert not (tmp_path / "mlflow.db").exists() and not run.run_dir.exists()
@@ -55,7 +55,7 @@ def test_an_output_folder_that_cannot_be_made_is_one_error_line(tmp_path: Path, 
 def test_a_run_directory_in_the_source_tree_is_refused_and_nothing_is_written(tmp_path: Path, run_dir: str):
     """``hydra.run.dir=configs`` must not overwrite configs/config.yaml (every later run would fail)."""
     before = git_status()
-    run = run_bench(tmp_path, *SMOKE, f"hydra.run.dir={run_dir}", timeout=120)
+    run = run_bench(tmp_path, *SMOKE, f"hydra.run.dir={run_dir}")
     assert "is in the suite's source tree" in one_error_line(run.proc)
     assert git_status() == before
 
@@ -64,7 +64,7 @@ def test_a_run_directory_that_holds_files_is_refused(tmp_path: Path):
     """A run after another in the same folder never replaces its files silently."""
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "results.json").write_text('{"status": "ok"}')
-    run = run_bench(tmp_path, *SMOKE, timeout=120)
+    run = run_bench(tmp_path, *SMOKE)
     assert "already holds files (results.json): a run directory must be new or empty" in one_error_line(run.proc)
     assert (tmp_path / "run" / "results.json").read_text() == '{"status": "ok"}'
 
@@ -73,7 +73,7 @@ def test_a_run_directory_another_run_holds_is_refused(tmp_path: Path):
     """Two runs given one folder at once: the first holds it, the second is refused (none of its results lost)."""
     claim = claim_run_dir(tmp_path / "run")
     try:
-        run = run_bench(tmp_path, *SMOKE, timeout=120)
+        run = run_bench(tmp_path, *SMOKE)
         assert "is in use by another benchmark run on this host" in one_error_line(run.proc)
         with pytest.raises(ConfigError, match="in use by another benchmark run"):
             claim_run_dir(tmp_path / "run")

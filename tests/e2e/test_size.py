@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from suites.render.tables import unfold
+from tests.support import progress
 from tests.support.helpers import REPO, one_error_line, over_width, store_at
 
 SHORT = ["sizing.max_guests=2", "sizing.repeats=2", "sizing.tier=smoke", "progress=quiet"]
@@ -26,8 +27,8 @@ def size(tmp_path: Path, *args: str, store: str | None = None, make: bool = Fals
              f"sizing.out_dir={tmp_path / 'out'}"]
     cmd = ["make", "--no-print-directory", "size", f"ARGS={shlex.join(given)}"] if make\
         else [sys.executable, "-m", "suites", "size", *given]
-    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
+    return progress.run(cmd, watch=(tmp_path,), cwd=REPO,
+                        env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
 
 
 def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_path: Path):
@@ -168,3 +169,33 @@ def test_two_sizings_of_the_same_thing_at_once_on_one_store_measure_it_once(tmp_
     assert len([r for r in runs if r.data.tags.get("bench.kind") == "sizing"]) == 2
     reused = [s for s in said if f"reused consolidation run {cons.info.run_id}" in s]
     assert len(reused) == 1 and "measured meanwhile by another sizing" in reused[0], said
+
+
+def test_ctrl_c_just_after_the_plan_is_one_line_and_leaves_no_empty_run_directory(tmp_path: Path):
+    """Hostile round: SIGINT just after the sizing's plan (while the store is being opened) printed a traceback,
+    exit 1, and left an empty run directory. Sent to its own process group, as a terminal sends it."""
+    import signal
+    import time
+
+    uri = store_at(tmp_path / "mlflow.db")
+    cmd = [sys.executable, "-m", "suites", "size", "sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke",
+           f"tracking_uri={uri}", f"artifact_dir={tmp_path / 'artifacts'}", f"sizing.out_dir={tmp_path / 'out'}"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
+    lines = []
+    try:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if line.startswith("size: estimate "):  # the plan's last line: the executor starts next
+                time.sleep(0.1)
+                os.killpg(proc.pid, signal.SIGINT)
+                break
+        lines.append(proc.communicate(timeout=300)[0])
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = "".join(lines)
+    assert proc.returncode in (130, -signal.SIGINT) and "Traceback" not in text, text[-3000:]
+    assert "interrupted (Ctrl-C)" in text
+    assert not [d for d in (tmp_path / "out").glob("*") if d.is_dir() and not any(d.iterdir())]  # no empty folder

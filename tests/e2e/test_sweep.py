@@ -24,7 +24,7 @@ def summary(sweep: Path) -> list[dict[str, str]]:
 def test_a_sweep_runs_every_point_past_a_refused_one_and_says_which(tmp_path: Path):
     """``scenario.guests=1,12,1``: point 1 is refused and named, point 2 runs, the summary is written."""
     sweep = tmp_path / "sweep"
-    proc = bench(tmp_path, "-m", *IDLE, "scenario.guests=1,12,1", f"hydra.sweep.dir={sweep}", timeout=600)
+    proc = bench(tmp_path, "-m", *IDLE, "scenario.guests=1,12,1", f"hydra.sweep.dir={sweep}")
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "error: sweep job 1 (scenario.guests=12): refused: 12 guest(s)" in proc.stderr
     rows = summary(sweep)

@@ -31,7 +31,7 @@ def test_smoke_experiment_runs_every_workload(tmp_path: Path, name: str):
         from suites.workloads.graphics.apitrace import record_replayer
 
         extra = [f"workload.trace={record_replayer(tmp_path / 'self.trace', ['product'], frames=4)}"]
-    run = run_bench(tmp_path, *SMOKE, f"workload={name}", *extra, timeout=600)
+    run = run_bench(tmp_path, *SMOKE, f"workload={name}", *extra)
     assert run.proc.returncode in (0, 1), run.proc.stderr[-2000:]  # composed, planned, ran: not a config error
     result = run.results["guests"][0]["result"]
     if plugin.gpu_only and run.results["gpu_status"].startswith("no GPU"):  # a device probe: said, recorded

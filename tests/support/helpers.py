@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,8 @@ from hydra import compose, initialize_config_dir
 
 from suites.config.schema import BenchConfig, load, register_configs
 from suites.poll import wait_until
+
+from . import progress
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "tests" / "traces"  # recorded NVML answers (gpu_probe/trace.py), one file per scenario
@@ -112,10 +114,10 @@ def with_fault(args: list[str], dirs: tuple[Path, ...] = (), files: tuple[Path, 
     return [args[0], "-c", FAULT_AFTER_CLAIM, planted, *args[3:]]
 
 
-def run_bench(tmp: Path, *overrides: str, timeout: float = 600, fresh_store: bool = False) -> BenchRun:
+def run_bench(tmp: Path, *overrides: str, fresh_store: bool = False) -> BenchRun:
+    """The bench CLI into ``tmp``'s own store and folders, guarded by its progress (tests/support/progress.py)."""
     args, run_dir, uri = bench_args(tmp, *overrides, fresh_store=fresh_store)
-    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
+    proc = progress.run(args, watch=(tmp,), cwd=REPO, env={**os.environ, "BENCH_DATA_ROOT": str(tmp / "no-real-data")})
     return BenchRun(proc, run_dir, uri)
 
 
@@ -184,6 +186,19 @@ def stop_group(proc: subprocess.Popen, term_wait: float = 10) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+@contextlib.contextmanager
+def cpu_burner(procs: int | None = None) -> Iterator[None]:
+    """Other work keeping the host busy (a person running `make size` beside the tests): a spinning shell per core
+    (``procs``), all in a process group of their own, stopped after."""
+    count = procs or os.cpu_count() or 2
+    proc = subprocess.Popen(["sh", "-c", f"for i in $(seq {count}); do (while :; do :; done) & done; wait"],
+                            start_new_session=True)
+    try:
+        yield
+    finally:
+        stop_group(proc, term_wait=5)
 
 
 # --- composing, waiting, process checks --------------------------------------------------------------------------

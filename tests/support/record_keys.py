@@ -73,7 +73,7 @@ def artifacts(client: Any, run_id: str, path: str | None = None) -> set[str]:
 
 def capture(name: str, tmp: Path) -> dict[str, Any]:
     """Run one scenario into a private store; its key sets."""
-    run = run_bench(tmp, *SCENARIOS[name], timeout=900)
+    run = run_bench(tmp, *SCENARIOS[name])
     if run.proc.returncode != 0:
         raise RuntimeError(f"{name}: exit {run.proc.returncode}: {run.proc.stderr[-2000:]}")
     return keys_of(run)

@@ -8,15 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support import progress
 from tests.support.helpers import REPO, SMOKE, bench_args, store_at
 
 
-def bench(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The bench CLI as a user types it (flags and overrides in their order), into tmp's own store and cache."""
     own = [f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'artifacts'}",
            f"data.cache_dir={tmp_path / 'data'}"]
-    return subprocess.run([sys.executable, "-m", "suites.commands.bench", *args, *own], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
+    return progress.run([sys.executable, "-m", "suites.commands.bench", *args, *own], watch=(tmp_path,), cwd=REPO,
+                        env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
 
 
 def start_idle_pair(tmp_path: Path, *overrides: str) -> tuple[subprocess.Popen, Path, str]:

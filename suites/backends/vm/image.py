@@ -256,6 +256,11 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
+def said(image: Image) -> str:
+    """What an image holds, a fact a line (make's lines stay within 120 columns)."""
+    return image.describe().replace("; ", "\n  ")
+
+
 def main(argv: list[str]) -> int:
     driver = ""
     if argv[:1] == ["--driver"] and len(argv) >= 2:
@@ -264,7 +269,7 @@ def main(argv: list[str]) -> int:
     try:
         image = find(image_dir)
         if not driver or image.holds(driver):
-            print(f"setup-vm: {image_dir} has {image.describe()} (delete it to rebuild)")
+            print(f"setup-vm: {image_dir} is there (delete it to rebuild):\n  {said(image)}")
             return 0
     except ConfigError:
         pass
@@ -275,7 +280,7 @@ def main(argv: list[str]) -> int:
         print(f"error: setup-vm: {exc}", file=sys.stderr)
         return 2
     size = sum(p.stat().st_size for p in (image.kernel, image.initrd)) / 2**20
-    print(f"setup-vm: {image.describe()} in {image_dir} ({size:.0f} MiB, {time.monotonic() - t0:.0f} s)")
+    print(f"setup-vm: built {image_dir} ({size:.0f} MiB, {time.monotonic() - t0:.0f} s):\n  {said(image)}")
     return 0
 
 

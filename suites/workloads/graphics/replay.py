@@ -237,6 +237,12 @@ class GraphicsReplay(Workload):
                 self.verdicts[vs].append(self.goldens.verify(self.renderer_name, key, r.pixels(), res))
             meter.step(0)
 
+    def device_memory(self) -> dict[str, float]:
+        """What its viewsets state they need (set up, before a frame): measured or not, a framebuffer below it
+        cannot hold this guest (the sizing's density table leaves such profiles out without a GPU too)."""
+        stated = [float(v) for k, v in self.ctx.info.items() if k.endswith(".memory_MiB")]
+        return {vocab.GUEST_GPU_MEM_STATED.key: max(stated)} if stated else {}
+
     def evaluate(self) -> dict[str, float]:
         out: dict[str, float] = {}
         composites, frame_s, run_s, tris = [], [], 0.0, 0

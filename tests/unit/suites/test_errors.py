@@ -8,3 +8,13 @@ from suites.errors import redact
 def test_redact_removes_user_info_and_token_values():
     assert redact("http://alice:S3cretPW@host:5000/x?token=tok3n-abc&page=2") == "http://***@host:5000/x?token=***&page=2"
     assert redact("sqlite:////tmp/a.db") == "sqlite:////tmp/a.db"
+
+
+def test_first_line_skips_sqlalchemys_preamble_for_the_error_itself():
+    """A store whose disk filled said '((raised as a result of Query-invoked autoflush; consider using ...))'."""
+    from suites.errors import first_line
+
+    exc = RuntimeError("(raised as a result of Query-invoked autoflush; consider using a session.no_autoflush block)"
+                       "\n(sqlite3.OperationalError) database or disk is full\n[SQL: INSERT INTO runs ...]")
+    assert first_line(exc) == "(sqlite3.OperationalError) database or disk is full"
+    assert first_line(RuntimeError("")) == "RuntimeError" and first_line(ValueError("a\nb")) == "a"

@@ -46,12 +46,20 @@ def test_a_guest_goes_ready_running_and_done_on_its_events():
     h, pipe = handle()
     h.release()
     assert pipe.sent == [] and h.state == "starting"  # not ready: no go yet
-    pipe.events = [{"event": "ready", "setup_time_s": 1.5}, {"event": "progress", "done": 3, "total": 10}]
+    mine = {"nonce": h.spec.nonce}
+    assert len(h.spec.nonce) == 16  # given by the handle, sent in the spec
+    pipe.events = [{"event": "ready", "setup_time_s": 1.5, **mine}, {"event": "progress", "done": 3, "total": 10,
+                                                                      **mine}]
     h.pump()
     assert h.state == "ready" and h.setup_time_s == 1.5 and (h.done_steps, h.total_steps) == (3, 10)
     h.release()
     assert h.state == "running" and pipe.sent == [GO]
-    pipe.events = [{"event": "result", "result": {"guest_id": "g0", "status": "ok", "metrics": {"images": 5.0}}}]
+    forged = {"event": "result", "result": {"guest_id": "g0", "status": "ok", "metrics": {"images": 1e9}}}
+    pipe.events = [forged, {**forged, "nonce": "0" * 16}]  # printed before the guest took its stdout: not its own
+    h.pump()
+    assert h.state == "running" and h.result is None
+    pipe.events = [{"event": "result", "result": {"guest_id": "g0", "status": "ok", "metrics": {"images": 5.0}},
+                    **mine}]
     h.pump()
     assert h.finished and h.final_result().metrics == {"images": 5.0} and h.rss_MiB() == 12.0
 
@@ -68,7 +76,7 @@ def test_a_guest_that_exits_without_a_result_fails_with_its_exit_and_log_tail():
 def test_an_open_ended_guest_is_told_to_stop_once_and_an_error_event_fails_a_guest():
     h, pipe = handle({"until_stopped": True})
     assert h.open_ended
-    pipe.events = [{"event": "ready"}]
+    pipe.events = [{"event": "ready", "nonce": h.spec.nonce}]
     h.pump()
     h.release()
     h.stop()

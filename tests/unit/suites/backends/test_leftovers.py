@@ -38,3 +38,15 @@ def test_a_new_own_folder_removes_those_of_processes_no_longer_running(tmp_path:
     made = own_dir("gmb-x-", tmp_path)
     assert made.is_dir() and made.name.startswith(f"gmb-x-{os.getpid()}-")
     assert not stale.exists() and live.exists()
+
+
+def test_the_hosts_state_is_the_same_whatever_tmpdir_a_run_has(monkeypatch):
+    """Hostile round: core locks lived under $TMPDIR, so two runs with different TMPDIRs (a scheduler sets one per
+    job) never saw each other's leases."""
+    import tempfile
+
+    from suites.backends.leftovers import HOST_STATE, STATE_ENV, state_root
+
+    monkeypatch.delenv(STATE_ENV, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", "/var/tmp/job-42")
+    assert state_root() == HOST_STATE == Path("/tmp/gpu-mixed-bench")

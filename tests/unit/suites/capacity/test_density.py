@@ -36,7 +36,7 @@ def test_a_count_between_measured_steps_is_labelled_predicted():
 def test_a_profile_not_measured_shows_only_its_framebuffer_bound_and_never_more_than_fits_the_card():
     c = density.cell(cand("m60-2q", 4), None, HOST, True)
     assert (c.per_gpu, c.label, c.binds) == ((3, 3), density.FB_ONLY, solver.FRAMEBUFFER)  # 4 VMs, one the ML's
-    assert density.shown(c) == ("<= 3", "<= 12")
+    assert density.shown(c) == ("<= 3", "<= 15")  # one GPU beside the ML user's guest, three CAD only (4 each)
     deep = density.cell(cand("m60-2q", 4), curve_ok_to(9, tuple(range(1, 10))), HOST, True)
     assert deep.per_gpu == (3, 3) and deep.binds == solver.FRAMEBUFFER  # the curve's 9 is past the card's 3
 
@@ -60,3 +60,26 @@ def test_an_inconclusive_profile_has_no_figure_and_rows_cover_every_type_level_a
         ("light", "strict", "m60-1q", "measured"), ("light", "strict", "m60-2q", "framebuffer bound only"),
         ("light", "typical", "m60-1q", "measured"), ("light", "typical", "m60-2q", "framebuffer bound only")]
     assert [cell.per_gpu for _, _, c, cell in rows if c.profile == "m60-1q"] == [(2, 2), (3, 3)]
+
+
+def test_a_profile_whose_framebuffer_cannot_hold_the_cad_guest_has_no_figure():
+    """First-time administrator: heavy CAD offered on m60-0q (512 MiB) as 'framebuffer bound only <= 15' because,
+    without a GPU, no peak was measured; its viewsets' stated need leaves such a profile out."""
+    heavy = solver.Demand(cad_peak_MiB=700.0, ml_peak_MiB=float("nan"), reserve_MiB=0.0)
+    small, big = cand("m60-0q", 16), cand("m60-1q", 8)  # 512 MiB, 1024 MiB
+    short = density.cell(small, None, HOST, True, heavy)
+    assert short.label == density.FB_SHORT and density.shown(short) == ("-", "-")
+    assert density.cell(big, None, HOST, True, heavy).label == density.FB_ONLY
+    assert density.cell(small, None, HOST, True).label == density.FB_ONLY  # no need known: as before
+
+
+def test_per_host_cells_put_an_ml_guest_only_on_as_many_gpus_as_there_are_ml_users():
+    """First-time administrator: per-host cells assumed an ML guest on every GPU, though 2 ML users take 2 GPUs of
+    a host's 4 (the others hold CAD guests only)."""
+    ok = curve_ok_to(3, (1, 2, 3, 4))
+    assert density.cell(cand("m60-2q", 4), None, HOST, 2).per_host == (3 * 2 + 4 * 2,) * 2
+    assert density.cell(cand("m60-2q", 4), None, HOST, 9).per_host == (3 * 4,) * 2  # more ML users than GPUs
+    assert density.cell(cand("m60-2q", 4), None, HOST, 0).per_host == (4 * 4,) * 2
+    assert density.cell(cand("m60-1q", 8), ok, HOST, 2).per_host == (12, 12)  # GPU time binds at 3 either way
+    whole = density.cell(cand("m60-8q", 1), None, HOST, 1)  # the ML guest on a GPU of its own: 3 GPUs of CAD
+    assert whole.per_gpu == (1, 1) and whole.per_host == (3, 3)

@@ -37,7 +37,9 @@ def test_peaks_are_nan_without_a_gpu_and_the_largest_with_one():
     assert all(math.isnan(v) for v in demand([{"a/n1": [phase(1.0)]}]))
     held = {"a/n1": [PhaseNumbers(cad_gpu_mem_MiB=700.0, ml_gpu_mem_MiB=2100.0),
                      PhaseNumbers(cad_gpu_mem_MiB=900.0, ml_gpu_mem_MiB=math.nan)]}
-    assert demand([held]) == (900.0, 2100.0)
+    assert demand([held])[:2] == (900.0, 2100.0) and math.isnan(demand([held])[2])
+    stated = {"a/n1": [PhaseNumbers(cad_stated_MiB=600.0), PhaseNumbers(cad_stated_MiB=1400.0)]}
+    assert math.isnan(demand([stated])[0]) and demand([stated])[2] == 1400.0  # a statement, never a measured peak
 
 
 def test_a_gpus_candidates_are_its_vgpu_profiles_largest_first_or_those_named():

@@ -117,3 +117,15 @@ def test_the_reference_studys_finding_is_a_table_of_its_own_and_nothing_is_cut_a
                       "the reference study's finding (2 x M60)"]
     assert " ".join(finding.split()) in " ".join(text.replace("│", " ").split())  # whole, if folded
     assert all(len(line.rstrip()) <= 120 for line in text.splitlines())
+
+
+def test_a_count_an_interrupt_cut_off_is_no_verdict_in_the_table_never_a_miss():
+    """First-time administrator: `make report`'s consolidation table showed `│ 2 │ - │ - │ 97 │ no │` for a count an
+    interrupt cut off (its guests failed): a count not measured whole is no QoS miss (docs/sizing.md)."""
+    from suites.run.mixed import miss_words
+
+    cut = {**steps(), "m60-8q/n2": PhaseNumbers(failed=2, failed_guests=["g0", "g1"], host_cpu_pct=97.0)}
+    rows = mixed_report.consolidation_rows(report(cut))
+    assert [row[-1] for row in rows] == ["yes", "no verdict: 2 guest(s) failed"]
+    ok, why = qos(cut["m60-8q/n2"], cut["m60-8q/ml"], 50.0, 15.0)
+    assert not ok and miss_words(why) == "no verdict"

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 
 from suites.record.store_reader import StoreReader
 from suites.sizing import read
+from suites.sizing.consolidations import reuser
 from tests.support.consolidations import planned_sizing, recorded
 
 OK = {1: {"frame_ms": 40.4, "p95": 70.0, "rate": 990.0}, 2: {"frame_ms": 41.2, "p95": 80.0, "rate": 960.0}}
@@ -46,3 +48,16 @@ def test_a_clean_one_is_reused_a_busy_hosts_is_measured_again_and_reuse_false_me
     assert read.reusable(store, part, settings, said.append) is None
     assert said == [f"size: stored consolidation {busy} is inconclusive: {BUSY}; to size: stop what else runs on this "
                     "host (or raise host_busy_pct) and size again: measuring again"]
+
+
+def test_a_part_looked_up_before_and_after_its_lease_says_measuring_again_once(tmp_path: Path):
+    """The campaign looks for a stored run before a part's lease and again after it (another sizing may have
+    measured it meanwhile): the 'measuring again' paragraph was printed twice in a row."""
+    settings, _, plan, uri = planned_sizing(tmp_path)
+    (part,) = plan.parts
+    recorded(uri, part, OK, {"bench.host_busy": BUSY})
+    said: list[str] = []
+    run = SimpleNamespace(reader=StoreReader(uri), nest=SimpleNamespace(recorder=SimpleNamespace(say=said.append)))
+    reuse = reuser(part, settings)
+    assert reuse(run) is None and reuse(run) is None  # type: ignore[arg-type]
+    assert len(said) == 1 and said[0].endswith("measuring again"), said

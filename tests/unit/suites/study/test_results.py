@@ -50,3 +50,24 @@ def test_a_skip_list_cut_by_the_stores_tag_length_is_said_not_a_traceback(tmp_pa
     study, _ = a_study(uri, '[["scaling", "2-gpu ne')
     assert results.of_study(uri, "e", study).skips == [
         ("skip list", "not readable from the store (tag bench.skips truncated)")]
+
+
+def test_a_study_killed_before_its_first_part_says_so_not_nothing_skipped(tmp_path: Path):
+    """Hostile round: SIGKILL mid-study, then `make report --study`: header '?', 'Skipped on this host: nothing',
+    as if the study had ended. Its run, ended KILLED by the next command (suites/record/owed.py), says it stopped."""
+    from mlflow.tracking import MlflowClient
+
+    from suites.study import writeup
+
+    uri = store_at(tmp_path / "mlflow.db")
+    client = MlflowClient(uri)
+    exp = client.create_experiment("e")
+    study = client.create_run(exp, tags={keys.KIND: results.STUDY_KIND, keys.STOPPED: "the runner was killed"})
+    client.set_terminated(study.info.run_id, "KILLED")
+    got = results.of_study(uri, "e", study.info.run_id)
+    said = writeup.banner(got) or ""
+    assert said.startswith("STUDY KILLED, NOT ENDED: the runner was killed. 0 part(s) recorded"), said
+    text = writeup.markdown(got, [])
+    assert "- nothing" not in text and "- not known: the study did not end" in text
+    assert "date: " in text  # the study run's own, where no part's is there
+    assert writeup.ended_early(results.ReferenceStudy("x", {})) == ""  # one that ran to its end: nothing said
