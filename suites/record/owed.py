@@ -36,7 +36,7 @@ Say = Callable[[str], None]
 
 def killed_reason(facts: JsonObject) -> str:
     return (f"the runner (pid {facts.get('pid')}) was ended before it recorded this run (killed outright: Slurm's "
-            "SIGKILL after its KillWait, the OOM killer, kill -9)")
+            "SIGKILL after its KillWait, the OOM killer, kill -9; or its recording given up)")
 
 
 def owe_scenario(at: tuple[str, str], run_dir: Path, name: str, parent: str | None, tags: dict[str, str]) -> str:

@@ -129,11 +129,12 @@ def banner(study: ReferenceStudy) -> str | None:
 
 
 def ended_early(study: ReferenceStudy) -> str:
-    """What a study stopped before its end holds ('' for one that ran to its end)."""
-    if study.status == "FINISHED":
+    """What a study stopped before its end holds ('' for one that ran to its end, or is running: the study's own
+    report is written before its run ends; one whose runner was killed is ended KILLED by the next command on the
+    store, `make report` included: suites/record/owed.py)."""
+    if study.status in ("FINISHED", "RUNNING"):
         return ""
-    why = study.stopped or ("still RUNNING in the store: under way, or its runner was killed (the next command on "
-                            "the store ends it KILLED)" if study.status == "RUNNING" else "no reason recorded")
+    why = study.stopped or "no reason recorded"
     return (f"STUDY {study.status}, NOT ENDED: {why}. {len(study.parts)} part(s) recorded before that; the rest "
             "of the table was not measured.")
 
@@ -164,7 +165,7 @@ def markdown(study: ReferenceStudy, figures: list[str]) -> str:
                   "in the mixed part's own report under its run directory.", ""]
     lines += ["## Skipped on this host", "", *(f"- {what}: {why}" for what, why in study.skips), ""]
     if not study.skips:
-        lines[-2:-1] = ["- nothing" if study.status == "FINISHED" else "- not known: the study did not end"]
+        lines[-2:-1] = ["- not known: the study did not end" if ended_early(study) else "- nothing"]
     lines += [f"![{f}]({f})" for f in figures]
     return "\n".join(lines) + "\n"
 

@@ -31,7 +31,7 @@ def test_recorded_trace_has_one_frame_per_replayed_frame(self_trace: Path):
 
 def test_eglretrace_replays_it_and_the_bench_reports_frames(tmp_path: Path, self_trace: Path):
     run = run_bench(tmp_path, "workload=apitrace-replay", f"workload.trace={self_trace}", "workload.loops=2",
-                    "progress=quiet", timeout=300)
+                    "progress=quiet")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     m = run.results["guests"][0]["result"]["metrics"]
     assert m["frames"] == 16 and m["self.frames"] == 16  # 8 frames, 2 timed loops

@@ -68,7 +68,7 @@ def test_wrong_pixels_are_reported_and_strict_mode_fails(tmp_path: Path):
 
 def test_viewset_over_the_profile_framebuffer_fails_with_the_numbers(tmp_path: Path):
     run = run_bench(tmp_path, *FAST, "profile=m60-1q", "workload.resolution=[8192,8192]", "workload.samples=8",
-                    "workload.viewsets=[product]", timeout=300)
+                    "workload.viewsets=[product]")
     assert run.proc.returncode == 1, run.proc.stderr[-2000:]
     (guest,) = run.results["guests"]
     assert guest["result"]["status"] == "failed"

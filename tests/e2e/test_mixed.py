@@ -113,7 +113,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path,
 
 def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp_path: Path):
     run = run_bench(tmp_path, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.mixed.max_guests=3",
-                    "scenario.mixed.qos_p95_frame_ms=0.001", timeout=600)
+                    "scenario.mixed.qos_p95_frame_ms=0.001")
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     said = unfold(run.proc.stdout)  # lines folded at 120 columns, read whole
     assert "phase m60-2q/n1: missed QoS (CAD p95 frame time" in said
@@ -142,8 +142,7 @@ def test_consolidation_counts_guests_that_meet_qos(tmp_path: Path):
     run = run_bench(tmp_path, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.mixed.max_guests=2",
                     "scenario.mixed.qos_p95_frame_ms=100000", "scenario.mixed.qos_ml_slowdown_pct=100000",
                     "scenario.mixed.ml.workload=fixed-step", "scenario.mixed.ml.overrides=['workload.step_ms=1',"
-                    "'workload.min_window_s=0.5','workload.until_stopped=true','workload.warmup_steps=3']",
-                    timeout=600)
+                    "'workload.min_window_s=0.5','workload.until_stopped=true','workload.warmup_steps=3']")
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     df = _runs(run.tracking_uri)
     comparison = df[df["tags.bench.role"] == "comparison"].iloc[0]
