@@ -184,3 +184,13 @@ def test_the_b2_judge_passes_a_busy_gpu_and_says_what_its_util_averages():
         in verdict.figure
     res["guests"][0]["sampled"] = timed_gpu(SampleSet(rows=lagging_rows(), t0=T0), WINDOWS)
     assert judge.cifar(res).result == "failed: util 89.6 % < 90 %"  # the H200's b2, to a tenth: never "90 % < 90 %"
+
+
+def test_b2_b3_played_by_a_stand_in_judge_the_rate_not_this_hosts_spread():
+    """A fresh-clone CI beside a CPU burner: make rehearse's b3 'missed' on CoV > 2 %, the spread of sleeps this
+    host scheduled late, not the device's. A stand-in's rate is judged to be there; its CoV is said, not judged."""
+    spread = run(guest(repeats=[{"images_per_sec": r} for r in [250_000, 200_000, 260_000, 240_000, 250_000]]))
+    played = judge.cifar(spread, sampled=False)
+    assert played.result == "ok" and "CoV 9.8%" in played.figure and "not judged (a stand-in" in played.figure
+    blank = run(guest(repeats=[{"images_per_sec": float("nan")}] * 5))
+    assert judge.cifar(blank, sampled=False).result.startswith("failed: a repeat's timed window carries no rate")
