@@ -29,6 +29,7 @@ from suites.config.schema import ARTIFACT_DIR
 from suites.errors import first_line, redact
 from suites.record import mlflow_runs, rundir
 from suites.record.store import Tracker, sqlite_path
+from suites.record.store_reader import StoreReader
 
 LEDGER = Ledger("records")
 Say = Callable[[str], None]
@@ -132,13 +133,12 @@ def record_scenario(t: Tracker, facts: JsonObject) -> str:
 def recorded(t: Tracker, run_dir: Path) -> str | None:
     """The store's whole scenario run of ``run_dir``, if one was recorded; a half-recorded one (RUNNING: the kill
     landed while it was being written) is deleted, to be recorded whole."""
-    found = t.client.search_runs([t.experiment_id], f"{keys.tag_filter(keys.RUN_DIR, str(run_dir))} and "
-                                 f"{keys.tag_filter(keys.ROLE, 'scenario')}")
+    found = [r for r in StoreReader(t.uri).in_dir(t.experiment, str(run_dir)) if r.tags.get(keys.ROLE) == "scenario"]
     for run in found:
-        if run.info.status != "RUNNING":
-            return str(run.info.run_id)
-        t.end_running_under(run.info.run_id, "a half-recorded run, recorded again whole")
-        t.client.delete_run(run.info.run_id)
+        if run.status != "RUNNING":
+            return run.run_id
+        t.end_running_under(run.run_id, "a half-recorded run, recorded again whole")
+        t.client.delete_run(run.run_id)
     return None
 
 
