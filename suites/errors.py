@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+from typing import NoReturn
 
 # user:password@ in a URI, and token-like query values (?token=..., &api_key=..., &password=...)
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
@@ -57,3 +59,9 @@ def redact(text: str) -> str:
     """
     text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     return _SECRET_QUERY.sub(lambda m: f"{m.group('key')}{REDACTED}", text)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Bad input said as one ``error:`` line and the command ended with ``code`` (2): before anything starts."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(code)

@@ -8,11 +8,12 @@ results already in a store read the same."""
 from __future__ import annotations
 
 __all__ = [
-    "ANSWER", "CHECK_PART", "CLOCK_EVENTS", "COMPARED_A", "COMPARED_B", "COMPARISON_PARENT", "COMPLETES", "DATA_SOURCE",
-    "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING", "FAILURE", "FALLBACK_FOR", "GPU_STATUS", "GUEST_ID",
-    "HOST_BUSY", "IMPORTED_FROM", "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND",
-    "LAUNCHER", "MARKS", "PHASE", "PARENT", "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SIZING_KEY",
-    "SIZING_PART", "SKIPS", "STATUS", "STOPPED", "STUDY_PART", "TITLE", "VALIDITY", "VALIDITY_REASON", "check",
+    "ANSWER", "CHECK_PART", "CLOCK_EVENTS", "COMPARE", "COMPARED_A", "COMPARED_B", "COMPARISON", "COMPARISON_PARENT",
+    "COMPLETES", "CONSOLIDATION", "DATA_SOURCE", "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING", "FAILURE",
+    "FALLBACK_FOR", "GPU_CHECK", "GPU_STATUS", "GUEST", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM", "IMPORTED_TO",
+    "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "MIXED", "PARENT", "PHASE",
+    "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SCENARIO_RUN", "SIZING", "SIZING_KEY", "SIZING_PART", "SKIPS",
+    "STATUS", "STOPPED", "STUDY", "STUDY_PART", "SWEEP", "TITLE", "VALIDITY", "VALIDITY_REASON", "check",
     "children_filter", "tag_filter", "time_basis", "validity_of", "verdict", "viewset",
 ]
 
@@ -33,6 +34,21 @@ SIZING_KEY = "bench.sizing_key"  # what makes a stored consolidation one sizing 
 SIZING_PART = "bench.sizing_part"  # a sizing part's label: profile/policy[/user type]
 CHECK_PART = "bench.check_part"  # the gpu-check check (b1, h...) a run was made by, nested under its gpu-check run
 TITLE = "bench.title"  # the headline a report opens with (a sizing's: "not a GPU sizing" where it is not)
+
+# --- what ROLE and KIND hold: their values, beside their keys ----------------------------------------------------
+# ROLE: a run's place in a run tree
+GUEST = "guest"  # one guest's run, nested under its scenario run
+SCENARIO_RUN = "scenario"  # one scenario run (a bench run, or a phase's repeat under a comparison)
+COMPARISON = "comparison"  # a comparison scenario's parent run (its phases nested under it); also its KIND's default
+SWEEP = "sweep"  # a Hydra sweep's summary run
+# ROLE and KIND both: a campaign's or a command's own parent run
+STUDY = "study"  # make study
+SIZING = "sizing"  # make size
+GPU_CHECK = "gpu-check"  # make gpu-check
+COMPARE = "compare"  # make compare: what changed between two runs (naming them in COMPARED_A, COMPARED_B)
+# KIND of a comparison run beside COMPARISON: the mixed and consolidation scenarios (config.scenario's kinds)
+MIXED = "mixed"
+CONSOLIDATION = "consolidation"
 
 # --- how it went --------------------------------------------------------------------------------------------------
 STATUS = "bench.status"  # a guest's or scenario's outcome: ok, failed, partial

@@ -40,8 +40,8 @@ from tests.support.helpers import REPO
 
 LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.store_keys", "suites.poll", "suites.data",
           "suites.workloads", "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record",
-          "suites.capacity", "suites.render", "suites.pipeline", "suites.campaign", "suites.gpucheck", "suites.study",
-          "suites.sizing", "suites.changes", "suites.commands",
+          "suites.capacity", "suites.render", "suites.pipeline", "suites.campaign", "suites.study", "suites.sizing",
+          "suites.compare", "suites.gpucheck", "suites.commands",
           "suites.__main__", "suites.makeargs")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
@@ -190,19 +190,78 @@ def test_modules_and_functions_stay_small(module: str):
     assert not long, f"{module}: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)}"
 
 
-# Same file name allowed: the same role in sibling packages (each package's __main__, each plugin family's base).
+# Same file name allowed: the same role in sibling packages (each package's __main__, each plugin family's base, and
+# the roles of a campaign command below).
 SHARED_NAMES = {"__init__.py", "__main__.py", "base.py"}
+# A campaign command's package (make study, make size, make compare, make gpu-check) holds the roles that apply to it
+# under these names, so learning one command predicts the others; each role file shows its role by what it defines.
+CAMPAIGN_PACKAGES = ("suites/study", "suites/sizing", "suites/compare", "suites/gpucheck")
+ROLES = {  # file name -> (what it holds, a name it must define: a function, or a class by its ending)
+    "command.py": ("the command: main(argv), the module COMMANDS runs", "main"),
+    "settings.py": ("its arguments and keys read and checked into one frozen dataclass", "*Settings"),
+    "plan.py": ("what it will run, sized, before anything starts", "*Plan"),
+    "campaign.py": ("its parts as one campaign for the executor", "campaign_of"),
+    "conclude.py": ("what it concluded once its parts ran", "*concluder|compare"),
+    "results.py": ("its runs read back from the store", "read*"),
+    "report.py": ("its report written (md, html or json) and shown", "write*"),
+}
 
 
-def test_no_two_modules_share_a_file_name_and_study_is_one_package():
+def defines(path: Path, wanted: str) -> bool:
+    names = [n.name for n in ast.parse(path.read_text()).body
+             if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))]
+    for want in wanted.split("|"):
+        if want.startswith("*") and any(n.endswith(want[1:]) for n in names):
+            return True
+        if want.endswith("*") and any(n.startswith(want[:-1]) for n in names):
+            return True
+        if want in names:
+            return True
+    return False
+
+
+def test_no_two_modules_share_a_file_name_but_roles_and_study_is_one_package():
     names = collections.defaultdict(list)
     for top in ("suites", "gpu_probe"):
         for path in (REPO / top).rglob("*.py"):
             names[path.name].append(path.relative_to(REPO).as_posix())
-    shared = {n: p for n, p in names.items() if len(p) > 1 and n not in SHARED_NAMES}
+    shared = {n: p for n, p in names.items() if len(p) > 1 and n not in SHARED_NAMES | set(ROLES)}
     assert not shared, shared
     studies = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "suites").rglob("*study*"))
     assert studies == ["suites/study"], studies
+
+
+def test_every_role_file_of_a_campaign_command_is_where_its_name_says():
+    """study/, sizing/, compare/ and gpucheck/ each name their roles alike; a role file defines what its role does
+    (a settings.py its *Settings, a conclude.py its concluder), and each package's command is its command.py."""
+    from suites.commands import COMMANDS
+
+    wrong = [f"{pkg}/{name}: {what} (defines no {want})" for pkg in CAMPAIGN_PACKAGES
+             for name, (what, want) in ROLES.items()
+             if (REPO / pkg / name).is_file() and not defines(REPO / pkg / name, want)]
+    assert wrong == []
+    runs = {module for module, _, _ in COMMANDS.values()}
+    assert {f"{pkg.replace('/', '.')}.command" for pkg in CAMPAIGN_PACKAGES} <= runs
+    for pkg in CAMPAIGN_PACKAGES:  # every campaign command has its settings, conclusion and report
+        assert {"command.py", "settings.py", "conclude.py", "report.py"} <= {p.name for p in (REPO / pkg).iterdir()}
+    outside = [f"suites/{m.replace('.', '/')}" for m in runs if not m.startswith(("suites.commands.",))
+               and not any(m.startswith(pkg.replace("/", ".") + ".") for pkg in CAMPAIGN_PACKAGES)]
+    assert outside == []
+
+
+def test_the_role_check_sees_a_file_that_does_not_do_its_role(tmp_path: Path):
+    (tmp_path / "settings.py").write_text("def split_args(argv):\n    return argv\n")
+    (tmp_path / "conclude.py").write_text("class X:\n    pass\n\ndef concluder():\n    pass\n")
+    assert not defines(tmp_path / "settings.py", ROLES["settings.py"][1])
+    assert defines(tmp_path / "conclude.py", ROLES["conclude.py"][1])
+
+
+def test_no_command_imports_another_command():
+    from suites.commands import COMMANDS
+
+    commands = {module for module, _, _ in COMMANDS.values()}
+    reach = {m: [t for t, _, _ in GRAPH[m] if t in commands] for m in MODULES if m in commands}
+    assert {m: t for m, t in reach.items() if t} == {}
 
 
 def store_key_literals(source: str) -> list[str]:
@@ -238,11 +297,41 @@ def test_every_store_key_is_spelled_in_store_keys_only():
         ["1: 'bench.kind'", "2: f'bench.verdict.'...", "3: 'tags.`bench.kind` = 1'"]
 
 
-def test_capacitys_pure_modules_import_nothing_but_capacity_validity_and_errors():
-    """docs/development.md calls these pure: no configs read, no fleet, no store, statistics from gpu_probe.stats
-    (cce1a94 claimed it of the whole package)."""
-    pure = [f"suites.capacity.{m}" for m in ("curve", "solver", "density", "provision", "noise", "result", "budget")]
-    allowed = ("suites.capacity.", "suites.validity", "suites.errors", "gpu_probe.stats")
+def role_kind_literals(source: str) -> list[str]:
+    """A ROLE or KIND value spelled as a literal: ``{keys.ROLE: "guest"}``, ``tags.get(keys.KIND) == "study"``."""
+    def is_key(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in ("ROLE", "KIND")
+
+    def is_text(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            found += [f"{v.lineno}: {v.value!r}" for k, v in zip(node.keys, node.values, strict=True)
+                      if k is not None and is_key(k) and is_text(v)]
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            reads = any(isinstance(s, ast.Call) and s.args and is_key(s.args[0]) for s in sides)
+            found += [f"{s.lineno}: {s.value!r}" for s in sides if reads and is_text(s)]
+    return found
+
+
+def test_every_role_and_kind_value_is_spelled_in_store_keys_only():
+    """A run's ROLE and KIND values (guest, scenario, study, sizing, gpu-check, compare...) beside their keys in
+    suites/store_keys.py, as mlperf_logging keeps its values: no literal of one elsewhere."""
+    spelled = {m: role_kind_literals(p.read_text()) for m, p in MODULES.items() if m != "suites.store_keys"}
+    assert {m: f for m, f in spelled.items() if f} == {}
+    assert role_kind_literals('t = {keys.ROLE: "guest", keys.SCENARIO: "x"}\nok = r.tags.get(keys.KIND) == "study"\n'
+                              'fine = {keys.ROLE: keys.GUEST}') == ["1: 'guest'", "2: 'study'"]
+
+
+def test_capacity_is_pure_it_imports_nothing_but_capacity_validity_errors_and_statistics():
+    """docs/development.md calls the package pure: no configs read, no fleet, no store, statistics from
+    gpu_probe.stats (what reads a fleet or a run is sizing/'s)."""
+    pure = [m for m in MODULES if m.startswith("suites.capacity.")]
+    assert len(pure) >= 7
+    allowed = ("suites.capacity", "suites.validity", "suites.errors", "gpu_probe.stats")
     reach = {m: [t for t, _, _ in GRAPH[m] if t.startswith(PROJECT) and not t.startswith(allowed)] for m in pure}
     assert {m: t for m, t in reach.items() if t} == {}
 
@@ -286,10 +375,21 @@ def product_modules() -> list[Path]:
             if p.stem not in ("__init__", "__main__") and "__pycache__" not in p.parts]
 
 
+def command_name(rel: Path) -> str:
+    """The command a command.py runs ('size' for suites/sizing/command.py), else the module's own stem."""
+    from suites.commands import COMMANDS
+
+    if rel.stem != "command":
+        return rel.stem
+    dotted = ".".join(rel.with_suffix("").parts)
+    return next((name.replace("-", "_") for name, (m, _, _) in COMMANDS.items() if m == dotted), rel.stem)
+
+
 def own_tests(path: Path) -> list[Path]:
     rel = path.relative_to(REPO)
-    return [t for t in (REPO / "tests" / "unit" / rel.parent / f"test_{rel.stem}.py",
-                        REPO / "tests" / "e2e" / f"test_{rel.stem}.py") if t.is_file()]
+    role = rel.parent.as_posix() in CAMPAIGN_PACKAGES and rel.name in ROLES and rel.stem != "command"
+    e2e = [] if role else [REPO / "tests" / "e2e" / f"test_{command_name(rel)}.py"]  # a role's e2e is its command's
+    return [t for t in (REPO / "tests" / "unit" / rel.parent / f"test_{rel.stem}.py", *e2e) if t.is_file()]
 
 
 def test_every_product_module_has_a_test_module_of_its_own_or_says_why_not():
@@ -309,3 +409,54 @@ def test_the_tests_folder_holds_tiers_and_support_only():
         stem = t.stem[len("test_"):]
         folder = REPO / rel.parent
         assert (folder / f"{stem}.py").is_file() or (stem == "init" and (folder / "__init__.py").is_file()), rel
+
+
+# --- docs name files that exist -----------------------------------------------------------------------------------
+TOPS = ("suites/", "gpu_probe/", "tests/", "docs/", "configs/", ".ci/", "notebooks/")
+NOT_OURS = {"version.py", "build_info.py"}  # torch's and TensorFlow's own files, named by docs/vm.md
+
+
+def doc_paths(text: str) -> list[tuple[int, str, str]]:
+    """(line, the path as written, the package the line is about) for every file of the project a doc names in
+    backticks: a path from the repository's top (``suites/run/plan.py``, ``configs/sizing/default.yaml``) or a
+    module (``plan.py``, ``run/plan.py``) that the line's own package (its first ``suites/<pkg>/``) holds."""
+    import re
+
+    token = re.compile(r"`([\w./-]+\.(?:py|md|yaml|json|sh|toml))(?:::[\w\[\]-]+)?`")
+    package = re.compile(r"`((?:suites|gpu_probe|tests)/[\w/]*)/?`")
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        pkg = package.search(line)
+        for m in token.finditer(line):
+            name = m.group(1)
+            if name.startswith(TOPS) or name.endswith(".py"):
+                found.append((n, name, pkg.group(1).rstrip("/") if pkg else ""))
+    return found
+
+
+def exists(name: str, pkg: str) -> bool:
+    if name.startswith(TOPS):
+        return (REPO / name).exists()
+    if name in NOT_OURS:
+        return True
+    roots = [REPO / "suites", REPO / "gpu_probe", REPO / "tests", REPO / "tests" / "unit" / "suites"]
+    if pkg:
+        roots.insert(0, REPO / pkg)
+    return any((root / name).exists() or any(root.rglob(name)) for root in roots if root.is_dir())
+
+
+def test_every_file_a_doc_names_exists():
+    """A doc that names a module, test or config that is not there (renamed, merged, never written) misleads the
+    next reader: README.md and docs/ checked for every backticked file of the project."""
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    stale = [f"{doc.relative_to(REPO)}:{n}: {name}" for doc in docs
+             for n, name, pkg in doc_paths(doc.read_text()) if not exists(name, pkg)]
+    assert stale == []
+
+
+def test_the_doc_path_check_sees_a_renamed_module():
+    text = "| `suites/sizing/` | `plan.py`, `read.py` |\nsee `suites/study/writeup.py` and `results.json`"
+    found = doc_paths(text)
+    assert [name for _, name, _ in found] == ["plan.py", "read.py", "suites/study/writeup.py"]
+    assert [name for _, name, pkg in found if not exists(name, pkg)] == ["read.py", "suites/study/writeup.py"]
+

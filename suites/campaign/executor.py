@@ -32,8 +32,7 @@ from suites.campaign.spec import (
     overran,
 )
 from suites.config.schema import one_line, run_stamp
-from suites.errors import BenchError, PlacementError
-from suites.pipeline.jobs import fail
+from suites.errors import BenchError, PlacementError, fail
 from suites.pipeline.orchestrate import Nest, PlannedComparison, best_effort, plan_comparison, run_comparison, say
 from suites.record import mlflow_runs
 from suites.record.export import export_tree

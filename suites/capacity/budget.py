@@ -5,7 +5,7 @@ A sizing measures one consolidation per candidate profile and policy: ML alone, 
 CAD guest counts of its sweep beside the ML guest, each phase ``repeats`` times. On one GPU host that was 10
 candidates x 2 policies x up to 6 phases x 3 repeats, 40-60 minutes, where a lent GPU's command ends at 10. The
 estimate is the number of phase runs times what one phase run costs on this host (the caller's figure: measured
-where it can be, see suites/commands/size.py), a count of k CAD guests on a CPU host taking k + 1 guests' share of
+where it can be, see suites/sizing/command.py), a count of k CAD guests on a CPU host taking k + 1 guests' share of
 its cores. The trims, in order:
 
 1. counts: each count 1..N becomes the doubling counts 1, 2, 4, ... up to N (a count between two measured counts

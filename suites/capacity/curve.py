@@ -26,7 +26,7 @@ from gpu_probe.stats import Interval, confidence_interval, ratio_interval
 __all__ = ["QOS_METRICS", "Capacity", "Limit", "Reading", "GuestCount", "Tile", "capacity", "predict"]
 
 MEASURED, PREDICTED = "measured", "predicted"
-# The metrics a QoS limit may hold (sizing.qos): a tile's figures (suites/capacity/measured.py)
+# The metrics a QoS limit may hold (sizing.qos): a tile's figures (suites/sizing/measured.py)
 QOS_METRICS = ("cad_slowdown_pct", "ml_slowdown_pct", "cad_p95_frame_ms", "cad_p99_frame_ms", "cad_stutter_pct",
                "ml_jitter_pct")
 

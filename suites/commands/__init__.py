@@ -21,15 +21,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "make bench"),
     "study": ("suites.study.command", "the reference study, planned to a time budget, with its report",
               "make study"),
-    "size": ("suites.commands.size", "which profile, guests per GPU, GPUs and cost for a mix, with its confidence",
+    "size": ("suites.sizing.command", "which profile, guests per GPU, GPUs and cost for a mix, with its confidence",
              "make size"),
     "report": ("suites.commands.report", "a mixed / consolidation report (or --study's) read back from MLflow",
                "make report"),
-    "compare": ("suites.commands.what_changed", "what changed between two runs: every figure's B / A, its interval "
+    "compare": ("suites.compare.command", "what changed between two runs: every figure's B / A, its interval "
                 "and verdict, the set-up's differences; --fail-on for nightly jobs, --history", "make compare"),
     "sync": ("suites.commands.sync", "import runs recorded while a store was down, or a run tree brought back",
              ""),
-    "gpu-check": ("suites.commands.gpu_check", "every GPU path of the suite, checked within a budget",
+    "gpu-check": ("suites.gpucheck.command", "every GPU path of the suite, checked within a budget",
                   "make gpu-check"),
     "rehearse": ("suites.commands.rehearse", "the GPU path at a GPU's measured speed, on any host: checks, not "
                  "measurements", "make rehearse"),

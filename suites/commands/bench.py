@@ -15,9 +15,9 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from suites.config.schema import CONFIG_DIR, one_line, register_configs
-from suites.errors import BenchError
+from suites.errors import BenchError, fail
 from suites.pipeline.command_line import parse_command, precheck, sweep_exit_code
-from suites.pipeline.jobs import SweepState, fail, task
+from suites.pipeline.jobs import SweepState, task
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,8 +19,8 @@ from suites.record.outdirs import require_output_dir
 from suites.record.store import cap_retries, missing_store, sqlite_path
 from suites.render import mixed_report
 from suites.render.tables import console_width, fold_line
+from suites.study import report as study_report
 from suites.study import results
-from suites.study import writeup as study_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,7 +115,7 @@ def study(tracking_uri: str, experiment: str, run_id: str, out: Path) -> int:
     if not found:
         print(f"error: no study run in {tracking_uri} (run: make study)", file=sys.stderr)
         return 2
-    result = results.of_study(tracking_uri, experiment, found)
+    result = results.read_study(tracking_uri, experiment, found)
     files = study_report.write(result, out)
     summary([study_report.console_table(result)], banner=study_report.banner(result))
     print(fold_line(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})"))

@@ -34,10 +34,6 @@ from rich.table import Table
 
 from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import (
-    FASTER,
-    NO_SPREAD,
-    SLOWER,
-    WITHIN_NOISE,
     Interval,
     goal,
     ratio_interval,
@@ -45,12 +41,12 @@ from gpu_probe.stats import (
 )
 from suites.guest.protocol import GuestSpec
 from suites.guest.setup import apply_resources, environment, make_workload
+from suites.pipeline.selfmeasure import REPO, VERDICTS, RowFailed, bench_run, host_cores, why_failed
 from suites.render import tables
 from suites.render.fit import fit
 from suites.workloads import list_workloads, workload_class
 from suites.workloads.timing import StepMeter
 
-REPO = Path(__file__).resolve().parents[2]
 # Throughput runs (no accuracy target), sized by time: each timed window lasts workload.min_window_s (2 s) on this
 # host's CPU as on a GPU, so every row has a rate; the data sizes keep a CPU host's memory and set-up small.
 THROUGHPUT = ["workload.target_accuracy=null"]
@@ -62,35 +58,6 @@ DEFAULTS = {
     "cifar10-tf": [*THROUGHPUT, "workload.width=16", "workload.batch_size=256", "workload.train_limit=10240",
                    "data.synthetic_train=10240", "workload.warmup_steps=3"],
 }
-
-
-class RowFailed(Exception):
-    """A workload's run that failed: its row says why, and the other workloads go on."""
-
-
-def why_failed(proc: subprocess.CompletedProcess[str], otherwise: str) -> str:
-    """The run's own word on why: its ``error:`` line, else a guest's ``failure:`` line, else its last line (not a
-    library's log line)."""
-    lines = [ln.strip() for ln in (proc.stderr + "\n" + proc.stdout).splitlines() if ln.strip()]
-    for mark in ("error:", "failure:"):
-        said = [ln for ln in lines if ln.startswith(mark)]
-        if said:
-            return said[-1]
-    plain = [ln for ln in proc.stderr.splitlines() if ln.strip() and " INFO " not in ln and " WARNING " not in ln]
-    return plain[-1].strip() if plain else otherwise
-
-
-def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[JsonObject, Path]:
-    """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory, a new one per run:
-    a run directory is never reused)."""
-    run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
-    cmd = [sys.executable, "-m", "suites", "bench", "progress=quiet", *overrides,
-           f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
-           f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RowFailed(why_failed(proc, f"the bench exited {proc.returncode}"))
-    return json.loads((run_dir / "results.json").read_text()), run_dir
 
 
 def in_guest(workload: str, overrides: list[str], tmp: Path) -> JsonObject:
@@ -128,9 +95,6 @@ def bare_loop(job: JsonObject) -> JsonObject:
     wl.train(meter)
     return {"images_per_sec": meter.finish()["images_per_sec"], "blank": meter.blank_reason}
 
-
-VERDICTS = {SLOWER: "overhead", WITHIN_NOISE: "within noise", FASTER: "guest faster: not like for like",
-            NO_SPREAD: "no spread (n = 1)"}
 
 
 def judge(suite_rates: list[float], bare_rates: list[float]) -> tuple[Interval, str]:
@@ -184,10 +148,6 @@ def row_figures(suite: JsonObject, suite_rates: list[float], bare_rates: list[fl
 def rate_cell(rates: list[float]) -> str:
     finite = [r for r in rates if r == r]
     return f"{statistics.median(finite):,.0f}" if finite else "-"
-
-
-def host_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def guest_vcpus(requested: int | None, cores: int) -> int:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpu_probe.stats import Interval, confidence_interval, ratio_interval, verdict
-from suites.commands.selfmeasure_ml import VERDICTS, bench_run, host_cores
+from suites.pipeline.selfmeasure import VERDICTS, bench_run, host_cores
 from suites.render import tables
 
 VM_MiB = 2048

@@ -9,29 +9,20 @@ gpu-check on that GPU) where they were measured, else :data:`ESTIMATE_S` (an est
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
 from suites.campaign import Campaign, CampaignPart, CampaignRun
-from suites.campaign.executor import Conclusion
-from suites.campaign.spec import NOT_RUN, SKIPPED
-from suites.config import device_file
 from suites.config.compose import compose_run
-from suites.errors import redact
 from suites.gpucheck import checks, judges, suite_checks
 from suites.gpucheck.checks import Context, Row
 from suites.gpucheck.played import NOT_PLAYED, NOT_REHEARSED
-from suites.record import mlflow_runs
 from suites.record.export import adopt_roots
-from suites.record.rundir import write_atomic
 
-__all__ = ["BUDGET_S", "ESTIMATE_S", "PRIORITY", "GpuCheck", "campaign_of", "conclude"]
+__all__ = ["BUDGET_S", "ESTIMATE_S", "PRIORITY", "GpuCheck", "campaign_of", "estimates_for"]
 
 assert suite_checks  # its checks register themselves on import: c3, i, j, k, l
 
@@ -136,55 +127,5 @@ def campaign_of(gc: GpuCheck, started: float, budget_s: float) -> Campaign:
                         f"artifact_dir={root / 'mlartifacts'}"])  # names the store; never run
     parts = [CampaignPart(c, comp, {}, gc.estimates[c], f"{c} {checks.CHECKS[c].title}", action=action(gc, c))
              for c in gc.chosen]
-    return Campaign("gpu-check", "gpu-check", root.parent, parts, keys.CHECK_PART, noun="check",
+    return Campaign(keys.GPU_CHECK, "gpu-check", root.parent, parts, keys.CHECK_PART, noun="check",
                     deadline=started + budget_s, export=True, run_dir=root)
-
-
-def rows_of(gc: GpuCheck, run: CampaignRun) -> list[Row]:
-    """Every chosen check's row in priority order: what it found, or why it did not start."""
-    why = {p.name: p.why for p in run.parts if p.how in (SKIPPED, NOT_RUN)}
-    out = []
-    for c in gc.chosen:
-        if c in gc.rows:
-            out.append(gc.rows[c])
-        elif c in why:
-            out.append(Row(c, f"{judges.SKIPPED}: {why[c] or 'not run'}"))
-    return out
-
-
-def write_summary(gc: GpuCheck, rows: list[Row], elapsed: float) -> list[Path]:
-    """summary.json (rows, seconds per check, timings for the study planner, inventory), summary.md and, on a GPU,
-    device.json (what make rehearse plays this GPU at: copy it to configs/device/<gpu>.json); the files."""
-    ctx, root = gc.ctx, gc.ctx.root
-    root.mkdir(parents=True, exist_ok=True)
-    summary = {"kind": "gpu-check", "command": redact(" ".join(sys.argv)), "elapsed_s": round(elapsed, 1),
-               "inventory": ctx.inv.as_dict(), "timings": ctx.timings, "check_s": gc.seconds,
-               "estimates": {"check_s": gc.estimates, "measured": gc.measured},
-               "rows": [{"check": r.check, "title": r.title, "result": r.result, "figure": r.figure,
-                         "expected": r.expected, "data": r.data} for r in rows]}
-    write_atomic(root / "summary.json", json.dumps(summary, indent=2, default=str))
-    files = [root / "summary.json", root / "summary.md"]
-    made = device_file.measured(ctx.inv, ctx.results, ctx.timings)
-    if made is not None:
-        write_atomic(root / "device.json", json.dumps({**made, "check_s": gc.seconds}, indent=2, default=str))
-        files.append(root / "device.json")
-    lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
-             f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
-             f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",
-             "| check | result | figure | expected | s |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} | {gc.seconds.get(r.check, '')} |"
-              .replace("\n", " ") for r in rows]
-    write_atomic(root / "summary.md", "\n".join(lines) + "\n")
-    return files
-
-
-def conclude(gc: GpuCheck, started: float) -> Callable[[CampaignRun], Conclusion]:
-    """What the executor calls once the checks ran: the summary and device file written, each check's result on the
-    gpu-check run (FAILED where a check failed or was inconclusive: neither passed)."""
-    def done(run: CampaignRun) -> Conclusion:
-        rows = rows_of(gc, run)
-        files = write_summary(gc, rows, time.monotonic() - started)
-        run.record(mlflow_runs.ParentResults({}, {}, {keys.check(r.check): r.result for r in rows}))
-        bad = [r for r in rows if r.result.startswith((judges.FAILED, judges.INCONCLUSIVE))]
-        return Conclusion(files, "KILLED" if run.stopped else ("FAILED" if bad else "FINISHED"))
-    return done

@@ -18,7 +18,9 @@ from suites.campaign import execute
 from suites.gpucheck import campaign, judges
 from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Context, Row
+from suites.gpucheck.conclude import concluder, rows_of
 from suites.gpucheck.played import NOT_REHEARSED, StandIn
+from suites.gpucheck.report import write_summary
 from suites.pipeline.orchestrate import say
 from suites.workloads.device_bytes import UNSEEN_SHARE
 
@@ -77,9 +79,9 @@ def play(dev: JsonObject, folder: Path, only: list[str], budget_s: float, out: C
     estimates, measured = campaign.estimates_for(dev)  # the file already loaded, not read again
     gc = GpuCheck(ctx, only, estimates, measured)
     gc.ended_at = t0  # the executor's start (its run, its store) counts as its seconds between checks, at the device's
-    ctx.timings_file = lambda: campaign.write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
-    run = execute(campaign.campaign_of(gc, t0, budget_s), campaign.conclude(gc, t0), out)
-    return Played(campaign.rows_of(gc, run), gc.seconds, {c: estimates[c] for c in gc.chosen}, measured,
+    ctx.timings_file = lambda: write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
+    run = execute(campaign.campaign_of(gc, t0, budget_s), concluder(gc, t0), out)
+    return Played(rows_of(gc, run), gc.seconds, {c: estimates[c] for c in gc.chosen}, measured,
                   run.stopped, budget_s, time.monotonic() - t0 - gc.moved_s)
 
 

@@ -16,23 +16,17 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from suites.config.compose import Composition, compose_run
-from suites.errors import BenchError, first_line, redact
+from suites.errors import BenchError, fail, first_line, redact
 from suites.pipeline.orchestrate import run_command
 from suites.record.sweep_points import write_point
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.shield import interrupt_reason, stop_on_signals
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(code)
 
 
 @dataclass

@@ -30,7 +30,7 @@ from suites.record import mlflow_runs, owed, reader, rundir
 from suites.record.recorder import Recorder, RunRef
 from suites.render import mixed_report, plots, tables
 from suites.run import marks
-from suites.run.compare import curves, normalise, phase_row, row_metrics, row_tags
+from suites.run.comparison import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute, one_daemon
 from suites.run.mixed import MixedRun, miss_words
 from suites.run.outcome import ScenarioOutcome, busy_check_on
@@ -195,8 +195,8 @@ class PlannedComparison:
 
 def plan_comparison(comp: Composition, out: Console) -> PlannedComparison:
     mixed = MixedRun(comp.cfg) if comp.cfg.scenario.kind != "plain" else None
-    if mixed is not None and mixed.sizing_note:
-        say(out)(f"note: {mixed.sizing_note}")
+    if mixed is not None and mixed.memory_note:
+        say(out)(f"note: {mixed.memory_note}")
     plans = plan_phases(comp.runs, mixed, out)
     if comp.cfg.strict:
         require_enforced(plans)

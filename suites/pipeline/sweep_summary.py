@@ -67,5 +67,5 @@ def record(config: DictConfig, sweep_dir: Path, files: list[Path], jobs: int, st
     the first job's start to now), through the Recorder (its fallback store where the sweep's own fails); its id, or
     None where no store took it (said)."""
     recorder = Recorder(load(without_hydra(config)), say(console()))
-    return recorder.whole_run(f"sweep-{sweep_dir.name}", {keys.ROLE: "sweep"},
+    return recorder.whole_run(f"sweep-{sweep_dir.name}", {keys.ROLE: keys.SWEEP},
                               {"sweep_dir": str(sweep_dir), "jobs": jobs}, files, started_at)

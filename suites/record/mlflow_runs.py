@@ -77,7 +77,7 @@ def fill_scenario_run(outcome: ScenarioOutcome, tracker: Tracker, parent: str, c
         tracker.artifact(parent, run_dir / name)
     for o in outcome.guests:
         child = tracker.start(f"{o.spec.guest_id}-{o.spec.workload}",
-                              {keys.ROLE: "guest", keys.GUEST_ID: o.spec.guest_id,
+                              {keys.ROLE: keys.GUEST, keys.GUEST_ID: o.spec.guest_id,
                                keys.STATUS: o.result.status, keys.VALIDITY: o.validity,
                                keys.VALIDITY_REASON: o.validity_reason,
                                **viewset_tags(o.result.info)}, parent=parent,
@@ -108,7 +108,7 @@ def viewset_tags(info: JsonObject) -> dict[str, str]:
 
 
 def scenario_tags(outcome: ScenarioOutcome, extra: dict[str, str] | None) -> dict[str, str]:
-    return {keys.ROLE: "scenario", keys.STATUS: outcome.status, **(extra or {}),
+    return {keys.ROLE: keys.SCENARIO_RUN, keys.STATUS: outcome.status, **(extra or {}),
             keys.DATA_SOURCE: str(outcome.data.get("source")), keys.GPU_STATUS: outcome.inventory.gpu_status,
             keys.VALIDITY: outcome.validity, keys.VALIDITY_REASON: outcome.validity_reason,
             keys.HOST_BUSY: outcome.host_busy or "no"}
@@ -130,7 +130,7 @@ def scenario_metrics(outcome: ScenarioOutcome) -> JsonObject:
 
 
 def comparison_tags(scenario: str, kind: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {keys.ROLE: "comparison", keys.SCENARIO: scenario, keys.KIND: kind, **(extra or {})}
+    return {keys.ROLE: keys.COMPARISON, keys.SCENARIO: scenario, keys.KIND: kind, **(extra or {})}
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from gpu_probe import vocab
 from gpu_probe.shapes import JsonObject
 from suites.record.sweep_points import SweepRow
-from suites.run.compare import TIME_PER_IMAGE, PhaseRow
+from suites.run.comparison import TIME_PER_IMAGE, PhaseRow
 from suites.run.outcome import ScenarioOutcome
 from suites.validity import is_not_enforced
 

@@ -15,7 +15,7 @@ from gpu_probe import vocab
 from gpu_probe.shapes import JsonObject
 from suites.data.dataset import LOOK_ALIKE
 from suites.record.sweep_points import SweepRow
-from suites.run.compare import TIME_PER_IMAGE, PhaseRow
+from suites.run.comparison import TIME_PER_IMAGE, PhaseRow
 from suites.run.outcome import ScenarioOutcome, missed_target, percent
 from suites.run.phase_numbers import jitter_pct
 from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, NOT_ENFORCED, TCG_EMULATION, labelled

@@ -159,7 +159,7 @@ class MixedRun:
         self.capacity_note = ""
         self.interrupted = False
         self.first_miss: str | None = None  # consolidation: the first count that missed QoS
-        self.sizing_note = consolidation_memory(cfg)[1]  # said before the sweep starts
+        self.memory_note = consolidation_memory(cfg)[1]  # said before the sweep starts
 
     def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
         """Consolidation: a count past the profile's capacity ends the sweep there (True: drop it and the rest)."""

@@ -26,13 +26,12 @@ from omegaconf.errors import OmegaConfBaseException
 
 from suites.campaign import execute
 from suites.config.schema import one_line, register_configs
-from suites.errors import BenchError
-from suites.pipeline.jobs import fail
+from suites.errors import BenchError, fail
 from suites.pipeline.orchestrate import console, say
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.shield import stop_on_signals
-from suites.study.assemble import plan, show_plan, study_of
-from suites.study.finish import concluder
+from suites.study.campaign import campaign_of, show_plan, study_of
+from suites.study.conclude import concluder
 from suites.study.settings import split_args
 
 
@@ -47,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     out = console()
     try:
         study = study_of(mine, overrides)
-        sp, campaign = plan(study, "--plan" not in argv, started, out)
+        sp, campaign = campaign_of(study, "--plan" not in argv, started, out)
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
     show_plan(out, sp, study.gpu_status)

@@ -11,7 +11,7 @@ from suites.config.schema import EXPERIMENT
 from suites.record.reader import MixedReport, build
 from suites.record.store_reader import StoreReader
 
-STUDY_KIND = "study"  # bench.kind of a ``make study`` run
+STUDY_KIND = keys.STUDY  # bench.kind of a ``make study`` run
 
 
 @dataclass
@@ -42,7 +42,7 @@ def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
     return run.run_id if run is not None else None
 
 
-def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStudy:
+def read_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStudy:
     """A ``make study`` run and the comparison runs nested under it, from the store alone."""
     store = StoreReader(tracking_uri)
     run = store.of_kind(study_id, STUDY_KIND, "--study")
@@ -60,7 +60,7 @@ def of_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStud
         out.parts[part] = PartResult(child.run_id, dict(child.metrics), dict(child.tags))
         kind = child.tags.get(keys.KIND)
         mixed = child.run_id if kind == "mixed" else mixed
-        cons = child.run_id if kind == "consolidation" else cons
+        cons = child.run_id if kind == keys.CONSOLIDATION else cons
         out.header = out.header or store.header(child.run_id)
     out.header = out.header or store.header(study_id)  # a study stopped before its first part: its own run's
     if mixed or cons:

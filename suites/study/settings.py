@@ -1,7 +1,7 @@
 """``make study``'s own settings (``study.*`` on its command line); every other argument is a bench override.
 
 The reference study (4 x Tesla M60, two episodes) is reproduced as a list of
-comparisons (:mod:`suites.study.planner` decides which this host can run);
+comparisons (:mod:`suites.study.plan` decides which this host can run);
 these settings say how long it may take and what episode 2 sweeps.
 """
 
@@ -39,10 +39,10 @@ class StudySettings:
     # <out_dir>/<time>/: run directories, report, the exported MLflow runs
     out_dir: str = field(default="outputs/study", metadata={"path": True})
     # A gpu-check summary.json whose measured GPU seconds ("timings": {"<workload>/<tier>": s}) the planner uses
-    # instead of its guesses (suites/study/planner.py WORK_S).
+    # instead of its guesses (suites/campaign/costs.py WORK_S).
     timings: Optional[str] = field(default=None, metadata={"path": True})
     # Plan from trial runs on this host: one timed bench run per workload at the study's sizes, cached per host and
-    # device in <out_dir>/trials.json (suites/study/trials.py); false: the planner's table alone.
+    # device in <out_dir>/trials.json (suites/campaign/costs.py); false: the planner's table alone.
     trials: bool = True
     calibrate: Optional[bool] = None  # the old name of trials: read for a release, said
 

@@ -2,7 +2,7 @@
 
 It trains nothing; each step sleeps ``step_ms`` and reports ``batch_size`` images. With it, what the harness does
 around a training loop can be seen on any host at any speed: a 0.5 ms step stands in for a GPU, 50 ms for a
-2-core CPU. Sizing by time (suites/workloads/timing.py), a mixed scenario's overlap, and the harness's own cost are
+2-core CPU. A run sized by time (suites/workloads/timing.py), a mixed scenario's overlap, and the harness's own cost are
 tested with it. With ``workload.ranks`` > 1 each rank is a process of its own (as the torch workloads' ranks), so
 the ranks' agreement on their sizes is exercised too.
 """

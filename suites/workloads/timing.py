@@ -238,7 +238,7 @@ def calibrate(workload: Trainable, cfg: Windowed, open_ended: bool = False,
     for _ in range(MAX_CALIBRATIONS):
         step_s = agree(calibration_step_s(workload, cfg, steps))
         if not step_s > 0:
-            raise RuntimeError(f"sizing by time: {steps} calibration steps after the warm-up gave no step time")
+            raise RuntimeError(f"sized by time: {steps} calibration steps after the warm-up gave no step time")
         if step_s * steps >= need_s:
             break
         steps = max(steps * 2, min(1_000_000, math.ceil(need_s / max(step_s, 1e-9) * 1.2)))

@@ -22,8 +22,8 @@ def ml_table():
 def test_every_console_table_fits_120_columns():
     from rich.console import Console
 
-    from suites.commands.gpu_check import table as gpu_table
     from suites.gpucheck.checks import CHECKS, Row
+    from suites.gpucheck.report import table as gpu_table
     from suites.render import mixed_report as report
     from suites.render import tables
     from tests.support.helpers import broken_tokens

@@ -34,16 +34,19 @@ def runnable() -> list[tuple[str, str]]:
     return out
 
 
-def sized(argv: list[str], tmp_path: Path) -> list[str]:
-    """The command at smoke size, writing only under ``tmp``; a command nobody taught this test fails it."""
+def sized(argv: list[str], tmp_path: Path, sizing_store: Path | None = None) -> list[str]:
+    """The command at smoke size, writing only under ``tmp`` (a sizing's store under ``sizing_store``, where given);
+    a command nobody taught this test fails it."""
     store = [f"tracking_uri={store_at(tmp_path / 'mlflow.db')}", f"artifact_dir={tmp_path / 'artifacts'}"]
+    sizing = store if sizing_store is None else [f"tracking_uri={store_at(sizing_store / 'mlflow.db')}",
+                                                 f"artifact_dir={sizing_store / 'artifacts'}"]
     bench = ["+preset=smoke", "progress=quiet", *store, f"data.cache_dir={tmp_path / 'data'}",
              f"hydra.run.dir={tmp_path / 'run'}", "data.download=false"]
     if argv[0] == "make":
         extra = {"bench": bench, "gpu-check": [f"out_dir={tmp_path / 'gpu-check'}"],
                  "study": [f"study.out_dir={tmp_path / 'study'}", *store],
                  # a sizing to its answer in under a minute: the docs' own settings first, these after them
-                 "size": [f"sizing.out_dir={tmp_path / 'sizing'}", *store, f"data.cache_dir={tmp_path / 'data'}",
+                 "size": [f"sizing.out_dir={tmp_path / 'sizing'}", *sizing, f"data.cache_dir={tmp_path / 'data'}",
                           "progress=quiet", "sizing.tier=smoke", "sizing.max_guests=1", "sizing.repeats=2"],
                  "bench-ml": ["--workloads", "mnist-torch", "--rounds", "2", "--set", "+preset=smoke"]}
         target = argv[1]
@@ -105,9 +108,16 @@ def test_the_docs_have_runnable_commands():
     assert "README.md" in pages and len(CASES) >= 5, CASES
 
 
+@pytest.fixture(scope="module")
+def sizing_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One store for the docs' sizings: a line that measures what an earlier one measured (another price, another
+    mix of the same user type) reuses it, as a user's second make size does; each line alone measures it itself."""
+    return tmp_path_factory.mktemp("sizing-store")
+
+
 @pytest.mark.parametrize("page,command", CASES, ids=[f"{p}:{c}" for p, c in CASES])
-def test_documented_command_runs(tmp_path: Path, page: str, command: str):
-    argv = sized(shlex.split(command), tmp_path)
+def test_documented_command_runs(tmp_path: Path, page: str, command: str, sizing_store: Path):
+    argv = sized(shlex.split(command), tmp_path, sizing_store)
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
     assert proc.returncode == 0, f"{page}: {command}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"

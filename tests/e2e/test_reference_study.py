@@ -1,5 +1,5 @@
 """``make study``: the whole study on this host, its report, its export, its trial runs (the planner's pure tests are
-unit/suites/study/test_planner.py's)."""
+unit/suites/study/test_plan.py's)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from suites.study.planner import EPISODE_1
+from suites.study.plan import EPISODE_1
 from tests.support import progress
 from tests.support.helpers import REPO
 
@@ -104,22 +104,22 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
 
 def test_a_trial_run_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path: Path):
     from gpu_probe import inventory
-    from suites.study import trials
+    from suites.campaign import costs
 
     inv, said = inventory.collect(), []
     overrides = [f"data.cache_dir={tmp_path / 'data'}", "workload.step_ms=1", "profile.vcpus=1"]
     t0 = time.monotonic()
-    first = trials.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    first = costs.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     took = time.monotonic() - t0
     assert 0 < first[("fixed-step", "smoke")] <= took + 0.05  # the bench run's whole wall time (to 0.1 s)
     assert said == ["a trial run of fixed-step (smoke sizes), once on this host, for the plan (at most 600 s)"]
-    again = trials.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    again = costs.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     assert again == first and len(said) == 1  # cached: not run twice
     saved = json.loads((tmp_path / "trials.json").read_text())
-    assert saved == {trials.fingerprint(inv): {"fixed-step/smoke": first[("fixed-step", "smoke")]}}
+    assert saved == {costs.fingerprint(inv): {"fixed-step/smoke": first[("fixed-step", "smoke")]}}
     other = dataclasses.replace(inv, cpu_model="another CPU")
-    assert trials.cached(tmp_path, other) == {}  # another host's figures never plan this one
-    bad = trials.time_each(["fixed-step"], "full", [*overrides, "workload.step_ms=-1"], tmp_path, inv, said.append)
+    assert costs.cached(tmp_path, other) == {}  # another host's figures never plan this one
+    bad = costs.time_each(["fixed-step"], "full", [*overrides, "workload.step_ms=-1"], tmp_path, inv, said.append)
     assert ("fixed-step", "full") not in bad and "the fixed-step trial run failed" in said[-1]
 
 
@@ -127,7 +127,7 @@ def test_gpu_check_without_a_gpu_skips_every_check_saying_why(tmp_path: Path):
     import time
 
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "suites.commands.gpu_check", f"out_dir={tmp_path}"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "suites.gpucheck.command", f"out_dir={tmp_path}"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - t0 < 60
@@ -164,14 +164,14 @@ def test_a_check_that_breaks_is_a_failed_row_with_its_traceback_not_the_end(tmp_
 
 def test_a_trial_run_that_outlasts_its_share_of_the_budget_is_stopped_and_said(tmp_path: Path):
     from gpu_probe import inventory
-    from suites.study import trials
+    from suites.campaign import costs
 
     said: list[str] = []
     t0 = time.monotonic()
-    got = trials.time_each(["fixed-step"], "full", [f"data.cache_dir={tmp_path / 'data'}", "profile.vcpus=1",
+    got = costs.time_each(["fixed-step"], "full", [f"data.cache_dir={tmp_path / 'data'}", "profile.vcpus=1",
                                                      "workload.size_by=work", "workload.step_ms=1000"],
                             tmp_path, inventory.collect(), said.append, timeout_s=3.0)
-    assert time.monotonic() - t0 < 3.0 + trials.STOP_GRACE_S + 5
+    assert time.monotonic() - t0 < 3.0 + costs.STOP_GRACE_S + 5
     assert got == {} and "stopped after 3 s (25% of the command's budget_s)" in said[-1], said
     assert not [p for p in psutil.process_iter(["cmdline"]) if "study-trial-" in " ".join(p.info["cmdline"] or [])]
 
@@ -207,10 +207,10 @@ def test_a_study_killed_mid_way_leaves_its_finished_parts_exported(tmp_path: Pat
 
 def test_ctrl_c_during_a_trial_run_stops_its_process_group(tmp_path: Path):
     """Issue 74 (T4): a Ctrl-C while a trial run trained left its bench process (a session of its own) running."""
-    from suites.study import trials
+    from suites.campaign import costs
 
-    script = ("import pathlib, sys\nfrom gpu_probe import inventory\nfrom suites.study import trials\n"
-              "trials.time_each(['fixed-step'], 'full', sys.argv[2:], pathlib.Path(sys.argv[1]), inventory.collect(), "
+    script = ("import pathlib, sys\nfrom gpu_probe import inventory\nfrom suites.campaign import costs\n"
+              "costs.time_each(['fixed-step'], 'full', sys.argv[2:], pathlib.Path(sys.argv[1]), inventory.collect(), "
               "lambda line: print(line, flush=True), timeout_s=300.0)\n")
     marker = f"data.cache_dir={tmp_path / 'data'}"
 
@@ -228,7 +228,7 @@ def test_ctrl_c_during_a_trial_run_stops_its_process_group(tmp_path: Path):
             time.sleep(0.2)
         assert trial_running()
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=trials.STOP_GRACE_S + 15)
+        proc.wait(timeout=costs.STOP_GRACE_S + 15)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

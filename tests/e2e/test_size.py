@@ -1,4 +1,4 @@
-"""``python -m suites size`` (suites/commands/size.py) on this CPU host: a sizing measured end to end at smoke
+"""``python -m suites size`` (suites/sizing/command.py) on this CPU host: a sizing measured end to end at smoke
 sizes, labelled not a GPU sizing, recorded to one MLflow run with its consolidation nested under it, reused by the
 next sizing of the same thing; bad input refused before anything is written."""
 
@@ -111,7 +111,7 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
     from mlflow.tracking import MlflowClient
 
     from suites.record.store_reader import StoreReader
-    from suites.sizing.read import stored
+    from suites.sizing.results import stored
 
     uri = store_at(tmp_path / "mlflow.db")
     cmd = [sys.executable, "-m", "suites", "size", "sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke",

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from gpu_probe import vocab
+from tests.support.consolidations import batch
 
 HOST = {"host.hostname": "bench-host", "host.cpu_model": "Test CPU", "host.cpus_usable": "2",
         "host.gpu_names": "no GPU", "host.git_sha": "abc123", "lib.torch": "2.9.0"}
@@ -26,13 +27,10 @@ def scenario(client: Any, exp: str, rates: float, params: dict[str, str], tags: 
     run = client.create_run(exp, tags={"bench.role": "scenario", "bench.status": "ok", "bench.host_busy": "no",
                                        "bench.validity": "not enforced", **tags})
     rid = run.info.run_id
-    for k, v in params.items():
-        client.log_param(rid, k, v)
-    client.log_metric(rid, vocab.MAKESPAN.key, 10.0)
+    batch(client, rid, {vocab.MAKESPAN.key: 10.0}, params)
     guest = client.create_run(exp, tags={"mlflow.parentRunId": rid, "bench.role": "guest", "bench.status": "ok"})
-    client.log_param(guest.info.run_id, "workload", "mnist-torch")
-    client.log_metric(guest.info.run_id, vocab.IMAGES_PER_SEC.key, rates)
-    client.log_metric(guest.info.run_id, vocab.TRAIN_TIME.key, 10_000.0 / rates)
+    batch(client, guest.info.run_id, {vocab.IMAGES_PER_SEC.key: rates, vocab.TRAIN_TIME.key: 10_000.0 / rates},
+          {"workload": "mnist-torch"})
     client.set_terminated(guest.info.run_id, "FINISHED")
     client.set_terminated(rid, "FINISHED")
     return rid
@@ -71,11 +69,10 @@ def sizing(uri: str, capacities: dict[str, tuple[float, float]], answer: str,
     run = client.create_run(exp, tags={"bench.role": "sizing", "bench.kind": "sizing", "bench.answer": answer,
                                        "bench.validity": "emulated"})
     rid = run.info.run_id
-    for k, v in {**HOST, "recommended": answer.split(":")[0], "binds": "GPU time (safe), GPU time (point)"}.items():
-        client.log_param(rid, k, v)
-    for profile, (safe, point) in capacities.items():
-        client.log_metric(rid, f"{profile}.n_safe", safe)
-        client.log_metric(rid, f"{profile}.n_point", point)
+    metrics = {f"{profile}.{n}": v for profile, (safe, point) in capacities.items()
+               for n, v in (("n_safe", safe), ("n_point", point))}
+    batch(client, rid, metrics, {**HOST, "recommended": answer.split(":")[0],
+                                 "binds": "GPU time (safe), GPU time (point)"})
     client.set_terminated(rid, "FINISHED")
     time.sleep(0.002)
     return rid

@@ -16,7 +16,7 @@ from suites.backends.placement import Placement
 from suites.guest.protocol import GuestResult, GuestSpec
 from suites.record.reader import MixedReport
 from suites.render import plots
-from suites.run.compare import PhaseRow
+from suites.run.comparison import PhaseRow
 from suites.run.outcome import GuestOutcome, ScenarioOutcome
 from suites.validity import NOT_ENFORCED
 

@@ -1,4 +1,4 @@
-"""A fixed-step workload for the time-sizing tests: every step takes as long as it is told."""
+"""A fixed-step workload for the tests of runs sized by time: every step takes as long as it is told."""
 
 from __future__ import annotations
 

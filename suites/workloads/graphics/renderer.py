@@ -140,7 +140,7 @@ def look_at(eye: np.ndarray, target: np.ndarray) -> np.ndarray:
 class SceneRenderer:
     """A scene uploaded to the device, drawn one trace frame at a time into an offscreen target."""
 
-    def __init__(self, ctx: GlContext, parts: list[scene.Part], meshes: list[scene.Mesh], resolution: tuple[int, int],
+    def __init__(self, ctx: GlContext, parts: list[scene.Solid], meshes: list[scene.Mesh], resolution: tuple[int, int],
                  samples: int, texture_size: int, seed: int) -> None:
         self.ctx, self.parts, self.resolution = ctx, parts, resolution
         self.prog = ctx.program(vertex_shader=VERTEX, fragment_shader=FRAGMENT)

@@ -163,7 +163,7 @@ class GraphicsReplay(Workload):
                                          f"{egldevice.nvidia_egl_problem() or 'NVIDIA EGL did not take it'}")
         self.traces = {vs: frametrace.load(path) for vs, path in ctx.data["traces"].items()}
         tris, res, tex = cfg.geometry()
-        self.scenes: dict[str, tuple[list[scene.Part], list[scene.Mesh]]] = {}
+        self.scenes: dict[str, tuple[list[scene.Solid], list[scene.Mesh]]] = {}
         for vs, trace in self.traces.items():
             parts = scene.parts(trace.generator, trace.seed)
             meshes = scene.meshes(parts, tris)

@@ -25,7 +25,9 @@ SIZES: dict[str, tuple[int, tuple[int, int], int]] = {
 
 
 @dataclass(frozen=True)
-class Part:
+class Solid:
+    """One solid of a CAD model (a CAD "part"; named apart from a campaign's parts)."""
+
     shape: str  # "quadric" or "toroid"
     scale: tuple[float, float, float]  # semi-axes; for a toroid (R, R, r)
     exponents: tuple[float, float]  # (e1, e2): 1,1 round; ->0 boxy
@@ -66,7 +68,7 @@ def _grid_indices(nv: int, nu: int) -> np.ndarray:
     return np.stack([a, b, c, a, c, d], axis=1).ravel().astype(np.uint32)
 
 
-def tessellate(part: Part, triangles: int) -> Mesh:
+def tessellate(part: Solid, triangles: int) -> Mesh:
     """The part as a (nv x nu) parametric grid with about ``triangles`` triangles, in part space."""
     nv = max(4, int(np.sqrt(max(triangles, 32) / 4.0)) + 1)
     nu = 2 * nv
@@ -94,7 +96,7 @@ def tessellate(part: Part, triangles: int) -> Mesh:
     return Mesh(verts, _grid_indices(nv, nu))
 
 
-def model_matrix(part: Part, explode: float = 0.0) -> np.ndarray:
+def model_matrix(part: Solid, explode: float = 0.0) -> np.ndarray:
     """Part space -> world (column vectors, 4x4 float32)."""
     t = np.radians(part.yaw_deg)
     m = np.eye(4, dtype=np.float32)
@@ -104,75 +106,75 @@ def model_matrix(part: Part, explode: float = 0.0) -> np.ndarray:
 
 
 # --- generators: one per viewset family -------------------------------------------------
-def _mechanical(rng: np.random.Generator) -> list[Part]:
+def _mechanical(rng: np.random.Generator) -> list[Solid]:
     """A gearbox: base plate, transparent housing, shafts, rings, a field of bolts."""
     steel = (0.62, 0.64, 0.68, 1.0)
-    parts = [Part("quadric", (2.2, 1.2, 0.08), (0.1, 0.1), (0, 0, -0.1), 0, (0.35, 0.38, 0.42, 1.0), weight=4),
-             Part("quadric", (2.0, 1.0, 0.7), (0.25, 0.25), (0, 0, 0.65), 0, (0.55, 0.7, 0.85, 0.35), weight=8,
+    parts = [Solid("quadric", (2.2, 1.2, 0.08), (0.1, 0.1), (0, 0, -0.1), 0, (0.35, 0.38, 0.42, 1.0), weight=4),
+             Solid("quadric", (2.0, 1.0, 0.7), (0.25, 0.25), (0, 0, 0.65), 0, (0.55, 0.7, 0.85, 0.35), weight=8,
                   explode=(0, 0, 1.6))]
     for k in range(6):  # vertical shafts in two rows, each carrying two gears
         x, y = -1.2 + 1.2 * (k % 3), (-0.45, 0.45)[k // 3]
-        parts.append(Part("quadric", (0.06, 0.06, 0.6), (0.1, 1.0), (x, y, 0.6), 0, steel, weight=2,
+        parts.append(Solid("quadric", (0.06, 0.06, 0.6), (0.1, 1.0), (x, y, 0.6), 0, steel, weight=2,
                           explode=(0, 0, 0.5)))
     for k in range(12):
         x, y = -1.2 + 1.2 * (k % 6 % 3), (-0.45, 0.45)[k % 6 // 3]
         z, r = (0.35, 0.8)[k // 6], float(rng.uniform(0.2, 0.4))
-        parts.append(Part("toroid", (r, r, 0.06), (0.3, 1.0), (x, y, z), float(rng.uniform(0, 90)),
+        parts.append(Solid("toroid", (r, r, 0.06), (0.3, 1.0), (x, y, z), float(rng.uniform(0, 90)),
                           (0.8, 0.55 + 0.2 * rng.random(), 0.2, 1.0), weight=3, explode=(0, 0, 0.4 + 0.6 * (k // 6))))
     for k in range(100):  # bolts around the base
         x, y = -2.0 + 4.0 * (k % 25) / 24, -1.1 if k < 50 else 1.1
         h = float(rng.uniform(0.08, 0.16))
-        parts.append(Part("quadric", (0.04, 0.04, h), (0.1, 0.4), (x, y if k % 50 < 25 else -y * 0.95, h), 0,
+        parts.append(Solid("quadric", (0.04, 0.04, h), (0.1, 0.4), (x, y if k % 50 < 25 else -y * 0.95, h), 0,
                           (0.3, 0.3, 0.32, 1.0), weight=0.3, explode=(0, 0, 0.8 + 0.4 * rng.random())))
     return parts
 
 
-def _architecture(rng: np.random.Generator) -> list[Part]:
+def _architecture(rng: np.random.Generator) -> list[Solid]:
     """A four-storey frame: textured slabs, columns and walls, glass panes."""
     concrete = (0.78, 0.76, 0.72, 1.0)
-    parts: list[Part] = []
+    parts: list[Solid] = []
     for floor in range(4):
         z = floor * 1.2
-        parts.append(Part("quadric", (3.0, 2.0, 0.08), (0.05, 0.05), (0, 0, z), 0, concrete, True, weight=3))
+        parts.append(Solid("quadric", (3.0, 2.0, 0.08), (0.05, 0.05), (0, 0, z), 0, concrete, True, weight=3))
         for i in range(9):
             x, y = -2.7 + 2.7 * (i % 3), -1.8 + 1.8 * (i // 3)
-            parts.append(Part("quadric", (0.12, 0.12, 0.55), (0.1, 0.1), (x, y, z + 0.6), 0, concrete, True))
+            parts.append(Solid("quadric", (0.12, 0.12, 0.55), (0.1, 0.1), (x, y, z + 0.6), 0, concrete, True))
         for side in (-1, 1):
-            parts.append(Part("quadric", (3.0, 0.06, 0.5), (0.05, 0.05), (0, side * 1.95, z + 0.6), 0,
+            parts.append(Solid("quadric", (3.0, 0.06, 0.5), (0.05, 0.05), (0, side * 1.95, z + 0.6), 0,
                               (0.7, 0.45, 0.35, 1.0), True, weight=1.5))
             tint = float(rng.uniform(0.6, 0.8))
-            parts.append(Part("quadric", (0.04, 1.9, 0.5), (0.05, 0.05), (side * 2.95, 0, z + 0.6), 0,
+            parts.append(Solid("quadric", (0.04, 1.9, 0.5), (0.05, 0.05), (side * 2.95, 0, z + 0.6), 0,
                               (0.5, tint, 0.9, 0.3), weight=0.5))
     return parts
 
 
-def _product(rng: np.random.Generator) -> list[Part]:
+def _product(rng: np.random.Generator) -> list[Solid]:
     """A few smooth, densely tessellated parts (a consumer product): heavy draw calls."""
-    parts = [Part("quadric", (1.6, 0.9, 0.5), (0.5, 0.6), (0, 0, 0.5), 0, (0.85, 0.2, 0.15, 1.0), weight=6)]
+    parts = [Solid("quadric", (1.6, 0.9, 0.5), (0.5, 0.6), (0, 0, 0.5), 0, (0.85, 0.2, 0.15, 1.0), weight=6)]
     for k in range(4):
         x, y = (-1.0, 1.0)[k % 2], (-0.9, 0.9)[k // 2]
-        parts.append(Part("toroid", (0.3, 0.3, 0.12), (0.8, 1.0), (x, y, 0.2), 90, (0.1, 0.1, 0.1, 1.0), weight=2))
+        parts.append(Solid("toroid", (0.3, 0.3, 0.12), (0.8, 1.0), (x, y, 0.2), 90, (0.1, 0.1, 0.1, 1.0), weight=2))
     for k in range(3):
-        parts.append(Part("quadric", (0.15, 0.15, 0.15), (1.0, 1.0), (-0.5 + 0.5 * k, 0, 1.05), 0,
+        parts.append(Solid("quadric", (0.15, 0.15, 0.15), (1.0, 1.0), (-0.5 + 0.5 * k, 0, 1.05), 0,
                           (0.9, 0.9, float(rng.uniform(0.3, 0.9)), 1.0)))
     return parts
 
 
-GENERATORS: dict[str, Callable[[np.random.Generator], list[Part]]] = {
+GENERATORS: dict[str, Callable[[np.random.Generator], list[Solid]]] = {
     "mechanical": _mechanical, "architecture": _architecture, "product": _product}
 
 
-def parts(generator: str, seed: int) -> list[Part]:
+def parts(generator: str, seed: int) -> list[Solid]:
     return GENERATORS[generator](np.random.default_rng(seed))
 
 
-def meshes(scene_parts: list[Part], triangles: int) -> list[Mesh]:
+def meshes(scene_parts: list[Solid], triangles: int) -> list[Mesh]:
     """Tessellate every part with its weighted share of the scene's triangle budget."""
     total = sum(p.weight for p in scene_parts)
     return [tessellate(p, int(triangles * p.weight / total)) for p in scene_parts]
 
 
-def bounds(scene_parts: list[Part]) -> tuple[Any, float]:
+def bounds(scene_parts: list[Solid]) -> tuple[Any, float]:
     """(centre, radius) of the assembly: what cameras orbit."""
     pos = np.array([p.position for p in scene_parts], dtype=float)
     ext = np.array([max(p.scale) for p in scene_parts], dtype=float)

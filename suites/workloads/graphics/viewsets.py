@@ -69,7 +69,7 @@ def _ranges(ids: list[int]) -> list[list[int]]:
     return out
 
 
-def _frame(parts: list[scene.Part], test: TestDef, k: int, centre: Any, radius: float) -> JsonObject:
+def _frame(parts: list[scene.Solid], test: TestDef, k: int, centre: Any, radius: float) -> JsonObject:
     t = k / (FRAMES_PER_TEST - 1)
     angle = np.radians(30.0 + test.sweep_deg * t)
     dist = radius * (1.7 - 0.4 * np.sin(np.pi * t))  # a slow dolly in and out

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from suites import errors
 from suites.errors import redact
 
 
@@ -18,3 +21,9 @@ def test_first_line_skips_sqlalchemys_preamble_for_the_error_itself():
                        "\n(sqlite3.OperationalError) database or disk is full\n[SQL: INSERT INTO runs ...]")
     assert first_line(exc) == "(sqlite3.OperationalError) database or disk is full"
     assert first_line(RuntimeError("")) == "RuntimeError" and first_line(ValueError("a\nb")) == "a"
+
+
+def test_fail_is_one_error_line_and_exit_2(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as stop:
+        errors.fail("profile=nope: no such profile")
+    assert stop.value.code == 2 and capsys.readouterr().err == "error: profile=nope: no such profile\n"

@@ -57,7 +57,7 @@ def test_a_count_between_measured_steps_is_predicted_labelled_and_never_taken_fo
     assert s.per_gpu == (5, 4) and s.predicted == (True, False) and s.gpus == (4, 5)  # ceil(20 / 5), ceil(20 / 4)
     assert any(r.startswith("GPU time: 5 (point) predicted: interpolated between the measured counts 4 and 8")
                for r in s.reasons), s.reasons
-    from suites.render.sizing_report import span
+    from suites.sizing.report import span
 
     assert span(s.per_gpu, predicted=s.predicted) == "4..5 (predicted)"
 

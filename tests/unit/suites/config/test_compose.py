@@ -72,3 +72,23 @@ def test_a_consolidation_sizes_its_guests_from_the_host_where_the_profile_does_n
     assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q"))[0] == 4096
     assert compose.consolidation_memory(compose_config("scenario=consolidation", "profile=m60-2q",
                                                        "profile.memory_MiB=2048"))[0] is None  # fits as it is
+
+
+def test_a_guest_groups_workload_is_composed_once_per_process_and_each_caller_gets_its_own_copy(monkeypatch):
+    """A sizing's phases repeat their groups: composed once (outside the Hydra app), never shared between callers."""
+    from suites.config import compose as module
+
+    register_configs()
+    module.composed_workload.cache_clear()
+    calls: list[list[str]] = []
+    real = module.compose
+    monkeypatch.setattr(module, "compose", lambda overrides, groups=None: calls.append(overrides) or real(overrides))
+    first = module.group_workload("graphics-replay", ("workload.frames_per_test=8",))
+    second = module.group_workload("graphics-replay", ("workload.frames_per_test=8",))
+    other = module.group_workload("graphics-replay", ("workload.frames_per_test=9",))
+    assert calls == [["workload=graphics-replay", "workload.frames_per_test=8"],
+                     ["workload=graphics-replay", "workload.frames_per_test=9"]]
+    assert first == second and first is not second and other.frames_per_test == 9
+    first.frames_per_test = 1  # a caller's change stays its own
+    assert module.group_workload("graphics-replay", ("workload.frames_per_test=8",)).frames_per_test == 8
+    module.composed_workload.cache_clear()

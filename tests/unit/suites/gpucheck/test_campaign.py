@@ -15,47 +15,17 @@ import pytest
 from rich.console import Console
 
 from suites.campaign import execute
-from suites.config.schema import register_configs
-from suites.gpucheck import campaign, checks
-from suites.gpucheck.campaign import GpuCheck
-from suites.gpucheck.checks import Context, Row
+from suites.config import device_file
+from suites.gpucheck import campaign, checks, conclude
 from suites.record.store_reader import StoreReader
-from tests.support.helpers import store_at
-from tests.support.hosts import gpu_host
-
-
-def stood_in(monkeypatch: pytest.MonkeyPatch, raise_in: str = "") -> list[str]:
-    """Every check replaced by one that records a root run into gpu-check's store (as its command would) and
-    passes; ``raise_in``'s raises KeyboardInterrupt after recording (Ctrl-C inside a check)."""
-    from mlflow.tracking import MlflowClient
-
-    ran: list[str] = []
-    for cid, chk in list(checks.CHECKS.items()):
-        def run(ctx: Context, cid: str = cid) -> Row:
-            ran.append(cid)
-            client = MlflowClient(store_at(ctx.root / "mlflow.db"))
-            exp = client.get_experiment_by_name("gpu-mixed-bench")
-            run_id = client.create_run(exp.experiment_id, run_name=f"bench-{cid}").info.run_id
-            if cid == raise_in:
-                raise KeyboardInterrupt
-            client.set_terminated(run_id)
-            return Row(cid, "ok", f"{cid} figure")
-        monkeypatch.setitem(checks.CHECKS, cid, checks.Check(chk.id, chk.title, chk.expected, run))
-    return ran
-
-
-def gpu_check(tmp_path: Path, only: list[str], estimates: dict[str, float] | None = None) -> GpuCheck:
-    register_configs()
-    store_at(tmp_path / "gc" / "mlflow.db")
-    ctx = Context(tmp_path / "gc", gpu_host("NVIDIA H200", 143_771.0), None, time.monotonic() + 600, [].append)
-    return GpuCheck(ctx, only, {c: 1.0 for c in campaign.PRIORITY} | (estimates or {}), measured=False)
+from tests.support.checks_stood_in import gpu_check, stood_in
 
 
 def test_the_checks_run_in_priority_order_through_the_executor_nested_and_exported(tmp_path: Path, monkeypatch):
     ran = stood_in(monkeypatch)
     gc = gpu_check(tmp_path, ["b2", "a", "k", "b1"])
     t0 = time.monotonic()
-    run = execute(campaign.campaign_of(gc, t0, 520), campaign.conclude(gc, t0), Console(file=io.StringIO()))
+    run = execute(campaign.campaign_of(gc, t0, 520), conclude.concluder(gc, t0), Console(file=io.StringIO()))
     assert ran == ["a", "b1", "b2", "k"] and run.concluded and not run.stopped  # PRIORITY's order, not only='s
     store = StoreReader(f"sqlite:///{tmp_path / 'gc' / 'mlflow.db'}")
     parent = store.run(run.nest.parent.run_id)
@@ -73,37 +43,22 @@ def test_a_check_whose_estimate_passes_what_is_left_does_not_start_and_its_row_s
     ran = stood_in(monkeypatch)
     gc = gpu_check(tmp_path, ["a", "b1", "k", "h"], {"k": 400.0})
     t0 = time.monotonic()
-    run = execute(campaign.campaign_of(gc, t0, 300), campaign.conclude(gc, t0), Console(file=io.StringIO()))
+    run = execute(campaign.campaign_of(gc, t0, 300), conclude.concluder(gc, t0), Console(file=io.StringIO()))
     assert ran == ["a", "b1", "h"]  # k would overrun: not started; h after it still fits, and runs
-    rows = {r.check: r.result for r in campaign.rows_of(gc, run)}
+    rows = {r.check: r.result for r in conclude.rows_of(gc, run)}
     assert rows["k"].startswith("skipped: not started: its estimate 400 s is past the ")
     assert rows["k"].endswith("left of gpu-check.budget_s (a gpu-check never runs past its budget)")
 
 
-def test_an_interrupt_inside_a_check_leaves_nothing_running_and_the_gpu_check_killed(tmp_path: Path, monkeypatch):
-    ran = stood_in(monkeypatch, raise_in="b1")
-    gc = gpu_check(tmp_path, ["a", "b1", "b2"])
-    t0 = time.monotonic()
-    run = execute(campaign.campaign_of(gc, t0, 520), campaign.conclude(gc, t0), Console(file=io.StringIO()))
-    assert ran == ["a", "b1"] and run.stopped.startswith("interrupted")
-    store = StoreReader(f"sqlite:///{tmp_path / 'gc' / 'mlflow.db'}")
-    parent = store.run(run.nest.parent.run_id)
-    assert parent.status == "KILLED"
-    children = {c.tags["bench.check_part"]: c.status for c in store.children(parent.run_id)}
-    assert children == {"a": "FINISHED", "b1": "KILLED"}  # b1's run, adopted, ended: nothing left RUNNING
-    assert [r.check for r in campaign.rows_of(gc, run)] == ["a", "b2"]  # b1 has no row of its own: b2 not run
-    assert campaign.rows_of(gc, run)[1].result.startswith("skipped: interrupted")
-
-
 def test_estimates_come_from_the_device_files_measured_check_seconds_where_it_has_them(tmp_path: Path):
-    h200 = campaign.device_file.of_gpu("NVIDIA H200")  # found by the NVML name gpu-check reads, not a file name
-    assert h200 is not None and campaign.device_file.of_gpu("NVIDIA A100") is None
+    h200 = device_file.of_gpu("NVIDIA H200")  # found by the NVML name gpu-check reads, not a file name
+    assert h200 is not None and device_file.of_gpu("NVIDIA A100") is None
     table, measured = campaign.estimates_for(h200)  # the shipped file has no check_s yet
     assert not measured and table == {c: float(s) for c, s in campaign.ESTIMATE_S.items()}
-    dev = json.loads((Path(campaign.device_file.DEVICES) / "h200.json").read_text())
+    dev = json.loads((Path(device_file.DEVICES) / "h200.json").read_text())
     mine = tmp_path / "h200.json"
     mine.write_text(json.dumps({**dev, "check_s": {c: 2.0 for c in campaign.PRIORITY}}))
-    assert campaign.estimates_for(campaign.device_file.load(str(mine))) == ({c: 2.0 for c in campaign.PRIORITY}, True)
+    assert campaign.estimates_for(device_file.load(str(mine))) == ({c: 2.0 for c in campaign.PRIORITY}, True)
     assert campaign.estimates_for(None) == (table, False)  # no file of this GPU: the table at the H200's speed
     assert set(campaign.PRIORITY) == set(checks.CHECKS) == set(campaign.ESTIMATE_S)  # every check ordered, estimated
 

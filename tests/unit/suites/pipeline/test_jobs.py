@@ -6,8 +6,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import pytest
-
 from suites.pipeline import jobs
 
 URI = "http://alice:s3cret@mlflow.example:5000"
@@ -27,9 +25,3 @@ def test_a_log_line_and_hydras_config_copies_carry_no_credential(tmp_path: Path)
 def test_a_sweep_point_is_named_by_its_values_else_its_number():
     sweep = jobs.SweepState(named=[["profile=m60-8q"], []])
     assert sweep.label(0) == "profile=m60-8q" and sweep.label(1) == "job 1" and sweep.label(7) == "job 7"
-
-
-def test_fail_is_one_error_line_and_exit_2(capsys: pytest.CaptureFixture[str]):
-    with pytest.raises(SystemExit) as stop:
-        jobs.fail("profile=nope: no such profile")
-    assert stop.value.code == 2 and capsys.readouterr().err == "error: profile=nope: no such profile\n"

@@ -35,20 +35,20 @@ def test_a_study_is_read_back_from_its_runs_alone(tmp_path: Path):
     uri = store_at(tmp_path / "mlflow.db")
     study, part = a_study(uri, json.dumps([["scaling", "2-gpu needs 2 GPUs; host has no GPU"]]))
     assert results.latest_study(uri, "e") == study
-    got = results.of_study(uri, "e", study)
+    got = results.read_study(uri, "e", study)
     assert got.params == {"study.budget_s": "480"} and list(got.parts) == ["gpu-vs-cpu"]
     assert got.parts["gpu-vs-cpu"].run_id == part and got.parts["gpu-vs-cpu"].metrics == {"cpu.time_x": 10.06}
     assert got.skips == [("scaling", "2-gpu needs 2 GPUs; host has no GPU")]
     assert got.header["host"].startswith("here")
     with pytest.raises(LookupError, match="is a comparison run, not a study comparison"):
-        results.of_study(uri, "e", part)
+        results.read_study(uri, "e", part)
     assert results.latest_study(uri, "no such experiment") is None
 
 
 def test_a_skip_list_cut_by_the_stores_tag_length_is_said_not_a_traceback(tmp_path: Path):
     uri = store_at(tmp_path / "mlflow.db")
     study, _ = a_study(uri, '[["scaling", "2-gpu ne')
-    assert results.of_study(uri, "e", study).skips == [
+    assert results.read_study(uri, "e", study).skips == [
         ("skip list", "not readable from the store (tag bench.skips truncated)")]
 
 
@@ -57,17 +57,17 @@ def test_a_study_killed_before_its_first_part_says_so_not_nothing_skipped(tmp_pa
     as if the study had ended. Its run, ended KILLED by the next command (suites/record/owed.py), says it stopped."""
     from mlflow.tracking import MlflowClient
 
-    from suites.study import writeup
+    from suites.study import report
 
     uri = store_at(tmp_path / "mlflow.db")
     client = MlflowClient(uri)
     exp = client.create_experiment("e")
     study = client.create_run(exp, tags={keys.KIND: results.STUDY_KIND, keys.STOPPED: "the runner was killed"})
     client.set_terminated(study.info.run_id, "KILLED")
-    got = results.of_study(uri, "e", study.info.run_id)
-    said = writeup.banner(got) or ""
+    got = results.read_study(uri, "e", study.info.run_id)
+    said = report.banner(got) or ""
     assert said.startswith("STUDY KILLED, NOT ENDED: the runner was killed. 0 part(s) recorded"), said
-    text = writeup.markdown(got, [])
+    text = report.markdown(got, [])
     assert "- nothing" not in text and "- not known: the study did not end" in text
     assert "date: " in text  # the study run's own, where no part's is there
-    assert writeup.ended_early(results.ReferenceStudy("x", {})) == ""  # one that ran to its end: nothing said
+    assert report.ended_early(results.ReferenceStudy("x", {})) == ""  # one that ran to its end: nothing said

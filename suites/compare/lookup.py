@@ -1,0 +1,83 @@
+"""Which runs ``make compare`` reads: a run id or a run directory, the two newest of a kind on this machine, or every
+run of this machine that holds a figure (a history); and the two runs' figures set side by side. A question the
+store cannot answer is one LookupError line (the command's ``error:``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from gpu_probe.inventory import Inventory
+from suites import store_keys as keys
+from suites.compare import results, setups
+from suites.compare.results import KINDS, RunFigures
+from suites.record.export import RUN_ID
+from suites.record.store_reader import StoredRun, StoreReader
+
+__all__ = ["latest", "machine_runs", "resolve"]
+
+MAX_RUNS = 1000  # launched runs (roots) a history or --latest reads, newest first; their nested runs not counted
+
+
+def resolve(store: StoreReader, experiment: str, given: str) -> StoredRun:
+    """``given`` (a run id, or a run directory that a run is named after) as the run a person launched."""
+    folder = Path(given)
+    if folder.is_dir():
+        path = str(folder.resolve())  # the run that wrote it (nested or not: gpu-check nests its runs under its
+        # own), else (recorded before bench.run_dir) a top-level run named after it
+        found = [r for r in store.in_dir(experiment, path) if results.kind_of(r)] or \
+            [r for r in store.named(experiment, folder.resolve().name) if keys.PARENT not in r.tags
+             and results.kind_of(r)]
+        if not found:
+            raise LookupError(f"{given}: no run of experiment {experiment!r} is named after this run directory "
+                              "(give its run id, or --tracking-uri / --experiment of the store it was recorded in)")
+        return found[0]
+    if not RUN_ID.match(given):
+        raise LookupError(f"{given}: neither a run directory nor an MLflow run id")
+    try:
+        run = store.run(given)
+    except Exception as exc:  # MLflow's RESOURCE_DOES_NOT_EXIST, or any other refusal of the id
+        raise LookupError(f"{given}: no such run in this store ({str(exc).splitlines()[0][:120]})") from None
+    if not results.kind_of(run):
+        what = run.tags.get(keys.ROLE, "not a gpu-mixed-bench")
+        raise LookupError(f"{given}: run {run.name!r} is a {what} run; compare takes a bench, comparison, study or "
+                          "sizing run (the run a command launched)")
+    return run
+
+
+def this_machine(inv: Inventory) -> str:
+    return setups.fingerprint(inv.as_params())
+
+
+def machine_runs(store: StoreReader, experiment: str, machine: str, kind: str = "") -> Iterator[RunFigures]:
+    """This machine's runs (of ``kind`` where given), newest first, each read as it is reached."""
+    for run in store.roots(experiment, MAX_RUNS):
+        if results.kind_of(run) and (not kind or results.kind_of(run) == kind):
+            read = results.read(store, run)
+            if setups.fingerprint(read.setup) == machine:
+                yield read
+
+
+def latest(store: StoreReader, experiment: str, machine: str, kind: str) -> tuple[RunFigures, RunFigures]:
+    """This machine's newest run of ``kind`` (of any kind where empty) and the newest before it of the same kind
+    and scenario (a gpu-vs-cpu comparison is never paired with a mixed one): (older, newer)."""
+    if kind and kind not in KINDS:
+        raise LookupError(f"--latest {kind}: a kind is one of {', '.join(KINDS)}")
+    runs: list[RunFigures] = []
+    for read in machine_runs(store, experiment, machine, kind):
+        if not runs or same_sort(read, runs[0]):
+            runs.append(read)
+        if len(runs) == 2:
+            return runs[1], runs[0]
+    what = f"{runs[0].kind} run(s) of scenario {scenario_of(runs[0])}" if runs else f"{kind or 'finished'} run(s)"
+    raise LookupError(f"--latest: {len(runs)} {what} of this machine in experiment {experiment!r}; compare needs two")
+
+
+def scenario_of(run: RunFigures) -> str:
+    """The scenario a run ran (its comparison's, or its single scenario's)."""
+    return run.run.tags.get(keys.SCENARIO) or run.run.params.get("scenario.name") or "?"
+
+
+def same_sort(a: RunFigures, b: RunFigures) -> bool:
+    """Two runs whose figures can be set side by side: one kind, one scenario."""
+    return a.kind == b.kind and scenario_of(a) == scenario_of(b)

@@ -1,0 +1,303 @@
+"""What ``make size`` measures, planned before anything starts: the GPU sized for, its candidate profiles, and one
+consolidation per profile, policy and CAD user type (or a stored one of the same measurement), fitted to
+``sizing.budget_s``; a problem is one ConfigError.
+
+A profile is measured only as deep as its VMs per GPU allow beside the ML guest (``m60-2q``: 4 a GPU, so at most 3
+CAD guests beside one ML guest); on a host without a GPU one profile's curve stands for none of them, and the one
+measured is one whose VMs per GPU allow the counts (said, with why)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+from rich.console import Console
+
+from gpu_probe.inventory import Inventory
+from gpu_probe.shapes import JsonObject
+from suites.backends.ray.cluster import survey as survey_fleet
+from suites.campaign import costs
+from suites.campaign.costs import OVERHEAD_S, WORK_S
+from suites.capacity import budget
+from suites.capacity.budget import Sweep
+from suites.config.compose import Composition, compose, compose_run
+from suites.config.overrides import override
+from suites.config.profiles import ProfileConfig
+from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
+from suites.errors import BenchError, ConfigError
+from suites.pipeline.orchestrate import say
+from suites.pipeline.prechecks import check_out_dirs
+from suites.sizing import fleet_candidates, measured
+from suites.sizing.settings import SizingSettings
+from suites.workloads import workload_class
+from suites.workloads.graphics.replay import GraphicsReplayConfig
+from suites.workloads.graphics.viewsets import FRAMES_PER_TEST, VIEWSETS
+
+__all__ = ["SizingPart", "SizingPlan", "part_overrides", "plan_parts", "reuse_key"]
+
+REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
+
+
+def part_overrides(settings: SizingSettings, sweep: Sweep, repeats: int, tier: str, p: ProfileConfig) -> list[str]:
+    """One consolidation's command line: the profile, its CAD user type's viewsets, the counts, the repeats, the
+    policy."""
+    viewsets = list(settings.cad_sizes[sweep.user_type or settings.cad_size])
+    counts = list(sweep.counts)
+    out = [override("scenario", "consolidation"), override("profile", sweep.profile),
+           override("scenario.repeats", repeats), override("scenario.mixed.max_guests", counts[-1]),
+           override("scenario.mixed.cad_alone", True), override("scenario.mixed.counts_past_miss", 2),
+           override("scenario.mixed.cad.overrides", [override("workload.size", "small"),
+                                                     override("workload.viewsets", viewsets)])]
+    if counts != list(range(1, counts[-1] + 1)):
+        out.append(override("scenario.mixed.counts", counts))
+    if tier == "smoke":
+        out.insert(0, override("preset", "smoke", "+"))
+    if sweep.policy == "mps":  # each guest's SM share: its profile's slice of the GPU (the stand-in for fixed share)
+        out += [override("sharing", "mps"), override("profile.mps_share_pct", max(1, 100 // max(1, p.max_per_gpu)))]
+    return out
+
+
+def frames_of(viewsets: list[str], tier: str) -> int:
+    """Frames one pass of ``viewsets`` replays at ``tier`` (smoke: the preset's frames per test)."""
+    per_test = int(workload_class("graphics-replay").smoke["frames_per_test"]) if tier == "smoke" else FRAMES_PER_TEST
+    return sum(len(VIEWSETS[v].tests) for v in viewsets) * per_test
+
+
+def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str) -> tuple[dict[str, float], str]:
+    """What one consolidation phase run costs on this host for each CAD user type ('' : the sizing's cad_size), and
+    where the figures came from: the study's trial runs on this host (their cache) where they timed both workloads at
+    this tier, else the planner's table (campaign/costs.py). A phase lasts its set-up and the longer of the ML guest's
+    work and the CAD guests' replay; a replay is the trial's (every viewset) scaled by the frames the user type's
+    viewsets replay (a heavy user's 336, a light user's 96 at full size)."""
+    host = "gpu" if inv.gpus else "cpu"
+    timed = costs.cached(trials_dir(settings), inv)
+    cad, ml = (timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch"))
+    if cad and ml:
+        work = {w: max(0.0, t - OVERHEAD_S[host]) for w, t in (("graphics-replay", cad), ("mnist-torch", ml))}
+        source = f"timed by trial runs on this host ({costs.CACHE} under {trials_dir(settings)})"
+    else:
+        work = {w: float(WORK_S[(w, tier)][host]) for w in ("graphics-replay", "mnist-torch")}
+        source = f"the planner's table (campaign/costs.py) for a {host.upper()} host (not measured here)"
+    per_frame = work["graphics-replay"] / frames_of(list(GraphicsReplayConfig().viewsets), tier)
+    types = {"": settings.cad_size, **{t: t for t in settings.cad_users}}
+    return {t: round(OVERHEAD_S[host] + max(work["mnist-torch"],
+                                            per_frame * frames_of(list(settings.cad_sizes[size]), tier)), 1)
+            for t, size in types.items()}, source
+
+
+def trials_dir(settings: SizingSettings) -> Path:
+    """Where a sizing's trial runs are cached: the study's folder beside the sizing's (outputs/study by default),
+    so a sizing and a study on one host plan from the same trial runs."""
+    return Path(settings.out_dir).parent / "study"
+
+
+def time_phases(settings: SizingSettings, inv: Inventory, overrides: list[str], tier: str, out: Console) -> None:
+    """A GPU host's trial runs (the study's: one bench run of each workload at ``tier``, cached under this host's
+    fingerprint in the study's folder) where none are cached yet, each stopped after its share of sizing.budget_s: a
+    GPU phase's seconds are this host's, never the CPU table's guess (48 phase runs x 11 s planned for an H200's MIG
+    slices once)."""
+    costs.time_each(["graphics-replay", "mnist-torch"], tier, overrides, trials_dir(settings), inv,
+                     lambda line: say(out)(f"size: {line}"),
+                     settings.budget_s * costs.TRIAL_SHARE)
+
+
+# Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
+WHERE_KEYS = ("tracking_uri", "fallback_tracking_uri", "artifact_dir", "data.cache_dir", "progress", "experiment",
+              "wait_for_cores_s")
+
+
+class SizingPart(NamedTuple):
+    profile: str
+    policy: str
+    comp: Composition
+    key: str  # what makes a stored consolidation this part's measurement (bench.sizing_key)
+    user_type: str  # the CAD user type its CAD guests stand for (sizing.users)
+    label: str  # how it is said and tagged (bench.sizing_part): profile/policy[/type]
+    estimate_s: float = 0.0  # its seconds by the plan's estimate: it does not start where fewer are left
+
+
+class SizingPlan(NamedTuple):
+    gpu: str  # the GPU sized for
+    candidates: list[ProfileConfig]
+    parts: list[SizingPart]
+    notes: list[str]
+    fleet: list[JsonObject]  # what each node of a fleet (ray.placement=per-node) said it is; [] on this host
+    provenance: dict[str, str]  # what the fleet's nodes add to the sizing's provenance
+    fitted: budget.Fitted  # what fits sizing.budget_s: the sweeps, repeats, estimate and trims
+
+
+def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str, fleet: list[JsonObject]) -> str:
+    """GPU, driver, profile, policy and the consolidation's whole command line (the user's bench overrides too),
+    less the keys that only say where it writes or what it prints; on a fleet its nodes' GPUs and drivers."""
+    kept = [a for a in command_line if a.partition("=")[0].lstrip("+~") not in WHERE_KEYS]
+    gpus = [g for r in fleet for g in r.get("gpus") or []] if fleet else inv.gpus
+    drivers = sorted({str(r.get("driver")) for r in fleet}) if fleet else [inv.driver_version or "-"]
+    return json.dumps({"gpu": ", ".join(str(g.get("name")) for g in gpus) or "no GPU", "driver": ", ".join(drivers),
+                       "profile": profile, "policy": policy, "overrides": kept}, sort_keys=True)
+
+
+def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]]:
+    """(what each node of the fleet says it is, ray.gpu_groups), where the consolidations run one guest per node
+    (backend=ray ray.placement=per-node); ([], {}) where they run on this host."""
+    try:  # the command line alone (its phases are composed with the parts): bad input is one error here
+        cfg, _ = compose(["scenario=consolidation", *overrides])
+    except (BenchError, HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(one_line(exc)) from exc
+    if cfg.backend is not BackendKind.ray or cfg.ray.placement != PER_NODE:
+        return [], {}
+    return survey_fleet(cfg.ray), {k: list(v) for k, v in cfg.ray.gpu_groups.items()}
+
+
+def fleet_gpu(reports: list[JsonObject]) -> str:
+    """The physical GPU a fleet's vGPUs slice (GRID M60-4Q: Tesla M60), or its GPU's own name."""
+    names = list(dict.fromkeys(str(g.get("name")) for r in reports for g in r.get("gpus") or []))  # each once
+    models = sorted({c.gpu_model for n in names for c in measured.candidate_profiles(n, []) if c.gpu_model})
+    return models[0] if models else (names[0] if names else "")
+
+
+def room(p: ProfileConfig, with_ml: bool) -> int:
+    """CAD guests one GPU of ``p`` holds beside the ML guest (its VMs per GPU, less the ML guest's)."""
+    return p.max_per_gpu - (1 if with_ml else 0)
+
+
+def stand_in(settings: SizingSettings, candidates: list[ProfileConfig], deepest: int, with_ml: bool,
+             notes: list[str]) -> ProfileConfig:
+    """The one profile a host without a GPU measures: ``sizing.consolidation_profile`` where it is a candidate whose
+    VMs per GPU allow the counts, else the candidate with the fewest VMs per GPU that allows them (the nearest to a
+    whole-GPU user), else the one with the most; said, with why."""
+    named = next((c for c in candidates if c.name == settings.consolidation_profile), None)
+    if named is not None and room(named, with_ml) >= deepest:
+        return named
+    allowing = sorted((c for c in candidates if room(c, with_ml) >= deepest), key=lambda c: (c.max_per_gpu, c.name))
+    chosen = allowing[0] if allowing else max(candidates, key=lambda c: (c.max_per_gpu, c.name))
+    why = (f"{named.name} allows {room(named, with_ml)} CAD guest(s) beside the ML guest" if named is not None else
+           f"sizing.consolidation_profile={settings.consolidation_profile} is not a profile of this GPU")
+    notes.append(f"no GPU: the stand-in profile is {chosen.name}: its {chosen.max_per_gpu} VM(s) per GPU allow "
+                 f"{min(deepest, room(chosen, with_ml))} CAD guest(s) beside the ML guest ({why}, the counts go to "
+                 f"{deepest})")
+    return chosen
+
+
+def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[ProfileConfig],
+                    fleet: list[JsonObject], groups: dict[str, list[str]],
+                    notes: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+    """(profile -> its deepest count, the fleet's provenance): every candidate on a GPU host, what the fleet's nodes
+    can place on a fleet, one stand-in without a GPU; never deeper than a profile's VMs per GPU allow."""
+    deepest = settings.counts[-1] if settings.counts else settings.max_guests
+    with_ml = settings.mix.get("ml", 0) > 0
+    if fleet:
+        on_fleet = fleet_candidates.plan(candidates, fleet, groups, deepest)
+        notes += on_fleet.notes
+        if not on_fleet.counts:
+            raise ConfigError("size: no candidate profile can be measured on this fleet: " + "; ".join(notes))
+        return on_fleet.counts, on_fleet.provenance
+    chosen = candidates if inv.gpus else [stand_in(settings, candidates, deepest, with_ml, notes)]
+    if not inv.gpus:
+        notes.append(f"no GPU: only {chosen[0].name} measured (on the CPU no profile is enforced: one curve stands "
+                     "for none of them); the others' GPU time is not measured")
+    counts = {}
+    for c in chosen:
+        if room(c, with_ml) < 1:
+            notes.append(f"{c.name}: not measured: its {c.max_per_gpu} VM(s) per GPU leave no CAD guest beside the "
+                         "ML guest's (its CAD users get GPUs of their own: framebuffer bound only)")
+        else:
+            counts[c.name] = min(deepest, room(c, with_ml))
+    if not counts:
+        raise ConfigError("size: no candidate profile holds a CAD guest beside an ML guest: " + "; ".join(notes))
+    return counts, {}
+
+
+def check_names(settings: SizingSettings) -> None:
+    """``sizing.profiles`` and ``sizing.consolidation_profile`` name profiles of configs/profile, each named."""
+    known = {p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml")}
+    unknown = [p for p in settings.profiles if p not in known]
+    if unknown:
+        raise ConfigError(f"sizing.profiles: no such profile {', '.join(unknown)} in configs/profile")
+    if settings.consolidation_profile not in known:
+        raise ConfigError(f"sizing.consolidation_profile={settings.consolidation_profile}: no such profile in "
+                          "configs/profile (it is refused, not replaced)")
+
+
+def candidates_of(settings: SizingSettings, inv: Inventory, fleet: list[JsonObject],
+                  notes: list[str]) -> tuple[str, list[ProfileConfig]]:
+    """(the GPU sized for, its candidate profiles that this host's card can hold)."""
+    check_names(settings)
+    gpu = settings.gpu or fleet_gpu(fleet) or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
+    candidates = measured.candidate_profiles(gpu, settings.profiles)
+    if not candidates:
+        raise ConfigError(f"sizing.gpu={gpu}: no vGPU profile of it in configs/profile (sizing.profiles names "
+                          "candidates by hand)")
+    return gpu, candidates if fleet else measured.within_card(candidates, inv, notes)
+
+
+def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], fitted: budget.Fitted,
+                  tier: str, context: tuple[list[ProfileConfig], list[JsonObject]]) -> list[SizingPart]:
+    candidates, fleet = context
+    by_name = {c.name: c for c in candidates}
+    several = len(settings.cad_users) > 1
+    parts = []
+    for sweep in fitted.sweeps:
+        command_line = [*part_overrides(settings, sweep, fitted.repeats, tier, by_name[sweep.profile]), *overrides]
+        label = f"{sweep.profile}/{sweep.policy}" + (f"/{sweep.user_type}" if several else "")
+        try:
+            comp = compose_run(command_line)
+        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
+            raise ConfigError(f"sizing part {label}: {one_line(exc)}") from exc
+        check_out_dirs(comp.cfg)
+        parts.append(SizingPart(sweep.profile, sweep.policy, comp,
+                          reuse_key(inv, command_line, sweep.profile, sweep.policy, fleet), sweep.user_type, label))
+    return parts
+
+
+def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console,
+               trial: bool = False) -> SizingPlan:
+    """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to what is left of
+    sizing.budget_s), notes: every part composed before anything starts; a problem is one ConfigError. ``trial``: on a
+    GPU host, a phase's cost from trial runs there (:func:`time_phases`), not a CPU host's table."""
+    t0 = time.monotonic()
+    fleet, groups = survey(overrides)
+    notes: list[str] = []
+    gpu, candidates = candidates_of(settings, inv, fleet, notes)
+    if settings.users:
+        notes.append("CAD users by type (sizing.users): " + ", ".join(f"{k} {v}" for k, v in
+                     settings.cad_users.items()) + f"; sizing.mix.cad={settings.mix.get('cad', 0)} is not used")
+    tier = settings.tier if settings.tier != "auto" else "full"  # smoke sizes are no measurement (noise.py)
+    counts, provenance = what_to_measure(settings, inv, candidates, fleet, groups, notes)
+    policies = list(settings.policies)
+    if "mps" in policies and (fleet or not inv.gpus):
+        policies.remove("mps")
+        notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
+                     "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
+                     "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
+    if trial and inv.gpus and not fleet:
+        time_phases(settings, inv, overrides, tier, out)
+    phase_s, source = phase_seconds(settings, inv, tier)
+    shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
+    spent = time.monotonic() - t0  # the trial runs' seconds are the sizing's too: its deadline counts them
+    fitted = budget.fit(budget.sweeps_of(settings.counts, counts, policies, list(settings.cad_users)),
+                        settings.repeats, settings.budget_s - spent, phase_s, shared)
+    phase_costs = ", ".join(f"{t} {s:.0f} s" for t, s in phase_s.items() if t)  # '' is cad_size's, said under its name
+    if not fitted.fits:
+        smallest = fitted.sweeps[0]
+        raise ConfigError(f"sizing.budget_s={settings.budget_s:g}: the smallest sizing ({smallest.profile} "
+                          f"{smallest.policy}, count {list(smallest.counts)}, {fitted.repeats} repeats) takes about "
+                          f"{fitted.estimate_s:.0f} s by its estimate (a phase run: {phase_costs}; {source}); give "
+                          f"sizing.budget_s >= {math.ceil(fitted.estimate_s)}")
+    notes += [f"trimmed to sizing.budget_s={settings.budget_s:g}: {t}" for t in fitted.trims]
+    parts = compose_parts(settings, inv, overrides, fitted, tier, (candidates, fleet))
+    parts = [p._replace(estimate_s=budget.sweep_s(sw, fitted.repeats, phase_s, shared))
+             for p, sw in zip(parts, fitted.sweeps, strict=True)]
+    say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
+             f"({', '.join(p.label for p in parts)}), sizes {tier}, {fitted.repeats} repeat(s) "
+             "per count" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
+    say(out)(f"size: estimate {fitted.estimate_s:.0f} s of sizing.budget_s={settings.budget_s:g} "
+             f"(a phase run: {phase_costs}; {source})")
+    for t in fitted.trims:
+        say(out)(f"size: trimmed: {t}")
+    return SizingPlan(gpu, candidates, parts, notes, fleet, provenance, fitted)
+

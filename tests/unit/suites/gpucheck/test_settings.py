@@ -1,0 +1,33 @@
+"""Tests of ``suites/gpucheck/settings.py``: make gpu-check's ``key=value`` arguments read into its settings, a bad
+one refused as one ConfigError before any check (the command's exit 2: tests/e2e/test_gpu_check.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from suites.errors import ConfigError
+from suites.gpucheck.campaign import BUDGET_S
+from suites.gpucheck.settings import GpuCheckSettings, parse
+
+
+def test_the_defaults_and_each_key(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("BENCH_DATA_ROOT", raising=False)
+    assert parse([]) == GpuCheckSettings(None, BUDGET_S, [], "outputs/gpu-check", False)
+    s = parse(["data.root=/d", "budget_s=120", "only=b1,a", "out_dir=o", "strict=TRUE"])
+    assert s == GpuCheckSettings("/d", 120.0, ["b1", "a"], "o", True)
+
+
+def test_the_data_root_defaults_to_the_environments_and_an_explicit_one_wins(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("BENCH_DATA_ROOT", "/env")
+    assert parse([]).data_root == "/env" and parse(["data.root=/given"]).data_root == "/given"
+
+
+@pytest.mark.parametrize(("arg", "said"), [
+    ("budget_s=nan", "positive number of seconds, got nan"), ("budget_s=-1", "positive number"),
+    ("budget_s=ten", "budget_s must be seconds, got 'ten'"), ("strict=yes", "strict must be true or false"),
+    ("only=a,zz", "only= names unknown checks zz"), ("colour=red", "unknown argument 'colour=red'"),
+    ("budget_s", "unknown argument 'budget_s'"),
+])
+def test_each_refusal_is_one_config_error(arg: str, said: str):
+    with pytest.raises(ConfigError, match=said):
+        parse([arg])
