@@ -13,7 +13,7 @@ __all__ = [
     "FALLBACK_FOR", "GPU_CHECK", "GPU_STATUS", "GUEST", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM", "IMPORTED_TO",
     "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "MIXED", "PARENT", "PHASE",
     "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SCENARIO_RUN", "SIZING", "SIZING_KEY", "SIZING_PART", "SKIPS",
-    "STATUS", "STOPPED", "STUDY", "STUDY_PART", "SWEEP", "TITLE", "VALIDITY", "VALIDITY_REASON", "check",
+    "STATUS", "STOPPED", "STUDY", "STUDY_PART", "SWEEP", "TITLE", "VALIDITY", "VALUES", "VALIDITY_REASON", "check",
     "children_filter", "tag_filter", "time_basis", "validity_of", "verdict", "viewset",
 ]
 
@@ -49,6 +49,8 @@ COMPARE = "compare"  # make compare: what changed between two runs (naming them 
 # KIND of a comparison run beside COMPARISON: the mixed and consolidation scenarios (config.scenario's kinds)
 MIXED = "mixed"
 CONSOLIDATION = "consolidation"
+# every value above, as stored (a reader asks for these words; results already in a store read the same)
+VALUES = (GUEST, SCENARIO_RUN, COMPARISON, SWEEP, STUDY, SIZING, GPU_CHECK, COMPARE, MIXED, CONSOLIDATION)
 
 # --- how it went --------------------------------------------------------------------------------------------------
 STATUS = "bench.status"  # a guest's or scenario's outcome: ok, failed, partial

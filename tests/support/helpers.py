@@ -202,8 +202,14 @@ def cpu_burner(procs: int | None = None) -> Iterator[None]:
 
 
 # --- composing, waiting, process checks --------------------------------------------------------------------------
+# What configs/ reads from the environment (``${oc.env:...}``): part of what a composition is, so part of its key (a
+# composition cached before a test set BENCH_DATA_ROOT was handed to it, which saw the default root: a test that
+# failed only after another had composed the same overrides).
+CONFIG_ENV = ("BENCH_DATA_ROOT", "BENCH_WAIT_FOR_CORES_S", "BENCH_HOST_BUSY_PCT")
+
+
 @functools.cache
-def _composed(overrides: tuple[str, ...]) -> BenchConfig:
+def _composed(overrides: tuple[str, ...], env: tuple[str | None, ...]) -> BenchConfig:
     register_configs()
     with initialize_config_dir(config_dir=str(REPO / "configs"), version_base="1.3"):
         return load(compose("config", overrides=list(overrides)))
@@ -212,7 +218,7 @@ def _composed(overrides: tuple[str, ...]) -> BenchConfig:
 def compose_config(*overrides: str) -> BenchConfig:
     """The config ``overrides`` compose to, as the CLI composes it (each distinct one composed once per test
     process: 0.2 s each, and the catalogue tests compose the same profiles again; a copy, so a test may change it)."""
-    return copy.deepcopy(_composed(overrides))
+    return copy.deepcopy(_composed(overrides, tuple(os.environ.get(k) for k in CONFIG_ENV)))
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 120.0) -> None:

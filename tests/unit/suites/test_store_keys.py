@@ -6,7 +6,7 @@ from suites import store_keys as keys
 
 
 def test_every_key_is_a_bench_tag_and_none_is_spelled_twice():
-    names = [n for n in keys.__all__ if n.isupper()]
+    names = [n for n in keys.__all__ if n.isupper() and n != "VALUES" and getattr(keys, n) not in keys.VALUES]
     values = [getattr(keys, n) for n in names]
     assert all(v.startswith("bench.") for n, v in zip(names, values, strict=True) if n != "PARENT")
     assert len(set(values)) == len(values) and keys.PARENT == "mlflow.parentRunId"  # MLflow's own: read, not ours
@@ -21,3 +21,13 @@ def test_the_keys_with_a_name_in_them_read_as_stored():
     assert keys.check("b1") == "bench.check.b1"
     assert keys.tag_filter(keys.KIND, "sizing") == "tags.`bench.kind` = 'sizing'"
     assert keys.children_filter("abc") == "tags.mlflow.parentRunId = 'abc'"
+
+
+def test_the_role_and_kind_values_read_as_stored_and_each_is_listed():
+    """A run's ROLE and KIND values beside their keys: the words stored runs hold, every constant among VALUES."""
+    assert keys.VALUES == ("guest", "scenario", "comparison", "sweep", "study", "sizing", "gpu-check", "compare",
+                           "mixed", "consolidation")
+    words = {n for n in keys.__all__ if n.isupper() and isinstance(getattr(keys, n), str)
+             and not getattr(keys, n).startswith(("bench.", "mlflow."))}
+    assert {getattr(keys, n) for n in words} == set(keys.VALUES)
+

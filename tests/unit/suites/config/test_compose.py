@@ -92,3 +92,18 @@ def test_a_guest_groups_workload_is_composed_once_per_process_and_each_caller_ge
     first.frames_per_test = 1  # a caller's change stays its own
     assert module.group_workload("graphics-replay", ("workload.frames_per_test=8",)).frames_per_test == 8
     module.composed_workload.cache_clear()
+
+
+def test_a_composition_cached_before_the_environment_changed_is_not_handed_out_after(monkeypatch):
+    """tests/support/helpers.compose_config composes each set of overrides once per process: the environment the
+    config reads is part of its key (this test failed after any other that had composed no overrides first)."""
+    monkeypatch.delenv("BENCH_DATA_ROOT", raising=False)
+    before = compose_config().data.root
+    monkeypatch.setenv("BENCH_DATA_ROOT", "/from/env")
+    assert compose_config().data.root == "/from/env" != before
+    import re
+
+    from tests.support.helpers import CONFIG_ENV, REPO
+
+    read = {m for p in (REPO / "configs").rglob("*.yaml") for m in re.findall(r"oc\.env:(\w+)", p.read_text())}
+    assert read == set(CONFIG_ENV)  # a variable configs/ reads and the key leaves out would bring the bug back
