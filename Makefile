@@ -192,9 +192,11 @@ test: setup setup-system setup-cluster lint
 	$(PY) -m pytest -m "not alone"
 	$(PY) -m pytest -m alone -n 0
 
-# The edit loop: the unit tier (tests/unit: nothing that starts a CLI, guest, cluster or VM) and the layout test.
+# The edit loop: the unit tier (tests/unit: nothing that starts a CLI, guest, cluster or VM) and the layout test, less
+# its tests marked heavy (a second or more each: a real store written, a whole sizing or study planned; make test
+# runs them).
 test-fast: setup lint
-	$(PY) -m pytest tests/unit tests/test_layout.py -n 2 --dist load --durations=10
+	$(PY) -m pytest tests/unit tests/test_layout.py -m "not heavy" -n 2 --dist load --durations=10
 
 lint: setup
 	$(call q,VENV)/bin/ruff check .

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import os
 import signal
@@ -107,10 +108,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def slow_first(items: list[pytest.Item]) -> None:
-    """The modules holding a ``slow`` test (minutes each) go first, each module's tests and the other modules in
-    pytest-randomly's order. Under xdist this decides only between modules of as many tests: its scheduler
-    (--dist loadfile, with its default --loadscope-reorder) hands out modules by their number of tests, most first.
-    That order is near the best one here: with one CI run's module times, a simulation of its scheduler (each test
-    process holding two modules) ends 1,339 s in, costliest-first 1,328 s, a perfect split 1,327 s (2026-11-26)."""
-    slow = {item.module.__name__ for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.module.__name__ not in slow)  # stable: every other order stays
+    """The modules holding a ``slow`` test (a minute or more each) go first, the most minutes first;
+    then the others, those with the most tests first, each module's tests in pytest-randomly's order. xdist hands
+    the modules out in this order (``--no-loadscope-reorder`` in pyproject.toml): its own order, by number of tests
+    alone, started the rehearsal's module (two tests, 5 minutes) last, while the other test processes had nothing
+    left to run (a fresh-clone CI's last 4 minutes, 2026-11-29): the longest first is what ends soonest."""
+    slow: collections.Counter[str] = collections.Counter()
+    for item in items:  # each slow test's minutes (slow(minutes=N): what a fresh-clone CI took; one where unsaid)
+        mark = item.get_closest_marker("slow")
+        if mark is not None:
+            slow[item.module.__name__] += mark.kwargs.get("minutes", 1)
+    count = collections.Counter(item.module.__name__ for item in items)
+    items.sort(key=lambda item: (-slow[item.module.__name__], -count[item.module.__name__]))  # stable within one

@@ -30,7 +30,7 @@ from rich.console import Console
 from gpu_probe import inventory
 from gpu_probe.inventory import Inventory
 from suites.campaign import execute
-from suites.config import stand_in
+from suites.config import device_file, stand_in
 from suites.config.compose import compose
 from suites.config.schema import one_line, register_configs
 from suites.errors import BenchError, fail
@@ -56,8 +56,10 @@ def prepare(argv: list[str], out: Console) -> tuple[SizingSettings, Inventory, S
         refuse_run_dirs(overrides, "sizing", "sizing.out_dir", "outputs/sizing")
         settings = load_settings(name, mine)
         require_output_dir(settings.out_dir, "sizing.out_dir")
-        inv = stand_in.inventory_for(compose(list(overrides))[0], inventory.collect())  # make rehearse: the device's
-        return settings, inv, plan_parts(settings, inv, overrides, out, trial=True)
+        cfg, _ = compose(list(overrides))
+        inv = stand_in.inventory_for(cfg, inventory.collect())  # make rehearse: the device's GPU
+        played = dict(device_file.load(cfg.stand_in).get("work_s", {})) if cfg.stand_in else None  # its work too
+        return settings, inv, plan_parts(settings, inv, overrides, out, trial=True, device_work=played)
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         fail(one_line(exc))
 

@@ -68,16 +68,24 @@ def frames_of(viewsets: list[str], tier: str) -> int:
     return sum(len(VIEWSETS[v].tests) for v in viewsets) * per_test
 
 
-def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str) -> tuple[dict[str, float], str]:
+def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str,
+                  device_work: dict[str, float] | None = None) -> tuple[dict[str, float], str]:
     """What one consolidation phase run costs on this host for each CAD user type ('' : the sizing's cad_size), and
     where the figures came from: the study's trial runs on this host (their cache) where they timed both workloads at
     this tier, else the planner's table (campaign/costs.py). A phase lasts its set-up and the longer of the ML guest's
     work and the CAD guests' replay; a replay is the trial's (every viewset) scaled by the frames the user type's
-    viewsets replay (a heavy user's 336, a light user's 96 at full size)."""
+    viewsets replay (a heavy user's 336, a light user's 96 at full size). ``device_work``: a device file's work
+    seconds per ``<workload>/<tier>`` (a rehearsal's ``stand_in=``): the device's, where this host's trial runs would
+    time this host's set-up (on a loaded host, a phase three times the device's, and a plan refused for its
+    budget)."""
     host = "gpu" if inv.gpus else "cpu"
-    timed = costs.cached(trials_dir(settings), inv)
+    timed = costs.cached(trials_dir(settings), inv) if device_work is None else {}
     cad, ml = (timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch"))
-    if cad and ml:
+    if device_work is not None:
+        work = {w: float(device_work.get(f"{w}/{tier}", WORK_S[(w, tier)][host])) for w in ("graphics-replay",
+                                                                                            "mnist-torch")}
+        source = "the device file's work seconds (stand_in; the planner's table where it has none)"
+    elif cad and ml:
         work = {w: max(0.0, t - OVERHEAD_S[host]) for w, t in (("graphics-replay", cad), ("mnist-torch", ml))}
         source = f"timed by trial runs on this host ({costs.CACHE} under {trials_dir(settings)})"
     else:
@@ -255,10 +263,11 @@ def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str]
 
 
 def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console,
-               trial: bool = False) -> SizingPlan:
+               trial: bool = False, device_work: dict[str, float] | None = None) -> SizingPlan:
     """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to what is left of
     sizing.budget_s), notes: every part composed before anything starts; a problem is one ConfigError. ``trial``: on a
-    GPU host, a phase's cost from trial runs there (:func:`time_phases`), not a CPU host's table."""
+    GPU host, a phase's cost from trial runs there (:func:`time_phases`), not a CPU host's table; ``device_work``: a
+    stand-in device's work seconds, in their place (:func:`phase_seconds`)."""
     t0 = time.monotonic()
     fleet, groups = survey(overrides)
     notes: list[str] = []
@@ -274,9 +283,9 @@ def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], o
         notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
                      "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
                      "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
-    if trial and inv.gpus and not fleet:
+    if trial and inv.gpus and not fleet and device_work is None:
         time_phases(settings, inv, overrides, tier, out)
-    phase_s, source = phase_seconds(settings, inv, tier)
+    phase_s, source = phase_seconds(settings, inv, tier, device_work)
     shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
     spent = time.monotonic() - t0  # the trial runs' seconds are the sizing's too: its deadline counts them
     fitted = budget.fit(budget.sweeps_of(settings.counts, counts, policies, list(settings.cad_users)),

@@ -53,6 +53,7 @@ def row(out: str, figure: str) -> str:
     return next(line for line in out.splitlines() if f" {figure} " in line)
 
 
+@pytest.mark.slow(minutes=2)  # its module goes first (tests/conftest.py)
 def test_a_slower_step_is_slower_with_an_interval_that_excludes_1_and_the_one_set_up_difference(runs):
     proc = compare(runs, str(runs["A"]), str(runs["B"]), "--no-record")
     assert proc.returncode == 0, proc.stderr

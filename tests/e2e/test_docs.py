@@ -115,7 +115,12 @@ def sizing_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("sizing-store")
 
 
-@pytest.mark.parametrize("page,command", CASES, ids=[f"{p}:{c}" for p, c in CASES])
+# a documented make size or make study: a minute or more each, so this module goes first (tests/conftest.py)
+SLOW = ("make size", "make study")
+
+
+@pytest.mark.parametrize("page,command", [pytest.param(p, c, marks=[pytest.mark.slow(minutes=2)] * c.startswith(SLOW))
+                                          for p, c in CASES], ids=[f"{p}:{c}" for p, c in CASES])
 def test_documented_command_runs(tmp_path: Path, page: str, command: str, sizing_store: Path):
     argv = sized(shlex.split(command), tmp_path, sizing_store)
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from tests.support.helpers import SMOKE, mlflow_client, run_bench
@@ -59,6 +60,7 @@ def test_strict_refuses_an_unenforced_profile_before_anything_starts(tmp_path: P
     assert not list(run.run_dir.glob("**/g*.log")) and not (tmp_path / "mlflow.db").exists()
 
 
+@pytest.mark.slow(minutes=2)  # its module goes first (tests/conftest.py)
 def test_scaling_smoke_trains_at_four_ranks(tmp_path: Path):
     run = run_bench(tmp_path, *SMOKE, "scenario=scaling")
     assert run.proc.returncode == 0, run.proc.stderr[-2000:]  # 4 steps per rank: no division by zero

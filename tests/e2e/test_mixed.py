@@ -111,6 +111,7 @@ def test_mixed_runs_three_phases_and_the_report_equals_the_store(tmp_path: Path,
     _notebook_shows(run.tracking_uri, tmp_path, f"{r['concurrent_s']:.1f}")
 
 
+@pytest.mark.slow(minutes=2)  # its module goes first (tests/conftest.py)
 def test_consolidation_goes_two_steps_past_the_first_step_that_misses_qos(tmp_path: Path):
     run = run_bench(tmp_path, "scenario=consolidation", "profile=m60-2q", *SMALL, "scenario.mixed.max_guests=3",
                     "scenario.mixed.qos_p95_frame_ms=0.001")

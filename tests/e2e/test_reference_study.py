@@ -44,7 +44,7 @@ def test_bad_study_settings_are_one_line_before_anything(tmp_path: Path, arg: st
     assert not (tmp_path / "study").exists() and not (tmp_path / "mlflow.db").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=4)  # with the killed study's 1.5: its module goes first (tests/conftest.py)
 def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path: Path):
     """The whole study within a small budget (no GPU here: episode 2 only, labelled not enforced): the mixed study
     of m60-8q and a consolidation, each phase once (repeats and their spread: tests/test_honest.py)."""

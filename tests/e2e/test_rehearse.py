@@ -12,11 +12,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from suites.gpucheck import campaign
 from tests.support import progress
 from tests.support.helpers import REPO
 
 
+@pytest.mark.slow(minutes=5)  # its module goes first (tests/conftest.py)
 def test_gpu_checks_campaign_at_h200_speed_passes_every_played_judge_labelled_not_a_measurement(tmp_path: Path):
     # ~4 minutes on this host kind alone; guarded by its progress (its lines, its runs' files), not a total
     done = progress.run(["make", "--no-print-directory", "rehearse", "GPU=h200"], watch=(tmp_path,), cwd=REPO,

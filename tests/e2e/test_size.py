@@ -31,6 +31,7 @@ def size(tmp_path: Path, *args: str, store: str | None = None, make: bool = Fals
                         env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
 
 
+@pytest.mark.slow(minutes=3)  # its module goes first (tests/conftest.py)
 def test_a_sizing_on_this_cpu_host_is_measured_recorded_labelled_and_reused(tmp_path: Path):
     from mlflow.tracking import MlflowClient
 
@@ -145,6 +146,7 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
     assert stored(StoreReader(uri), exp, cons.data.tags["bench.sizing_key"]) is None
 
 
+@pytest.mark.slow(minutes=2)  # its module goes first (tests/conftest.py)
 def test_two_sizings_of_the_same_thing_at_once_on_one_store_measure_it_once(tmp_path: Path):
     """The reuse race with two real processes: both find nothing stored, one leases the cores and measures, the
     other waits its turn in the core queue and then takes what the first recorded, said; one consolidation run."""

@@ -35,6 +35,7 @@ def two_4q_nodes():
     c.stop()
 
 
+@pytest.mark.slow(minutes=2)  # its module goes first (tests/conftest.py)
 def test_a_sizing_on_a_fleet_measures_what_its_nodes_place_and_names_each_node_and_profile(tmp_path: Path,
                                                                                           two_4q_nodes):
     uri = store_at(tmp_path / "mlflow.db")

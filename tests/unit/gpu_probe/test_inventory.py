@@ -31,6 +31,7 @@ def test_no_gpu_host():
     assert s.gpu_status.startswith("no GPU") and not any(c.startswith("gpu") for c in s.columns())
 
 
+@pytest.mark.heavy
 def test_gpu_lost_mid_run():
     with replay("h100-gpu-lost") as nv:
         inv = inventory.collect(nv)

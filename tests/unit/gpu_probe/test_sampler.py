@@ -37,6 +37,7 @@ def test_b2_b3_judge_gpu_util_in_the_guests_timed_windows_not_over_its_whole_lif
     assert timed_gpu(samples, []) == {}
 
 
+@pytest.mark.heavy
 def test_gpu_lost_mid_run_keeps_sampling_with_missing_values():
     import time
 

@@ -108,6 +108,7 @@ def test_an_interrupt_during_a_part_stops_there_lists_the_rest_and_still_conclud
     assert (run.run_dir / "mlflow-export").is_dir()  # exported after the part that finished
 
 
+@pytest.mark.heavy
 def test_an_interrupt_while_concluding_ends_every_run_under_the_parent_killed(tmp_path: Path, monkeypatch):
     """A Ctrl-C that lands outside a part's own handling (here: while concluding; in life also while a consolidation
     places its next phase): the parent run and what it left RUNNING end KILLED, so none is FINISHED or reused."""

@@ -21,6 +21,7 @@ def test_what_it_refuses_is_one_error_line_and_exit_2(capsys, args: list[str], s
     assert err.startswith(says) and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.heavy
 def test_an_interrupted_rehearsal_says_so_in_one_line_and_exits_130(monkeypatch, capsys):
     def interrupted(*args):
         raise KeyboardInterrupt

@@ -47,6 +47,7 @@ def test_a_store_that_is_not_there_and_a_run_that_is_not_there_are_one_line(caps
     assert code == 2 and err.startswith(f"error: {'a' * 32}: no such run in this store") and len(err.splitlines()) == 1
 
 
+@pytest.mark.heavy
 def test_two_comparisons_slower_by_the_gates_rule_exit_1_and_are_recorded_naming_both(capsys, tmp_path: Path):
     uri = store_at(tmp_path / "m.db")
     a = compared_runs.comparison(uri, {"cpu": [100.0, 101.0, 99.0]}, {"workload.step_ms": "5"})
@@ -116,6 +117,7 @@ def test_a_signal_that_lands_while_the_given_up_record_ends_killed_never_leaves_
     assert rec.info.status == "KILLED"
 
 
+@pytest.mark.heavy
 def test_a_noise_band_wider_than_the_gates_percent_is_said_beside_the_gate(capsys, tmp_path: Path):
     """Hostile round: --noise 99 silently disarmed --fail-on slower:5 (within the band every figure is no change)."""
     uri = store_at(tmp_path / "m.db")

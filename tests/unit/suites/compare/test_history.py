@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from suites.compare import history
 from suites.compare.results import read
 from suites.record.store_reader import StoreReader
@@ -12,6 +14,7 @@ from tests.support import compared_runs
 from tests.support.helpers import store_at
 
 
+@pytest.mark.heavy
 def test_five_runs_with_a_driver_change_between_the_third_and_fourth(tmp_path: Path, monkeypatch):
     uri = store_at(tmp_path / "mlflow.db")
     store = StoreReader(uri)

@@ -41,6 +41,7 @@ def test_a_nested_run_is_refused_saying_what_it_is(tmp_path: Path):
         lookup.resolve(store, EXP, guest.run_id)
 
 
+@pytest.mark.heavy
 def test_latest_takes_the_two_newest_of_a_kind_on_this_machine_older_first(tmp_path: Path):
     uri = store_at(tmp_path / "mlflow.db")
     first = compared_runs.bench(uri, 100.0)
@@ -100,6 +101,7 @@ def test_two_sizings_show_each_profiles_n_and_the_recommendation_as_changed_or_s
     assert conclude.compare(a, b, 5.0, None).setup == []  # the answer is no set-up
 
 
+@pytest.mark.heavy
 def test_a_study_against_a_study_sets_each_parts_phases_side_by_side(tmp_path: Path):
     uri = store_at(tmp_path / "mlflow.db")
     store = StoreReader(uri)

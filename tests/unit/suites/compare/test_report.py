@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from suites.compare import conclude
 from suites.compare.conclude import Gate
 from suites.compare.results import read
@@ -13,6 +15,7 @@ from tests.support import compared_runs
 from tests.support.helpers import store_at
 
 
+@pytest.mark.heavy
 def test_the_report_says_the_set_up_change_the_verdicts_and_the_gate(tmp_path: Path, monkeypatch):
     from suites.compare import report
 

@@ -11,6 +11,7 @@ from suites.pipeline.hydra_dirs import hydra_node
 from tests.support.helpers import SMOKE, compose_config
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("overrides", [[*SMOKE], [*SMOKE, "scenario=gpu-vs-cpu"], ["scenario=mixed", "profile=m60-8q"],
                                        ["workload=graphics-replay", "profile=m60-1q", "hydra.run.dir=/tmp/zz/r"]])
 def test_the_config_read_from_hydras_node_is_the_plain_composition(overrides: list[str]):
@@ -25,6 +26,7 @@ def test_the_config_read_from_hydras_node_is_the_plain_composition(overrides: li
     assert OmegaConf.to_yaml(read.dcfg) == OmegaConf.to_yaml(plain.dcfg) and OmegaConf.is_struct(read.dcfg)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("scenario,phases", [
     ("gpu-vs-cpu", {"1-gpu": "passthrough-1gpu", "cpu": "cpu"}),
     ("passthrough-vs-vgpu", {"passthrough": "passthrough-1gpu", "vgpu-8q": "m60-8q"}),
@@ -42,6 +44,7 @@ def test_shipped_comparisons_compose_phase_by_phase(scenario: str, phases: dict)
         assert compose_phase([f"scenario={scenario}"], cfg.scenario.phases[1])[0].scenario.guests == 4
 
 
+@pytest.mark.heavy
 def test_explicit_data_root_beats_the_environment(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("BENCH_DATA_ROOT", "/from/env")
     assert compose_config().data.root == "/from/env"

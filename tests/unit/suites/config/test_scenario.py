@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from suites.run.plan import peer_timeout_s
 
 
@@ -17,6 +19,7 @@ def test_nccl_timeout_outlasts_every_wait_a_peer_can_see():
 
 
 # --- scenario.study, the old name of scenario.mixed, read for a release -------------------------------------------
+@pytest.mark.heavy
 def test_the_old_name_is_taken_as_the_new_field_by_field_and_said():
     import pytest
 
@@ -44,6 +47,7 @@ def test_a_runs_params_carry_the_renamed_keys_under_their_old_names_too():
     assert got == {**params, "scenario.study.cad.workload": "x"}
 
 
+@pytest.mark.heavy
 def test_the_old_name_of_groups_overrides_a_scenario_files_groups_and_is_said():
     import pytest
 
@@ -59,6 +63,7 @@ def test_the_old_name_of_groups_overrides_a_scenario_files_groups_and_is_said():
         [(g.workload.name, g.guests) for g in new.runs[0].groups]
 
 
+@pytest.mark.heavy
 def test_a_consolidations_counts_given_under_their_old_names_are_read_said_and_recorded_under_both():
     import pytest
 
@@ -82,6 +87,7 @@ def test_a_consolidations_counts_given_under_their_old_names_are_read_said_and_r
     assert params["scenario.mixed.counts_past_miss"] == params["scenario.mixed.steps_past_miss"] == 0
 
 
+@pytest.mark.heavy
 def test_a_runs_params_record_what_was_given_under_the_old_group_name_not_the_new_names_default():
     import pytest
     from omegaconf import OmegaConf

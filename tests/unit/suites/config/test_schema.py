@@ -139,6 +139,7 @@ def test_the_good_values_of_each_base_compose():
         assert compose_run([*base, "+preset=smoke"], composed(base)).cfg.seed == 0
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("override", ["workload.lr=inf", "seed=99999999999999999999", "profile.vcpus=x",
                                       "workload.no_such_key=1", "sampler.rate_hz=nan"])
 def test_the_override_path_refuses_as_hydra_itself_does(override: str):

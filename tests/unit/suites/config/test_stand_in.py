@@ -40,6 +40,7 @@ def test_a_comparison_has_its_cpu_arm_at_the_reference_studys_ratio():
     assert {r.label: r.groups[0].workload.step_ms for r in comp.runs} == {"1-gpu": 4.414, "cpu": 44.14}
 
 
+@pytest.mark.heavy
 def test_a_mixed_run_has_fixed_step_beside_fixed_frame_at_each_viewsets_frame_time():
     comp = compose_run(["stand_in=h200", "scenario=mixed", "profile=m60-8q"])
     mixed = next(r for r in comp.runs if r.label == "m60-8q/mixed")

@@ -22,6 +22,7 @@ from tests.support.helpers import HAVE_MNIST, MNIST_ROOT, SMOKE, free_port, run_
 from tests.support.mirror import cfg_for, gz_mnist, mirror_dir, nothing_cached, serve
 
 
+@pytest.mark.heavy
 def test_synthetic_files_are_real_idx_read_by_torchvision(tmp_path: Path):
     from torchvision.datasets import MNIST
 

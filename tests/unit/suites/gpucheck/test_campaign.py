@@ -21,6 +21,7 @@ from suites.record.store_reader import StoreReader
 from tests.support.checks_stood_in import gpu_check, stood_in
 
 
+@pytest.mark.heavy
 def test_the_checks_run_in_priority_order_through_the_executor_nested_and_exported(tmp_path: Path, monkeypatch):
     ran = stood_in(monkeypatch)
     gc = gpu_check(tmp_path, ["b2", "a", "k", "b1"])
@@ -39,6 +40,7 @@ def test_the_checks_run_in_priority_order_through_the_executor_nested_and_export
     assert (tmp_path / "gc" / "device.json").exists()  # a GPU host's gpu-check writes what it measured
 
 
+@pytest.mark.heavy
 def test_a_check_whose_estimate_passes_what_is_left_does_not_start_and_its_row_says_so(tmp_path: Path, monkeypatch):
     ran = stood_in(monkeypatch)
     gc = gpu_check(tmp_path, ["a", "b1", "k", "h"], {"k": 400.0})
@@ -63,6 +65,7 @@ def test_estimates_come_from_the_device_files_measured_check_seconds_where_it_ha
     assert set(campaign.PRIORITY) == set(checks.CHECKS) == set(campaign.ESTIMATE_S)  # every check ordered, estimated
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("pause_s", [0.2, 1.5])
 def test_a_rehearsals_device_clock_counts_each_check_as_its_estimate_and_the_executor_at_the_devices_rate(
         tmp_path: Path, pause_s: float):

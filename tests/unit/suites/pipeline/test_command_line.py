@@ -26,6 +26,7 @@ def test_the_quoted_non_ascii_value_the_hint_gives_is_accepted(tmp_path: Path):
         checked.claim.release()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("multirun", [False, True])
 def test_the_precheck_composes_each_run_once_with_hydras_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               multirun: bool):

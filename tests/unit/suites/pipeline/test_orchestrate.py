@@ -14,6 +14,7 @@ from suites.pipeline.orchestrate import plan_phases
 from tests.support.hosts import host
 
 
+@pytest.mark.heavy
 def test_the_phases_of_one_comparison_train_one_stand_in_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """gpu-vs-cpu on a GPU host: the GPU phase's stand-in has MNIST's 60,000 images, and so has the CPU phase's
     (planned alone, its placements without a GPU gave 24,000 on cce1a94: a time ratio of different work)."""

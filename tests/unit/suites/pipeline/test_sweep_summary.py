@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 
 from suites.config.compose import compose_raw
@@ -43,6 +44,7 @@ def test_a_store_that_cannot_be_opened_sends_the_summary_to_the_fallback_store(t
     assert run.tags["bench.role"] == "sweep" and run.tags["bench.fallback_for"] == dead
 
 
+@pytest.mark.heavy
 def test_a_sweep_folder_with_no_job_records_nothing(tmp_path: Path, capsys):
     uri = store_at(tmp_path / "mlflow.db")
     (tmp_path / "sweep").mkdir()

@@ -9,6 +9,7 @@ import pytest
 from tests.support.stores import ROOT, export, runs_in
 
 
+@pytest.mark.heavy
 def test_an_import_that_fails_part_way_is_rolled_back_and_a_retry_imports_it_whole(tmp_path: Path,
                                                                                  monkeypatch: pytest.MonkeyPatch):
     """A failure the checks cannot foresee (the target refuses the child's artifacts): the root copied before it
@@ -34,6 +35,7 @@ def test_an_import_that_fails_part_way_is_rolled_back_and_a_retry_imports_it_who
     assert (tmp_path / "mlartifacts").is_dir()  # beside the target store, not the working directory's outputs/
 
 
+@pytest.mark.heavy
 def test_a_half_import_left_by_a_killed_sync_is_replaced_by_the_retry(tmp_path: Path):
     from mlflow.tracking import MlflowClient
 

@@ -22,6 +22,7 @@ def recorded(tmp_path: Path) -> tuple[str, str]:
                                       tags={keys.VALIDITY_PREFIX + "m60-2q/n1": "not enforced"})
 
 
+@pytest.mark.heavy
 def test_a_consolidations_phases_are_read_back_every_repeat_in_run_order(tmp_path: Path):
     from mlflow.tracking import MlflowClient
 
@@ -32,6 +33,7 @@ def test_a_consolidations_phases_are_read_back_every_repeat_in_run_order(tmp_pat
     assert phases["m60-2q/n2"][0].cad_frames == 200.0  # two CAD guests of 100 frames
 
 
+@pytest.mark.heavy
 def test_a_run_of_another_kind_or_none_is_one_lookup_error_saying_what_it_is(tmp_path: Path):
     from mlflow.tracking import MlflowClient
 
@@ -46,6 +48,7 @@ def test_a_run_of_another_kind_or_none_is_one_lookup_error_saying_what_it_is(tmp
     assert reader.latest(client, "e", "mixed") is None and reader.latest(client, "nope", "mixed") is None
 
 
+@pytest.mark.heavy
 def test_the_report_reads_the_latest_consolidation_from_the_store_alone(tmp_path: Path):
     uri, rid = recorded(tmp_path)
     rep = reader.build(uri, "e")

@@ -15,6 +15,7 @@ from tests.support.helpers import store_at
 STEPS = {1: {"frame_ms": 40.0, "p95": 70.0, "rate": 990.0}}
 
 
+@pytest.mark.heavy
 def test_the_newest_finished_run_of_a_kind_with_a_tag_and_a_runs_children(tmp_path: Path):
     from mlflow.tracking import MlflowClient
 

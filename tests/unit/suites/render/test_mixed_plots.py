@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from suites.render import mixed_plots
 from tests.support.outcomes import check, study
 
 
+@pytest.mark.heavy
 def test_study_figures_fit_and_consolidation_series_are_apart(tmp_path: Path, drawn: list):
     files = mixed_plots.draw(study(), tmp_path)
     assert [f.name for f in files] == ["slowdown.png", "sequential_vs_concurrent.png", "cpu_utilisation.png",
@@ -21,6 +24,7 @@ def test_study_figures_fit_and_consolidation_series_are_apart(tmp_path: Path, dr
     assert not ax1.get_position().overlaps(ax2.get_position()), "p95 frame time and ML slowdown on one panel"
 
 
+@pytest.mark.heavy
 def test_every_figure_of_a_busy_hosts_report_says_so_beside_not_a_gpu(tmp_path: Path, drawn: list):
     from suites.run.marks import Mark
 

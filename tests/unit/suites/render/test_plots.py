@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from gpu_probe.stats import confidence_interval
 from suites.record.sweep_points import SweepRow
 from suites.render import plots
@@ -12,6 +14,7 @@ from suites.validity import NOT_ENFORCED
 from tests.support.outcomes import LONG, check, outcome, phases
 
 
+@pytest.mark.heavy
 def test_utilisation_and_comparison_fit_their_figures(tmp_path: Path, drawn: list):
     plots.utilisation(outcome(), tmp_path / "utilisation.png")
     plots.comparison(phases(), tmp_path / "comparison.png", "scaling: cifar10-torch over 1, 2 and 4 GPUs " + LONG)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from suites.config.compose import compose_run
 from suites.config.schema import register_configs
 from suites.run import execute
@@ -20,6 +22,7 @@ def planned(tmp_path: Path, *overrides: str):
     return plan(comp.runs[0])
 
 
+@pytest.mark.heavy
 def test_guests_run_together_and_come_back_as_a_plain_data_outcome(tmp_path: Path):
     out = execute.execute(planned(tmp_path, "scenario=concurrent", "scenario.guests=2", "profile.vcpus=1"),
                           tmp_path / "logs")
@@ -30,6 +33,7 @@ def test_guests_run_together_and_come_back_as_a_plain_data_outcome(tmp_path: Pat
     assert execute.still_running([]) == []
 
 
+@pytest.mark.heavy
 def test_the_host_is_looked_at_before_the_guests_only_where_its_threshold_can_be_passed():
     import os
 

@@ -29,6 +29,7 @@ def started(tmp_path: Path, *args: str):
     return plan, uri, CampaignRun(campaign, tmp_path / "run", Nest(recorder, parent, launcher="size"))
 
 
+@pytest.mark.heavy
 def test_each_consolidation_is_a_part_named_by_its_label_and_tagged_with_its_reuse_key(tmp_path: Path):
     settings, _, plan, _ = planned_sizing(tmp_path, "sizing.users.light=20", "sizing.users.heavy=5")
     campaign = campaign_of(settings, plan)
@@ -38,6 +39,7 @@ def test_each_consolidation_is_a_part_named_by_its_label_and_tagged_with_its_reu
     assert campaign.parts[0].folder == plan.parts[0].label.replace("/", "-")
 
 
+@pytest.mark.heavy
 def test_a_stored_consolidation_of_the_same_measurement_is_reused_not_measured(tmp_path: Path, monkeypatch):
     plan, uri, run = started(tmp_path)
     (part,) = plan.parts
@@ -49,6 +51,7 @@ def test_a_stored_consolidation_of_the_same_measurement_is_reused_not_measured(t
     assert f"size part 1/1: {part.label}: reused consolidation run {rid} ==" in text.getvalue()
 
 
+@pytest.mark.heavy
 def test_a_consolidation_another_sizing_measured_while_this_one_waited_is_taken_not_measured_twice(
         tmp_path: Path, monkeypatch):
     """Two sizings of the same thing at once on one store: the second waits for the first's cores; by then the
@@ -69,6 +72,7 @@ def test_a_consolidation_another_sizing_measured_while_this_one_waited_is_taken_
     assert f"measured meanwhile by another sizing: reused consolidation run {other[0]}" in text.getvalue()
 
 
+@pytest.mark.heavy
 def test_a_sizing_starts_only_the_consolidations_that_can_end_within_its_budget_and_says_which_were_not(
         tmp_path: Path, monkeypatch):
     """A sizing has the study's hard deadline: sizing.budget_s from its start. Here the first consolidation has used

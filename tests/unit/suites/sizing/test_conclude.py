@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from suites.record.recorder import Recorder
@@ -22,6 +23,7 @@ OK = {1: {"frame_ms": 40.4, "p95": 70.0, "rate": 990.0}, 2: {"frame_ms": 41.2, "
       4: {"frame_ms": 46.0, "p95": 95.0, "rate": 880.0}}
 
 
+@pytest.mark.heavy
 def test_a_busy_hosts_consolidation_gives_an_inconclusive_sizing_everywhere_and_never_a_count(tmp_path: Path):
     from mlflow.tracking import MlflowClient
 
@@ -51,6 +53,7 @@ def test_a_busy_hosts_consolidation_gives_an_inconclusive_sizing_everywhere_and_
     assert run.data.metrics == {"inconclusive": 1.0} and run.info.status == "FINISHED"
 
 
+@pytest.mark.heavy
 def test_a_clean_consolidation_that_misses_qos_at_one_guest_gives_0_with_its_reason(tmp_path: Path):
     settings, inv, plan, uri = planned(tmp_path)
     (part,) = plan.parts
@@ -64,6 +67,7 @@ def test_a_clean_consolidation_that_misses_qos_at_one_guest_gives_0_with_its_rea
     assert report.metrics_of(result)[f"{part.profile}.n_point"] == 0.0
 
 
+@pytest.mark.heavy
 def test_two_user_types_at_two_qos_levels_give_the_density_table_and_the_vm_to_provision(tmp_path: Path):
     settings, inv, plan, uri = planned(tmp_path, "sizing.users.light=20", "sizing.users.heavy=5",
                                        "sizing.price.gpu=4000", "sizing.price.licence_per_year=450")
@@ -98,6 +102,7 @@ def test_two_user_types_at_two_qos_levels_give_the_density_table_and_the_vm_to_p
         assert max(map(len, lines)) <= 120 and not (broken_tokens(table, lines) if hasattr(table, "columns") else [])
 
 
+@pytest.mark.heavy
 def test_a_stored_figure_that_is_not_a_number_is_skipped_with_a_note_not_a_traceback(tmp_path: Path):
     import sqlite3
 

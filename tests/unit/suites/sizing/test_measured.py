@@ -42,6 +42,7 @@ def test_peaks_are_nan_without_a_gpu_and_the_largest_with_one():
     assert math.isnan(demand([stated])[0]) and demand([stated])[2] == 1400.0  # a statement, never a measured peak
 
 
+@pytest.mark.heavy
 def test_a_gpus_candidates_are_its_vgpu_profiles_largest_first_or_those_named():
     names = [p.name for p in candidate_profiles("Tesla M60", [])]
     assert names[0] == "m60-8q" and {"m60-4q", "m60-2q", "m60-1q"} <= set(names)

@@ -28,6 +28,7 @@ def test_a_stored_consolidation_is_reused_only_for_the_same_measurement():
     assert on_fleet != key and reuse_key(inv, base, "m60-2q", "timeslice", [{**node, "driver": "550.90"}]) != on_fleet
 
 
+@pytest.mark.heavy
 def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_nodes_end():
     from suites.capacity.budget import sweeps_of
     from suites.config.compose import compose_run
@@ -51,6 +52,7 @@ def test_sizing_steps_measure_only_those_counts_and_a_fleet_cuts_them_where_its_
         part_overrides(settings, every, 3, "smoke", ProfileConfig(name="m60-1q")))
 
 
+@pytest.mark.heavy
 def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_trimmed(tmp_path, monkeypatch):
     """cce1a94 stopped on an H200 (no profile of it) and planned 40-60 minutes on an H100, with h100-80c asking
     81,920 MiB of the card's 81,559."""
@@ -81,6 +83,7 @@ def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_
             assert "h100-80c" not in {p.profile for p in plan.parts}
 
 
+@pytest.mark.heavy
 def test_a_cpu_host_measures_a_stand_in_whose_vms_per_gpu_allow_its_steps_and_says_why(tmp_path, monkeypatch):
     """cce1a94 measured l40s-48q (one VM per card) with 1-3 CAD guests beside an ML guest: steps no card can hold."""
     import io
@@ -108,6 +111,7 @@ def test_a_cpu_host_measures_a_stand_in_whose_vms_per_gpu_allow_its_steps_and_sa
                             "profile of this GPU") for n in plan.notes), plan.notes
 
 
+@pytest.mark.heavy
 def test_a_gpu_host_never_measures_a_step_past_a_profiles_vms_per_gpu(tmp_path, monkeypatch):
     import io
 
@@ -182,6 +186,7 @@ def test_each_cad_user_type_is_planned_at_its_own_replay_length(tmp_path, monkey
     assert costs[""] == 7.0 + 144.0  # cad_size medium: mechanical's 144 frames
 
 
+@pytest.mark.heavy
 def test_a_gpu_host_plans_its_phases_from_trial_runs_there_not_a_cpu_table(tmp_path, monkeypatch):
     """ee6319b planned an H200's 48 MIG phase runs at 11 s each from the study planner's table; a GPU host now times
     one bench run of each workload first (cached under its fingerprint, as the study's), and fits what is left."""
@@ -220,3 +225,36 @@ def test_a_gpu_host_plans_its_phases_from_trial_runs_there_not_a_cpu_table(tmp_p
         plan_parts(settings, gpu_host("NVIDIA H100 80GB HBM3", 81_559.0), ["seed=abc"], Console(file=io.StringIO()),
                    trial=True)
     assert len(ran) == 2
+
+
+@pytest.mark.heavy
+def test_a_rehearsals_phases_cost_the_devices_work_never_this_hosts_trial_runs(tmp_path, monkeypatch):
+    """make rehearse's k (make size at an H200's speed) planned from trial runs on this host: beside a CPU burner a
+    phase was timed three times the device's and the smallest sizing refused for its budget (a fresh-clone CI,
+    2026-11-29). A stand-in's phases cost the device file's work seconds and the GPU's set-up, whatever this host
+    timed before."""
+    import io
+
+    from rich.console import Console
+
+    from suites.campaign import costs
+    from suites.campaign.costs import OVERHEAD_S, WORK_S
+    from suites.config.schema import register_configs
+    from suites.sizing.plan import frames_of, phase_seconds, plan_parts, trials_dir
+    from suites.sizing.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    register_configs()
+    inv = gpu_host("NVIDIA H200", 143_771.0)
+    settings = load_settings("default", ["sizing.budget_s=3000", "sizing.profiles=[h200-mig-1-18c]"])
+    costs.save(trials_dir(settings), inv, {("graphics-replay", "full"): 90.0, ("mnist-torch", "full"): 90.0})
+    assert phase_seconds(settings, inv, "full")[0][""] == 90  # this host's trials, where no device is played
+    work = {"mnist-torch/full": 0.8}  # no graphics-replay/full: the planner's table for it
+    phase, source = phase_seconds(settings, inv, "full", work)
+    replay = WORK_S[("graphics-replay", "full")]["gpu"] * frames_of(list(settings.cad_sizes["medium"]), "full") \
+        / frames_of(["mechanical", "architecture", "product"], "full")
+    assert phase[""] == round(OVERHEAD_S["gpu"] + max(0.8, replay), 1) and source.startswith("the device file's")
+    monkeypatch.setattr(costs, "timed_run", lambda *a: pytest.fail("a trial run under a stand-in"))
+    plan = plan_parts(settings, inv, [f"tracking_uri=sqlite:///{tmp_path}/m.db"], Console(file=io.StringIO()),
+                      trial=True, device_work=work)
+    assert plan.fitted.estimate_s <= settings.budget_s

@@ -8,6 +8,8 @@ import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from suites.record.store_reader import StoreReader
 from suites.sizing import results
 from suites.sizing.campaign import reuser
@@ -17,6 +19,7 @@ OK = {1: {"frame_ms": 40.4, "p95": 70.0, "rate": 990.0}, 2: {"frame_ms": 41.2, "
 BUSY = "host busy in 15 of 15 phase(s) (other processes up to 180 % of a core > host_busy_pct=25)"
 
 
+@pytest.mark.heavy
 def test_a_consolidation_reads_back_as_its_steps_with_nothing_in_doubt(tmp_path: Path):
     _, _, plan, uri = planned_sizing(tmp_path)
     (part,) = plan.parts
@@ -26,6 +29,7 @@ def test_a_consolidation_reads_back_as_its_steps_with_nothing_in_doubt(tmp_path:
     assert {label.rsplit("/", 1)[1] for label in got.phases} == {"ml", "cad", "n1", "n2"}
 
 
+@pytest.mark.heavy
 def test_the_newest_finished_consolidation_of_a_measurement_is_found_by_its_key(tmp_path: Path):
     _, _, plan, uri = planned_sizing(tmp_path)
     (part,) = plan.parts
@@ -37,6 +41,7 @@ def test_the_newest_finished_consolidation_of_a_measurement_is_found_by_its_key(
     assert results.stored(store, part.comp.cfg.experiment, part.key) == second != first
 
 
+@pytest.mark.heavy
 def test_a_clean_one_is_reused_a_busy_hosts_is_measured_again_and_reuse_false_measures(tmp_path: Path):
     settings, _, plan, uri = planned_sizing(tmp_path)
     (part,) = plan.parts
@@ -50,6 +55,7 @@ def test_a_clean_one_is_reused_a_busy_hosts_is_measured_again_and_reuse_false_me
                     "host (or raise host_busy_pct) and size again: measuring again"]
 
 
+@pytest.mark.heavy
 def test_a_part_looked_up_before_and_after_its_lease_says_measuring_again_once(tmp_path: Path):
     """The campaign looks for a stored run before a part's lease and again after it (another sizing may have
     measured it meanwhile): the 'measuring again' paragraph was printed twice in a row."""

@@ -27,6 +27,7 @@ def study(tmp_path: Path, **settings) -> campaign.Study:
                           Measured())
 
 
+@pytest.mark.heavy
 def test_the_study_is_a_whole_host_campaign_of_its_planned_parts_with_their_estimates(tmp_path: Path):
     s = study(tmp_path, budget_s=900)
     sp, camp = campaign.campaign_of(s, False, 1000.0, Console(file=io.StringIO()))
@@ -63,6 +64,7 @@ def test_what_this_python_lacks_is_named_with_what_the_study_loses():
     assert all(why.endswith(("Keras rows skipped", "CAD guests cannot render")) for why in missing.values())
 
 
+@pytest.mark.heavy
 def test_a_part_keeps_only_the_phases_the_planner_kept():
     register_configs()
     plan = plan_study(2, {"tensorflow": "not installed"}, StudySettings(budget_s=10_000))

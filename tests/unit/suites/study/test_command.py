@@ -22,6 +22,7 @@ def test_help_says_what_the_study_is(capsys):
     assert "the reference\nstudy reproduced in one command" in capsys.readouterr().out
 
 
+@pytest.mark.heavy
 def test_plan_prints_the_plan_and_starts_nothing(tmp_path: Path, capsys):
     assert command.main([*args(tmp_path), "--plan"]) == 0
     said = capsys.readouterr().out

@@ -35,6 +35,7 @@ def mnist_guest(monkeypatch: pytest.MonkeyPatch, n_train: int = 60_000) -> Mnist
     return MnistTorch(cfg, GuestContext("g0", [0], [], None, {"root": "unused"}, 0))
 
 
+@pytest.mark.heavy
 def test_a_guest_with_all_60000_mnist_images_stays_within_m60_1qs_share(monkeypatch: pytest.MonkeyPatch):
     """cce1a94 normalised the whole split on the device: ~565 MB of fp32 temporaries while loading."""
     torch.set_num_threads(1)
@@ -122,6 +123,7 @@ def test_lookahead_ends_on_its_average():
     assert torch.equal(net.weight, la.average["weight"])  # the end: the average taken
 
 
+@pytest.mark.heavy
 @pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not found under {MNIST_ROOT} (set BENCH_TEST_MNIST_ROOT)")
 def test_real_mnist_gradients_outgrow_fp16_so_mnist_keeps_fp32_weights_on_a_gpu():
     """The record's fp16 diverged on real MNIST on an H200 (nan after one epoch; bf16 kept the range but reached

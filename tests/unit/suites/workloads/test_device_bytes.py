@@ -3,6 +3,7 @@ them."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from suites.workloads.device_bytes import UNSEEN_SHARE, mnist_torch_peak_MiB
@@ -11,6 +12,7 @@ from suites.workloads.device_bytes import UNSEEN_SHARE, mnist_torch_peak_MiB
 M60_1Q_SHARE_MiB = 1024 - 684
 
 
+@pytest.mark.heavy
 def test_a_capped_m60_1q_guest_trains_and_evaluates_within_its_share_with_room_for_cudnn():
     """On an H200 mnist-torch under m60-1q's cap stopped at its 340 MiB share (290 MiB held, 42 more asked): its
     evaluation batch of 2,000 held ~257 MiB with the data, more than a training step at 512 (~230). A capped guest

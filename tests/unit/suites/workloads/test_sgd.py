@@ -37,6 +37,7 @@ def trained_pair(steps: int, decay_scale: float) -> tuple[torch.nn.Module, torch
     return ours_net, torch_net, start
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("decay_scale", [1.0, 0.0])
 def test_the_recipes_sgd_steps_exactly_as_torchs_nesterov_sgd(decay_scale: float):
     ours, theirs, start = trained_pair(6, decay_scale)

@@ -66,6 +66,7 @@ def timed_run(w: FixedStep, chosen: dict) -> dict[str, float]:
     return meter.finish()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("step_ms", [0.5, 50.0], ids=["gpu-like-0.5ms", "cpu-like-50ms"])
 def test_a_time_sized_window_lasts_min_window_s_whatever_the_step_time(step_ms: float):
     w = fixed_step(step_ms=step_ms, min_window_s=1.0, warmup_steps=3)

@@ -23,6 +23,7 @@ def a_suite(root: Path) -> Path:
     return root
 
 
+@pytest.mark.heavy
 def test_the_default_excludes_ship_every_module_of_the_suite_and_leave_out_the_data_and_outputs():
     shipped = shipped_files(REPO, RayConfig().excludes)
     modules = suite_modules(REPO)

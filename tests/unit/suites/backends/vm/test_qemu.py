@@ -29,6 +29,7 @@ def test_qemu_command_line_gives_the_profile_and_its_devices(tmp_path: Path):
     assert f"-accel tcg,tb-size={qemu.TCG_CACHE_MiB} -cpu max" in tcg and "vfio-pci" not in tcg and "-netdev" not in tcg
 
 
+@pytest.mark.heavy
 @needs_vm
 def test_auto_accel_tries_kvm_and_falls_back_to_tcg_on_this_host():
     t0 = time.monotonic()
