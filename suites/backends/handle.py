@@ -224,20 +224,20 @@ class GuestHandle:
     def _apply(self, ev: JsonObject) -> None:
         if not from_the_guest(ev, self.spec.nonce):  # printed before the guest took over its stdout: not its own
             return
-        kind = ev["event"]
-        if kind == "ready":
+        event = ev["event"]
+        if event == "ready":
             self.state, self.setup_time_s = "ready", ev.get("setup_time_s")
-        elif kind == "progress":
+        elif event == "progress":
             self.done_steps, self.total_steps = int(ev["done"]), int(ev["total"])
-        elif kind == "result":
+        elif event == "result":
             self.result = GuestResult(**ev["result"])
             self.state = "done" if self.result.ok else "failed"
             self.error = self.result.error
-        elif kind == "samples":  # rows the guest's VM took of its own GPU: its columns under this guest's id
+        elif event == "samples":  # rows the guest's VM took of its own GPU: its columns under this guest's id
             node = dict(ev.get("samples") or {})
             self.samples.add_rows([{"t": r["t"], **node_columns(r, self.id)} for r in node.pop("rows", [])], 0.0)
             self.samples.node = node
-        elif kind == "error":
+        elif event == "error":
             self.fail(str(ev.get("error")))
 
     def fail(self, reason: str) -> None:

@@ -2,7 +2,7 @@
 
 A VM dies with its runner (``setpriv --pdeathsig``), a guest process with its process group; an mdev vGPU instance
 (it holds one of the GPU's few vGPU slots) and an MPS control daemon (it daemonises itself) do not. Each is noted
-in a ledger, ``<state>/<kind>/<key>``, before it is made, and forgotten once removed; the next run
+in a ledger, ``<state>/<ledger>/<key>``, before it is made, and forgotten once removed; the next run
 that would make one removes those whose maker is gone first, and says so.
 
 ``<state>`` is the host's one folder for what benchmark runs share across processes (these ledgers, the core locks
@@ -38,15 +38,15 @@ def state_root() -> Path:
 
 @dataclass(frozen=True)
 class Ledger:
-    """One kind of leftover: a note per thing made, naming its maker (pid and start time) and how to remove it.
-    ``root``: where the ledger lives; None: :func:`state_root` at each use."""
+    """The leftovers of one sort (mdevs, MPS daemons, owed records): a note per thing made, naming its maker (pid
+    and start time) and how to remove it. ``root``: where the ledger lives; None: :func:`state_root` at each use."""
 
-    kind: str
+    name: str  # its folder under the state root
     root: Path | None = None
 
     @property
     def folder(self) -> Path:
-        return (self.root or state_root()) / self.kind
+        return (self.root or state_root()) / self.name
 
     def note(self, key: str, **facts: Any) -> None:
         me = psutil.Process()

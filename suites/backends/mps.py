@@ -30,7 +30,7 @@ from pathlib import Path
 import psutil
 
 from suites.backends.leftovers import Ledger
-from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.profiles import GpuAccess, ProfileConfig
 from suites.errors import BenchError, ConfigError
 from suites.poll import wait_until
 
@@ -51,7 +51,7 @@ def share_pct(profile: ProfileConfig) -> int:
     """The SM share a guest of ``profile`` is promised: its own setting, else the fixed-share scheduler's."""
     if profile.mps_share_pct is not None:
         return profile.mps_share_pct
-    return max(1, 100 // profile.max_per_gpu) if profile.kind is ProfileKind.vgpu else 100
+    return max(1, 100 // profile.max_per_gpu) if profile.gpu_access is GpuAccess.vgpu else 100
 
 
 def guest_env(profile: ProfileConfig, gpus: int) -> dict[str, str]:

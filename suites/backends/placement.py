@@ -18,7 +18,7 @@ from gpu_probe import vocab
 from gpu_probe.inventory import Inventory
 from suites.backends.mps import daemon_running, share_pct
 from suites.backends.mps import guest_env as mps_guest_env
-from suites.config.profiles import ProfileConfig, ProfileKind, family
+from suites.config.profiles import GpuAccess, ProfileConfig, family
 from suites.errors import PlacementError
 from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, NOT_ENFORCED
 
@@ -94,7 +94,7 @@ def gpu_capacity(profile: ProfileConfig, gpu: dict, index: int = 0) -> GpuSlots:
     than the nominal framebuffer (an M60 shows 8129 MiB), which must not turn
     one M60-8Q into zero.
     """
-    if profile.kind is not ProfileKind.vgpu:
+    if profile.gpu_access is not GpuAccess.vgpu:
         return GpuSlots(index, 1)
     mem, fb, name = gpu.get(vocab.GPU_MEM_TOTAL.key), profile.framebuffer_MiB, gpu.get("name") or "?"
     if not isinstance(mem, (int, float)) or fb is None:
@@ -106,7 +106,7 @@ def gpu_capacity(profile: ProfileConfig, gpu: dict, index: int = 0) -> GpuSlots:
 
 def place_gpus(profile: ProfileConfig, n: int, inv: Inventory) -> tuple[list[list[int]], list[GpuSlots]]:
     gpus = inv.gpus
-    if profile.kind is ProfileKind.passthrough:
+    if profile.gpu_access is GpuAccess.passthrough:
         need = n * profile.gpus
         if need > len(gpus):
             raise PlacementError(f"{n} guest(s) x {profile.gpus} passthrough GPU(s) = {need} GPUs "
@@ -178,7 +178,7 @@ def place_on_host(profile: ProfileConfig, n: int, inv: Inventory, host_cpus: lis
     cpus = place_cpus(n, profile.vcpus, host_cpus, cpu_overcommit)
     check_memory(profile, n, host_mem_MiB if host_mem_MiB is not None else inv.mem_total_MiB)
     ids = [f"g{i}" for i in range(n)]
-    if profile.kind is ProfileKind.cpu:
+    if profile.gpu_access is GpuAccess.cpu:
         return [Placement(ids[i], cpus[i], [], []) for i in range(n)]
     if not inv.has_gpu:
         return [Placement(ids[i], cpus[i], [], [], no_gpu_note(profile), validity=NOT_ENFORCED) for i in range(n)]

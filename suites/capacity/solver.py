@@ -41,7 +41,7 @@ class Mix:
 
 @dataclass(frozen=True)
 class Demand:
-    """What one guest of each kind was measured to need on its GPU (MiB, CUDA context included)."""
+    """What one guest of each category was measured to need on its GPU (MiB, CUDA context included)."""
 
     cad_peak_MiB: float
     ml_peak_MiB: float
@@ -131,10 +131,10 @@ def gpus_for(mix: Mix, cad_per_gpu: int, spare: int, shared: bool = True) -> int
 def fits(c: Candidate, mix: Mix, demand: Demand) -> str:
     """Why ``c`` cannot hold a guest of the mix ('' where it can)."""
     usable = c.framebuffer_MiB - demand.reserve_MiB
-    for kind, count, peak in (("ml", mix.ml, demand.ml_peak_MiB), ("cad", mix.cad, demand.cad_peak_MiB)):
+    for category, count, peak in (("ml", mix.ml, demand.ml_peak_MiB), ("cad", mix.cad, demand.cad_peak_MiB)):
         if count and peak > usable:
             less = f" less its reserve {demand.reserve_MiB:,.0f} MiB" if demand.reserve_MiB else ""
-            return f"{kind} needs {peak:,.0f} MiB > {c.profile}'s framebuffer {c.framebuffer_MiB:,} MiB{less}"
+            return f"{category} needs {peak:,.0f} MiB > {c.profile}'s framebuffer {c.framebuffer_MiB:,} MiB{less}"
     return ""
 
 

@@ -15,7 +15,7 @@ ASPECTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CPU", ("host.cpu_model", "host.cpus_usable", "host.mem_total_MiB")),
     ("GPU", ("host.gpu_names", "host.gpu_count", "provenance.GPU")),
     ("driver", ("host.driver_version", "host.cuda_driver_version", "provenance.driver")),
-    ("vGPU profile", ("profile.name", "profile.kind", "profile.framebuffer_MiB", "profile.gpu_model")),
+    ("vGPU profile", ("profile.name", "profile.gpu_access", "profile.framebuffer_MiB", "profile.gpu_model")),
     ("scheduler policy", ("profile.scheduler", "sharing", "provenance.vGPU scheduler")),
     ("hypervisor", ("backend", "provenance.hypervisor", "provenance.fleet")),
     ("suite", ("host.git_sha",)),

@@ -196,8 +196,8 @@ def mixed_phases(cfg: BenchConfig) -> list[PhaseConfig]:
     settings = cfg.scenario.mixed
     cad, ml = GuestGroup(**asdict(settings.cad)), GuestGroup(**asdict(settings.ml))
     if cfg.scenario.kind == "mixed":
-        return [PhaseConfig(f"{p}/{kind}", [f"profile={p}"], mix) for p in mixed_profiles(cfg)
-                for kind, mix in ((CAD_ALONE, [cad]), (MIXED, [cad, ml]), (ML_ALONE, [ml]))]
+        return [PhaseConfig(f"{p}/{phase}", [f"profile={p}"], mix) for p in mixed_profiles(cfg)
+                for phase, mix in ((CAD_ALONE, [cad]), (MIXED, [cad, ml]), (ML_ALONE, [ml]))]
     p = mixed_profiles(cfg)[0]
     sized, _ = consolidation_memory(cfg)
     base = [f"profile={p}", *([f"profile.memory_MiB={sized}"] if sized else [])]

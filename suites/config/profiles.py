@@ -1,7 +1,7 @@
 """Guest profiles: what a guest (the suite's VM) gets from the host.
 
-A profile is passthrough (whole GPUs), vGPU (a framebuffer slice of one GPU,
-shared by up to ``max_per_gpu`` guests) or cpu (no GPU). Values live in
+A profile's ``gpu_access`` is passthrough (whole GPUs), vGPU (a framebuffer slice
+of one GPU, shared by up to ``max_per_gpu`` guests) or cpu (no GPU). Values live in
 ``configs/profile/*.yaml``; this module owns the schema (registered by
 :func:`suites.config.schema.register_configs`).
 """
@@ -9,11 +9,12 @@ shared by up to ``max_per_gpu`` guests) or cpu (no GPU). Values live in
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
 
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, read_write
 
 from gpu_probe.datasheet import LARGEST_MiB, memory_MiB
 from suites.errors import require
@@ -26,7 +27,10 @@ def family(model: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-class ProfileKind(Enum):
+class GpuAccess(Enum):
+    """How a profile's guest gets its GPU (``profile.gpu_access``; ``profile.kind`` until issue 75: read for a
+    release)."""
+
     cpu = "cpu"
     passthrough = "passthrough"
     vgpu = "vgpu"
@@ -35,7 +39,7 @@ class ProfileKind(Enum):
 @dataclass
 class ProfileConfig:
     name: str = MISSING
-    kind: ProfileKind = MISSING
+    gpu_access: Optional[GpuAccess] = None  # cpu, passthrough or vgpu: required (None only while kind is read)
     gpus: int = 0  # physical GPUs per guest (passthrough) or 1 for a vGPU slice
     framebuffer_MiB: Optional[int] = None  # vGPU framebuffer cap; None = the whole GPU
     max_per_gpu: int = 1  # guests that may share one physical GPU
@@ -45,23 +49,32 @@ class ProfileConfig:
     scheduler: str = "best-effort"  # vGPU time-slice scheduler, or "mig" for a spatial (MIG-backed) slice
     mig_slices: Optional[int] = None  # MIG compute slices of 7 (mig scheduler only)
     mps_share_pct: Optional[int] = None  # CUDA MPS compute share per guest, applied only if a daemon runs
+    kind: Optional[GpuAccess] = None  # the old name of gpu_access ("kind" is a run's kind): read for a release, said
+
+    def __post_init__(self) -> None:
+        if self.kind is not None:
+            warnings.warn("profile.kind is profile.gpu_access now (the old name is read until the next release)",
+                          FutureWarning, stacklevel=2)
+            self.gpu_access, self.kind = self.kind, None  # given, as a scenario.study key is: it wins
 
     def check(self) -> None:
+        require(self.gpu_access is not None, "profile.gpu_access",
+                f"must be one of {', '.join(s.value for s in GpuAccess)}, got none")
         require(self.vcpus >= 1, "profile.vcpus", f"must be >= 1, got {self.vcpus}")
         require(self.memory_MiB >= 256, "profile.memory_MiB", f"must be >= 256, got {self.memory_MiB}")
         require(self.gpus >= 0, "profile.gpus", f"must be >= 0, got {self.gpus}")
         require(self.max_per_gpu >= 1, "profile.max_per_gpu", f"must be >= 1, got {self.max_per_gpu}")
-        if self.kind is ProfileKind.cpu:
+        if self.gpu_access is GpuAccess.cpu:
             require(self.gpus == 0, "profile.gpus", "a cpu profile has no GPU")
         else:
-            require(self.gpus >= 1, "profile.gpus", f"a {self.kind.value} profile needs >= 1 GPU")
+            require(self.gpus >= 1, "profile.gpus", f"a {self.gpu_access.value} profile needs >= 1 GPU")
         require(self.scheduler in SCHEDULERS, "profile.scheduler", f"must be one of {', '.join(SCHEDULERS)}")
         if self.scheduler == "mig":
             require(self.mig_slices is not None and 1 <= self.mig_slices <= 7, "profile.mig_slices",
                     "a MIG-backed profile needs 1..7 compute slices")
         require(self.mps_share_pct is None or 1 <= self.mps_share_pct <= 100, "profile.mps_share_pct",
                 "must be 1..100")
-        if self.kind is ProfileKind.vgpu:
+        if self.gpu_access is GpuAccess.vgpu:
             require(self.gpus == 1, "profile.gpus", "a vGPU is a slice of exactly one GPU")
             require(self.framebuffer_MiB is not None and self.framebuffer_MiB > 0,
                     "profile.framebuffer_MiB", "a vGPU profile needs a positive framebuffer")
@@ -74,6 +87,13 @@ class ProfileConfig:
             limit = limit or LARGEST_MiB
             require(self.framebuffer_MiB <= limit, "profile.framebuffer_MiB",
                     f"{self.framebuffer_MiB} MiB is more than {where} {limit} MiB")
+
+
+def settle(node: DictConfig, profile: ProfileConfig) -> None:
+    """The composed profile node as its dataclass read it: the GPU access given under the old name ``kind`` is in the
+    node under ``gpu_access``, so a run's params record it (under both names: ``config.scenario.RENAMED``)."""
+    with read_write(node):
+        node.gpu_access, node.kind = profile.gpu_access.value if profile.gpu_access else None, None
 
 
 def type_matches(profile_name: str, type_name: str) -> bool:

@@ -19,7 +19,8 @@ KINDS = ("plain", "mixed", "consolidation")
 # Config keys renamed, the new prefix -> the old: a run's params carry both for a release, so a reader of stored
 # runs (MLflow's compare page, a notebook, make compare) that asks for the old name still finds it
 RENAMED = {"scenario.mixed.": "scenario.study.", "scenario.groups": "scenario.mix",
-           "scenario.mixed.counts": "scenario.mixed.steps"}  # counts_past_miss: steps_past_miss, by the prefix
+           "scenario.mixed.counts": "scenario.mixed.steps",  # counts_past_miss: steps_past_miss, by the prefix
+           "profile.gpu_access": "profile.kind"}
 OLD_COUNT_NAMES = {"steps": "counts", "steps_past_miss": "counts_past_miss"}  # MixedConfig's, old -> new
 DEFAULT_REPEATS = 3  # a comparison's repeats per phase unless scenario.repeats says otherwise
 # The mixed scenario's phases per profile: CAD guests alone, CAD + ML at once, ML alone.

@@ -24,6 +24,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from suites.config import profiles
 from suites.config.paths import absolute_paths, launch_dir
 from suites.config.profiles import ProfileConfig
 from suites.config.scenario import ScenarioConfig, settle
@@ -230,6 +231,7 @@ def load(cfg: DictConfig) -> BenchConfig:
     if not isinstance(obj, BenchConfig):
         raise ConfigError("config root is not a BenchConfig (configs/config.yaml must use base_config)")
     settle(cfg.scenario, obj.scenario)
+    profiles.settle(cfg.profile, obj.profile)
     obj.check()
     check_numbers(obj)
     return absolute_paths(obj, launch_dir())  # from here on every path in it is absolute

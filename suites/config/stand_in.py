@@ -38,17 +38,17 @@ def step_of(dev: JsonObject, workload: str, batch: int, how: str) -> float:
     the file lacks."""
     known = device_file.steps(dev)
     for same_way in (True, False):
-        for name, b, kind, ms in known:
-            if name == workload and (kind == how or not same_way):
+        for name, b, way, ms in known:
+            if name == workload and (way == how or not same_way):
                 return ms * batch / b
     return device_file.step_ms(dev, workload, batch, how)  # raises
 
 
 def notes(dev: JsonObject) -> list[str]:
     """What the device file lacks that a stand-in plays another way."""
-    kinds = {(name, kind) for name, _, kind, _ in device_file.steps(dev)}
+    ways = {(name, way) for name, _, way, _ in device_file.steps(dev)}
     return [f"{w}: no eager step time measured on {dev['gpu']}: played at its compiled step"
-            for w in IMAGES if (w, device_file.EAGER) not in kinds and any(k[0] == w for k in kinds)]
+            for w in IMAGES if (w, device_file.EAGER) not in ways and any(k[0] == w for k in ways)]
 
 
 def inventory_of(dev: JsonObject, here: Inventory) -> Inventory:

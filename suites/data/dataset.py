@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # for the annotations only
 # A data spec's source besides "real" and "synthetic": valid files of the dataset's shape that are not the published
 # ones (their MD5s differ), whose accuracy is not the dataset's: said wherever the accuracy is shown.
 LOOK_ALIKE = "look-alike"
-KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def require_regular_file(path: Path, what: str) -> None:
@@ -30,8 +30,8 @@ def require_regular_file(path: Path, what: str) -> None:
     except FileNotFoundError:
         raise DataError(f"{what} {path} does not exist") from None
     if not stat.S_ISREG(mode):
-        kind = next((name for test, name in KINDS if test(mode)), "not a regular file")
-        raise DataError(f"{what} {path} is {kind}, not a regular file")
+        file_type = next((name for test, name in FILE_TYPES if test(mode)), "not a regular file")
+        raise DataError(f"{what} {path} is {file_type}, not a regular file")
 
 
 def roll_each(images: np.ndarray, shifts: np.ndarray) -> np.ndarray:

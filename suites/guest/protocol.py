@@ -80,8 +80,8 @@ class GuestResult:
         return asdict(self)
 
 
-def event(kind: str, **payload: Any) -> str:
-    return json.dumps({"event": kind, **payload}) + "\n"
+def event(name: str, **payload: Any) -> str:
+    return json.dumps({"event": name, **payload}) + "\n"
 
 
 def signed(line: str, nonce: str) -> str:

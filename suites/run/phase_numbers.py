@@ -11,13 +11,13 @@ from gpu_probe.stats import summarize
 from suites.run.outcome import missed_target
 from suites.workloads import base, registry
 
-__all__ = ["PhaseNumbers", "gpu_mem_MiB", "jitter_pct", "kind_of"]
+__all__ = ["PhaseNumbers", "gpu_mem_MiB", "jitter_pct", "category_of"]
 
 
-def kind_of(workload: str) -> str:
-    """ML or CAD, as the workload's plugin declares (unknown names count as ML, as they did before kinds)."""
+def category_of(workload: str) -> str:
+    """ML or CAD, as the workload's plugin declares (unknown names count as ML, as they did before categories)."""
     plugin = registry().get(workload)
-    return plugin.kind if plugin is not None else base.ML
+    return plugin.category if plugin is not None else base.ML
 
 
 @dataclass
@@ -48,7 +48,7 @@ class PhaseNumbers:
     cad_stutter_pct: list[float] = field(default_factory=list)
     ml_jitter_pct: float = math.nan  # the windows' rates' median absolute deviation, % of their median
     failed_guests: list[str] = field(default_factory=list)  # which guests failed (their ids, where known)
-    # the most GPU memory one guest of each kind held (its own count or NVML's, context included): NaN without a GPU
+    # the most GPU memory one guest of each category held (its own count or NVML's, context included): NaN without a GPU
     cad_gpu_mem_MiB: float = math.nan
     ml_gpu_mem_MiB: float = math.nan
     cad_stated_MiB: float = math.nan  # what a CAD guest's viewsets state they need (measured or not)
@@ -57,8 +57,8 @@ class PhaseNumbers:
     def from_guests(cls, phase: dict[str, float], guests: list[tuple[str, bool, dict[str, float]]],
                     ids: list[str] | None = None) -> "PhaseNumbers":
         """``phase``: the scenario run's metrics; ``guests``: (workload, ok, metrics) per guest; ``ids``: theirs."""
-        cad = [m for w, ok, m in guests if ok and kind_of(w) == base.CAD]
-        ml = [m for w, ok, m in guests if ok and kind_of(w) == base.ML]
+        cad = [m for w, ok, m in guests if ok and category_of(w) == base.CAD]
+        ml = [m for w, ok, m in guests if ok and category_of(w) == base.ML]
         names = ids or [f"guest {i}" for i in range(len(guests))]
         return cls(
             makespan_s=phase.get(vocab.MAKESPAN.key, math.nan),

@@ -78,22 +78,22 @@ def solve(settings: SizingSettings, inv: Inventory, plan: SizingPlan, ids: dict[
     prices = solver.Prices(settings.price.gpu, settings.price.licence_per_year, settings.years)
     answers, provisions, cands_of = {}, {}, {}
     ml = int(settings.mix.get("ml", 0))
-    for i, (kind, users) in enumerate(settings.cad_users.items()):
-        caps = read_.by_level.get((kind, STRICT), {})
+    for i, (user_type, users) in enumerate(settings.cad_users.items()):
+        caps = read_.by_level.get((user_type, STRICT), {})
         cands = [solver.Candidate(c.name, plan.gpu, c.framebuffer_MiB or memory_MiB(c.gpu_model) or 0,
                                   c.max_per_gpu, c.vcpus, c.memory_MiB, caps.get(c.name),
-                                  read_.validity.get(c.name, "not measured"), read_.doubts.get((kind, c.name), ""))
+                                  read_.validity.get(c.name, "not measured"), read_.doubts.get((user_type, c.name), ""))
                  for c in plan.candidates]
         mix = solver.Mix(users, ml if i == 0 else 0)  # the ML users beside the first type's users
-        answers[kind] = a = solver.solve(cands, mix, demand, host, settings.spare, prices)
-        cands_of[kind] = cands
+        answers[user_type] = a = solver.solve(cands, mix, demand, host, settings.spare, prices)
+        cands_of[user_type] = cands
         if a.recommended is not None:
             chosen = next(c for c in cands if c.profile == a.recommended.profile)
-            provisions[kind] = provision.lines(a.recommended, chosen, mix, settings.spare, settings.gpus_per_host)
+            provisions[user_type] = provision.lines(a.recommended, chosen, mix, settings.spare, settings.gpus_per_host)
     first = next(iter(settings.cad_users))
-    rows = [r for kind in settings.cad_users for r in density.rows(
-        cands_of[kind], {(kind, level): read_.by_level.get((kind, level), {}) for level in settings.levels}, host,
-        ml, demand)]
+    rows = [r for of in settings.cad_users for r in density.rows(
+        cands_of[of], {(of, level): read_.by_level.get((of, level), {}) for level in settings.levels}, host, ml,
+        demand)]
     return SizingResult(solver.Mix(sum(settings.cad_users.values()), ml), plan.gpu, settings.limits,
                         read_.by_level.get((first, STRICT), {}), answers[first], read_.validity,
                         provenance_of(inv, plan, ids), plan.notes,

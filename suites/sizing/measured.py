@@ -23,7 +23,7 @@ from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
 from gpu_probe.stats import summarize
 from suites.capacity.curve import GuestCount, Tile
-from suites.config.profiles import ProfileConfig, ProfileKind, family
+from suites.config.profiles import GpuAccess, ProfileConfig, family
 from suites.config.scenario import CAD_ALONE, ML_ALONE
 from suites.config.schema import CONFIG_DIR
 from suites.run.mixed import ml_slowdown_pct, paired, pct_increase
@@ -65,8 +65,8 @@ def is_count(label: str) -> bool:
 def curve_of(phases: dict[str, list[PhaseNumbers]]) -> list[GuestCount]:
     """The counts (``<profile>/n<k>``) of one consolidation, each repeat a tile beside the baselines' repeat of its
     index (the last one where there are fewer)."""
-    def base(kind: str) -> list[PhaseNumbers]:
-        return next((runs for label, runs in phases.items() if label.endswith(f"/{kind}")), [])
+    def base(category: str) -> list[PhaseNumbers]:
+        return next((runs for label, runs in phases.items() if label.endswith(f"/{category}")), [])
 
     ml, cad = base(ML_ALONE), base(CAD_ALONE)
     counts = []
@@ -100,7 +100,7 @@ def candidate_profiles(gpu: str, only: list[str]) -> list[ProfileConfig]:
     fam = family(gpu)
     profiles = [load_profile(p) for p in sorted((CONFIG_DIR / "profile").glob("*.yaml"))]
     chosen = [p for p in profiles if p.name in only] if only else \
-        [p for p in profiles if p.kind is ProfileKind.vgpu and fam and family(p.gpu_model) == fam]
+        [p for p in profiles if p.gpu_access is GpuAccess.vgpu and fam and family(p.gpu_model) == fam]
     return sorted(chosen, key=lambda p: (-(p.framebuffer_MiB or memory_MiB(p.gpu_model) or 0), p.name))
 
 

@@ -103,9 +103,9 @@ FELT_HEADERS = ("CAD/GPU", "n", "CAD fps (median)", "CAD fps (p5)", "frame p95 m
                 "host CPU %", "GPU %")
 
 
-def answer_line(result: SizingResult, kind: str, a: Answer, users: int) -> list[str]:
+def answer_line(result: SizingResult, user_type: str, a: Answer, users: int) -> list[str]:
     """One user type's answer: profile, guests per GPU, GPUs, hosts, cost (each a range), and its reasons."""
-    who = f"{users} {kind} CAD user(s)" if len(result.users) > 1 else f"{result.mix.cad} CAD user(s)"
+    who = f"{users} {user_type} CAD user(s)" if len(result.users) > 1 else f"{result.mix.cad} CAD user(s)"
     ml = f" + {result.mix.ml} ML user(s)" if a is result.answer else ""
     if a.inconclusive:
         return [f"{who}{ml} on {result.gpu}: {a.inconclusive}"]
@@ -115,15 +115,15 @@ def answer_line(result: SizingResult, kind: str, a: Answer, users: int) -> list[
     cost = f"; cost per user {span(r.cost, '{:,.0f}', p)}" if r.cost[0] is not None else ""
     return [f"{who}{ml} on {result.gpu}: {r.profile}, {span(r.per_gpu, '{}', p)} CAD guest(s) per GPU, "
             f"{span(r.gpus, '{}', p)} GPU(s), {span(r.hosts, '{}', p)} host(s){cost} (safe..point: the upper 95 % "
-            "bounds..the medians)", *result.provision.get(kind, []), *r.reasons]
+            "bounds..the medians)", *result.provision.get(user_type, []), *r.reasons]
 
 
 def recommendation(result: SizingResult) -> list[str]:
     """The answer in sentences, each CAD user type's in turn ('inconclusive: ...' where it rests on noise)."""
     answers = result.answers or {"": result.answer}
     out = []
-    for kind, a in answers.items():
-        out += answer_line(result, kind, a, result.users.get(kind, result.mix.cad))
+    for user_type, a in answers.items():
+        out += answer_line(result, user_type, a, result.users.get(user_type, result.mix.cad))
     return out
 
 
@@ -162,9 +162,9 @@ def markdown(result: SizingResult, figures: list[str]) -> str:
               for level, limits in (result.levels or {"strict": result.limits}).items()] + [""]
     lines += [f"- not a candidate: {why}" for why in result.answer.excluded]
     strict = {k: v for k, v in result.curves.items() if k[1] == STRICT} or {("", STRICT): result.capacities}
-    for (kind, _), curves in strict.items():
+    for (user_type, _), curves in strict.items():
         for profile, cap in curves.items():
-            of = f" ({kind} users)" if len(result.users) > 1 else ""
+            of = f" ({user_type} users)" if len(result.users) > 1 else ""
             lines += ["", f"## {profile}{of}: the counts (medians [upper 95 % bound])", "",
                       *table(COUNT_HEADERS, count_rows(cap, result.limits, result.doubt)), "",
                       f"### {profile}{of}: what the users feel (medians)", "", *table(FELT_HEADERS, felt_rows(cap))]

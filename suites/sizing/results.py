@@ -79,15 +79,15 @@ def read_curves(settings: SizingSettings, store: StoreReader, ids: dict[Key, str
     first = settings.policies[0]
     for (name, policy, user_type), run_id in ids.items():
         got = read(store, run_id)
-        kind = user_type or settings.cad_size
+        of = user_type or settings.cad_size  # the CAD users' type
         caps = {level: curve.capacity(got.counts, [curve.Limit(k, v) for k, v in limits.items()])
                 for level, limits in settings.levels.items()}
         out.policies.setdefault(policy, {})[f"{name}.n_point"] = float(caps[STRICT].n_point)
         if policy != first and (name, first, user_type) in ids:
             continue
         for level, cap in caps.items():
-            out.by_level.setdefault((kind, level), {})[name] = cap
-        out.doubts[(kind, name)] = noise.text_of(got.doubts)
+            out.by_level.setdefault((of, level), {})[name] = cap
+        out.doubts[(of, name)] = noise.text_of(got.doubts)
         if got.skipped:
             out.notes.append(f"consolidation {run_id}: {len(got.skipped)} value(s) read back are not numbers, "
                              f"skipped ({', '.join(got.skipped[:3])})")

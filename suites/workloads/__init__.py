@@ -2,7 +2,7 @@
 
 A workload is one module under ``suites/workloads/`` holding a concrete
 :class:`~suites.workloads.base.Workload` subclass with a ``name``: its config
-dataclass, dataset, kind (ML / CAD) and smoke sizes are declared on the class.
+dataclass, dataset, category (ML / CAD / probe) and smoke sizes are declared on the class.
 Nothing else lists it; :func:`registry` imports every module of this package
 and collects the classes. A ``configs/workload/<name>.yaml`` is optional (it
 only sets values; without one the config dataclass's defaults are the config).

@@ -8,14 +8,15 @@ runner do the timing and sampling. Frameworks are imported inside methods so
 configuration errors and ``--help`` never pay for ``import torch``.
 
 Everything about a workload is declared on its class: ``name``, its config
-dataclass (``config_cls``), its ``dataset``, its ``kind`` (ML training or a
-CAD desktop) and its ``smoke`` sizes. ``suites.workloads.registry()`` finds the
+dataclass (``config_cls``), its ``dataset``, its ``category`` (ML training, a
+CAD desktop or a device probe) and its ``smoke`` sizes. ``suites.workloads.registry()`` finds the
 classes; the config layer registers their schemas with Hydra.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional
 
@@ -146,7 +147,7 @@ class Workload:
 
     name: ClassVar[str]
     config_cls: ClassVar[type[WorkloadConfig]]
-    kind: ClassVar[str] = ML  # ML training, a CAD desktop (CAD) or a device probe (PROBE)
+    category: ClassVar[str] = ML  # ML training, a CAD desktop (CAD) or a device probe (PROBE)
     dataset: ClassVar[Dataset | None] = None  # what resolve_data locates, or None for no data
     process_ranks: ClassVar[bool] = False  # workload.ranks > 1 means rank processes (suites/guest/ranks.py)
     # Values for a seconds-long run: what ``+preset=smoke`` sets on workload.* (command-line values still win).
@@ -154,6 +155,14 @@ class Workload:
     # Python modules the guest imports, each with the extra that installs it (optional parts of the suite).
     requires: ClassVar[dict[str, str]] = {}
     gpu_only: ClassVar[bool] = False  # without a GPU it is a recorded failure saying so (a device probe)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A plugin written before issue 75 declares ``kind`` (a *kind* is a run's kind now): read for a release."""
+        super().__init_subclass__(**kwargs)
+        if "kind" in vars(cls):
+            warnings.warn(f"workload {getattr(cls, 'name', cls.__name__)}: kind is category now (the old name is "
+                          "read until the next release)", FutureWarning, stacklevel=2)
+            cls.category = vars(cls)["kind"]
 
     @classmethod
     def missing(cls) -> list[str]:

@@ -26,7 +26,7 @@ class CudaProbeConfig(WorkloadConfig):
 class CudaProbe(Workload):
     name = "cuda-probe"
     config_cls = CudaProbeConfig
-    kind = PROBE
+    category = PROBE
     gpu_only = True
     smoke = {"size_MiB": 16}
     STEPS = 4  # copies, fp32, fp16, launch latency

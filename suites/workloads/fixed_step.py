@@ -35,7 +35,7 @@ class FixedStepConfig(TrainConfig):
 class FixedStep(Workload):
     name = "fixed-step"
     config_cls = FixedStepConfig
-    kind = ML
+    category = ML
     process_ranks = True
     smoke = {"min_window_s": 0.5, "step_ms": 5.0}
 

@@ -32,7 +32,7 @@ class IdleConfig(WorkloadConfig):
 class Idle(Workload):
     name = "idle"
     config_cls = IdleConfig
-    kind = PROBE
+    category = PROBE
     smoke = {"seconds": 1.0}
 
     def prepare(self) -> None:

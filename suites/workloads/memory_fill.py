@@ -38,7 +38,7 @@ class MemoryFillConfig(WorkloadConfig):
 class MemoryFill(Workload):
     name = "memory-fill"
     config_cls = MemoryFillConfig
-    kind = PROBE
+    category = PROBE
     gpu_only = True
     smoke = {"hold_s": 0.5}
 

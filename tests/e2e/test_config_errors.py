@@ -18,7 +18,7 @@ BAD = {  # scenario name: (overrides, text the one line must contain)
     "negative-batch": (["workload.batch_size=-8"], "workload.batch_size"),
     "negative-lr": (["workload.lr=-0.1"], "workload.lr"),
     "unknown-key": (["workload.lerning_rate=0.1"], "lerning_rate"),
-    "bad-enum": (["profile.kind=cloud"], "expected one of [cpu, passthrough, vgpu]"),
+    "bad-enum": (["profile.gpu_access=cloud"], "expected one of [cpu, passthrough, vgpu]"),
     "zero-sample-rate": (["sampler.rate_hz=0"], "sampler.rate_hz"),
     "vgpu-without-framebuffer": (["profile.framebuffer_MiB=null"], "framebuffer"),
     "cpu-profile-with-gpus": (["profile=cpu", "profile.gpus=2"], "a cpu profile has no GPU"),

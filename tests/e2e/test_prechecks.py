@@ -19,7 +19,7 @@ from tests.support.runs import bench
 def user_profiles(tmp_path: Path) -> Path:
     folder = tmp_path / "myconf" / "profile"
     folder.mkdir(parents=True)
-    (folder / "mine.yaml").write_text("defaults:\n  - base_profile\nname: mine\nkind: cpu\ngpus: 0\nvcpus: 1\n"
+    (folder / "mine.yaml").write_text("defaults:\n  - base_profile\nname: mine\ngpu_access: cpu\ngpus: 0\nvcpus: 1\n"
                                       "memory_MiB: 4096\n")
     return folder.parent
 

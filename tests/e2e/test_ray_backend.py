@@ -25,7 +25,7 @@ import pytest
 from suites.backends.leftovers import state_root
 from suites.backends.ray import cluster as ray_backend
 from suites.backends.ray.agent import GuestAgent
-from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.profiles import GpuAccess, ProfileConfig
 from suites.poll import wait_until
 from tests.support.helpers import REPO, SMOKE, bench_args, free_port, free_ports, run_bench, wait_while_running
 from tests.support.raynodes import LOOPBACK_ENV, NO_AUTH, start_node, stop_node
@@ -230,16 +230,16 @@ def test_killing_the_runner_leaves_no_guest_behind(tmp_path: Path, ray_cluster):
 
 
 @pytest.mark.cluster
-@pytest.mark.parametrize(("kind", "gpus", "per_gpu", "cluster_gpus", "want_gpu", "note"), [
+@pytest.mark.parametrize(("access", "gpus", "per_gpu", "cluster_gpus", "want_gpu", "note"), [
     ("vgpu", 1, 8, 4, 0.125, ""),
     ("vgpu", 1, 3, 1, 0.3333, ""),  # rounded down, so three fit on one GPU
     ("passthrough", 2, 1, 4, 2.0, ""),
     ("cpu", 0, 1, 4, None, ""),
     ("vgpu", 1, 2, 0, None, "no GPU in the Ray cluster"),
 ])
-def test_ray_requests_whole_or_fractional_gpus(kind, gpus, per_gpu, cluster_gpus, want_gpu, note):
-    profile = ProfileConfig(name="p", kind=ProfileKind(kind), gpus=gpus, max_per_gpu=per_gpu, vcpus=3,
-                            memory_MiB=1024, framebuffer_MiB=1024 if kind == "vgpu" else None)
+def test_ray_requests_whole_or_fractional_gpus(access, gpus, per_gpu, cluster_gpus, want_gpu, note):
+    profile = ProfileConfig(name="p", gpu_access=GpuAccess(access), gpus=gpus, max_per_gpu=per_gpu, vcpus=3,
+                            memory_MiB=1024, framebuffer_MiB=1024 if access == "vgpu" else None)
     res, why = ray_backend.request(profile, cluster_gpus, overcommit=False)
     assert res.get("GPU") == want_gpu and res["CPU"] == 3.0 and res["memory"] == 1024 * 1024 * 1024
     assert note in why

@@ -20,7 +20,7 @@ import pytest
 from suites.backends import corelock
 from suites.backends.leftovers import Ledger, own_dir
 from suites.backends.vm import backend, devices, image, qemu, share
-from suites.config.profiles import ProfileKind
+from suites.config.profiles import GpuAccess
 from suites.errors import ConfigError, PlacementError
 from suites.guest.protocol import GuestSpec
 from suites.validity import TCG_EMULATION
@@ -55,7 +55,7 @@ def grid_standin(tmp_path: Path, version: str = "580.95.05", cuda: str = "13.0")
     for name in ("vmlinuz", "initrd.gz"):
         (folder / name).symlink_to(image.DEFAULT_DIR / name)
     meta = json.loads((image.DEFAULT_DIR / image.MANIFEST).read_text())
-    meta["nvidia"] = {"version": version, "kind": "grid", "file": f"NVIDIA-Linux-x86_64-{version}-grid.run",
+    meta["nvidia"] = {"version": version, "flavour": "grid", "file": f"NVIDIA-Linux-x86_64-{version}-grid.run",
                       "source": "GRID guest driver (a test's stand-in)", "modules": [], "cuda": cuda}
     (folder / image.MANIFEST).write_text(json.dumps(meta))
     return folder
@@ -313,7 +313,7 @@ def test_a_kvm_test_boot_that_hangs_is_given_up_at_its_bound(tmp_path: Path, mon
     t0 = time.monotonic()
     accel = qemu.choose_accel("auto", img, str(hang), probe_s=1.5)
     assert 1.5 <= time.monotonic() - t0 < 5
-    assert accel.kind == "tcg" and "did not finish within 1.5 s" in accel.note and "Probing EDD" in accel.note
+    assert accel.name == "tcg" and "did not finish within 1.5 s" in accel.note and "Probing EDD" in accel.note
     monkeypatch.setattr(qemu, "kvm_usable", lambda: "/dev/kvm: Permission denied")
     assert qemu.choose_accel("auto", img, str(hang), 1.5).note == "KVM unusable (/dev/kvm: Permission denied)"
     with pytest.raises(ConfigError, match="vm.accel=kvm: /dev/kvm: Permission denied"):
@@ -437,7 +437,7 @@ def test_vgpu_placement_changes_nothing_on_the_host_and_counts_what_start_will_f
     left = stale_mdev(sysfs, UUID, devices.LEDGER)
     (left / "mdev_type").symlink_to(t)
     assert devices.reclaimable(sysfs) == {("0000:3b:00.0", "nvidia-18"): 1}
-    p = profile("m60-8q", ProfileKind.vgpu)
+    p = profile("m60-8q", GpuAccess.vgpu)
     (chosen,) = devices.vgpu_types_for(p, 1, sysfs, devices.reclaimable(sysfs))
     assert chosen.type_id == "nvidia-18" and (left / "remove").read_text() == ""
     assert (devices.LEDGER.folder / UUID).exists()
@@ -499,7 +499,7 @@ def test_an_image_with_nvidias_open_driver_boots_says_no_device_and_gives_its_ow
     assert img.driver["modules"] == ["nvidia/modules/nvidia.ko", "nvidia/modules/nvidia-uvm.ko",
                                      "nvidia/modules/nvidia-modeset.ko"]
     assert img.driver["source"].startswith("open kernel modules (Debian nvidia-open-kernel-source ")
-    assert img.driver["kind"] == "open" and img.holds("open") and image.find(img.dir).holds("open")
+    assert img.driver["flavour"] == "open" and img.holds("open") and image.find(img.dir).holds("open")
     assert img.driver["cuda"] == "12.2" and img.driver["cuda_from"] == f"read from libcuda.so.{version}"
     firmware = [f"lib/firmware/nvidia/{version}/gsp_ga10x.bin", f"lib/firmware/nvidia/{version}/gsp_tu10x.bin"]
     listed = cpio_list(img.initrd)

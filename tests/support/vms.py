@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from suites.backends.vm import image, qemu
-from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.profiles import GpuAccess, ProfileConfig
 from suites.errors import ConfigError
 
 IMAGE: Path | None = None  # no image here (a fresh clone before make setup-vm): MISSING says why, tests skip
@@ -38,8 +38,9 @@ def mdev_type(sysfs: Path, parent: str, type_id: str, name: str, available: int)
     return t
 
 
-def profile(name: str, kind: ProfileKind, gpus: int = 1) -> ProfileConfig:
-    return ProfileConfig(name=name, kind=kind, gpus=gpus, framebuffer_MiB=8192 if kind is ProfileKind.vgpu else None)
+def profile(name: str, access: GpuAccess, gpus: int = 1) -> ProfileConfig:
+    return ProfileConfig(name=name, gpu_access=access, gpus=gpus,
+                         framebuffer_MiB=8192 if access is GpuAccess.vgpu else None)
 
 
 def machine(tmp_path: Path, accel: str, vfio: list[str]) -> qemu.Machine:

@@ -34,7 +34,7 @@ from suites.backends.ray.agent import GuestAgent, RayGuest, RemotePipe, host_key
 from suites.backends.ray.fleet import labels, place_per_node
 from suites.backends.ray.fleet import offer as fleet_offer
 from suites.backends.ray.package import check_shipped
-from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.profiles import GpuAccess, ProfileConfig
 from suites.config.schema import PER_NODE, RayConfig
 from suites.errors import ConfigError, DataError, PlacementError, first_line
 from suites.guest.protocol import GuestSpec
@@ -122,11 +122,11 @@ def probe(address: str, host: str, port: int, timeout_s: float = 5.0) -> None:
 def request(profile: ProfileConfig, gpus_in_cluster: float, overcommit: bool) -> tuple[dict[str, float], str]:
     """What one guest asks Ray for, and a note when the profile cannot be enforced."""
     res = {"CPU": 0.0 if overcommit else float(profile.vcpus), "memory": float(profile.memory_MiB * vocab.MiB)}
-    if profile.kind is ProfileKind.cpu:
+    if profile.gpu_access is GpuAccess.cpu:
         return res, ""
     if not gpus_in_cluster:
         return res, f"{vocab.NO_GPU} in the Ray cluster: profile {profile.name} not enforced, guest runs on the CPU"
-    if profile.kind is ProfileKind.passthrough:
+    if profile.gpu_access is GpuAccess.passthrough:
         res["GPU"] = float(profile.gpus)
     else:  # Ray accepts fractions down to 1e-4; 1/3 is rounded down so three still fit on one GPU
         res["GPU"] = int(10_000 / profile.max_per_gpu) / 10_000
@@ -162,7 +162,7 @@ def place_on_cluster(profile: ProfileConfig, n: int, nodes: list[JsonObject], ov
             raise PlacementError(f"{n} guest(s) of {profile.name} need {amount(key, need)} > "
                                  f"{amount(key, total[key])} in {where} ({hint})")
     # Ray's fractional GPUs stand in for a vGPU; the guest's own report corrects this if it ran on the CPU
-    validity = NOT_ENFORCED if note else (EMULATED if profile.kind is ProfileKind.vgpu else ENFORCED)
+    validity = NOT_ENFORCED if note else (EMULATED if profile.gpu_access is GpuAccess.vgpu else ENFORCED)
     return [Placement(f"g{i}", [], [], [], note, resources=dict(res), validity=validity) for i in range(n)]
 
 

@@ -17,7 +17,7 @@ from collections import Counter
 from gpu_probe import vocab
 from gpu_probe.shapes import JsonObject
 from suites.backends.placement import Placement
-from suites.config.profiles import ProfileConfig, ProfileKind, family, type_matches
+from suites.config.profiles import GpuAccess, ProfileConfig, family, type_matches
 from suites.errors import PlacementError
 from suites.validity import ENFORCED
 
@@ -50,9 +50,9 @@ def mig_size(profile: ProfileConfig) -> str:
 def seen(profile: ProfileConfig, node: JsonObject) -> str:
     """What on this node is the profile (the text its validity cites), or "" when nothing is."""
     gpus = node.get("gpus") or []
-    if profile.kind is ProfileKind.cpu:
+    if profile.gpu_access is GpuAccess.cpu:
         return "no GPU asked for"
-    if profile.kind is ProfileKind.vgpu:
+    if profile.gpu_access is GpuAccess.vgpu:
         for g in gpus:
             if g.get("virtualization_mode") == "vgpu-guest" and type_matches(profile.name, str(g.get("name", ""))):
                 return f"hypervisor: {g['name']} seen in the VM"
@@ -79,9 +79,9 @@ def same_family(profile: ProfileConfig, gpu_name: str) -> bool:
 
 def wanted(profile: ProfileConfig) -> str:
     """What a node must have for ``profile``, as the refusal says it."""
-    if profile.kind is ProfileKind.cpu:
+    if profile.gpu_access is GpuAccess.cpu:
         return "any node"
-    if profile.kind is ProfileKind.passthrough:
+    if profile.gpu_access is GpuAccess.passthrough:
         model = profile.gpu_model or "GPU"
         return f"{profile.gpus} x {model} passed through" if profile.gpus > 1 else f"a {model} passed through"
     if profile.scheduler == "mig":

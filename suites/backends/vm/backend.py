@@ -35,7 +35,7 @@ from suites.backends.local import on_free_cores
 from suites.backends.placement import Placement, check_memory, no_gpu_note, place_cpus
 from suites.backends.vm import boot, cudaver, devices, nvidia, qemu, share
 from suites.backends.vm.image import DEFAULT_DIR, NVIDIA_DIR, Image, find
-from suites.config.profiles import ProfileConfig, ProfileKind
+from suites.config.profiles import GpuAccess, ProfileConfig
 from suites.config.schema import VmConfig
 from suites.errors import ConfigError, DataError, PlacementError
 from suites.guest.protocol import GuestSpec
@@ -71,12 +71,12 @@ class VmBackend(Backend):
 
     def _place(self, profile: ProfileConfig, n: int, inv: Inventory, free: list[int]) -> list[Placement]:
         cpus = place_cpus(n, profile.vcpus, free, self.cpu_overcommit and bool(free))
-        tcg = self.accel.kind == "tcg"
+        tcg = self.accel.name == "tcg"
         check_memory(profile, n, inv.mem_total_MiB, "VM(s)", qemu.TCG_CACHE_MiB if tcg else 0,
                      "TCG translation cache")
         ids = [f"g{i}" for i in range(n)]
         gpu_notes, gpus, validity = self._place_gpus(profile, ids, inv)
-        notes = [f"VM ({self.accel.kind.upper()}, {profile.vcpus} vCPUs, {profile.memory_MiB} MiB, "
+        notes = [f"VM ({self.accel.name.upper()}, {profile.vcpus} vCPUs, {profile.memory_MiB} MiB, "
                  f"{self.image.release}" + (f"; {self.image.driver_text()})" if self.image.driver else ")")]
         reason = ""
         if tcg:
@@ -103,12 +103,12 @@ class VmBackend(Backend):
                                    cudaver.guest_needs(), "vm.guest_driver") if driver else ""
         if too_old:  # every GPU guest would end a CPU fallback: said before any VM starts
             raise PlacementError(f"backend=vm: the VM image in {self.image.dir}: {too_old}")
-        if profile.kind is ProfileKind.passthrough:
+        if profile.gpu_access is GpuAccess.passthrough:
             args = devices.passthrough_for(profile, n, self.sysfs)
             self.devices = dict(zip(ids, args, strict=True))
             return [f"VFIO passthrough {', '.join(a.removeprefix('host=') for a in g)}" for g in args], \
                 [inside] * n, ENFORCED
-        if self.image.driver_kind() != nvidia.GRID:  # nothing but NVIDIA's GRID guest driver drives an mdev
+        if self.image.driver_flavour() != nvidia.GRID:  # nothing but NVIDIA's GRID guest driver drives an mdev
             held = self.image.driver_text() if self.image.driver else "none"
             raise PlacementError(f"backend=vm: vGPU profile {profile.name} needs NVIDIA's GRID guest driver in the VM "
                                  f"image, and {self.image.dir}'s driver is {held}: build one with make setup-vm "
@@ -144,7 +144,7 @@ class VmBackend(Backend):
                 vfio.append(devices.create_mdev(self.vgpu[spec.guest_id], made, self.sysfs))
                 self.made.append(made)
                 p.note += f"; mdev {made}"
-            machine = qemu.Machine(spec.guest_id, len(p.vcpus), spec.memory_MiB, self.accel.kind, self.image,
+            machine = qemu.Machine(spec.guest_id, len(p.vcpus), spec.memory_MiB, self.accel.name, self.image,
                                    log_dir / f"{spec.guest_id}.vm.sh", sockets / f"{spec.guest_id}.fs",
                                    sockets / f"{spec.guest_id}.qmp", log_dir / f"{spec.guest_id}.log", vfio)
             pipe = VmPipe(machine, p, (self.qemu, self.virtiofsd), self.cfg.boot_timeout_s)

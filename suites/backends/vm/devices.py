@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from suites.backends.leftovers import Ledger
-from suites.config.profiles import ProfileConfig, ProfileKind, type_matches
+from suites.config.profiles import GpuAccess, ProfileConfig, type_matches
 from suites.errors import PlacementError
 
 NVIDIA = "0x10de"
@@ -117,9 +117,9 @@ def reclaimable(sysfs: Path, ledger: Ledger = LEDGER) -> dict[tuple[str, str], i
     for uuid, made in ledger.orphans():
         if made.get("sysfs") != str(sysfs):
             continue
-        kind = (mdev_path(uuid, sysfs) / "mdev_type").resolve()
-        if kind.is_dir() and kind.parent.name == "mdev_supported_types":
-            key = (kind.parent.parent.name, kind.name)
+        mdev_type = (mdev_path(uuid, sysfs) / "mdev_type").resolve()
+        if mdev_type.is_dir() and mdev_type.parent.name == "mdev_supported_types":
+            key = (mdev_type.parent.parent.name, mdev_type.name)
             out[key] = out.get(key, 0) + 1
     return out
 
@@ -142,7 +142,7 @@ def mdev_path(uuid: str, sysfs: Path) -> Path:
 
 
 def needs_device(profile: ProfileConfig) -> bool:
-    return profile.kind in (ProfileKind.passthrough, ProfileKind.vgpu)
+    return profile.gpu_access in (GpuAccess.passthrough, GpuAccess.vgpu)
 
 
 def _read(path: Path) -> str:

@@ -54,15 +54,17 @@ class Image:
         return f"Debian kernel {self.release} ({', '.join(f'{k} {v}' for k, v in self.packages.items())})" + \
             (f"; {self.driver_text()}" if self.driver else "; no NVIDIA driver")
 
-    def driver_kind(self) -> str:
-        """nvidia.OPEN, NVIDIA, GRID, or "" (no driver, or an image built before the manifest said its kind)."""
-        return str((self.driver or {}).get("kind", ""))
+    def driver_flavour(self) -> str:
+        """nvidia.OPEN, NVIDIA, GRID, or "" (no driver, or an image built before the manifest said its flavour; one
+        built before issue 75 says it as ``kind``)."""
+        driver = self.driver or {}
+        return str(driver.get("flavour", driver.get("kind", "")))
 
     def holds(self, driver: str) -> bool:
         """Whether it holds the driver ``driver`` names: nvidia.OPEN, or an NVIDIA or GRID .run (by its file name)."""
         if driver == nvidia.OPEN:
-            return self.driver_kind() == nvidia.OPEN
-        return self.driver_kind() in (nvidia.NVIDIA, nvidia.GRID) and \
+            return self.driver_flavour() == nvidia.OPEN
+        return self.driver_flavour() in (nvidia.NVIDIA, nvidia.GRID) and \
             (self.driver or {}).get("file") == Path(driver).name
 
     def driver_text(self) -> str:

@@ -42,29 +42,29 @@ def payload_span(path: Path) -> tuple[int, int | None, str]:
         raise ConfigError(f"vm.guest_driver={path}: not a makeself archive (its stub says the payload starts after "
                           f"line {lines}; the file's first {len(head)} bytes have {len(parts) - 1} lines)")
     start = len(head) - len(parts[-1])
-    kind = next((k for magic, k in MAGIC if parts[-1].startswith(magic)), "")
-    if not kind and parts[-1][257:262] != b"ustar":
+    compression = next((k for magic, k in MAGIC if parts[-1].startswith(magic)), "")
+    if not compression and parts[-1][257:262] != b"ustar":
         raise ConfigError(f"vm.guest_driver={path}: not a makeself archive (no compressed tar after line {lines}: "
                           f"it starts with {parts[-1][:8]!r})")
     sizes = SIZES.search(head)
-    return start, int(sizes.group(1)) if sizes else None, kind
+    return start, int(sizes.group(1)) if sizes else None, compression
 
 
 def unpack(path: Path, target: Path) -> Path:
     """The payload of makeself archive ``path`` unpacked into ``target`` (made): data only, nothing run."""
-    start, length, kind = payload_span(path)
+    start, length, compression = payload_span(path)
     with path.open("rb") as f:
         f.seek(start)
         data = f.read(length) if length else f.read()
-    if kind == "zstd":
+    if compression == "zstd":
         if not shutil.which("zstd"):
             raise ConfigError(f"vm.guest_driver={path}: its payload is zstd-compressed and this host has no zstd "
                               "(Debian package zstd)")
         data = subprocess.run(["zstd", "-dc"], input=data, capture_output=True, check=True).stdout
-        kind = ""
+        compression = ""
     target.mkdir(parents=True, exist_ok=True)
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode=f"r:{kind}" if kind else "r:") as tar:
+        with tarfile.open(fileobj=io.BytesIO(data), mode=f"r:{compression}" if compression else "r:") as tar:
             tar.extractall(target, filter="data")
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise ConfigError(f"vm.guest_driver={path}: its payload could not be unpacked "

@@ -37,8 +37,8 @@ from suites.backends.vm.apt import run
 from suites.errors import ConfigError
 
 OPEN = "open"
-NVIDIA = "nvidia"  # the manifest's kind for NVIDIA's own driver package (a .run, passthrough)
-GRID = "grid"  # the manifest's kind for a GRID guest driver (OPEN: Debian's open kernel modules)
+NVIDIA = "nvidia"  # the manifest's flavour for NVIDIA's own driver package (a .run, passthrough)
+GRID = "grid"  # the manifest's flavour for a GRID guest driver (OPEN: Debian's open kernel modules)
 SOURCE_PACKAGE = "nvidia-open-kernel-source"
 USERSPACE = ("libcuda1", "libnvidia-ml1", "nvidia-smi", "libnvidia-ptxjitcompiler1")
 EGL_PACKAGES = ("libegl-nvidia0", "libnvidia-eglcore", "libnvidia-glvkspirv", "nvidia-egl-common")
@@ -70,7 +70,7 @@ class Layer:
     """What a driver adds to an image: files for the initramfs (path -> mode, bytes) and its manifest entry."""
 
     version: str
-    kind: str  # OPEN, NVIDIA or GRID
+    flavour: str  # OPEN, NVIDIA or GRID: which of NVIDIA's drivers
     source: str  # what a person reads: "open kernel modules (Debian nvidia-open-kernel-source 535.261.03-1 ...)"
     files: list[Entry] = field(default_factory=list)
     file: str = ""  # a .run's file name
@@ -80,7 +80,7 @@ class Layer:
 
     def manifest(self) -> dict[str, object]:
         names = [n for n, _, _ in self.files]
-        return {"version": self.version, "kind": self.kind, "file": self.file, "source": self.source,
+        return {"version": self.version, "flavour": self.flavour, "file": self.file, "source": self.source,
                 "cuda": self.cuda, "cuda_from": self.cuda_from, "guest_cuda": self.guest_cuda,
                 "modules": [n for n in names if n.endswith(".ko")],
                 "firmware": [n for n in names if n.startswith("lib/firmware/")],
@@ -107,7 +107,7 @@ class Driver:
 
 
 def check_run_file(path: Path) -> tuple[str, str]:
-    """(version, kind: NVIDIA or GRID) of an NVIDIA driver ``.run`` checked for what it must be; else one
+    """(version, flavour: NVIDIA or GRID) of an NVIDIA driver ``.run`` checked for what it must be; else one
     ConfigError with the reason (a renamed file, a host (vGPU manager) driver, anything else)."""
     if not path.is_file():
         raise ConfigError(f"vm.guest_driver={path}: no such file ({RUN_HINT})")
@@ -204,7 +204,7 @@ def open_driver(work: Path, cache: Path = CACHE) -> Driver:
 def run_driver(run_file: Path, work: Path) -> Driver:
     """NVIDIA's driver or GRID guest driver from the user's ``.run``: unpacked as data (never run, no install on
     this host), its open kernel modules built as Debian's are, its own user-space, EGL and firmware taken along."""
-    version, kind = check_run_file(run_file)
+    version, flavour = check_run_file(run_file)
     tree = makeself.unpack(run_file, work / "run")
     top = list(tree.iterdir())
     libraries = [p for p in top if p.name.startswith(RUN_LIBRARIES)]
@@ -220,9 +220,9 @@ def run_driver(run_file: Path, work: Path) -> Driver:
         out.mkdir(parents=True, exist_ok=True)
         keep(tree / "kernel-open", out)
 
-    what = "GRID guest driver" if kind == GRID else "NVIDIA driver package"
-    return Driver(Layer(version, kind, f"{what} {run_file.name}", files, run_file.name, cuda, cuda_from),
-                  f"{kind}-{version}", build)
+    what = "GRID guest driver" if flavour == GRID else "NVIDIA driver package"
+    return Driver(Layer(version, flavour, f"{what} {run_file.name}", files, run_file.name, cuda, cuda_from),
+                  f"{flavour}-{version}", build)
 
 
 def kernel_headers(release: str, work: Path, state: Path, extra: tuple[str, ...] = ()) -> tuple[Path, Path]:

@@ -33,7 +33,7 @@ TCG_CACHE_MiB = 1024
 class Accel:
     """How VMs run on this host, and why."""
 
-    kind: str  # kvm | tcg
+    name: str  # kvm | tcg: QEMU's -accel, as vm.accel names it
     note: str = ""  # why TCG, when it is
 
 

@@ -110,7 +110,7 @@ def last_error(output: str) -> str:
 class ApitraceReplay(Workload):
     name = "apitrace-replay"
     config_cls = ApitraceReplayConfig
-    kind = CAD
+    category = CAD
     smoke = {"loops": 1, "profile_frames": False}
 
     @classmethod

@@ -81,12 +81,12 @@ def _fail(where: str, message: str) -> None:
     raise TraceFormatError(f"{where}: {message}")
 
 
-def _get(obj: Json, key: str, kind: type | tuple[type, ...], where: str) -> Json:
+def _get(obj: Json, key: str, expected: type | tuple[type, ...], where: str) -> Json:
     if not isinstance(obj, dict) or key not in obj:
         _fail(where, f"missing {key!r}")
     value = obj[key]
-    if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
-        _fail(f"{where}.{key}", f"expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}")
+    if isinstance(value, bool) and expected is not bool or not isinstance(value, expected):
+        _fail(f"{where}.{key}", f"expected {getattr(expected, '__name__', expected)}, got {type(value).__name__}")
     return value
 
 

@@ -102,7 +102,7 @@ class TestRun:
 class GraphicsReplay(Workload):
     name = "graphics-replay"
     config_cls = GraphicsReplayConfig
-    kind = CAD
+    category = CAD
     smoke = {"frames_per_test": 8}  # frames 0 and 7 still get their pixel check
     requires = {"moderngl": "graphics"}
 

@@ -12,14 +12,14 @@ from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
 from suites.backends.placement import gpu_capacity
 from suites.backends.placement import place_on_host as place
-from suites.config.profiles import ProfileConfig, ProfileKind, family
+from suites.config.profiles import GpuAccess, ProfileConfig, family
 from suites.errors import PlacementError
 from tests.support.helpers import REPO, compose_config
 from tests.support.hosts import host
 
 
 def vgpu(fb: int, per_gpu: int, vcpus: int = 1) -> ProfileConfig:
-    return ProfileConfig(name=f"m60-{fb // 1024}q", kind=ProfileKind.vgpu, gpus=1, framebuffer_MiB=fb,
+    return ProfileConfig(name=f"m60-{fb // 1024}q", gpu_access=GpuAccess.vgpu, gpus=1, framebuffer_MiB=fb,
                          max_per_gpu=per_gpu, vcpus=vcpus, memory_MiB=1024, gpu_model="Tesla M60")
 
 

@@ -62,4 +62,15 @@ def test_discovery_finds_every_plugin_once():
     names = list_workloads()
     assert {"mnist-torch", "mnist-tf", "cifar10-torch", "cifar10-tf", "graphics-replay", "apitrace-replay",
             "cuda-probe", "memory-fill"} <= set(names)
-    assert workload_class("graphics-replay").kind == CAD and workload_class("mnist-tf").kind == ML
+    assert workload_class("graphics-replay").category == CAD and workload_class("mnist-tf").category == ML
+
+
+def test_a_plugin_that_declares_its_old_kind_is_read_as_its_category_and_said():
+    from suites.workloads.base import PROBE, Workload
+
+    with pytest.warns(FutureWarning, match=r"^workload old-probe: kind is category now"):
+        class OldProbe(Workload):
+            name = "old-probe"
+            kind = PROBE
+
+    assert OldProbe.category == PROBE and Workload.category == ML

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from suites.backends.vm import devices
-from suites.config.profiles import ProfileKind
+from suites.config.profiles import GpuAccess
 from suites.errors import PlacementError
 from tests.support.vms import mdev_type, pci_gpu, profile
 
@@ -19,10 +19,10 @@ def test_vfio_passthrough_takes_only_gpus_bound_to_vfio_pci(tmp_path: Path):
     pci_gpu(tmp_path, "0000:00:02.0", "i915", vendor="0x8086")  # not NVIDIA: never counted
     pci_gpu(tmp_path, "0000:af:00.1", "vfio-pci", cls="0x040300")  # the GPU's audio function: not a GPU
     assert [g.driver for g in devices.nvidia_gpus(tmp_path)] == ["nvidia", "vfio-pci", "vfio-pci"]
-    args = devices.passthrough_for(profile("passthrough-1gpu", ProfileKind.passthrough), 2, tmp_path)
+    args = devices.passthrough_for(profile("passthrough-1gpu", GpuAccess.passthrough), 2, tmp_path)
     assert args == [["host=0000:5e:00.0"], ["host=0000:86:00.0"]]
     with pytest.raises(PlacementError) as exc:
-        devices.passthrough_for(profile("passthrough-2gpu", ProfileKind.passthrough, gpus=2), 2, tmp_path)
+        devices.passthrough_for(profile("passthrough-2gpu", GpuAccess.passthrough, gpus=2), 2, tmp_path)
     assert "need 4 NVIDIA GPU(s) bound to vfio-pci; this host has 2" in str(exc.value)
     assert "0000:3b:00.0 (nvidia)" in str(exc.value)
 
@@ -31,13 +31,13 @@ def test_vgpu_takes_the_mdev_type_named_like_the_profile_one_gpu_first(tmp_path:
     mdev_type(tmp_path, "0000:3b:00.0", "nvidia-17", "GRID M60-4Q", 2)
     mdev_type(tmp_path, "0000:3b:00.0", "nvidia-18", "GRID M60-8Q", 1)
     mdev_type(tmp_path, "0000:5e:00.0", "nvidia-18", "GRID M60-8Q", 1)
-    types = devices.vgpu_types_for(profile("m60-8q", ProfileKind.vgpu), 2, tmp_path)
+    types = devices.vgpu_types_for(profile("m60-8q", GpuAccess.vgpu), 2, tmp_path)
     assert [(t.parent, t.type_id) for t in types] == [("0000:3b:00.0", "nvidia-18"), ("0000:5e:00.0", "nvidia-18")]
     with pytest.raises(PlacementError) as exc:
-        devices.vgpu_types_for(profile("m60-8q", ProfileKind.vgpu), 3, tmp_path)
+        devices.vgpu_types_for(profile("m60-8q", GpuAccess.vgpu), 3, tmp_path)
     assert "this host has 2" in str(exc.value) and "GRID M60-4Q, GRID M60-8Q" in str(exc.value)
     with pytest.raises(PlacementError) as exc:
-        devices.vgpu_types_for(profile("t4-8q", ProfileKind.vgpu), 1, tmp_path / "none")
+        devices.vgpu_types_for(profile("t4-8q", GpuAccess.vgpu), 1, tmp_path / "none")
     assert "no NVIDIA vGPU manager for KVM" in str(exc.value)
 
 

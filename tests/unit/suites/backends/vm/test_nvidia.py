@@ -14,16 +14,16 @@ from tests.support.driver_runs import GOOD, HEADER, build_with, cpio_list, drive
 NVIDIA_RUN = "NVIDIA-Linux-x86_64-580.95.05.run"
 
 
-@pytest.mark.parametrize("name, version, kind", [(GOOD, "535.261.03", nvidia.GRID),
+@pytest.mark.parametrize("name, version, flavour", [(GOOD, "535.261.03", nvidia.GRID),
                                                  (NVIDIA_RUN, "580.95.05", nvidia.NVIDIA)])
 def test_a_driver_run_is_unpacked_as_data_and_its_script_never_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    name: str, version: str, kind: str):
+                                                                    name: str, version: str, flavour: str):
     """A driver .run is read as data, its script never run (``sh x.run --extract-only`` runs whatever its stub
     says), for the GRID guest driver and NVIDIA's own package alike: the libraries the loader asks for by soname get
     their links (the installer that makes them is never run), the EGL vendor file and the GSP firmware come along."""
     marker = tmp_path / "ran"
     run = makeself_run(tmp_path, driver_members(version), marker, name, version)
-    assert nvidia.check_run_file(run) == (version, kind)
+    assert nvidia.check_run_file(run) == (version, flavour)
     monkeypatch.setattr(nvidia, "cached_modules", lambda built, build: [])  # modules: built and cached elsewhere
     driver = nvidia.run_driver(run, tmp_path / "work")
     layer = driver.with_modules("6.1.0-56-cloud-amd64", tmp_path / "work", tmp_path / "cache")
@@ -34,7 +34,8 @@ def test_a_driver_run_is_unpacked_as_data_and_its_script_never_runs(tmp_path: Pa
                           f"lib/firmware/nvidia/{version}/gsp_ga10x.bin",
                           f"lib/firmware/nvidia/{version}/gsp_tu10x.bin"}
     assert files["nvidia/lib/libcuda.so.1"] == f"libcuda.so.{version}".encode()  # a link: the target is the data
-    assert layer.kind == kind and layer.file == name and layer.source.endswith("(built for 6.1.0-56-cloud-amd64)")
+    assert layer.flavour == flavour and layer.file == name
+    assert layer.source.endswith("(built for 6.1.0-56-cloud-amd64)")
     assert (tmp_path / "work" / "run" / "kernel-open" / "Makefile").read_bytes() == b"all:\n"
     assert not marker.exists()
     subprocess.run(["sh", str(run)], check=True)  # the same file run: its stub is what would have run
@@ -115,8 +116,9 @@ def test_the_images_apt_reads_its_own_sources_and_lists_not_the_hosts(tmp_path: 
     assert not (tmp_path / "apt" / "lists" / "old_Packages").exists()
 
 
-def test_an_image_holds_the_driver_its_manifest_names_by_kind_and_file(tmp_path: Path):
-    """Which driver an image holds is its manifest's kind (and a GRID .run's file name), not its display text."""
+def test_an_image_holds_the_driver_its_manifest_names_by_flavour_and_file(tmp_path: Path):
+    """Which driver an image holds is its manifest's flavour (and a GRID .run's file name), not its display text;
+    an image built before issue 75 says its flavour as ``kind``."""
     def img(driver: dict[str, object] | None) -> image.Image:
         return image.Image(tmp_path, tmp_path / "vmlinuz", tmp_path / "initrd.gz", "6.1.0-56-cloud-amd64", {}, driver)
 
@@ -125,8 +127,11 @@ def test_an_image_holds_the_driver_its_manifest_names_by_kind_and_file(tmp_path:
     assert img(grid).holds(f"/somewhere/{GOOD}") and not img(grid).holds(nvidia.OPEN)
     assert not img(grid).holds("/x/NVIDIA-Linux-x86_64-550.90.07-grid.run")
     assert img(opened).holds(nvidia.OPEN) and not img(opened).holds(GOOD)
-    assert img(grid).driver_kind() == nvidia.GRID and img(None).driver_kind() == "" and not img(None).holds("open")
-    older = {"version": "535.261.03", "source": "open kernel modules (Debian ...)"}  # before manifests said kind
+    assert img(grid).driver_flavour() == nvidia.GRID and img(None).driver_flavour() == ""
+    assert not img(None).holds("open")
+    before_75 = {("kind" if k == "flavour" else k): v for k, v in opened.items()}  # its old key: read for a release
+    assert "flavour" not in before_75 and img(before_75).holds(nvidia.OPEN)
+    older = {"version": "535.261.03", "source": "open kernel modules (Debian ...)"}  # before manifests said flavour
     assert not img(older).holds(nvidia.OPEN)  # so make setup-vm VM_DRIVER=open builds it again (cached modules)
 
 
@@ -146,7 +151,7 @@ def test_the_initramfs_holds_the_gsp_firmware_of_its_modules_version_and_the_egl
         inside = [i for i, p in enumerate(listed) if p.startswith(f"{folder}/")]  # the unpacker makes no folder
         assert inside and listed.index(folder) < min(inside), folder
     assert not any(p.startswith("nvidia/lib/32") or "installer" in p for p in listed)
-    assert img.driver["kind"] == nvidia.NVIDIA and img.driver["file"] == NVIDIA_RUN and img.holds(str(run))
+    assert img.driver["flavour"] == nvidia.NVIDIA and img.driver["file"] == NVIDIA_RUN and img.holds(str(run))
     assert img.driver["cuda"] == "13.0" and img.driver["cuda_from"] == "read from libcuda.so.580.95.05"
     assert img.driver["firmware"] == ["lib/firmware/nvidia/580.95.05/gsp_ga10x.bin",
                                       "lib/firmware/nvidia/580.95.05/gsp_tu10x.bin"]

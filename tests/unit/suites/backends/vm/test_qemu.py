@@ -35,7 +35,7 @@ def test_auto_accel_tries_kvm_and_falls_back_to_tcg_on_this_host():
     t0 = time.monotonic()
     accel = qemu.choose_accel("auto", IMAGE, qemu.tools()[0], probe_s=20)
     assert time.monotonic() - t0 < 20 + 5
-    if accel.kind == "tcg":  # this host: /dev/kvm opens, but its nested KVM runs no guest
+    if accel.name == "tcg":  # this host: /dev/kvm opens, but its nested KVM runs no guest
         assert "KVM" in accel.note, accel.note
     assert qemu.choose_accel("tcg", IMAGE, "unused", 5) == qemu.Accel("tcg", "vm.accel=tcg")
 
