@@ -51,7 +51,7 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     # planned from the table (the trial runs: below), so the budget's trims are the same on every host
     # one mixed profile (the others' rows: skipped, not in study.profiles), with room for this host's set-up and
     # the table's optimism: a part that cannot end within the budget does not start
-    proc = study(tmp_path, "study.budget_s=300", "study.profiles=[m60-8q]", "study.repeats=1", "study.max_guests=2",
+    proc = study(tmp_path, "study.budget_s=300", "study.profiles=[m60-8q]", "study.repeats=1", "study.max_guests=1",
                  "study.trials=false")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())

@@ -155,7 +155,7 @@ def test_two_sizings_of_the_same_thing_at_once_on_one_store_measure_it_once(tmp_
     uri = store_at(tmp_path / "mlflow.db")
     # no busy-host judgement: beside another test's load (CI runs two at once) the first measurement is marked host
     # busy, and the second then rightly measures again (said): this test is of the race, not of that judgement
-    args = ["sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke", "progress=quiet", f"tracking_uri={uri}",
+    args = ["sizing.max_guests=1", "sizing.repeats=1", "sizing.tier=smoke", "progress=quiet", f"tracking_uri={uri}",
             f"data.cache_dir={tmp_path / 'data'}", "host_busy_pct=100000"]
     procs = [subprocess.Popen([sys.executable, "-m", "suites", "size", *args,
                                f"artifact_dir={tmp_path / f'artifacts{i}'}", f"sizing.out_dir={tmp_path / f'out{i}'}"],
