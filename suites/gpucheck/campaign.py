@@ -84,6 +84,7 @@ def action(gc: GpuCheck, check: str) -> Callable[[CampaignRun], int]:
         t0 = time.monotonic()
         if gc.ctx.stand_in is not None and gc.ended_at is not None:  # the executor's seconds at the device's rate
             move(gc, campaign, t0 - gc.ended_at - EXECUTOR_S)
+        gc.ctx.deadline = campaign.campaign.deadline  # the executor's: the one clock a check's commands are timed by
         try:
             if gc.ctx.stand_in is not None and check in NOT_PLAYED:
                 row = Row(check, f"{NOT_REHEARSED}: {NOT_PLAYED[check]}")
@@ -108,9 +109,9 @@ EXECUTOR_S = 0.75
 
 
 def move(gc: GpuCheck, campaign: CampaignRun, seconds: float) -> None:
-    """Put the device's clock ``seconds`` behind this host's (a check's seconds here past its estimate)."""
+    """Put the device's clock ``seconds`` behind this host's (a check's seconds here past its estimate): the
+    executor's deadline, which the next check reads."""
     campaign.campaign.deadline += seconds
-    gc.ctx.deadline += seconds
     gc.moved_s += seconds
 
 

@@ -100,7 +100,7 @@ class Context:
     root: Path  # outputs/gpu-check/<time>/
     inv: Inventory
     data_root: str | None
-    deadline: float  # monotonic
+    deadline: float  # monotonic: the campaign executor's, as a check starts (gpucheck/campaign.py's action)
     say: Callable[[str], None]
     timings: dict[str, float] = field(default_factory=dict)  # "<workload>/<tier>" -> GPU seconds, for the study
     results: dict[str, JsonObject] = field(default_factory=dict)  # check -> its run's results.json
