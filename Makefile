@@ -68,7 +68,7 @@ unless_bare = $(if $(call raw,BARE),,$(1))
 BARE_PY = $(if $(call raw,BARE),python3,$(PY))
 BARE_SUITES = $(BARE_PY) -m suites.makeargs $(call q,ARGS) suites
 
-.PHONY: setup setup-system setup-cluster setup-vm report compare bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
+.PHONY: setup setup-system setup-cluster setup-vm report compare publish check-results catalog rerun bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
         ui clean
 
 setup: $(STAMP)
@@ -154,6 +154,21 @@ report: $(call unless_bare,setup)
 compare: $(call unless_bare,setup)
 	$(BARE_SUITES) compare $(if $(call raw,A),$(call qs,$(call raw,A))) $(if $(call raw,B),$(call qs,$(call raw,B))) \
 	  $(if $(call raw,LATEST),--latest) $(if $(call raw,HISTORY),--history $(call qs,$(call raw,HISTORY)))
+
+# Results a site publishes and anyone checks (docs/results.md, docs/run-rules.md): RUN=<run id or run directory> as one
+# bundle in outputs/bundles/ (REFERENCE=1: the reference study's); BUNDLE=<file> judged by the run rules (exit 1: not
+# compliant); DIR=<folder of bundles> as a static site in outputs/catalog/; BUNDLE=<file> rerun on this host.
+publish: $(call unless_bare,setup)
+	$(BARE_SUITES) publish $(if $(call raw,RUN),$(call qs,$(call raw,RUN))) $(if $(call raw,REFERENCE),--reference)
+
+check-results: $(call unless_bare,setup)
+	$(BARE_SUITES) check-results $(call qs,$(call raw,BUNDLE))
+
+catalog: $(call unless_bare,setup)
+	$(BARE_SUITES) catalog $(call qs,$(call raw,DIR))
+
+rerun: $(call unless_bare,setup)
+	$(BARE_SUITES) rerun $(call qs,$(call raw,BUNDLE))
 
 # make gpu-check's own campaign at a GPU's measured speed, on any host (GPU=h200 | a device file; ONLY=a,b1,j: a
 # subset of its checks): stand-ins at the device file's step and frame times through the campaign executor, each

@@ -8,13 +8,13 @@ results already in a store read the same."""
 from __future__ import annotations
 
 __all__ = [
-    "ANSWER", "CHECK_PART", "CLOCK_EVENTS", "COMPARE", "COMPARED_A", "COMPARED_B", "COMPARISON", "COMPARISON_PARENT",
-    "COMPLETES", "CONSOLIDATION", "DATA_SOURCE", "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING", "FAILURE",
-    "FALLBACK_FOR", "GPU_CHECK", "GPU_STATUS", "GUEST", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM", "IMPORTED_TO",
-    "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "MIXED", "PARENT", "PHASE",
-    "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SCENARIO_RUN", "SIZING", "SIZING_KEY", "SIZING_PART", "SKIPS",
-    "STATUS", "STOPPED", "STUDY", "STUDY_PART", "SWEEP", "TITLE", "VALIDITY", "VALUES", "VALIDITY_REASON", "check",
-    "children_filter", "tag_filter", "time_basis", "validity_of", "verdict", "viewset",
+    "ANSWER", "CHECK_PART", "CLOCK_EVENTS", "COMMAND", "COMPARE", "COMPARED_A", "COMPARED_B", "COMPARISON",
+    "COMPARISON_PARENT", "COMPLETES", "CONSOLIDATION", "DATA_SOURCE", "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING",
+    "FAILURE", "FALLBACK_FOR", "GPU_CHECK", "GPU_STATUS", "GUEST", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM",
+    "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "MIXED",
+    "PARENT", "PHASE", "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SCENARIO_RUN", "SIZING", "SIZING_KEY",
+    "SIZING_PART", "SKIPS", "STATUS", "STOPPED", "STUDY", "STUDY_PART", "SWEEP", "TITLE", "VALIDITY", "VALUES",
+    "VALIDITY_REASON", "check", "children_filter", "tag_filter", "time_basis", "validity_of", "verdict", "viewset",
 ]
 
 # --- what a run is ------------------------------------------------------------------------------------------------
@@ -33,6 +33,7 @@ EPISODE = "bench.episode"  # the reference study's episode (1, 2) of a study par
 SIZING_KEY = "bench.sizing_key"  # what makes a stored consolidation one sizing part's measurement (reuse)
 SIZING_PART = "bench.sizing_part"  # a sizing part's label: profile/policy[/user type]
 CHECK_PART = "bench.check_part"  # the gpu-check check (b1, h...) a run was made by, nested under its gpu-check run
+COMMAND = "bench.command"  # on a run a person launched (a root): the command line that ran it (make publish)
 TITLE = "bench.title"  # the headline a report opens with (a sizing's: "not a GPU sizing" where it is not)
 
 # --- what ROLE and KIND hold: their values, beside their keys ----------------------------------------------------

@@ -40,8 +40,8 @@ from tests.support.helpers import REPO
 
 LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.store_keys", "suites.poll", "suites.data",
           "suites.workloads", "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record",
-          "suites.capacity", "suites.render", "suites.pipeline", "suites.campaign", "suites.study", "suites.sizing",
-          "suites.compare", "suites.gpucheck", "suites.commands",
+          "suites.capacity", "suites.render", "suites.bundle", "suites.pipeline", "suites.campaign", "suites.study",
+          "suites.sizing", "suites.compare", "suites.publish", "suites.gpucheck", "suites.commands",
           "suites.__main__", "suites.makeargs")
 PROJECT = ("suites", "gpu_probe")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60

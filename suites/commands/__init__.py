@@ -27,6 +27,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "make report"),
     "compare": ("suites.compare.command", "what changed between two runs: every figure's B / A, its interval "
                 "and verdict, the set-up's differences; --fail-on for nightly jobs, --history", "make compare"),
+    "publish": ("suites.commands.publish", "a run as a result bundle (its system, command, figures with their "
+                "raw repeats, plots), judged by the run rules", "make publish"),
+    "check-results": ("suites.commands.check_results", "a bundle judged by the run rules (docs/run-rules.md), every "
+                      "figure recomputed from its repeats", "make check-results"),
+    "catalog": ("suites.commands.catalog", "a static site of bundles side by side, beside the reference study's",
+                "make catalog"),
+    "rerun": ("suites.commands.rerun", "a bundle's command run again on this host", "make rerun"),
     "sync": ("suites.commands.sync", "import runs recorded while a store was down, or a run tree brought back",
              ""),
     "gpu-check": ("suites.gpucheck.command", "every GPU path of the suite, checked within a budget",

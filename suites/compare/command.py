@@ -16,7 +16,6 @@ from rich.console import Console
 from gpu_probe.inventory import collect
 from suites import store_keys as keys
 from suites.compare import conclude, history, lookup, report
-from suites.compare.results import read
 from suites.compare.settings import CompareSettings, parse
 from suites.config.compose import compose
 from suites.config.schema import TRACKING_URI, register_configs, run_stamp
@@ -75,7 +74,7 @@ def compared(args: CompareSettings, store: StoreReader) -> conclude.Compared:
     if args.latest is not None:
         a, b = lookup.latest(store, args.experiment, lookup.this_machine(collect()), args.latest)
     else:
-        a, b = (read(store, lookup.resolve(store, args.experiment, given)) for given in args.runs)
+        a, b = (lookup.figures_of(store, args.experiment, given) for given in args.runs)
     return conclude.compare(a, b, args.noise_pct, args.gate)
 
 

@@ -8,15 +8,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gpu_probe.inventory import Inventory
+from suites import bundle
 from suites import store_keys as keys
 from suites.compare import results, setups
 from suites.compare.results import KINDS, RunFigures
 from suites.record.export import RUN_ID
 from suites.record.store_reader import StoredRun, StoreReader
 
-__all__ = ["latest", "machine_runs", "resolve"]
+__all__ = ["figures_of", "latest", "machine_runs", "resolve"]
 
 MAX_RUNS = 1000  # launched runs (roots) a history or --latest reads, newest first; their nested runs not counted
+
+
+def figures_of(store: StoreReader, experiment: str, given: str) -> RunFigures:
+    """``given`` read: a result bundle (a file: make publish's, or another site's), else a run of the store."""
+    if Path(given).is_file():
+        try:
+            return results.from_bundle(bundle.read(Path(given)))
+        except bundle.BundleError as exc:
+            raise LookupError(str(exc)) from None
+    return results.read(store, resolve(store, experiment, given))
 
 
 def resolve(store: StoreReader, experiment: str, given: str) -> StoredRun:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 
 from gpu_probe import vocab
 from suites import store_keys as keys
+from suites.bundle import Bundle
 from suites.record.store_reader import StoredRun, StoreReader
-from suites.validity import ENFORCED, weakest
+from suites.validity import ENFORCED, NOT_ENFORCED, VALIDITY, weakest
 
-__all__ = ["BENCH", "COMPARISON", "KINDS", "Figure", "RunFigures", "kind_of", "read"]
+__all__ = ["BENCH", "COMPARISON", "KINDS", "Figure", "RunFigures", "from_bundle", "kind_of", "read"]
 
 BENCH, COMPARISON, STUDY, SIZING = "bench", keys.COMPARISON, keys.STUDY, keys.SIZING  # what compare reads
 KINDS = (BENCH, COMPARISON, STUDY, SIZING)
@@ -99,6 +100,23 @@ def read(store: StoreReader, run: StoredRun) -> RunFigures:
         out.marked[ended] = ["what it measured before it stopped"]
         for fig in out.figures.values():
             fig.marks += [ended]
+    return out
+
+
+def from_bundle(bundle: Bundle) -> RunFigures:
+    """A published result read as a run: its figures from their raw repeats (its own summaries are not read), its
+    marks, its set-up (what it lets a reader see) and a sizing's answers."""
+    doc = bundle.doc
+    name = f"bundle {bundle.source.rsplit('/', 1)[-1]}: {doc['run']['name']}"
+    run = StoredRun(doc["run"]["id"], "", name, "FINISHED", 0, {keys.SCENARIO: doc["run"]["scenario"]},
+                    dict(doc["setup"]), {})
+    out = RunFigures(run, doc["run"]["kind"], dict(doc["setup"]), answers=dict(doc["answers"]),
+                     marked={kind: [said] for kind, said in doc["marks"].items()})
+    for f in doc["figures"]:
+        validity = f["validity"] if f["validity"] in VALIDITY else NOT_ENFORCED  # a word it does not know: the least
+        out.figures[f["name"]] = Figure(f["name"], f["unit"], f["higher_is_better"], list(f["values"]),
+                                        list(f["marks"]), validity)
+    out.scenarios = max((len(f.values) for f in out.figures.values()), default=0)
     return out
 
 

@@ -11,6 +11,8 @@ import fcntl
 import logging
 import math
 import os
+import shlex
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +21,7 @@ from typing import Any
 
 from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
+from suites.errors import redact
 
 MAX_PARAM_LEN = 6000  # MLflow's limit for a param value
 MAX_TAG_LEN = 5000
@@ -135,7 +138,9 @@ class Tracker:
         """A new run; ``start_time`` (epoch s) when it is recorded after the fact, so MLflow's Duration is real."""
         if parent:
             tags = {**tags, "mlflow.parentRunId": parent}
-        elif self.fallback_for:  # a top-level run here is one `python -m suites sync` imports (its subtree too)
+        else:  # a run a person launched: what they ran, for make publish's bundle (and a rerun)
+            tags = {keys.COMMAND: command_line(), **tags}
+        if not parent and self.fallback_for:  # a top-level run here is one `python -m suites sync` imports
             tags = {**tags, keys.FALLBACK_FOR: self.fallback_for}
         start_ms = int(start_time * 1000) if start_time else None
         return self.client.create_run(self.experiment_id, start_time=start_ms, run_name=name, tags=tags).info.run_id
@@ -208,3 +213,18 @@ def runs_url(uri: str, experiment: str, port: str) -> str:
     if exp is None:
         return f"MLflow UI: {root} (no runs recorded yet in {uri})"
     return f"MLflow UI: {root}#/experiments/{exp.experiment_id}/runs (the suite's runs, experiment {experiment})"
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    """What a person ran, as they would type it again: ``python -m <module> <its arguments>`` (``make`` runs the
+    same), credentials redacted; a local path in it stays (make publish leaves those out of a bundle)."""
+    args = sys.argv if argv is None else argv
+    head = Path(args[0] if args else "?")
+    repo = Path(__file__).resolve().parents[2]
+    if head.name == "__main__.py":
+        module = head.parent.name
+    elif head.suffix == ".py" and head.resolve().is_relative_to(repo):
+        module = ".".join(head.resolve().relative_to(repo).with_suffix("").parts)
+    else:
+        module = head.name
+    return redact(shlex.join(["python", "-m", module, *args[1:]]))[:MAX_TAG_LEN]

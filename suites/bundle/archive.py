@@ -1,0 +1,186 @@
+"""A bundle written and read: ``bundle.json`` and its plots in one ``.tar.gz``, or the bare ``bundle.json``.
+
+Reading treats the file as hostile: its size, its members (regular files named ``bundle.json`` or
+``plots/<name>.png``, nothing else: no link, device, folder or ``../``), each member's size, the document's JSON and
+its schema are checked before a figure is read, and nothing is ever extracted to disk (members are read into
+memory). Every refusal is one :class:`BundleError` line naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import math
+import re
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FORMAT", "MAX_BYTES", "VERSION", "Bundle", "BundleError", "read", "write"]
+
+FORMAT, VERSION = "gpu-mixed-bench result bundle", 1
+DOCUMENT = "bundle.json"
+SCHEMA = Path(__file__).with_name("schema.json")
+MAX_BYTES = 32 * 2**20  # a whole bundle: a study's figures and a dozen plots are well under 2 MiB
+MAX_DOCUMENT = 8 * 2**20
+MAX_PLOT = 4 * 2**20
+MAX_MEMBERS = 64
+PLOT = re.compile(r"^plots/[A-Za-z0-9][A-Za-z0-9._-]{0,80}\.png$")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be read as one: its one line says why."""
+
+
+@dataclass
+class Bundle:
+    doc: dict[str, Any]
+    plots: dict[str, bytes] = field(default_factory=dict)  # "plots/<name>.png" -> its bytes
+    source: str = ""  # the file it was read from
+
+    @property
+    def title(self) -> str:
+        return str(self.doc.get("title", ""))
+
+
+def write(doc: dict[str, Any], plots: dict[str, bytes], path: Path) -> Path:
+    """``doc`` and ``plots`` as one archive at ``path`` (checked as a reader will check it: a bundle this suite
+    writes is always one it reads)."""
+    data = dumps(doc)
+    check_document(json.loads(data), DOCUMENT)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, payload in [(DOCUMENT, data), *sorted(plots.items())]:
+            if name != DOCUMENT and not PLOT.match(name):
+                raise BundleError(f"{name}: not a plot name a bundle may hold (plots/<name>.png)")
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(payload), int(time.time()), 0o644
+            tar.addfile(info, io.BytesIO(payload))
+    if buf.tell() > MAX_BYTES:
+        raise BundleError(f"{path.name}: {buf.tell() / 2**20:.1f} MiB, over the {MAX_BYTES // 2**20} MiB a bundle "
+                          "may take: fewer plots")
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_bytes(buf.getvalue())
+    tmp.replace(path)  # never a half-written bundle under its name
+    return path
+
+
+def dumps(doc: dict[str, Any]) -> bytes:
+    """The document as JSON: a number that is no number (NaN, inf) is written null."""
+    return (json.dumps(finite(doc), indent=1, sort_keys=False, allow_nan=False) + "\n").encode()
+
+
+def finite(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def read(path: Path) -> Bundle:
+    """The bundle at ``path`` (an archive or a bare bundle.json), checked; else one BundleError line."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise BundleError(f"{path}: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise BundleError(f"{path}: not a file (a bundle is a .bundle.tar.gz or a bundle.json)")
+    if size > MAX_BYTES:
+        raise BundleError(f"{path}: {size / 2**20:.1f} MiB, over the {MAX_BYTES // 2**20} MiB a bundle may take")
+    raw = path.read_bytes()
+    if raw[:2] != b"\x1f\x8b":  # not gzip: a bare document
+        return Bundle(parse(raw, str(path)), {}, str(path))
+    doc, plots = members(raw, path)
+    return Bundle(doc, plots, str(path))
+
+
+def members(raw: bytes, path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+    doc: dict[str, Any] | None = None
+    plots: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+            for count, m in enumerate(iter(tar.next, None), 1):
+                if count > MAX_MEMBERS:
+                    raise BundleError(f"{path}: more than {MAX_MEMBERS} members")
+                payload = member(tar, m, path)
+                if m.name == DOCUMENT:
+                    doc = parse(payload, f"{path}: {DOCUMENT}")
+                else:
+                    plots[m.name] = payload
+    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+        if isinstance(exc, BundleError):
+            raise
+        raise BundleError(f"{path}: not a readable bundle archive ({str(exc).splitlines()[0][:120]})") from None
+    if doc is None:
+        raise BundleError(f"{path}: no {DOCUMENT} in it")
+    return doc, plots
+
+
+def member(tar: tarfile.TarFile, m: tarfile.TarInfo, path: Path) -> bytes:
+    """One member's bytes, if it is what a bundle may hold."""
+    shown = ascii(m.name)[1:-1][:100]
+    if not m.isreg():
+        raise BundleError(f"{path}: member {shown!r} is not a regular file (a link, folder or device)")
+    if m.name != DOCUMENT and not PLOT.match(m.name):
+        raise BundleError(f"{path}: member {shown!r}: a bundle holds {DOCUMENT} and plots/<name>.png only")
+    cap = MAX_DOCUMENT if m.name == DOCUMENT else MAX_PLOT
+    if m.size > cap:
+        raise BundleError(f"{path}: member {shown!r} is {m.size / 2**20:.1f} MiB, over its {cap // 2**20} MiB")
+    f = tar.extractfile(m)
+    payload = f.read(cap + 1) if f is not None else b""
+    if len(payload) > cap:
+        raise BundleError(f"{path}: member {shown!r} is larger than it says")
+    if m.name != DOCUMENT and not payload.startswith(PNG_MAGIC):
+        raise BundleError(f"{path}: member {shown!r} is not a PNG image")
+    return payload
+
+
+def parse(raw: bytes, where: str) -> dict[str, Any]:
+    """The document's JSON, on its schema."""
+    if len(raw) > MAX_DOCUMENT:
+        raise BundleError(f"{where}: {len(raw) / 2**20:.1f} MiB, over the {MAX_DOCUMENT // 2**20} MiB a document "
+                          "may take")
+    try:
+        doc = json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise BundleError(f"{where}: not JSON ({str(exc).splitlines()[0][:120]})") from None
+    check_document(doc, where)
+    return doc
+
+
+def refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+@functools.cache
+def validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(SCHEMA.read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def check_document(doc: object, where: str) -> None:
+    """``doc`` on the bundle schema (its format and version first, so an older or foreign file says so)."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise BundleError(f"{where}: not a {FORMAT} (its \"format\" is not {FORMAT!r})")
+    if doc.get("version") != VERSION:
+        raise BundleError(f"{where}: bundle version {str(doc.get('version'))[:20]!r}; this suite reads version "
+                          f"{VERSION}")
+    from jsonschema.exceptions import best_match
+
+    error = best_match(validator().iter_errors(doc))
+    if error is not None:
+        at = "/".join(str(p) for p in error.absolute_path) or "(the document)"
+        said = error.message.splitlines()[0]  # it quotes the value: a long one is said by its rule instead
+        said = said if len(said) <= 160 else f"fails its {error.validator} rule ({str(error.validator_value)[:60]})"
+        raise BundleError(f"{where}: {at[:120]}: {said}")

@@ -1,0 +1,106 @@
+"""``make publish``'s work: a run read back from its store (the run a person launched: a bench run, a comparison, a
+mixed run or consolidation, a study, a sizing), its plots from its run directory, judged by the run rules, written as
+one bundle; and a bundle's command as a person reruns it."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from suites import store_keys as keys
+from suites.bundle import Bundle, write
+from suites.compare import lookup, results
+from suites.compare.results import RunFigures
+from suites.publish import rules
+from suites.publish.document import LOCAL, document
+from suites.record.store_reader import StoreReader
+
+__all__ = ["MAX_PLOTS", "bundle_name", "public_command", "publish", "rerun_command"]
+
+MAX_PLOTS = 12
+RERUN = ("bench", "study", "size")  # the commands that measure: what a rerun may run
+# a command's module run directly (python -m suites.study.command ...) as python -m suites names it
+MODULES = {"suites.commands.bench": "bench", "suites.study.command": "study", "suites.sizing.command": "size"}
+LOCAL_ARG = re.compile(r"^[+~]*[\w.]*(uri|dir|root|path|_file|out)=", re.I)  # a key that names a place
+
+
+def publish(store: StoreReader, experiment: str, given: str, out_dir: Path) -> tuple[Path, list[rules.Verdict]]:
+    """The bundle of ``given`` (a run id or run directory) in ``out_dir``; and the rules' verdicts on it."""
+    run = lookup.resolve(store, experiment, given)
+    figures = results.read(store, run)
+    figures.setup = {**host_of(store, run.run_id), **figures.setup}  # a campaign's own run holds no host
+    run_dir = Path(run.tags.get(keys.RUN_DIR, "")) if run.tags.get(keys.RUN_DIR) else None
+    plots = plots_of(run_dir)
+    scenario = lookup.scenario_of(figures) if figures.kind in (results.BENCH, results.COMPARISON) else figures.kind
+    doc = document(figures, public_command(run.tags.get(keys.COMMAND, ""), figures), sorted(plots), scenario)
+    verdicts = rules.judge(doc)
+    doc["compliance"] = {"verdict": rules.verdict_of(verdicts), "rules": [v.as_dict() for v in verdicts]}
+    return write(doc, plots, out_dir / bundle_name(figures)), verdicts
+
+
+def host_of(store: StoreReader, run_id: str, depth: int = 3) -> dict[str, str]:
+    """The host, library and profile params of the first scenario run under ``run_id`` (a sizing's or a study's
+    own run records its answer, its scenario runs the machine they ran on); {} where none is found."""
+    for child in store.children(run_id):
+        if "host.git_sha" in child.params:
+            return {k: v for k, v in child.params.items() if k.startswith(("host.", "lib.", "profile."))}
+        found = host_of(store, child.run_id, depth - 1) if depth > 1 else {}
+        if found:
+            return found
+    return {}
+
+
+def bundle_name(figures: RunFigures) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{figures.kind}-{figures.run.name}")[:80].strip("-.") or "run"
+    return f"{safe}-{figures.run.run_id[:8]}.bundle.tar.gz"
+
+
+def plots_of(run_dir: Path | None) -> dict[str, bytes]:
+    """Its run directory's plots (the folder's own, then its phases'), at most MAX_PLOTS; none where the folder is
+    not on this machine."""
+    if run_dir is None or not run_dir.is_dir():
+        return {}
+    found = sorted(run_dir.glob("*.png")) + sorted(run_dir.glob("*/*.png"))
+    out = {}
+    for png in found[:MAX_PLOTS]:
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(png.relative_to(run_dir).with_suffix("")))[:70].strip("-.")
+        data = png.read_bytes()
+        if name and data.startswith(b"\x89PNG") and len(data) < 4 * 2**20:
+            out[f"plots/{name}.png"] = data
+    return out
+
+
+def public_command(recorded: str, figures: RunFigures) -> str:
+    """The recorded command line without what names this machine (its store, its folders, its data), said; a run
+    recorded before commands were: its kind's make target, said to be incomplete."""
+    if not recorded:
+        target = {"study": "make study", "sizing": "make size"}.get(figures.kind, "make bench")
+        return f"{target} (the run's own command was not recorded: its set-up is in the bundle)"
+    try:
+        words = shlex.split(recorded)
+    except ValueError:
+        return "(the recorded command could not be read)"
+    if words[:2] == ["python", "-m"] and len(words) > 2 and words[2] in MODULES:
+        words[2:3] = ["suites", MODULES[words[2]]]
+    kept = [w for w in words if not (LOCAL_ARG.match(w) or LOCAL.search(w.split("=", 1)[-1]))]
+    dropped = len(words) - len(kept)
+    return shlex.join(kept) + (f"  # {dropped} argument(s) naming local paths or stores left out" if dropped else "")
+
+
+def rerun_command(bundle: Bundle) -> list[str]:
+    """The bundle's command as an argument list this suite runs (``python -m suites <command> <overrides>``, never
+    a shell), or a ValueError saying why it is not one: a bundle is data, its command is checked like any input."""
+    text = bundle.doc["command"].split("  # ", 1)[0]
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"its command is not a command line ({exc})") from None
+    if words[:3] != ["python", "-m", "suites"] or len(words) < 4:
+        raise ValueError(f"its command {text[:120]!r} is not 'python -m suites <command> ...'")
+    if words[3] not in RERUN:
+        raise ValueError(f"its command runs {words[3][:40]!r}: a rerun runs {', '.join(RERUN)}")
+    bad = [w for w in words[4:] if w.startswith("-") or "=" not in w or LOCAL_ARG.match(w)]
+    if bad:
+        raise ValueError(f"its command holds {bad[0][:80]!r}: a rerun takes the bundle's settings (key=value) only")
+    return words[3:]

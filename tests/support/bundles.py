@@ -1,0 +1,22 @@
+"""Runs as make publish reads them, built by hand (a comparison's figures, a set-up with local paths and
+credentials in it), for the bundle and publish tests."""
+
+from __future__ import annotations
+
+from suites.compare.results import Figure, RunFigures
+from suites.record.store_reader import StoredRun
+
+SETUP = {"host.hostname": "lab-node-7.corp.example", "host.gpu_names": "NVIDIA H200", "host.gpu_count": "1",
+         "host.git_sha": "0123456789abcdef0123456789abcdef01234567", "lib.torch": "2.14.1", "scale": "full",
+         "tracking_uri": "https://alice:s3cret@mlflow.corp.example", "data.root": "/home/alice/data",
+         "artifact_dir": "/home/alice/art", "profile.name": "m60-8q", "profile.gpu_access": "vgpu",
+         "note": "see /home/alice/notes.txt", "workload.step_ms": "5", "scenario.study.cad.workload": "old"}
+
+
+def comparison(values: dict[str, list[float]], validity: str = "emulated") -> RunFigures:
+    run = StoredRun("a" * 32, "1", "gpu-vs-cpu-run", "FINISHED", 1_790_000_000_000, {}, dict(SETUP), {})
+    rf = RunFigures(run, "comparison", dict(SETUP), scenarios=3)
+    for name, v in values.items():
+        rf.figures[name] = Figure(name, "s" if name.endswith(" s") else "images/s", not name.endswith(" s"), v,
+                                  [], validity)
+    return rf

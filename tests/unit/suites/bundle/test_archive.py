@@ -1,0 +1,118 @@
+"""Tests of ``suites/bundle/archive.py``: a bundle written is one read back; a hostile one (malformed, oversized,
+path-traversing, linked, off its schema) is one BundleError line, and reading it writes nothing anywhere."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from suites.bundle import BundleError, read, write
+from suites.bundle.archive import MAX_BYTES, PNG_MAGIC
+from suites.publish.reference import reference_document
+
+PNG = PNG_MAGIC + b"\x00" * 32
+
+
+def doc() -> dict:
+    return copy.deepcopy(reference_document())
+
+
+def archive(path: Path, members: list[tuple[tarfile.TarInfo, bytes]]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for info, data in members:
+            info.size = len(data) if info.isreg() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    return path
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info
+
+
+def test_a_bundle_written_reads_back_whole(tmp_path: Path):
+    path = write(doc(), {"plots/a.png": PNG}, tmp_path / "x.bundle.tar.gz")
+    got = read(path)
+    assert got.doc == json.loads(json.dumps(doc())) and got.plots == {"plots/a.png": PNG}
+    (tmp_path / "bare.json").write_text(json.dumps(doc()))
+    assert read(tmp_path / "bare.json").doc["origin"] == "published"
+
+
+@pytest.mark.parametrize("name, kind, link, data, says", [
+    ("../evil.png", tarfile.REGTYPE, "", PNG, "a bundle holds bundle.json and plots/<name>.png only"),
+    ("/etc/evil.png", tarfile.REGTYPE, "", PNG, "a bundle holds bundle.json and plots/<name>.png only"),
+    ("plots/../../x.png", tarfile.REGTYPE, "", PNG, "a bundle holds bundle.json and plots/<name>.png only"),
+    ("plots/a.png", tarfile.SYMTYPE, "/etc/passwd", b"", "is not a regular file"),
+    ("plots/a.png", tarfile.LNKTYPE, "bundle.json", b"", "is not a regular file"),
+    ("plots", tarfile.DIRTYPE, "", b"", "is not a regular file"),
+    ("plots/a.png", tarfile.REGTYPE, "", b"<svg onload=alert(1)>", "is not a PNG image"),
+])
+def test_an_archive_member_that_is_not_a_bundles_is_one_line_and_nothing_is_extracted(
+        tmp_path: Path, name: str, kind: bytes, link: str, data: bytes, says: str):
+    good = json.dumps(doc()).encode()
+    path = archive(tmp_path / "bad.bundle.tar.gz", [(member("bundle.json"), good), (member(name, kind, link), data)])
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(BundleError, match=says) as err:
+        read(path)
+    assert "\n" not in str(err.value)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before and not Path("/etc/evil.png").exists()
+
+
+@pytest.mark.parametrize("text, says", [
+    (b"{not json", "not JSON"),
+    (b'{"format": "gpu-mixed-bench result bundle", "version": 1, "x": NaN}', "not JSON (NaN is not a JSON number"),
+    (b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+    (b'{"format": "something else"}', "not a gpu-mixed-bench result bundle"),
+    (b'{"format": "gpu-mixed-bench result bundle", "version": 99}', "bundle version '99'; this suite reads version 1"),
+])
+def test_a_document_that_is_not_a_bundle_is_one_line(tmp_path: Path, text: bytes, says: str):
+    (tmp_path / "b.json").write_bytes(text)
+    with pytest.raises(BundleError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        read(tmp_path / "b.json")
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d.update(figures="all of them"), "figures: 'all of them' is not of type 'array'"),
+    (lambda d: d.update(title="x" * 5000), r"title: fails its maxLength rule \(300\)"),
+    (lambda d: d.update(plots=["../../etc/passwd"]), "plots/0: '../../etc/passwd' does not match"),
+    (lambda d: d.update(extra=1), "Additional properties are not allowed"),
+    (lambda d: d["run"].update(kind="<script>"), "run/kind: '<script>' is not one of"),
+])
+def test_a_document_off_its_schema_says_where(tmp_path: Path, edit, says: str):
+    d = doc()
+    edit(d)
+    (tmp_path / "b.json").write_text(json.dumps(d))
+    with pytest.raises(BundleError, match=says):
+        read(tmp_path / "b.json")
+
+
+def test_an_oversized_or_crowded_bundle_is_refused_before_it_is_read(tmp_path: Path):
+    big = tmp_path / "big.bundle.tar.gz"
+    with big.open("wb") as f:
+        f.truncate(MAX_BYTES + 1)
+    with pytest.raises(BundleError, match=r"over the 32 MiB a bundle may take"):
+        read(big)
+    crowd = archive(tmp_path / "crowd.bundle.tar.gz",
+                    [(member("bundle.json"), json.dumps(doc()).encode())] +
+                    [(member(f"plots/p{i}.png"), PNG) for i in range(70)])
+    with pytest.raises(BundleError, match="more than 64 members"):
+        read(crowd)
+    with pytest.raises(BundleError, match="not a file"):
+        read(tmp_path)
+    with pytest.raises(BundleError, match="No such file"):
+        read(tmp_path / "none.bundle.tar.gz")
+    (tmp_path / "torn.bundle.tar.gz").write_bytes(b"\x1f\x8b" + b"\x00" * 40)
+    with pytest.raises(BundleError, match="not a readable bundle archive"):
+        read(tmp_path / "torn.bundle.tar.gz")
+
+
+def test_writing_refuses_a_plot_name_a_reader_would_refuse(tmp_path: Path):
+    with pytest.raises(BundleError, match="not a plot name"):
+        write(doc(), {"../x.png": PNG}, tmp_path / "x.bundle.tar.gz")
+    assert not list(tmp_path.iterdir())

