@@ -65,6 +65,7 @@ def failing(path: Path) -> set[str]:
     return {r["rule"] for r in read(path).doc["compliance"]["rules"] if r["ok"] is False}
 
 
+@pytest.mark.slow(minutes=2)  # the module's fixture: three runs of this host; its module goes first (tests/conftest.py)
 def test_a_full_size_comparison_passes_every_rule_this_host_can_meet(published):
     doc = read(published["comparison"]).doc
     dirty = git_sha(REPO).endswith("-dirty")  # a working tree with changes: its code is no commit's

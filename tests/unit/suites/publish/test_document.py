@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gpu_probe.stats import confidence_interval
 from suites.bundle.archive import check_document, dumps
 from suites.publish.document import LEFT_OUT, document, public_setup, ratios_of
@@ -56,3 +58,11 @@ def test_a_mixed_phases_baseline_is_the_phase_that_ran_alone():
     names = sorted(r["name"] for r in ratios_of(figs, "", "mixed"))
     assert names == ["mixed: m60-8q/mixed vs m60-8q/cad: graphics-replay fps",
                      "mixed: m60-8q/mixed vs m60-8q/ml: mnist-torch images/s"]
+
+
+def test_a_studys_figures_are_set_over_their_parts_baselines_each_named_by_its_part():
+    figs = [{"name": f"gpu-vs-cpu / {p} / mnist-torch train s", "values": [v], "higher_is_better": False}
+            for p, v in (("1-gpu", 1.0), ("cpu", 10.0))]
+    (ratio,) = ratios_of(figs, "", "study")
+    assert ratio["name"] == "gpu-vs-cpu: cpu vs 1-gpu: mnist-torch train s"
+    assert ratio["summary"]["median"] == pytest.approx(10.0)
