@@ -7,6 +7,6 @@ It is read as data, never as code: :mod:`suites.bundle.archive` refuses, in one 
 malformed, oversized, path-traversing, linked or off its schema, before anything reads a figure of it.
 """
 
-from suites.bundle.archive import FORMAT, VERSION, Bundle, BundleError, read, write
+from suites.bundle.archive import FORMAT, LEFT_OUT, VERSION, Bundle, BundleError, read, write
 
-__all__ = ["FORMAT", "VERSION", "Bundle", "BundleError", "read", "write"]
+__all__ = ["FORMAT", "LEFT_OUT", "VERSION", "Bundle", "BundleError", "read", "write"]

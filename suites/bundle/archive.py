@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMAT", "MAX_BYTES", "VERSION", "Bundle", "BundleError", "read", "write"]
+__all__ = ["FORMAT", "LEFT_OUT", "MAX_BYTES", "VERSION", "Bundle", "BundleError", "read", "write"]
 
 FORMAT, VERSION = "gpu-mixed-bench result bundle", 1
+LEFT_OUT = "(left out: a local path, store or host name)"  # a set-up value a bundle does not carry
 DOCUMENT = "bundle.json"
 SCHEMA = Path(__file__).with_name("schema.json")
 MAX_BYTES = 32 * 2**20  # a whole bundle: a study's figures and a dozen plots are well under 2 MiB

@@ -1,11 +1,13 @@
 """What differs between two runs' set-ups, read from their params: the host and its CPU, the GPU and its driver,
 the vGPU profile and its scheduler policy, the hypervisor where seen, the frameworks and the suite's own version,
 and then every other configuration key that differs (``workload.step_ms: 5 → 6``). Keys that only say where a
-run wrote (its store, its folders) are not a set-up. Pure."""
+run wrote (its store, its folders) are not a set-up, nor is a value a published bundle left out. Pure."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from suites.bundle import LEFT_OUT
 
 __all__ = ["Difference", "differences", "fingerprint"]
 
@@ -46,7 +48,10 @@ class Difference:
 
 
 def differences(a: dict[str, str], b: dict[str, str]) -> list[Difference]:
-    """Every set-up key whose value differs (absent on one side: '-'), the named aspects first."""
+    """Every set-up key whose value differs (absent on one side: '-'), the named aspects first; a value a published
+    bundle left out (a path, a store, a host name) is no difference."""
+    hidden = {k for side in (a, b) for k, v in side.items() if v == LEFT_OUT}
+    a, b = ({k: v for k, v in side.items() if k not in hidden} for side in (a, b))
     out: list[Difference] = []
     taken: set[str] = set()
     for aspect, names in ASPECTS:

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpu_probe.stats import confidence_interval, unpaired_ratio_interval
 from suites import store_keys as keys
-from suites.bundle import FORMAT, VERSION
+from suites.bundle import FORMAT, LEFT_OUT, VERSION
 from suites.compare.results import RunFigures
 from suites.compare.setups import NOT_SETUP, OLD_NAMES
 from suites.errors import redact
@@ -28,7 +28,6 @@ from suites.validity import NOT_ENFORCED, weakest
 __all__ = ["LEFT_OUT", "config_sha256", "document", "public_setup", "ratio_summary", "summary"]
 
 REPO = Path(__file__).resolve().parents[2]
-LEFT_OUT = "(left out: a local path, store or host name)"
 LOCAL = re.compile(r"(^|[\s='\"(,;:])(/|~/|\.\.?/)[\w.~-]|://|^sqlite:|^file:|[A-Za-z]:\\")
 HIDDEN = ("host.hostname", keys.RUN_DIR, "hydra.", "data.root", "vm.image_dir", "vm.sysfs", "ray.address")
 # What each figure's repeats were measured over, by its unit: the window a reader needs to set it beside another's

@@ -53,3 +53,11 @@ def test_a_git_sha_reads_as_git_abbreviates_it():
     (d,) = differences({**A, "host.git_sha": "297b47c5cae5d78b532785a0ec4a51f3fc254979-dirty"},
                        {**A, "host.git_sha": "14da8a12d3fe60be6e37d8734e4edff9d12f23c4"})
     assert str(d) == "host.git_sha: 297b47c5ca-dirty → 14da8a12d3"
+
+
+def test_a_value_a_published_bundle_left_out_is_no_difference():
+    from suites.bundle import LEFT_OUT
+
+    a = {"host.hostname": LEFT_OUT, "data.root": LEFT_OUT, "workload.step_ms": "5"}
+    b = {"host.hostname": "lab-7", "data.root": "/srv/data", "workload.step_ms": "6"}
+    assert [(d.key, d.a, d.b) for d in differences(a, b)] == [("workload.step_ms", "5", "6")]
