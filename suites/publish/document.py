@@ -29,6 +29,7 @@ __all__ = ["LEFT_OUT", "config_sha256", "document", "public_setup", "ratio_summa
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = re.compile(r"(^|[\s='\"(,;:])(/|~/|\.\.?/)[\w.~-]|://|^sqlite:|^file:|[A-Za-z]:\\")
+PATH_IN_TEXT = re.compile(r"(^|[\s='\"(,;])(?:/|~/|\.\.?/)[^\s,;)'\"]+")  # not a URL's //
 HIDDEN = ("host.hostname", keys.RUN_DIR, "hydra.", "data.root", "vm.image_dir", "vm.sysfs", "ray.address")
 # What each figure's repeats were measured over, by its unit: the window a reader needs to set it beside another's
 WINDOWS = {"images/s": "each repeat's timed steps after warm-up (the guests' timed window), summed over guests",
@@ -65,9 +66,14 @@ def document(rf: RunFigures, command: str, plots: list[str], scenario: str) -> d
             "system": system_of(rf.setup, figures), "suite": suite_of(rf.setup, setup), "command": command,
             "setup": setup, "figures": figures,
             "ratios": ratios_of(figures, rf.setup.get("scenario.baseline", ""), scenario),
-            "marks": {k: redact(v)[:2000] for k, v in rf.mark_lines().items()},
-            "answers": {k: redact(str(v))[:2000] for k, v in rf.answers.items()}, "plots": plots,
+            "marks": {k: scrub(v) for k, v in rf.mark_lines().items()},
+            "answers": {k: scrub(str(v)) for k, v in rf.answers.items()}, "plots": plots,
             "compliance": {"verdict": "not judged yet", "rules": []}}
+
+
+def scrub(text: str) -> str:
+    """A sentence a run said, without credentials and with each path of this machine in it as ``<path>``."""
+    return PATH_IN_TEXT.sub(r"\1<path>", redact(text))[:2000]
 
 
 def figure_of(name: str, unit: str, higher: bool, values: list[float], validity: str,

@@ -42,10 +42,11 @@ class _NotMlflow(BaseHTTPRequestHandler):
     30 s (a stalled server)."""
 
     stall_s = 0.0
+    closed: threading.Event  # set at the test's end: a stalled answer ends then, never in a later test
 
     def _answer(self) -> None:
-        if self.stall_s:
-            time.sleep(self.stall_s)
+        if self.stall_s and self.closed.wait(self.stall_s):
+            return  # the test is over: its client gave up long ago
         body = b"<!doctype html><html><body><h1>Sign in</h1></body></html>"
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
@@ -192,9 +193,13 @@ def test_sync_imports_only_the_runs_meant_for_its_target(tmp_path: Path, capsys)
 @pytest.mark.parametrize("stall_s", [0.0, 30.0], ids=["html", "stalls-30s"])
 def test_a_tracking_uri_answering_html_or_stalling_falls_back_once_within_the_capped_retries(tmp_path: Path,
                                                                                             stall_s: float):
-    handler = type("Handler", (_NotMlflow,), {"stall_s": stall_s})
+    closed = threading.Event()
+    handler = type("Handler", (_NotMlflow,), {"stall_s": stall_s, "closed": closed})
+    # its answering threads are joined at the end (server_close): a stalled one that outlived the test wrote to a
+    # client that had gone (BrokenPipeError) and socketserver printed that into whichever test ran next (seen: a
+    # rehearse unit test's captured stderr in CI)
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server.daemon_threads, server.block_on_close = False, True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     uri = f"http://127.0.0.1:{server.server_address[1]}"
     fallback = store_at(tmp_path / "fallback.db")
@@ -206,7 +211,9 @@ def test_a_tracking_uri_answering_html_or_stalling_falls_back_once_within_the_ca
         proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300,
                               env={**env, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
     finally:
+        closed.set()
         server.shutdown()
+        server.server_close()  # joins every answering thread
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr[-2000:]
     said = [ln for ln in unfold(proc.stdout).splitlines() + proc.stderr.splitlines() if uri in ln and "fallback" in ln]

@@ -66,3 +66,10 @@ def test_a_studys_figures_are_set_over_their_parts_baselines_each_named_by_its_p
     (ratio,) = ratios_of(figs, "", "study")
     assert ratio["name"] == "gpu-vs-cpu: cpu vs 1-gpu: mnist-torch train s"
     assert ratio["summary"]["median"] == pytest.approx(10.0)
+
+
+def test_what_a_run_said_keeps_its_words_but_not_this_machines_paths():
+    from suites.publish.document import scrub
+
+    assert scrub("g1 died: see /tmp/alice/run/g1.log (exit 9); store https://u:pw@h/x") == \
+        "g1 died: see <path> (exit 9); store https://***@h/x"
