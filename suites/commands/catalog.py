@@ -13,12 +13,12 @@ from pathlib import Path
 from suites.bundle import Bundle, BundleError, read
 from suites.errors import ConfigError
 from suites.publish import entries_of, reference_document, write_site
+from suites.publish.reference import REFERENCE_ID
 from suites.record.outdirs import require_output_dir
 
 OUT = "outputs/catalog"
 SUFFIXES = (".bundle.tar.gz", ".json")
 MAX_BUNDLES = 200
-REFERENCE_ID = reference_document()["run"]["id"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from suites.bundle import BundleError, read
-from suites.publish import COMPLIANT, PUBLISHED, judge, verdict_of
+from suites.publish import COMPLIANT, PUBLISHED, judge, verdict_lines, verdict_of
 
 EXIT_NOT_COMPLIANT = 1
 
@@ -29,9 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     for b in bundles:
         verdicts = judge(b.doc)
         print(f"check-results: {b.source}: {b.title}")
-        for v in verdicts:
-            state = "n/a" if v.ok is None else ("ok" if v.ok else "FAILS")
-            print(f"  {v.rule:<20} {state:<6} {v.reason}")
+        print(*verdict_lines(verdicts), sep="\n")
         verdict = verdict_of(verdicts)
         print(f"verdict: {verdict}")
         if verdict not in (COMPLIANT, PUBLISHED):

@@ -14,8 +14,7 @@ from pathlib import Path
 from suites.bundle import write
 from suites.config.schema import EXPERIMENT, TRACKING_URI, experiment_name
 from suites.errors import ConfigError, first_line, redact
-from suites.publish import publish, reference_document, verdict_of
-from suites.publish.rules import Verdict
+from suites.publish import publish, reference_document, verdict_lines, verdict_of
 from suites.record.outdirs import require_output_dir
 from suites.record.store import check_server, missing_store
 from suites.record.store_reader import StoreReader
@@ -31,12 +30,6 @@ def arguments() -> argparse.ArgumentParser:
     ap.add_argument("--experiment", default=EXPERIMENT, type=experiment_name)
     ap.add_argument("--out", default=OUT, help=f"the folder the bundle goes to ({OUT})")
     return ap
-
-
-def say_verdicts(verdicts: list[Verdict]) -> None:
-    for v in verdicts:
-        state = "n/a" if v.ok is None else ("ok" if v.ok else "FAILS")
-        print(f"  {v.rule:<20} {state:<6} {v.reason}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --tracking-uri {redact(args.tracking_uri)}: {first_line(exc)}", file=sys.stderr)
         return 2
     print(f"publish: {path}")
-    say_verdicts(verdicts)
+    print(*verdict_lines(verdicts), sep="\n")
     print(f"verdict: {verdict_of(verdicts)}")
     return 0
 

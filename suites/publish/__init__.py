@@ -6,8 +6,8 @@ bundle through ``suites/compare/lookup.py``."""
 
 from suites.publish.publisher import publish, rerun_command
 from suites.publish.reference import reference_document
-from suites.publish.rules import COMPLIANT, PUBLISHED, judge, verdict_of
+from suites.publish.rules import COMPLIANT, PUBLISHED, judge, verdict_lines, verdict_of
 from suites.publish.site import entries_of, write_site
 
 __all__ = ["COMPLIANT", "PUBLISHED", "entries_of", "judge", "publish", "reference_document", "rerun_command",
-           "verdict_of", "write_site"]
+           "verdict_lines", "verdict_of", "write_site"]

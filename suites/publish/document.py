@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gpu_probe.stats import confidence_interval, unpaired_ratio_interval
+from gpu_probe.stats import Interval, confidence_interval, unpaired_ratio_interval
 from suites import store_keys as keys
 from suites.bundle import FORMAT, LEFT_OUT, VERSION
 from suites.compare.results import RunFigures
@@ -42,15 +42,18 @@ def summary(values: list[float]) -> dict[str, Any]:
     """n, median, mean and the 95 % interval of the mean (Student's t from 3 repeats, a bootstrap at 2, none at
     1): ``gpu_probe.stats.confidence_interval``, the suite's one way."""
     iv = confidence_interval(values)
-    return {"n": iv.n, "median": iv.median, "mean": iv.mean, "low": iv.low, "high": iv.high, "level": iv.level,
-            "method": iv.method}
+    return summary_of(iv, iv.method)
 
 
 def ratio_summary(of: list[float], to: list[float]) -> dict[str, Any]:
     """``of`` over ``to``: the ratio of their medians and its unpaired 95 % interval (``unpaired_ratio_interval``)."""
-    iv = unpaired_ratio_interval(to, of)  # its B / A: of / to
+    return summary_of(unpaired_ratio_interval(to, of), "ratio")  # its B / A: of / to
+
+
+def summary_of(iv: Interval, method: str) -> dict[str, Any]:
+    """An interval as a bundle's summary holds it (schema.json's ``summary``)."""
     return {"n": iv.n, "median": iv.median, "mean": iv.mean, "low": iv.low, "high": iv.high, "level": iv.level,
-            "method": "ratio"}
+            "method": method}
 
 
 def document(rf: RunFigures, command: str, plots: list[str], scenario: str) -> dict[str, Any]:
@@ -58,12 +61,13 @@ def document(rf: RunFigures, command: str, plots: list[str], scenario: str) -> d
     setup = public_setup(rf.setup)
     figures = [figure_of(f.name, f.unit, f.higher_is_better, f.values, f.validity, f.marks)
                for f in rf.figures.values()]
+    system = system_of(rf.setup, figures)
     return {"format": FORMAT, "version": VERSION, "origin": "measured",
-            "title": f"{rf.kind} {scenario} on {system_of(rf.setup, figures).get('gpu', '?')}",
+            "title": f"{rf.kind} {scenario} on {system['gpu']}",
             "run": {"id": rf.run.run_id, "name": rf.run.name, "kind": rf.kind, "scenario": scenario,
                     "status": rf.run.status, "started": rf.started},
             "published_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "system": system_of(rf.setup, figures), "suite": suite_of(rf.setup, setup), "command": command,
+            "system": system, "suite": suite_of(rf.setup, setup), "command": command,
             "setup": setup, "figures": figures,
             "ratios": ratios_of(figures, rf.setup.get("scenario.baseline", ""), scenario),
             "marks": {k: scrub(v) for k, v in rf.mark_lines().items()},

@@ -52,8 +52,13 @@ def host_of(store: StoreReader, run_id: str, depth: int = 3) -> dict[str, str]:
 
 
 def bundle_name(figures: RunFigures) -> str:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{figures.kind}-{figures.run.name}")[:80].strip("-.") or "run"
+    safe = file_name(f"{figures.kind}-{figures.run.name}", 80) or "run"
     return f"{safe}-{figures.run.run_id[:8]}.bundle.tar.gz"
+
+
+def file_name(text: str, most: int) -> str:
+    """``text`` as a file name a bundle may hold (schema.json's plot pattern): runs of other characters as '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text)[:most].strip("-.")
 
 
 def plots_of(run_dir: Path | None) -> dict[str, bytes]:
@@ -64,7 +69,7 @@ def plots_of(run_dir: Path | None) -> dict[str, bytes]:
     found = sorted(run_dir.glob("*.png")) + sorted(run_dir.glob("*/*.png"))
     out = {}
     for png in found[:MAX_PLOTS]:
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(png.relative_to(run_dir).with_suffix("")))[:70].strip("-.")
+        name = file_name(str(png.relative_to(run_dir).with_suffix("")), 70)
         data = png.read_bytes()
         if name and data.startswith(b"\x89PNG") and len(data) < 4 * 2**20:
             out[f"plots/{name}.png"] = data

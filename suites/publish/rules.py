@@ -14,7 +14,7 @@ from typing import Any
 from suites.publish.document import config_sha256, ratio_summary, summary
 from suites.validity import EMULATED, EMULATED_MPS, ENFORCED
 
-__all__ = ["COMPLIANT", "MIN_REPEATS", "PUBLISHED", "RULES", "Verdict", "judge", "verdict_of"]
+__all__ = ["COMPLIANT", "MIN_REPEATS", "PUBLISHED", "RULES", "Verdict", "judge", "verdict_lines", "verdict_of"]
 
 COMPLIANT = "compliant"
 PUBLISHED = "published by its authors: not measured by this suite, not judged (no raw repeats)"
@@ -122,6 +122,11 @@ def verdict_of(verdicts: list[Verdict]) -> str:
     if any(v.rule == "published" for v in verdicts):
         return PUBLISHED
     return f"not compliant: {', '.join(failed)}" if failed else COMPLIANT
+
+
+def verdict_lines(verdicts: list[Verdict]) -> list[str]:
+    """Each rule's verdict as a command prints it: its name, ok / FAILS / n/a, its reason."""
+    return [f"  {v.rule:<20} {'n/a' if v.ok is None else ('ok' if v.ok else 'FAILS'):<6} {v.reason}" for v in verdicts]
 
 
 def same(given: dict[str, Any], computed: dict[str, Any]) -> bool:
