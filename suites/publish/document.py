@@ -30,6 +30,7 @@ __all__ = ["LEFT_OUT", "config_sha256", "document", "public_setup", "ratio_summa
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = re.compile(r"(^|[\s='\"(,;:])(/|~/|\.\.?/)[\w.~-]|://|^sqlite:|^file:|[A-Za-z]:\\")
 PATH_IN_TEXT = re.compile(r"(^|[\s='\"(,;])(?:/|~/|\.\.?/)[^\s,;)'\"]+")  # not a URL's //
+MAKESPAN = "makespan s"  # compare/results.py's name for a phase's start barrier to last result
 HIDDEN = ("host.hostname", keys.RUN_DIR, "hydra.", "data.root", "vm.image_dir", "vm.sysfs", "ray.address")
 # What each figure's repeats were measured over, by its unit: the window a reader needs to set it beside another's
 WINDOWS = {"images/s": "each repeat's timed steps after warm-up (the guests' timed window), summed over guests",
@@ -103,7 +104,7 @@ def ratios_of(figures: list[dict[str, Any]], baseline: str, scenario: str) -> li
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for f in figures:
         part, phase, what = split_name(f["name"])
-        if phase:
+        if phase and what != MAKESPAN:  # a phase's whole wall time: its work differs by phase (CAD alone, ML alone)
             groups.setdefault((part, what), []).append({**f, "phase": phase})
     out = []
     for (part, what), found in groups.items():
