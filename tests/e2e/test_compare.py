@@ -5,6 +5,7 @@ runs of different kinds are one line; the gate's exit codes; ``make compare`` as
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -14,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import REPO, run_bench, store_at
+from tests.support.helpers import REPO, cpu_burner, run_bench, store_at
 
-BURN = "import time\nwhile True:\n    time.perf_counter()\n"
 FIXED = ["scenario=gpu-vs-cpu", "workload=fixed-step", "scenario.repeats=3", "workload.min_window_s=1",
          "progress=quiet"]
 QUIET = "host_busy_pct=100000"  # these runs test the verdicts, not the busy judgement (CI's other worker is busy)
@@ -31,13 +31,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     out: dict[str, object] = {"uri": uri, "tmp": tmp}
     same = f"data.root={tmp / 'no-real-data'}"  # one data root for all: a different one is a set-up difference
     for name, ms, extra in (("A", 5, QUIET), ("B", 6, QUIET), ("C", 5, QUIET), ("D", 5, "host_busy_pct=25")):
-        burner = subprocess.Popen([sys.executable, "-c", BURN], start_new_session=True) if name == "D" else None
-        try:
+        # D's burner niced: the host seen busy is what D tests (its 5 ms steps are sleeps, not slowed by it)
+        with cpu_burner(1, niceness=19) if name == "D" else contextlib.nullcontext():
             run = run_bench(tmp / name, *FIXED, f"workload.step_ms={ms}", extra, same, f"tracking_uri={uri}")
-        finally:
-            if burner is not None:
-                os.killpg(burner.pid, signal.SIGKILL)
-                burner.wait(timeout=10)
         assert run.proc.returncode == 0, run.proc.stderr[-3000:]
         out[name] = str(run.run_dir)
     return out
