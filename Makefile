@@ -199,13 +199,14 @@ bench-sampler: setup
 # The VM image is built where it can be (Debian); elsewhere tests/e2e/test_vm.py skips its VMs, saying why.
 # The tests that need the host to themselves (marked alone) run after the others, one by one: among them, each one
 # held every other test process at the gate until the tests they were running ended (150 s of waiting in one CI run).
+# They are e2e tests (tests/test_layout.py checks it): that step collects tests/e2e only, not all 2,400 tests again.
 test: setup setup-system setup-cluster lint
 	@# the unit tier imports on a checkout without .vm/ (a fresh clone's make test-fast), before setup-vm builds it
 	$(PY) -m pytest --collect-only -q -p no:randomly tests/unit tests/test_layout.py >/dev/null
 	@$(MAKE) --no-print-directory setup-vm || echo "test: setup-vm failed: the VM tests will be skipped"
 	$(PY) -m compileall -q suites gpu_probe tests >/dev/null
 	$(PY) -m pytest -m "not alone"
-	$(PY) -m pytest -m alone -n 0
+	$(PY) -m pytest -m alone -n 0 tests/e2e
 
 # The edit loop: the unit tier (tests/unit: nothing that starts a CLI, guest, cluster or VM) and the layout test, less
 # its tests marked heavy (a second or more each: a real store written, a whole sizing or study planned; make test

@@ -409,6 +409,11 @@ def test_the_tests_folder_holds_tiers_and_support_only():
         stem = t.stem[len("test_"):]
         folder = REPO / rel.parent
         assert (folder / f"{stem}.py").is_file() or (stem == "init" and (folder / "__init__.py").is_file()), rel
+    # make test's last step collects tests/e2e only for the tests marked alone (collecting the unit tier too took
+    # 7 s of that one-process step): an alone test elsewhere would never run
+    alone = [p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("*.py")
+             if "pytest.mark.alone" in p.read_text() and p != Path(__file__)]
+    assert alone and all(p.startswith("tests/e2e/") for p in alone), alone
 
 
 # --- docs name files that exist -----------------------------------------------------------------------------------
