@@ -20,12 +20,13 @@ from suites.bundle import Bundle
 from suites.record.store_reader import StoredRun, StoreReader
 from suites.validity import ENFORCED, NOT_ENFORCED, VALIDITY, weakest
 
-__all__ = ["BENCH", "COMPARISON", "KINDS", "Figure", "RunFigures", "from_bundle", "kind_of", "read"]
+__all__ = ["BENCH", "COMPARISON", "KINDS", "MAKESPAN", "Figure", "RunFigures", "from_bundle", "kind_of", "read"]
 
 BENCH, COMPARISON, STUDY, SIZING = "bench", keys.COMPARISON, keys.STUDY, keys.SIZING  # what compare reads
 KINDS = (BENCH, COMPARISON, STUDY, SIZING)
 SMOKE = "smoke"
 TIME = "time"  # workload.size_by=time: a run sized to a window (suites/workloads/timing.py)
+MAKESPAN = "makespan s"  # a phase's figure: its start barrier to its last result
 
 
 @dataclass
@@ -145,7 +146,7 @@ def add_scenario(store: StoreReader, out: RunFigures, scenario: StoredRun, prefi
     per: dict[str, list[StoredRun]] = {}
     for guest in store.children(scenario.run_id):
         per.setdefault(guest.params.get("workload", "?"), []).append(guest)
-    values = {(prefix + "makespan s", "s", False): figure(scenario.metrics.get(vocab.MAKESPAN.key, math.nan))}
+    values = {(prefix + MAKESPAN, "s", False): figure(scenario.metrics.get(vocab.MAKESPAN.key, math.nan))}
     for workload, guests in sorted(per.items()):
         values.update(workload_values(prefix + workload, guests))
     for (name, unit, higher), value in values.items():

@@ -20,7 +20,7 @@ from typing import Any
 from gpu_probe.stats import Interval, confidence_interval, unpaired_ratio_interval
 from suites import store_keys as keys
 from suites.bundle import FORMAT, LEFT_OUT, VERSION
-from suites.compare.results import RunFigures
+from suites.compare.results import MAKESPAN, RunFigures
 from suites.compare.setups import NOT_SETUP, OLD_NAMES
 from suites.errors import redact
 from suites.validity import NOT_ENFORCED, weakest
@@ -30,7 +30,6 @@ __all__ = ["LEFT_OUT", "config_sha256", "document", "public_setup", "ratio_summa
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = re.compile(r"(^|[\s='\"(,;:])(/|~/|\.\.?/)[\w.~-]|://|^sqlite:|^file:|[A-Za-z]:\\")
 PATH_IN_TEXT = re.compile(r"(^|[\s='\"(,;])(?:/|~/|\.\.?/)[^\s,;)'\"]+")  # not a URL's //
-MAKESPAN = "makespan s"  # compare/results.py's name for a phase's start barrier to last result
 HIDDEN = ("host.hostname", keys.RUN_DIR, "hydra.", "data.root", "vm.image_dir", "vm.sysfs", "ray.address")
 # What each figure's repeats were measured over, by its unit: the window a reader needs to set it beside another's
 WINDOWS = {"images/s": "each repeat's timed steps after warm-up (the guests' timed window), summed over guests",
