@@ -92,7 +92,7 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
     except BaseException as exc:  # a fault: the run is FAILED with its reason, then the traceback as ever
         end(run, "FAILED", f"{type(exc).__name__}: {one_line(exc)}")
         raise
-    export(run, out)
+    export(run, out, final=True)
     return run
 
 
@@ -120,11 +120,14 @@ def end_running(run: CampaignRun, why: str) -> None:
             run.nest.recorder.say(f"warning: runs under the {run.campaign.kind} not ended ({one_line(exc)})")
 
 
-def export(run: CampaignRun, out: Console) -> None:
-    """The run tree as files in the run directory (``python -m suites sync --run-dir`` imports it elsewhere)."""
+def export(run: CampaignRun, out: Console, final: bool = False) -> None:
+    """The run tree as files in the run directory (``python -m suites sync --run-dir`` imports it elsewhere). After
+    a part only what is new is read (an ended run read before is taken from the last export); the final export reads
+    the whole tree again, whatever the conclusion added."""
     parent = run.nest.parent
     if run.campaign.export and parent is not None:
-        best_effort(out, "run export", lambda: export_tree(parent.tracker.uri, parent.run_id, run.run_dir))
+        known = None if final else run.exported
+        best_effort(out, "run export", lambda: export_tree(parent.tracker.uri, parent.run_id, run.run_dir, known))
 
 
 def run_parts(run: CampaignRun, placed: Placed, out: Console) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from suites.config.compose import Composition
 from suites.pipeline.orchestrate import Nest
 from suites.record import mlflow_runs
+from suites.record.export import Known
 from suites.record.store_reader import StoreReader
 from suites.run.outcome import EXIT_INTERRUPTED
 
@@ -86,6 +87,7 @@ class CampaignRun:
     parts: list[PartRun] = field(default_factory=list)
     stopped: str = ""  # why it stopped before its last part ('' where it did not)
     concluded: bool = False  # the command concluded it (an interrupt between parts or while concluding: not)
+    exported: Known = field(default_factory=dict)  # the ended runs its exports after each part have read
 
     @property
     def code(self) -> int:

@@ -29,17 +29,41 @@ from suites.record.store import MAX_PARAM_LEN, MAX_TAG_LEN
 EXPORT_DIR = "mlflow-export"
 
 
-def subtree(client: Any, run_id: str) -> list[Any]:
-    """The run and every run nested below it, parents first."""
-    root = client.get_run(run_id)
-    out, frontier = [root], [root]
+ENDED = ("FINISHED", "FAILED", "KILLED")
+# run id -> (its exported record, its children's ids), for a run that had ended when an export read it
+Known = dict[str, tuple[JsonObject, list[str]]]
+
+
+def records(client: Any, run_id: str, known: Known) -> Iterator[tuple[JsonObject, bool]]:
+    """(record, read now) for the run and every run nested below it, parents first. A run ``known`` holds is not
+    read again nor searched for children: a campaign exports after each part, and its ended parts' runs do not
+    change; an ended run read now joins ``known``."""
+    frontier: list[tuple[str, Any]] = [(run_id, None)]
     while frontier:
-        run = frontier.pop(0)
-        children = client.search_runs([run.info.experiment_id], keys.children_filter(run.info.run_id),
-                                      max_results=5000, order_by=["attributes.start_time ASC"])
-        out += children
-        frontier += children
-    return out
+        rid, run = frontier.pop(0)
+        if rid in known:
+            record, kids = known[rid]
+            frontier += [(k, None) for k in kids]
+            yield record, False
+            continue
+        run = run or client.get_run(rid)
+        children = client.search_runs([run.info.experiment_id], keys.children_filter(rid), max_results=5000,
+                                      order_by=["attributes.start_time ASC"])
+        record = record_of(run)
+        if run.info.status in ENDED:
+            known[rid] = (record, [c.info.run_id for c in children])
+        frontier += [(c.info.run_id, c) for c in children]
+        yield record, True
+
+
+def record_of(run: Any) -> JsonObject:
+    """One run as the export holds it; a run still RUNNING is exported as cut off, never running."""
+    tags, status = dict(run.data.tags), run.info.status
+    if status == "RUNNING":  # exported mid-way (a study between its parts): imported as cut off, never running
+        status, tags[EXPORTED_RUNNING] = "FAILED", EXPORTED_RUNNING_WHY
+    return {"run_id": run.info.run_id, "run_name": run.info.run_name, "status": status,
+            "start_time": run.info.start_time, "end_time": run.info.end_time,
+            "tags": tags, "params": dict(run.data.params), "metrics": dict(run.data.metrics)}
 
 
 PROGRESS_BAR = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
@@ -59,8 +83,10 @@ def quiet_downloads() -> Iterator[None]:
         os.environ.pop(PROGRESS_BAR, None)
 
 
-def export_tree(tracking_uri: str, run_id: str, folder: Path) -> Path:
-    """``folder``/mlflow-export/ holding the run tree; the export directory."""
+def export_tree(tracking_uri: str, run_id: str, folder: Path, known: Known | None = None) -> Path:
+    """``folder``/mlflow-export/ holding the run tree; the export directory. With ``known`` (kept by the caller
+    between its exports of one tree), the runs an earlier export read ended are taken from it and their artifacts
+    linked from that export: each export reads only what is new, not the whole tree again."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri)
@@ -68,26 +94,35 @@ def export_tree(tracking_uri: str, run_id: str, folder: Path) -> Path:
     building = folder / f"{EXPORT_DIR}.partial-{os.getpid()}"  # the last whole export stays until this one is
     shutil.rmtree(building, ignore_errors=True)
     (building / "artifacts").mkdir(parents=True)
-    records = []
-    for run in subtree(client, run_id):
-        rid = run.info.run_id
-        tags, status = dict(run.data.tags), run.info.status
-        if status == "RUNNING":  # exported mid-way (a study between its parts): imported as cut off, never running
-            status, tags[EXPORTED_RUNNING] = "FAILED", EXPORTED_RUNNING_WHY
-        records.append({"run_id": rid, "run_name": run.info.run_name, "status": status,
-                        "start_time": run.info.start_time, "end_time": run.info.end_time,
-                        "tags": tags, "params": dict(run.data.params), "metrics": dict(run.data.metrics)})
-        if client.list_artifacts(rid):
+    known = {} if known is None else known
+    if not (dest / "runs.json").is_file():  # what the cache names is taken from an earlier export, still whole
+        known.clear()
+    out = []
+    for record, read in records(client, run_id, known):
+        rid, into = record["run_id"], building / "artifacts" / record["run_id"]
+        out.append(record)
+        if not read:  # the earlier export's files of an ended run, linked, not copied again
+            if (dest / "artifacts" / rid).is_dir():
+                shutil.copytree(dest / "artifacts" / rid, into, copy_function=link_or_copy)
+        elif client.list_artifacts(rid):
             with quiet_downloads():
-                client.download_artifacts(rid, "", str(building / "artifacts" / rid))
+                client.download_artifacts(rid, "", str(into))
     (building / "runs.json").write_text(json.dumps({"format": "gpu-mixed-bench/run-export", "version": 1,
-                                                    "root": run_id, "runs": records}, indent=1))
+                                                    "root": run_id, "runs": out}, indent=1))
     old = folder / f"{EXPORT_DIR}.old-{os.getpid()}"
     if dest.exists():
         dest.rename(old)
     building.rename(dest)
     shutil.rmtree(old, ignore_errors=True)
     return dest
+
+
+def link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system makes one (the same folder's disk), a copy where it does not."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 EXPORTED_RUNNING = keys.EXPORTED_RUNNING

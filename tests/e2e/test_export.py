@@ -67,3 +67,44 @@ def test_a_checks_runs_are_adopted_under_the_gpu_check_run_tagged_with_the_check
     export_tree(uri, parent, tmp_path / "out")
     exported = read_export(tmp_path / "out" / "mlflow-export" / "runs.json")["runs"]
     assert {r["run_id"] for r in exported} >= {parent, first}
+
+
+def test_an_export_after_each_part_reads_only_what_is_new_and_the_final_one_reads_the_whole_tree(tmp_path: Path,
+                                                                                                  monkeypatch):
+    """A campaign exports after each part: a run that had ended when one export read it is taken from that export
+    (its record as read, its files linked), never read from the store again; one still running is read each time;
+    an export without the cache (the campaign's last) reads every run again."""
+    from mlflow.tracking import MlflowClient
+
+    from suites import store_keys as keys
+    from suites.record.export import read_export
+
+    uri, ended = a_run_with_artifacts(tmp_path)
+    client = MlflowClient(uri)
+    exp = client.get_run(ended).info.experiment_id
+    parent = client.create_run(exp).info.run_id  # the campaign's run: RUNNING until its end
+    client.set_tag(ended, keys.PARENT, parent)
+    read: list[str] = []
+    real = MlflowClient.search_runs
+    monkeypatch.setattr(MlflowClient, "search_runs", lambda self, ids, filter_string, **kw: (
+        read.append(filter_string.split("'")[1]) or real(self, ids, filter_string, **kw)))
+    known: dict = {}
+    first = export_tree(uri, parent, tmp_path / "run", known)
+    assert read == [parent, ended] and set(known) == {ended}
+    inode = (first / "artifacts" / ended / "a.txt").stat().st_ino
+    client.set_tag(ended, "changed", "after its end")  # an ended run a later part's export does not read again
+    late = client.create_run(exp, tags={keys.PARENT: parent}).info.run_id
+    client.set_terminated(late)
+    read.clear()
+    again = export_tree(uri, parent, tmp_path / "run", known)
+    assert read == [parent, late] and set(known) == {ended, late}
+    assert (again / "artifacts" / ended / "a.txt").stat().st_ino == inode  # linked from the export before
+    runs = {r["run_id"]: r for r in read_export(again / "runs.json")["runs"]}
+    assert set(runs) == {parent, ended, late} and "changed" not in runs[ended]["tags"]
+    assert runs[parent]["status"] == "FAILED" and runs[parent]["tags"][keys.EXPORTED_RUNNING]  # cut off, said
+    read.clear()
+    final = export_tree(uri, parent, tmp_path / "run")
+    assert sorted(read) == sorted([parent, ended, late])
+    runs = {r["run_id"]: r for r in read_export(final / "runs.json")["runs"]}
+    assert runs[ended]["tags"]["changed"] == "after its end"
+    assert (final / "artifacts" / ended / "b.txt").read_text() == "b.txt"
