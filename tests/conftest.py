@@ -6,12 +6,18 @@ import collections
 import fcntl
 import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
 
 from suites.backends.leftovers import STATE_ENV
 from tests.support.helpers import STORE_TEMPLATE
+
+# pytest rewrites each test module's asserts and caches the result beside its bytecode, unless the interpreter was told
+# never to write bytecode (PYTHONDONTWRITEBYTECODE: CI here): then every test process parsed and rewrote every test
+# module again, 5 s of each one's collection. make test compiles the sources for the same reason; this is pytest's part.
+sys.dont_write_bytecode = False
 
 # The fixtures tests in several folders share, defined with their helpers in tests/support/.
 pytest_plugins = ["tests.support.mirror", "tests.support.mps_standin", "tests.support.outcomes"]

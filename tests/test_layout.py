@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,11 @@ def imports_of(module: str) -> list[tuple[str, int, bool]]:
     return [(target, line, inside) for target, line, inside in visitor.found if target != module]
 
 
-GRAPH = {m: imports_of(m) for m in MODULES}
+@functools.cache
+def graph() -> dict[str, list[tuple[str, int, bool]]]:
+    """Each module's imports, parsed when a test first asks (not at collection: every test process collects this
+    module, and parsing every module was a second of each one's start)."""
+    return {m: imports_of(m) for m in MODULES}
 
 
 def layer(module: str) -> int:
@@ -126,13 +131,13 @@ def test_every_module_has_a_layer():
 
 
 def test_no_project_import_inside_a_function():
-    hidden = [f"{m}:{line} imports {t}" for m, found in GRAPH.items() for t, line, inside in found if inside]
+    hidden = [f"{m}:{line} imports {t}" for m, found in graph().items() for t, line, inside in found if inside]
     assert not hidden, "project imports belong at module level:\n" + "\n".join(hidden)
 
 
 def test_imports_follow_the_layer_order():
     upward = [f"{m}:{line} ({LAYERS[layer(m)]}) imports {t} ({LAYERS[layer(t)]})"
-              for m, found in GRAPH.items() if m != "suites" for t, line, _ in found
+              for m, found in graph().items() if m != "suites" for t, line, _ in found
               if t != "suites" and layer(t) > layer(m)]
     assert not upward, "imports must point down the layer order:\n" + "\n".join(upward)
 
@@ -173,7 +178,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circles():
-    assert cycles({m: {t for t, _, _ in found} for m, found in GRAPH.items()}) == []
+    assert cycles({m: {t for t, _, _ in found} for m, found in graph().items()}) == []
 
 
 def test_the_cycle_finder_sees_a_circle():
@@ -260,7 +265,7 @@ def test_no_command_imports_another_command():
     from suites.commands import COMMANDS
 
     commands = {module for module, _, _ in COMMANDS.values()}
-    reach = {m: [t for t, _, _ in GRAPH[m] if t in commands] for m in MODULES if m in commands}
+    reach = {m: [t for t, _, _ in graph()[m] if t in commands] for m in MODULES if m in commands}
     assert {m: t for m, t in reach.items() if t} == {}
 
 
@@ -332,7 +337,7 @@ def test_capacity_is_pure_it_imports_nothing_but_capacity_validity_errors_and_st
     pure = [m for m in MODULES if m.startswith("suites.capacity.")]
     assert len(pure) >= 7
     allowed = ("suites.capacity", "suites.validity", "suites.errors", "gpu_probe.stats")
-    reach = {m: [t for t, _, _ in GRAPH[m] if t.startswith(PROJECT) and not t.startswith(allowed)] for m in pure}
+    reach = {m: [t for t, _, _ in graph()[m] if t.startswith(PROJECT) and not t.startswith(allowed)] for m in pure}
     assert {m: t for m, t in reach.items() if t} == {}
 
 
