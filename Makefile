@@ -43,10 +43,11 @@ EXTRAS_Q := $(call qs,.[$(call raw,EXTRAS)])
 UV_VERSION := 0.13.8
 UV_BOOT := .uv
 # uv reads no pip configuration: it gets the package sources pip is configured with on this machine (local indexes,
-# wheel folders), and pip's rule of taking the best version from any of them, so both install the same files.
-PIP_INDEXES := $(shell python3 -m pip config get global.extra-index-url 2>/dev/null)
-PIP_LINKS := $(or $(PIP_FIND_LINKS),$(shell python3 -m pip config get global.find-links 2>/dev/null))
-UV_SOURCES := --index-strategy unsafe-best-match $(foreach u,$(PIP_INDEXES),--extra-index-url $(u)) \
+# wheel folders), and pip's rule of taking the best version from any of them, so both install the same files. Asked
+# only when an install runs (`=`, not `:=`): pip's start is half a second of CPU, and every make command paid it.
+PIP_INDEXES = $(shell python3 -m pip config get global.extra-index-url 2>/dev/null)
+PIP_LINKS = $(or $(PIP_FIND_LINKS),$(shell python3 -m pip config get global.find-links 2>/dev/null))
+UV_SOURCES = --index-strategy unsafe-best-match $(foreach u,$(PIP_INDEXES),--extra-index-url $(u)) \
               $(foreach d,$(PIP_LINKS),--find-links $(d))
 comma := ,
 # A comma in profile/workload/scenario is a Hydra sweep: `make bench -m profile=m60-1q,m60-8q` (make ignores -m);
