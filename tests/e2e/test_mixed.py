@@ -10,10 +10,8 @@ from suites.commands import report as report_cli
 from suites.record import reader
 from suites.render.tables import unfold
 from suites.run.mixed import mixed_verdict
-from tests.support.helpers import REPO, over_width, run_bench
+from tests.support.helpers import REPO, STAND_IN_ML, over_width, run_bench
 
-STAND_IN_ML = ["scenario.mixed.ml.workload=fixed-step", "scenario.mixed.ml.overrides=['workload.step_ms=1',"
-               "'workload.min_window_s=0.5','workload.until_stopped=true','workload.warmup_steps=3']"]
 SMALL = ["progress=quiet", "scenario.mixed.cad.overrides=['workload.frames_per_test=10']",
          "scenario.mixed.ml.overrides=['workload.train_limit=2048','workload.width=8','workload.target_accuracy=null',"
          "'workload.until_stopped=true','workload.min_window_s=0.5','workload.warmup_steps=3']",

@@ -20,13 +20,15 @@ import pytest
 
 from gpu_probe.inventory import git_sha
 from suites.bundle import read
-from tests.support.helpers import REPO, SMOKE, run_bench, store_at
+from tests.support.helpers import REPO, SMOKE, STAND_IN_ML, run_bench, store_at
 
 CHROMIUM = shutil.which("chromium")
 SCREENSHOT = REPO / "outputs" / "test-artifacts" / "catalog.png"  # kept for a person to look at
 FULL = ["scenario=gpu-vs-cpu", "workload=fixed-step", "scenario.repeats=3", "workload.min_window_s=1", "progress=quiet"]
+# the mixed run and the sizing: bundles of their kinds, judged by their rules (smoke, one repeat, no GPU), not by their
+# training: the ML guest is the 1 ms stand-in
 MIXED = [*SMOKE, "scenario=mixed", "profile=m60-8q", "profile.memory_MiB=2048", "scenario.repeats=1",
-         "scenario.mixed.cad.overrides=['workload.frames_per_test=6','workload.viewsets=[product]']"]
+         "scenario.mixed.cad.overrides=['workload.frames_per_test=6','workload.viewsets=[product]']", *STAND_IN_ML]
 
 
 def suites(*argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -43,7 +45,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     mixed = run_bench(tmp / "mixed", *MIXED, f"tracking_uri={uri}")
     assert full.proc.returncode == 0 and mixed.proc.returncode == 0, full.proc.stderr[-2000:] + mixed.proc.stderr
     size = suites("size", "sizing.max_guests=1", "sizing.repeats=1", "sizing.tier=smoke", "progress=quiet",
-                  f"tracking_uri={uri}", f"artifact_dir={tmp / 'art'}", f"data.cache_dir={tmp / 'data'}",
+                  *STAND_IN_ML, f"tracking_uri={uri}", f"artifact_dir={tmp / 'art'}", f"data.cache_dir={tmp / 'data'}",
                   f"sizing.out_dir={tmp / 'sizing'}")
     assert size.returncode == 0, size.stdout[-2000:] + size.stderr[-2000:]
     out: dict[str, Any] = {"tmp": tmp, "uri": uri, "full_run": full.run_dir}

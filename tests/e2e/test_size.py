@@ -14,7 +14,7 @@ import pytest
 
 from suites.render.tables import unfold
 from tests.support import progress
-from tests.support.helpers import REPO, one_error_line, over_width, store_at
+from tests.support.helpers import REPO, STAND_IN_ML, one_error_line, over_width, store_at
 
 SHORT = ["sizing.max_guests=2", "sizing.repeats=2", "sizing.tier=smoke", "progress=quiet"]
 
@@ -154,9 +154,10 @@ def test_two_sizings_of_the_same_thing_at_once_on_one_store_measure_it_once(tmp_
 
     uri = store_at(tmp_path / "mlflow.db")
     # no busy-host judgement: beside another test's load (CI runs two at once) the first measurement is marked host
-    # busy, and the second then rightly measures again (said): this test is of the race, not of that judgement
+    # busy, and the second then rightly measures again (said): this test is of the race, not of that judgement (nor
+    # of the training: the ML guest is the 1 ms stand-in)
     args = ["sizing.max_guests=1", "sizing.repeats=1", "sizing.tier=smoke", "progress=quiet", f"tracking_uri={uri}",
-            f"data.cache_dir={tmp_path / 'data'}", "host_busy_pct=100000"]
+            f"data.cache_dir={tmp_path / 'data'}", "host_busy_pct=100000", *STAND_IN_ML]
     procs = [subprocess.Popen([sys.executable, "-m", "suites", "size", *args,
                                f"artifact_dir={tmp_path / f'artifacts{i}'}", f"sizing.out_dir={tmp_path / f'out{i}'}"],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
