@@ -132,14 +132,13 @@ def record_scenario(t: Tracker, facts: JsonObject) -> str:
 
 def recorded(t: Tracker, run_dir: Path) -> str | None:
     """The store's whole scenario run of ``run_dir``, if one was recorded; a half-recorded one (RUNNING: the kill
-    landed while it was being written) is deleted, to be recorded whole."""
+    landed while it was being written) is deleted with the guest runs it had begun, to be recorded whole."""
     found = [r for r in StoreReader(t.uri).in_dir(t.experiment, str(run_dir))
              if r.tags.get(keys.ROLE) == keys.SCENARIO_RUN]
     for run in found:
         if run.status != "RUNNING":
             return run.run_id
-        t.end_running_under(run.run_id, "a half-recorded run, recorded again whole")
-        t.client.delete_run(run.run_id)
+        t.delete_tree(run.run_id)
     return None
 
 

@@ -179,6 +179,14 @@ class Tracker:
                 self.tag(run.info.run_id, keys.STOPPED, why)
                 self.end(run.info.run_id, "KILLED")
 
+    def delete_tree(self, run_id: str) -> None:
+        """``run_id`` and every run nested under it deleted, its children first: MLflow deletes only the run it is
+        given, and a child left behind would still be found beside a whole record of the same run."""
+        exp = self.client.get_run(run_id).info.experiment_id
+        for run in self.client.search_runs([exp], keys.children_filter(run_id), max_results=1000):
+            self.delete_tree(run.info.run_id)
+        self.client.delete_run(run_id)
+
 
 def log_batch(client: Any, run_id: str, params: dict[str, str] | None = None,
               metrics: dict[str, float] | None = None, tags: dict[str, str] | None = None,

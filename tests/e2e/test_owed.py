@@ -65,6 +65,7 @@ def test_a_killed_runners_run_directory_is_recorded_whole(tmp_path: Path, own_st
             "tags": {"bench.run_dir": where, "bench.launcher": "slurm"}}
     assert not list((own_state / "records").glob("scenario-*"))  # the run paid its own
     (own_state / "records" / "scenario-1-x").write_text(json.dumps(note))
+    half_recorded(other, where, tmp_path / "b" / "artifacts")
     done = sync(other)
     assert done.returncode == 0 and "recorded from its run directory as KILLED run" in done.stdout, done.stdout
     mine, theirs = (all_runs(uri).sort_values(["tags.bench.role", "tags.bench.guest_id"], ascending=[False, True])
@@ -75,6 +76,15 @@ def test_a_killed_runners_run_directory_is_recorded_whole(tmp_path: Path, own_st
         assert list(theirs[key].fillna(-1)) == list(mine[key].fillna(-1)), key
     assert theirs.iloc[0]["tags.bench.launcher"] == "slurm" and KILLED in theirs.iloc[0]["tags.bench.failure"]
     assert not list((own_state / "records").glob("scenario-*"))
+
+
+def half_recorded(uri: str, run_dir: str, artifacts: Path) -> None:
+    """What a kill in the middle of the runner's store write leaves: its scenario run RUNNING, one guest begun."""
+    from suites.record.store import Tracker
+
+    t = Tracker(uri, "gpu-mixed-bench", artifacts)
+    half = t.start("killed-run", {"bench.role": "scenario", "bench.run_dir": run_dir})
+    t.start("g0-fixed-step", {"bench.role": "guest", "bench.guest_id": "g0"}, parent=half)
 
 
 def test_a_killed_comparison_is_ended_killed_by_the_next_run(tmp_path: Path):
