@@ -110,3 +110,30 @@ def test_a_composition_cached_before_the_environment_changed_is_not_handed_out_a
 
     read = {m for p in (REPO / "configs").rglob("*.yaml") for m in re.findall(r"oc\.env:(\w+)", p.read_text())}
     assert read == set(CONFIG_ENV)  # a variable configs/ reads and the key leaves out would bring the bug back
+
+
+def test_a_composition_outside_the_app_is_made_once_and_each_caller_gets_a_copy_read_in_its_own_environment(
+        monkeypatch):
+    """A plan composes its phases again for every part: Hydra composes each distinct one once a process; Hydra's own
+    node (the working directory it records) is composed every time; the environment the config reads is read when a
+    copy is loaded, not when the composition was cached."""
+    from suites.config import compose as module
+
+    register_configs()
+    module.composed_config.cache_clear()
+    calls: list[list[str]] = []
+    real = module.hydra_compose
+    monkeypatch.setattr(module, "hydra_compose", lambda name, overrides, **kw: calls.append(overrides)
+                        or real(name, overrides=overrides, **kw))
+    monkeypatch.setenv("BENCH_DATA_ROOT", "/first")
+    first = module.compose(["profile=m60-2q"])
+    monkeypatch.setenv("BENCH_DATA_ROOT", "/second")
+    second = module.compose(["profile=m60-2q"])
+    assert len(calls) == 1 and first[1] is not second[1]
+    assert (first[0].data.root, second[0].data.root) == ("/first", "/second")
+    first[1].profile.vcpus = 99  # a caller's change stays its own
+    assert module.compose(["profile=m60-2q"])[0].profile.vcpus != 99 and len(calls) == 1
+    module.compose_raw(["profile=m60-2q"], with_hydra=True)
+    module.compose_raw(["profile=m60-2q"], with_hydra=True)
+    assert len(calls) == 3
+    module.composed_config.cache_clear()
