@@ -86,8 +86,12 @@ def finite(obj: Any) -> Any:
     return obj
 
 
-def read(path: Path) -> Bundle:
-    """The bundle at ``path`` (an archive or a bare bundle.json), checked; else one BundleError line."""
+def read(path: Path | str) -> Bundle:
+    """The bundle at ``path`` (an archive or a bare bundle.json; a command line's word as given), checked; else one
+    BundleError line."""
+    if isinstance(path, str) and not path.strip():  # `make check-results BUNDLE=`: Path("") would be the folder "."
+        raise BundleError("BUNDLE is empty: give a .bundle.tar.gz or a bundle.json")
+    path = Path(path)
     try:
         size = path.stat().st_size
     except OSError as exc:

@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     folder = Path(args.dir)
     try:
+        if not args.dir.strip():  # `make catalog DIR=`: Path("") would be the folder "." (this checkout)
+            raise ConfigError("DIR is empty: give the folder that holds the bundles")
         if not folder.is_dir():
             raise ConfigError(f"DIR={args.dir}: not a folder (give the folder that holds the bundles)")
         require_output_dir(args.out, "--out")

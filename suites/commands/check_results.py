@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from suites.bundle import BundleError, read
 from suites.publish import COMPLIANT, PUBLISHED, judge, verdict_lines, verdict_of
@@ -21,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("bundles", nargs="+", metavar="BUNDLE", help="a .bundle.tar.gz or a bundle.json")
     args = ap.parse_args(argv)
     try:
-        bundles = [read(Path(b)) for b in args.bundles]
+        bundles = [read(b) for b in args.bundles]
     except BundleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -10,7 +10,6 @@ import argparse
 import os
 import shlex
 import sys
-from pathlib import Path
 
 from suites.bundle import BundleError, read
 from suites.publish import rerun_command
@@ -23,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("extra", nargs="*", metavar="KEY=VALUE", help="settings added after the bundle's (after --)")
     args = ap.parse_intermixed_args(argv)  # its settings may follow --print
     try:
-        words = rerun_command(read(Path(args.bundle)))
+        words = rerun_command(read(args.bundle))
         bad = [w for w in args.extra if "=" not in w or w.startswith("-")]
         if bad:
             raise ValueError(f"{bad[0][:80]!r}: extra settings are key=value")

@@ -26,3 +26,11 @@ def test_a_dir_that_is_no_folder_is_one_error_line(tmp_path: Path, capsys):
     assert catalog.main([str(tmp_path / "none"), "--out", str(tmp_path / "site")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: DIR=") and err.count("\n") == 1 and not (tmp_path / "site").exists()
+
+
+def test_an_empty_dir_is_one_error_line_and_writes_nothing(tmp_path: Path, capsys, monkeypatch):
+    """`make catalog DIR=`: not a catalog of the folder it was run in."""
+    monkeypatch.chdir(tmp_path)
+    assert catalog.main(["", "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: DIR is empty: give the folder that holds the bundles\n" and not (tmp_path / "site").exists()

@@ -40,6 +40,12 @@ def test_a_file_that_is_no_bundle_is_one_error_line_and_exit_2(tmp_path: Path, c
     assert err.startswith("error: ") and err.count("\n") == 1 and "not JSON" in err
 
 
+def test_an_empty_bundle_word_is_one_error_line_not_the_folder_it_was_run_in(capsys):
+    """`make check-results BUNDLE=` passes one empty word; Path("") would be "." ("not a file")."""
+    assert check_results.main([""]) == 2
+    assert capsys.readouterr().err == "error: BUNDLE is empty: give a .bundle.tar.gz or a bundle.json\n"
+
+
 def test_no_bundle_given_is_argparses_usage_exit_2():
     with pytest.raises(SystemExit) as ended:
         check_results.main([])

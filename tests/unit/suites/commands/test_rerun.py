@@ -28,3 +28,8 @@ def test_a_command_that_is_no_suite_command_is_refused_before_anything_runs(tmp_
     assert err.startswith("error: ") and "is not 'python -m suites <command> ...'" in err and err.count("\n") == 1
     assert rerun.main([str(bundle(tmp_path, "python -m suites bench x=1")), "--print", "--", "-rf"]) == 2
     assert "extra settings are key=value" in capsys.readouterr().err
+
+
+def test_an_empty_bundle_word_is_one_error_line(capsys):
+    assert rerun.main(["", "--print"]) == 2
+    assert capsys.readouterr().err == "error: BUNDLE is empty: give a .bundle.tar.gz or a bundle.json\n"
