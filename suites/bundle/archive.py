@@ -66,8 +66,12 @@ def write(doc: dict[str, Any], plots: dict[str, bytes], path: Path) -> Path:
         raise BundleError(f"{path.name}: {buf.tell() / 2**20:.1f} MiB, over the {MAX_BYTES // 2**20} MiB a bundle "
                           "may take: fewer plots")
     tmp = path.with_name(path.name + ".part")
-    tmp.write_bytes(buf.getvalue())
-    tmp.replace(path)  # never a half-written bundle under its name
+    try:
+        tmp.write_bytes(buf.getvalue())
+        tmp.replace(path)  # never a half-written bundle under its name
+    except BaseException:  # a full disk, an interrupt: no half-written file beside it either
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 

@@ -116,3 +116,13 @@ def test_writing_refuses_a_plot_name_a_reader_would_refuse(tmp_path: Path):
     with pytest.raises(BundleError, match="not a plot name"):
         write(doc(), {"../x.png": PNG}, tmp_path / "x.bundle.tar.gz")
     assert not list(tmp_path.iterdir())
+
+
+def test_an_interrupt_while_writing_leaves_neither_the_bundle_nor_a_part_file(tmp_path: Path, monkeypatch):
+    def interrupted(self: Path, target: Path) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write(reference_document(), {}, tmp_path / "b.bundle.tar.gz")
+    assert list(tmp_path.iterdir()) == []
