@@ -65,3 +65,20 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Bad input said as one ``error:`` line and the command ended with ``code`` (2): before anything starts."""
     print(f"error: {message}", file=sys.stderr)
     sys.exit(code)
+
+
+def renamed_settings_in_one_line() -> None:
+    """A command's FutureWarnings (a setting under its old name, read until the next release) as one ``warning:``
+    line each, as the suite's other warnings: Python's own format put the dataclass's generated ``__init__`` before
+    it (``<string>:15: FutureWarning: profile.kind is ...``). Other warnings keep Python's format."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202 - warnings' hook
+        if issubclass(category, FutureWarning):
+            print(f"warning: {message}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from suites.errors import renamed_settings_in_one_line
 from suites.run.shield import interrupt_reason
 
 __all__ = ["COMMANDS", "main", "usage"]
@@ -68,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no command {name!r}; the commands: {', '.join(COMMANDS)} (python -m suites --help)",
               file=sys.stderr)
         return 2
+    renamed_settings_in_one_line()
     try:
         module = importlib.import_module(COMMANDS[name][0])
         return int(module.main(rest) or 0)

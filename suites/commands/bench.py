@@ -15,7 +15,7 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from suites.config.schema import CONFIG_DIR, one_line, register_configs
-from suites.errors import BenchError, fail
+from suites.errors import BenchError, fail, renamed_settings_in_one_line
 from suites.pipeline.command_line import parse_command, precheck, sweep_exit_code
 from suites.pipeline.jobs import SweepState, task
 
@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     """The bench command on ``argv`` (default: this process's arguments). Hydra reads its arguments from sys.argv:
     it is set here, once, to them and the folders the precheck pinned, so Hydra writes where the precheck looked."""
     args = sys.argv[1:] if argv is None else list(argv)
+    renamed_settings_in_one_line()  # also when run as python -m suites.commands.bench
     register_configs()
     try:
         line = parse_command(args)

@@ -27,3 +27,20 @@ def test_fail_is_one_error_line_and_exit_2(capsys: pytest.CaptureFixture[str]):
     with pytest.raises(SystemExit) as stop:
         errors.fail("profile=nope: no such profile")
     assert stop.value.code == 2 and capsys.readouterr().err == "error: profile=nope: no such profile\n"
+
+
+def test_a_renamed_settings_warning_is_one_warning_line_and_others_keep_pythons_format(monkeypatch, capsys):
+    import warnings
+
+    from suites.config.schema import ProfileConfig
+
+    others: list[str] = []
+    monkeypatch.setattr(warnings, "showwarning", lambda message, *a, **kw: others.append(str(message)))
+    errors.renamed_settings_in_one_line()  # over the recorder above: undone with it
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        ProfileConfig(name="x", kind="vgpu")
+        warnings.warn("another", UserWarning, stacklevel=1)
+    assert capsys.readouterr().err == ("warning: profile.kind is profile.gpu_access now (the old name is read until "
+                                       "the next release)\n")
+    assert others == ["another"]
