@@ -24,11 +24,17 @@ TREE = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {BURN.for
 @pytest.mark.alone  # a CPU share another test's load would take from it
 def test_guest_cpu_is_counted_over_the_process_tree():
     busy = subprocess.Popen([sys.executable, "-c", TREE])
-    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
-    with Sampler(rate_hz=10) as sampler:
-        sampler.watch("busy", busy.pid)
-        sampler.watch("idle", idle.pid)
-        busy.wait()
+    # sampled between its interpreter's start and its end, each up to 30 % of a 0.1 s sample on this host: not idle
+    idle = subprocess.Popen([sys.executable, "-c", "import time; print('started', flush=True); time.sleep(60)"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert idle.stdout.readline() == "started\n"
+        with Sampler(rate_hz=10) as sampler:
+            sampler.watch("busy", busy.pid)
+            sampler.watch("idle", idle.pid)
+            busy.wait()
+    finally:
+        idle.kill()
         idle.wait()
     busy_cpu = sampler.aggregate("busy.")
     idle_cpu = sampler.aggregate("idle.")
