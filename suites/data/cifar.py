@@ -9,15 +9,14 @@ admits nothing but the numpy types the real files contain.
 from __future__ import annotations
 
 import io
-import os
 import pickle
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpu_probe.shapes import JsonObject
-from suites.data.options import DataConfig
-from suites.data.dataset import Dataset, require_regular_file, roll_each
+from suites.data.dataset import Dataset, require_regular_file, roll_each, write_whole
 from suites.data.download import Remote, cached_or_fetched, md5, untar_flat
+from suites.data.options import DataConfig
 from suites.errors import DataError
 
 if TYPE_CHECKING:  # for the annotations only
@@ -121,9 +120,7 @@ def _write_batch(path: Path, images: np.ndarray, labels: np.ndarray, name: str) 
     payload = {b"batch_label": name.encode(), b"labels": [int(v) for v in labels],
                b"data": images.transpose(0, 3, 1, 2).reshape(len(images), -1),
                b"filenames": [f"synthetic_{i}.png".encode() for i in range(len(labels))]}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(pickle.dumps(payload, protocol=4))  # same dict layout as the published files
-    os.replace(tmp, path)
+    write_whole(path, pickle.dumps(payload, protocol=4))  # same dict layout as the published files
 
 
 def synthesize(root: Path, n_train: int, n_test: int, seed: int = 0) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,18 @@ if TYPE_CHECKING:  # for the annotations only
 LOOK_ALIKE = "look-alike"
 FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def write_whole(path: Path, payload: bytes) -> None:
+    """``path`` holds all of ``payload`` or is as it was: written beside it under a hidden name, then renamed over it;
+    a full disk or an interrupt removes the half-written file (a cache must not keep one, even hidden)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def require_regular_file(path: Path, what: str) -> None:

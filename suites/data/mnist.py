@@ -7,16 +7,15 @@ tests exercise the real path.
 
 from __future__ import annotations
 
-import os
 import shutil
 import struct
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_probe.shapes import JsonObject
-from suites.data.options import DataConfig
-from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file, roll_each
+from suites.data.dataset import LOOK_ALIKE, Dataset, require_regular_file, roll_each, write_whole
 from suites.data.download import Remote, cached_or_fetched, gunzip_into, md5
+from suites.data.options import DataConfig
 from suites.errors import DataError
 
 if TYPE_CHECKING:  # for the annotations only
@@ -49,9 +48,7 @@ def write_idx(path: Path, array: np.ndarray) -> None:
 
     arr = np.ascontiguousarray(array, dtype=np.uint8)
     header = struct.pack(">HBB", 0, 0x08, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(header + arr.tobytes())
-    os.replace(tmp, path)
+    write_whole(path, header + arr.tobytes())
 
 
 def check_idx(path: Path) -> None:

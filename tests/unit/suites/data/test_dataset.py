@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suites.data.dataset import Dataset, require_regular_file, roll_each
+from suites.data.dataset import Dataset, require_regular_file, roll_each, write_whole
 from suites.errors import DataError
 
 
@@ -39,3 +39,17 @@ def test_a_greyscale_split_is_normalised_per_channel_for_the_numpy_frameworks():
     images, labels = ds.load_normalised("root", True)
     assert images.shape == (2, 4, 4, 1) and images.dtype == np.float32 and np.allclose(images, 2.0)
     assert labels.dtype == np.int64 and labels.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("fault", [KeyboardInterrupt(), OSError(28, "No space left on device")])
+def test_a_cache_file_whose_write_fails_is_as_it_was_with_no_half_file_beside_it(tmp_path: Path, monkeypatch, fault):
+    (tmp_path / "train-images").write_bytes(b"before")
+
+    def failed(src: object, dst: object) -> None:
+        raise fault
+
+    monkeypatch.setattr(os, "replace", failed)
+    with pytest.raises(type(fault)):
+        write_whole(tmp_path / "train-images", b"after")
+    assert [p.name for p in tmp_path.iterdir()] == ["train-images"]
+    assert (tmp_path / "train-images").read_bytes() == b"before"
