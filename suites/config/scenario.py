@@ -7,6 +7,7 @@ every phase normalised to the baseline phase.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Optional
@@ -197,10 +198,20 @@ def with_old_names(params: dict[str, object]) -> dict[str, object]:
     return out
 
 
+@functools.cache
+def default_mixed() -> dict:
+    """A MixedConfig of its defaults, as a composed node reads back (``scenario.study`` when nothing was set in it)."""
+    return OmegaConf.to_container(OmegaConf.structured(MixedConfig))  # type: ignore[return-value]
+
+
 def settle(node: DictConfig, scenario: ScenarioConfig) -> None:
     """The composed scenario node as its dataclass read it: what was given under an old name (scenario.study,
     scenario.mix, scenario.mixed.steps) is in the node under the new one, so a run's params (made from the node)
-    record what ran, under both names (:func:`with_old_names`), never the new name's default."""
+    record what ran, under both names (:func:`with_old_names`), never the new name's default. A node with no old name
+    in it is left as it is (rebuilding its two nodes was 14 ms of every composition's 25 ms load)."""
+    if not node.mix and not any(node.mixed[old] is not None for old in OLD_COUNT_NAMES) \
+            and OmegaConf.to_container(node.study) == default_mixed():
+        return
     with read_write(node):
         node.mixed = OmegaConf.structured(scenario.mixed)
         node.study = OmegaConf.structured(scenario.study)

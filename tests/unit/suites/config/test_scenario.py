@@ -61,6 +61,8 @@ def test_the_old_name_of_groups_overrides_a_scenario_files_groups_and_is_said():
     new = compose_run(["scenario=mixed-once", f"scenario.groups={line}"])
     assert [(g.workload.name, g.guests) for g in old.runs[0].groups] == [("idle", 2), ("fixed-step", 1)] == \
         [(g.workload.name, g.guests) for g in new.runs[0].groups]
+    recorded = old.dcfg.scenario  # what a run's params are made from: the groups under their new name
+    assert [(g.workload, g.guests) for g in recorded.groups] == [("idle", 2), ("fixed-step", 1)] and not recorded.mix
 
 
 @pytest.mark.heavy
