@@ -67,18 +67,25 @@ def fail(message: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
+class RenamedSetting(FutureWarning):
+    """A setting given under its old name, read until the next release: the suite's own FutureWarning."""
+
+
 def renamed_settings_in_one_line() -> None:
-    """A command's FutureWarnings (a setting under its old name, read until the next release) as one ``warning:``
-    line each, as the suite's other warnings: Python's own format put the dataclass's generated ``__init__`` before
-    it (``<string>:15: FutureWarning: profile.kind is ...``). Other warnings keep Python's format."""
+    """A command's :class:`RenamedSetting` warnings as one ``warning:`` line each, as the suite's other warnings:
+    Python's own format put the dataclass's generated ``__init__`` before it (``<string>:15: FutureWarning:
+    profile.kind is ...``). Other warnings (a library's FutureWarning too) keep Python's format. Once a process."""
     import warnings
 
     shown = warnings.showwarning
+    if getattr(shown, "renamed_settings", False):  # python -m suites bench: the entry, then the bench module
+        return
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202 - warnings' hook
-        if issubclass(category, FutureWarning):
+        if issubclass(category, RenamedSetting):
             print(f"warning: {message}", file=file or sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)
 
+    show.renamed_settings = True  # type: ignore[attr-defined]
     warnings.showwarning = show

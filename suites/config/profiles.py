@@ -17,7 +17,7 @@ from typing import Optional
 from omegaconf import MISSING, DictConfig, read_write
 
 from gpu_probe.datasheet import LARGEST_MiB, memory_MiB
-from suites.errors import require
+from suites.errors import RenamedSetting, require
 
 SCHEDULERS = ("best-effort", "equal-share", "fixed-share", "mig")
 FAMILY = re.compile(r"\b([A-Z]\d{1,3}[A-Z]?)\b")  # M60, T4, A100, H100, L40S
@@ -54,7 +54,7 @@ class ProfileConfig:
     def __post_init__(self) -> None:
         if self.kind is not None:
             warnings.warn("profile.kind is profile.gpu_access now (the old name is read until the next release)",
-                          FutureWarning, stacklevel=2)
+                          RenamedSetting, stacklevel=2)
             self.gpu_access, self.kind = self.kind, None  # given, as a scenario.study key is: it wins
 
     def check(self) -> None:

@@ -14,7 +14,7 @@ from typing import Optional
 
 from omegaconf import MISSING, DictConfig, OmegaConf, read_write
 
-from suites.errors import require
+from suites.errors import RenamedSetting, require
 
 KINDS = ("plain", "mixed", "consolidation")
 # Config keys renamed, the new prefix -> the old: a run's params carry both for a release, so a reader of stored
@@ -85,7 +85,7 @@ class MixedConfig:
         if given:
             warnings.warn(", ".join(f"scenario.mixed.{old} is {OLD_COUNT_NAMES[old]}" for old in given)
                           + " now (a consolidation's guest counts; the old name is read until the next release)",
-                          FutureWarning, stacklevel=2)
+                          RenamedSetting, stacklevel=2)
 
     def check(self) -> None:
         require(self.max_guests >= 1, "scenario.mixed.max_guests", f"must be >= 1, got {self.max_guests}")
@@ -130,7 +130,7 @@ class ScenarioConfig:
         if renamed:
             keys = ", ".join(f"scenario.study.{k}" for k in renamed)
             warnings.warn(f"scenario.study is scenario.mixed now: {keys} taken as scenario.mixed.* (the old name is "
-                          "read until the next release)", FutureWarning, stacklevel=2)
+                          "read until the next release)", RenamedSetting, stacklevel=2)
             self.study = MixedConfig()
 
     @property
@@ -172,7 +172,7 @@ def groups_of(groups: list[GuestGroup], old: list[GuestGroup], old_key: str) -> 
     if not old:
         return groups
     warnings.warn(f"{old_key} is {old_key.replace('mix', 'groups')} now (the old name is read until the next "
-                  "release)", FutureWarning, stacklevel=2)
+                  "release)", RenamedSetting, stacklevel=2)
     return list(old)
 
 

@@ -11,7 +11,7 @@ from typing import Optional
 from suites.capacity.curve import QOS_METRICS
 from suites.config.own import load_own
 from suites.config.schema import CONFIG_DIR
-from suites.errors import ConfigError, require
+from suites.errors import ConfigError, RenamedSetting, require
 
 __all__ = ["PREFIX", "SizingSettings", "load_settings", "split_args"]
 
@@ -84,7 +84,7 @@ class SizingSettings:
         require(1 <= self.max_guests <= 64, "sizing.max_guests", f"must be 1..64, got {self.max_guests}")
         if self.steps is not None:
             warnings.warn("sizing.steps is sizing.counts now (the old name is read until the next release)",
-                          FutureWarning, stacklevel=2)
+                          RenamedSetting, stacklevel=2)
             self.counts, self.steps = list(self.steps), None
         require(all(1 <= n <= 64 for n in self.counts) and self.counts == sorted(set(self.counts)), "sizing.counts",
                 f"must be increasing counts 1..64, got {list(self.counts)}")
@@ -176,5 +176,5 @@ def new_policy_names(policies: list[str]) -> list[str]:
     old = [p for p in policies if p in OLD_POLICY_NAMES]
     if old:
         warnings.warn(f"sizing.policies: {', '.join(old)} is {', '.join(OLD_POLICY_NAMES[p] for p in old)} now, as "
-                      "sharing= says it (the old name is read until the next release)", FutureWarning, stacklevel=2)
+                      "sharing= says it (the old name is read until the next release)", RenamedSetting, stacklevel=2)
     return [OLD_POLICY_NAMES.get(p, p) for p in policies]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from suites.config.own import load_own
-from suites.errors import ConfigError, require
+from suites.errors import ConfigError, RenamedSetting, require
 
 PREFIX = "study."
 TIERS = ("auto", "full", "smoke")
@@ -49,7 +49,7 @@ class StudySettings:
     def check(self) -> None:
         if self.calibrate is not None:
             warnings.warn("study.calibrate is study.trials now (the old name is read until the next release)",
-                          FutureWarning, stacklevel=2)
+                          RenamedSetting, stacklevel=2)
             self.trials, self.calibrate = self.calibrate, None
         require(0 < self.budget_s <= MAX_BUDGET_S, "study.budget_s",
                 f"must be seconds in (0, {MAX_BUDGET_S:.0f}] (a week), got {self.budget_s}")

@@ -25,7 +25,7 @@ from omegaconf import MISSING
 from gpu_probe.shapes import JsonObject
 from suites.data.dataset import Dataset
 from suites.data.options import DataConfig
-from suites.errors import BenchError, require
+from suites.errors import BenchError, RenamedSetting, require
 from suites.workloads.timing import SIZE_BY, TIME, WORK, StepMeter
 
 ML, CAD, PROBE = "ml", "cad", "probe"  # what a workload stands for in a mixed scenario
@@ -161,7 +161,7 @@ class Workload:
         super().__init_subclass__(**kwargs)
         if "kind" in vars(cls):
             warnings.warn(f"workload {getattr(cls, 'name', cls.__name__)}: kind is category now (the old name is "
-                          "read until the next release)", FutureWarning, stacklevel=2)
+                          "read until the next release)", RenamedSetting, stacklevel=2)
             cls.category = vars(cls)["kind"]
 
     @classmethod
