@@ -28,8 +28,12 @@ from tests.support.runs import start_idle_pair
 
 
 def start_long_pair(tmp_path: Path, epochs: int) -> tuple[subprocess.Popen, Path, str]:
-    args, run_dir, uri = bench_args(tmp_path, *SMOKE, "scenario=concurrent", f"workload.epochs={epochs}",
-                                  "workload.max_steps=null", "workload.size_by=work")
+    """Two guests of 16 steps an epoch (2,048 images in batches of 128), 20 ms a step: the fixed-step stand-in, whose
+    steps sleep: what is tested is the runner's handling of a guest's death, not its training (two guests of real
+    training for 20 epochs were ~20 s of CI's CPU)."""
+    args, run_dir, uri = bench_args(tmp_path, *SMOKE, "scenario=concurrent", "workload=fixed-step",
+                                  "workload.step_ms=20", "workload.images=2048", "workload.batch_size=128",
+                                  f"workload.epochs={epochs}", "workload.max_steps=null", "workload.size_by=work")
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
     return proc, run_dir, uri

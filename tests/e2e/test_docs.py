@@ -57,7 +57,7 @@ def sized(argv: list[str], tmp_path: Path, sizing_store: Path | None = None) -> 
         rest = [a for a in argv[2:] if not a.startswith("ARGS=")]
         # a sizing of other CAD users than the plain line's (another mix, users by type) measures consolidations of
         # its own: its ML guest is the 1 ms stand-in (a sizing's real training is the plain line's, which the price
-        # line reuses, and tests/e2e/test_size.py's)
+        # line reuses; tests/e2e/test_size.py's sizings have the stand-in too)
         own = STAND_IN_ML if target == "size" and any(k in g for g in given for k in ("sizing.mix", "sizing.users")) \
             else []
         args = " ".join([*(g.split("=", 1)[1] for g in given), *map(shlex.quote, [*extra[target], *own])])

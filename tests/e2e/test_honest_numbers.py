@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
 from tests.support.helpers import SMOKE, mlflow_client, run_bench
@@ -58,18 +57,3 @@ def test_strict_refuses_an_unenforced_profile_before_anything_starts(tmp_path: P
     assert run.proc.returncode == 2 and len(lines) == 1, run.proc.stderr
     assert lines[0].startswith("error: strict=true: phase 1-gpu: profile passthrough-1gpu is not enforced")
     assert not list(run.run_dir.glob("**/g*.log")) and not (tmp_path / "mlflow.db").exists()
-
-
-@pytest.mark.slow(minutes=2)  # its module goes first (tests/conftest.py)
-def test_scaling_smoke_trains_at_four_ranks(tmp_path: Path):
-    run = run_bench(tmp_path, *SMOKE, "scenario=scaling")
-    assert run.proc.returncode == 0, run.proc.stderr[-2000:]  # 4 steps per rank: no division by zero
-    assert "NOT A GPU MEASUREMENT: every phase" in run.proc.stdout and "no spread" in run.proc.stdout
-    # every phase on the CPU: the study's GPU figures are not shown beside this host's CPU ratios
-    assert "images/s 3.74x" not in run.proc.stdout
-    assert "note: all 3 phases on the CPU: not a multi-GPU scaling comparison" in run.proc.stdout
-    import json
-
-    four = json.loads((run.run_dir / "4-gpu" / "results.json").read_text())["guests"][0]
-    assert four["result"]["status"] == "ok" and four["result"]["info"]["ranks"] == 4
-    assert four["spec"]["workload_config"]["ranks"] == 4 and four["validity"] == "not enforced"

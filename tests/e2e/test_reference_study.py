@@ -17,7 +17,7 @@ import pytest
 
 from suites.study.plan import EPISODE_1
 from tests.support import progress
-from tests.support.helpers import REPO
+from tests.support.helpers import REPO, STAND_IN_ML
 
 NO_TF = {"tensorflow": "TensorFlow not installed"}
 
@@ -51,8 +51,10 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     # planned from the table (the trial runs: below), so the budget's trims are the same on every host
     # one mixed profile (the others' rows: skipped, not in study.profiles), with room for this host's set-up and
     # the table's optimism: a part that cannot end within the budget does not start
+    # the ML guests the 1 ms stand-in: what is tested is the study's plan, report and export (real training in a
+    # mixed run: tests/e2e/test_mixed.py)
     proc = study(tmp_path, "study.budget_s=300", "study.profiles=[m60-8q]", "study.repeats=1", "study.max_guests=1",
-                 "study.trials=false")
+                 "study.trials=false", *STAND_IN_ML)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (folder,) = (p for p in (tmp_path / "study").iterdir() if p.is_dir())
     assert "estimate s" in proc.stdout and "table (not measured)" in proc.stdout  # each part's estimate beside
@@ -182,7 +184,7 @@ def test_a_study_killed_mid_way_leaves_its_finished_parts_exported(tmp_path: Pat
     cmd = [sys.executable, "-m", "suites.study.command", f"study.out_dir={tmp_path / 'study'}",
            f"tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"artifact_dir={tmp_path / 'artifacts'}",
            f"data.cache_dir={tmp_path / 'data'}", "progress=quiet", "study.budget_s=300", "study.profiles=[m60-8q]",
-           "study.repeats=1", "study.max_guests=2", "study.trials=false"]
+           "study.repeats=1", "study.max_guests=2", "study.trials=false", *STAND_IN_ML]  # what is tested: the export
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
     seen = []

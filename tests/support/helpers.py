@@ -40,8 +40,8 @@ HAVE_MNIST = (MNIST_ROOT / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
 SMOKE = ["+preset=smoke", "progress=quiet"]
 # A mixed run's (or a sizing's consolidation's) ML guest as the GPU-speed stand-in: 1 ms steps that sleep, for as long
 # as the CAD replay lasts. For the tests whose check is the sweep, the race, the record or the bundle, not the training:
-# real training in a mixed run is tests/e2e/test_mixed.py's three phases', a sizing's test_size.py's first test's and
-# the docs' plain make size line's (four phases of real training are ~25 s of CI's CPU).
+# real training in a mixed run is tests/e2e/test_mixed.py's three phases', in a sizing the docs' plain make size
+# line's (tests/e2e/test_docs.py; four phases of real training are ~25 s of CI's CPU).
 STAND_IN_ML = ["scenario.mixed.ml.workload=fixed-step", "scenario.mixed.ml.overrides=['workload.step_ms=1',"
                "'workload.min_window_s=0.5','workload.until_stopped=true','workload.warmup_steps=3']"]
 

@@ -20,8 +20,12 @@ from typing import Any
 import psutil
 
 STALL_S = 180.0  # no output, no file written, no CPU spent for this long: hung, on any host of this kind
-CPU_STEP_S = 0.05  # CPU seconds that count as work done (a waiting process spends less)
+CPU_SHARE = 0.1  # a core's share between two looks that counts as work done (a waiting process spends less)
 LIMIT_S = 3600.0
+# How often it looks for progress while the command is quiet: a stall is minutes, so seconds are fine. Each look
+# walks the watched folders and reads every process on the host (psutil's children), CPU the test process takes from
+# the command it guards on two cores.
+POLL_S = 2.0
 
 
 class Stalled(AssertionError):
@@ -59,6 +63,15 @@ def cpu_s(pid: int) -> float:
     return spent
 
 
+def ended(proc: subprocess.Popen, within_s: float) -> bool:
+    """Whether ``proc`` ended within ``within_s`` (waiting no longer than it takes to end)."""
+    try:
+        proc.wait(timeout=within_s)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 def run(args: list[str], stall_s: float = STALL_S, watch: tuple[Path, ...] = (), limit_s: float = LIMIT_S,
         **popen: Any) -> subprocess.CompletedProcess[str]:
     """``args`` to its end (its output captured, as ``subprocess.run(capture_output=True, text=True)``), in a process
@@ -78,11 +91,12 @@ def run(args: list[str], stall_s: float = STALL_S, watch: tuple[Path, ...] = (),
     for r in readers:
         r.start()
     started, seen, spent = time.monotonic(), newest_change(watch), 0.0
-    while proc.poll() is None:
-        time.sleep(0.5)
-        changed, used = newest_change(watch) if watch else 0.0, cpu_s(proc.pid)
-        if changed > seen or used > spent + CPU_STEP_S:
-            seen, spent, last[0] = max(seen, changed), max(spent, used), time.monotonic()
+    poll_s = min(POLL_S, stall_s / 3)
+    while not ended(proc, poll_s):
+        if time.monotonic() - last[0] >= poll_s:  # quiet since the last look (output is progress enough)
+            changed, used = newest_change(watch) if watch else 0.0, cpu_s(proc.pid)
+            if changed > seen or used > spent + CPU_SHARE * poll_s:
+                seen, spent, last[0] = max(seen, changed), max(spent, used), time.monotonic()
         quiet, total = time.monotonic() - last[0], time.monotonic() - started
         if quiet > stall_s or total > limit_s:
             os.killpg(proc.pid, signal.SIGKILL)
