@@ -153,26 +153,28 @@ def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
     groups = []
     for g in cfg.scenario.groups:
         try:
-            workload = group_workload(g.workload, tuple(g.overrides))
+            workload = group_workload(g.workload, tuple(g.overrides), cfg.scale)
         except (BenchError, HydraException, OmegaConfBaseException) as exc:
             raise ConfigError(f"scenario.groups[{g.workload}]: {one_line(exc)}") from exc
         groups.append(WorkloadGroup(workload, g.guests))
     return replays_sized_to_ml(played(groups, cfg))
 
 
-def group_workload(workload: str, overrides: tuple[str, ...]) -> WorkloadConfig:
-    """A guest group's workload config: its own file plus its overrides. Outside the Hydra app (where every command
-    plans: the search path is configs/ alone) the same group composes the same config, so each is composed once per
-    process: a sizing's phases and parts repeat their groups (24 of an H200 sizing plan's 67 compositions, a third
-    of its seconds), each given a copy of its own."""
+def group_workload(workload: str, overrides: tuple[str, ...], scale: str = "full") -> WorkloadConfig:
+    """A guest group's workload config: its own file at the run's ``scale`` (``+preset=smoke``: the workload's own
+    smoke sizes, as for the run's single workload: a mixed run's CAD guests replayed every frame of each test at
+    smoke size, six times what a smoke sizing's plan counted) plus its overrides, which win. Outside the Hydra app
+    (where every command plans: the search path is configs/ alone) the same group composes the same config, so each
+    is composed once per process: a sizing's phases and parts repeat their groups (24 of an H200 sizing plan's 67
+    compositions, a third of its seconds), each given a copy of its own."""
     if GlobalHydra.instance().is_initialized():  # inside the app: its search path may hold a user's own workloads
-        return compose([f"workload={workload}", *overrides])[0].workload
-    return copy.deepcopy(composed_workload(workload, overrides))
+        return compose([f"workload={workload}", f"scale={scale}", *overrides])[0].workload
+    return copy.deepcopy(composed_workload(workload, overrides, scale))
 
 
 @functools.lru_cache(maxsize=256)
-def composed_workload(workload: str, overrides: tuple[str, ...]) -> WorkloadConfig:
-    return compose([f"workload={workload}", *overrides])[0].workload
+def composed_workload(workload: str, overrides: tuple[str, ...], scale: str = "full") -> WorkloadConfig:
+    return compose([f"workload={workload}", f"scale={scale}", *overrides])[0].workload
 
 
 def played(groups: list[WorkloadGroup], cfg: BenchConfig) -> list[WorkloadGroup]:

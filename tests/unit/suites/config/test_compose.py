@@ -89,12 +89,31 @@ def test_a_guest_groups_workload_is_composed_once_per_process_and_each_caller_ge
     first = module.group_workload("graphics-replay", ("workload.frames_per_test=8",))
     second = module.group_workload("graphics-replay", ("workload.frames_per_test=8",))
     other = module.group_workload("graphics-replay", ("workload.frames_per_test=9",))
-    assert calls == [["workload=graphics-replay", "workload.frames_per_test=8"],
-                     ["workload=graphics-replay", "workload.frames_per_test=9"]]
+    assert calls == [["workload=graphics-replay", "scale=full", "workload.frames_per_test=8"],
+                     ["workload=graphics-replay", "scale=full", "workload.frames_per_test=9"]]
     assert first == second and first is not second and other.frames_per_test == 9
     first.frames_per_test = 1  # a caller's change stays its own
     assert module.group_workload("graphics-replay", ("workload.frames_per_test=8",)).frames_per_test == 8
     module.composed_workload.cache_clear()
+
+
+@pytest.mark.heavy
+def test_a_guest_groups_workload_takes_the_runs_scale_and_its_own_overrides_win():
+    """+preset=smoke is each workload's smoke sizes, a mixed run's groups' too: its CAD guests replay the smoke
+    frames of each test (they replayed every frame, six times what a smoke sizing's plan counted) and its ML guest
+    trains the smoke network; a value the group sets itself still wins; a full-size run is untouched."""
+    register_configs()
+    smoke = compose_run([*SMOKE, "scenario=mixed", "profile=m60-8q"])
+    full = compose_run(["scenario=mixed", "profile=m60-8q"])
+    mixed = next(r for r in smoke.runs if r.label.endswith("/mixed"))
+    cad, ml = (g.workload for g in mixed.groups)
+    assert (cad.name, cad.frames_per_test, cad.size) == ("graphics-replay", 8, "small")
+    assert (ml.name, ml.width, ml.train_limit, ml.until_stopped) == ("mnist-torch", 8, 12000, True)  # the group's wins
+    cad_full, ml_full = (g.workload for g in next(r for r in full.runs if r.label.endswith("/mixed")).groups)
+    assert cad_full.frames_per_test is None and ml_full.width == 16
+    told = compose_run([*SMOKE, "scenario=mixed", "profile=m60-8q",
+                        "scenario.mixed.cad.overrides=['workload.frames_per_test=3']"])
+    assert next(r for r in told.runs if r.label.endswith("/mixed")).groups[0].workload.frames_per_test == 3
 
 
 def test_a_composition_cached_before_the_environment_changed_is_not_handed_out_after(monkeypatch):
