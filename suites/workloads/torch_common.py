@@ -270,7 +270,7 @@ class TorchClassifier(Classifier):
                 logits = self.logits(self.inputs(self.x_test[i : i + bs]))
                 correct += (logits.argmax(1) == self.y_test[i : i + bs]).sum().item()
                 seen += len(logits)
-        return correct / max(seen, 1)
+        return correct / seen
 
     def eval_batch(self) -> int:
         """``eval_batch_size``, at most the training batch under a framebuffer cap (it changes no figure, only the

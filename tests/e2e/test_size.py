@@ -16,11 +16,9 @@ from suites.render.tables import unfold
 from tests.support import progress
 from tests.support.helpers import REPO, STAND_IN_ML, one_error_line, over_width, store_at
 
-# Two counts, two repeats each, of light CAD users (their replay at smoke size: 92 frames in ~3.2 s here, a medium
-# user's 138 in ~4.5 s: eight replays a sizing); the ML guest the 1 ms stand-in. A sizing of medium users with real
-# training is the docs' plain make size line's (tests/e2e/test_docs.py).
-LIGHT = ["sizing.cad_size=light", *STAND_IN_ML]
-SHORT = ["sizing.max_guests=2", "sizing.repeats=2", "sizing.tier=smoke", "progress=quiet", *LIGHT]
+# Two counts, two repeats each; the ML guest the 1 ms stand-in (a sizing's real training is the docs' plain make size
+# line's: tests/e2e/test_docs.py)
+SHORT = ["sizing.max_guests=2", "sizing.repeats=2", "sizing.tier=smoke", "progress=quiet", *STAND_IN_ML]
 
 
 def size(tmp_path: Path, *args: str, store: str | None = None, make: bool = False) -> subprocess.CompletedProcess[str]:
@@ -121,7 +119,7 @@ def test_an_interrupted_sizing_is_recorded_killed_answers_nothing_and_its_consol
     uri = store_at(tmp_path / "mlflow.db")
     cmd = [sys.executable, "-m", "suites", "size", "sizing.max_guests=1", "sizing.repeats=2", "sizing.tier=smoke",
            "sizing.reuse=false", f"tracking_uri={uri}", f"artifact_dir={tmp_path / 'artifacts'}",
-           f"data.cache_dir={tmp_path / 'data'}", f"sizing.out_dir={tmp_path / 'out'}", *LIGHT]
+           f"data.cache_dir={tmp_path / 'data'}", f"sizing.out_dir={tmp_path / 'out'}", *STAND_IN_ML]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "no-real-data")})
     lines: list[str] = []
@@ -161,7 +159,7 @@ def test_two_sizings_of_the_same_thing_at_once_on_one_store_measure_it_once(tmp_
     # busy, and the second then rightly measures again (said): this test is of the race, not of that judgement (nor
     # of the training: the ML guest is the 1 ms stand-in)
     args = ["sizing.max_guests=1", "sizing.repeats=1", "sizing.tier=smoke", "progress=quiet", f"tracking_uri={uri}",
-            f"data.cache_dir={tmp_path / 'data'}", "host_busy_pct=100000", *LIGHT]
+            f"data.cache_dir={tmp_path / 'data'}", "host_busy_pct=100000", *STAND_IN_ML]
     procs = [subprocess.Popen([sys.executable, "-m", "suites", "size", *args,
                                f"artifact_dir={tmp_path / f'artifacts{i}'}", f"sizing.out_dir={tmp_path / f'out{i}'}"],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
