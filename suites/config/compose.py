@@ -160,7 +160,7 @@ def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
     return replays_sized_to_ml(played(groups, cfg))
 
 
-def group_workload(workload: str, overrides: tuple[str, ...], scale: str = "full") -> WorkloadConfig:
+def group_workload(workload: str, overrides: tuple[str, ...], scale: str) -> WorkloadConfig:
     """A guest group's workload config: its own file at the run's ``scale`` (``+preset=smoke``: the workload's own
     smoke sizes, as for the run's single workload: a mixed run's CAD guests replayed every frame of each test at
     smoke size, six times what a smoke sizing's plan counted) plus its overrides, which win. Outside the Hydra app
@@ -173,7 +173,7 @@ def group_workload(workload: str, overrides: tuple[str, ...], scale: str = "full
 
 
 @functools.lru_cache(maxsize=256)
-def composed_workload(workload: str, overrides: tuple[str, ...], scale: str = "full") -> WorkloadConfig:
+def composed_workload(workload: str, overrides: tuple[str, ...], scale: str) -> WorkloadConfig:
     return compose([f"workload={workload}", f"scale={scale}", *overrides])[0].workload
 
 

@@ -86,14 +86,14 @@ def test_a_guest_groups_workload_is_composed_once_per_process_and_each_caller_ge
     calls: list[list[str]] = []
     real = module.compose
     monkeypatch.setattr(module, "compose", lambda overrides, groups=None: calls.append(overrides) or real(overrides))
-    first = module.group_workload("graphics-replay", ("workload.frames_per_test=8",))
-    second = module.group_workload("graphics-replay", ("workload.frames_per_test=8",))
-    other = module.group_workload("graphics-replay", ("workload.frames_per_test=9",))
+    first = module.group_workload("graphics-replay", ("workload.frames_per_test=8",), "full")
+    second = module.group_workload("graphics-replay", ("workload.frames_per_test=8",), "full")
+    other = module.group_workload("graphics-replay", ("workload.frames_per_test=9",), "full")
     assert calls == [["workload=graphics-replay", "scale=full", "workload.frames_per_test=8"],
                      ["workload=graphics-replay", "scale=full", "workload.frames_per_test=9"]]
     assert first == second and first is not second and other.frames_per_test == 9
     first.frames_per_test = 1  # a caller's change stays its own
-    assert module.group_workload("graphics-replay", ("workload.frames_per_test=8",)).frames_per_test == 8
+    assert module.group_workload("graphics-replay", ("workload.frames_per_test=8",), "full").frames_per_test == 8
     module.composed_workload.cache_clear()
 
 
