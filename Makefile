@@ -220,12 +220,14 @@ lint: setup
 
 # MLflow's UI on the default store; URI=sqlite:///... opens another (a run that fell back names its store). Without
 # MLflow 3's job execution unless you set MLFLOW_SERVER_ENABLE_JOB_EXECUTION: its GenAI job runners (8 more
-# processes, 30 s of CPU at start on 2 cores) serve nothing a benchmark's runs need.
+# processes, 30 s of CPU at start on 2 cores) serve nothing a benchmark's runs need. Without MLflow's usage telemetry
+# unless you set MLFLOW_DISABLE_TELEMETRY or DO_NOT_TRACK (as every `python -m suites` command: suites/commands).
+NO_TELEMETRY = $(if $(and $(filter undefined,$(origin MLFLOW_DISABLE_TELEMETRY)),$(filter undefined,$(origin DO_NOT_TRACK))),MLFLOW_DISABLE_TELEMETRY=true)
 ui: $(call unless_bare,setup)
 	@mkdir -p outputs
 	@$(BARE_PY) -c 'import sys; from suites.config.schema import EXPERIMENT; from suites.record.store import runs_url; print(runs_url(sys.argv[1], EXPERIMENT, sys.argv[2]), "  (it answers once the server below says Application startup complete: ~40 s on 2 cores)", sep="\n")' \
 	  $(if $(call raw,URI),$(call q,URI),"$$($(BARE_PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") $(call q,PORT)
-	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(if $(call raw,BARE),python3 -m mlflow,$(call q,VENV)/bin/mlflow) ui --backend-store-uri $(if $(call raw,URI),$(call q,URI),"$$($(BARE_PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") \
+	$(NO_TELEMETRY) MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} $(if $(call raw,BARE),python3 -m mlflow,$(call q,VENV)/bin/mlflow) ui --backend-store-uri $(if $(call raw,URI),$(call q,URI),"$$($(BARE_PY) -c 'from suites.config.schema import TRACKING_URI; print(TRACKING_URI)')") \
 	  --host 127.0.0.1 --port $(call q,PORT)
 
 clean:

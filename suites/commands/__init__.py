@@ -9,12 +9,13 @@ does not load torch or Hydra's sweeper), by the dotted name in :data:`COMMANDS`.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from suites.errors import renamed_settings_in_one_line
 from suites.run.shield import interrupt_reason
 
-__all__ = ["COMMANDS", "main", "usage"]
+__all__ = ["COMMANDS", "TELEMETRY_SWITCHES", "main", "no_mlflow_telemetry_unless_asked", "usage"]
 
 # name -> (module, what it does, its make target); in the order --help lists them
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -59,6 +60,20 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+# MLflow's own switches for its usage telemetry (docs/clusters.md): either, set by the user, is the user's choice
+TELEMETRY_SWITCHES = ("MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK")
+
+
+def no_mlflow_telemetry_unless_asked() -> None:
+    """MLflow 3, when imported, starts a thread that fetches a configuration from MLflow's servers and sends usage
+    events there: network traffic and a thread waking every second beside a run's timed windows, and its join at
+    every exit (~0.3 s here). The suite's processes, and the guests and servers they start (they inherit it), run
+    without it unless the user set either switch; then theirs stands. Before anything imports mlflow: it decides at
+    import."""
+    if not any(name in os.environ for name in TELEMETRY_SWITCHES):
+        os.environ[TELEMETRY_SWITCHES[0]] = "true"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help", "help"):
@@ -70,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     renamed_settings_in_one_line()
+    no_mlflow_telemetry_unless_asked()
     try:
         module = importlib.import_module(COMMANDS[name][0])
         return int(module.main(rest) or 0)

@@ -44,6 +44,12 @@ def metric(guest: JsonObject, key: str) -> float:
     return float(value) if isinstance(value, (int, float)) else math.nan
 
 
+def shown(value: float, pattern: str, blank: str = "unmeasured") -> str:
+    """A figure as ``pattern`` formats it, or ``blank`` where there is none (NaN): a verdict's figure never says
+    'nan'."""
+    return blank if math.isnan(value) else pattern.format(value)
+
+
 def not_ok(results: JsonObject) -> list[str]:
     """Why a run's guests did not all finish ok on their GPU."""
     out = []
@@ -82,9 +88,10 @@ def mnist(results: JsonObject, target: float = 0.99, max_epochs: float | None = 
     epochs = metric(g, "epochs_trained")
     within = f" of at most {max_epochs:g}" if max_epochs else ""
     after = f"after {epochs:g}{within} epoch(s)" if epochs == epochs else "epochs not reported"
-    rate = f"{metric(g, vocab.IMAGES_PER_SEC.key):,.0f} images/s"
-    figure = f"{tta:.2f} s to {acc:.2%} {after}, {rate}" if tta == tta else f"{acc:.2%} {after}, {rate}"
-    return Verdict(failed([f"reached {acc:.2%} < {target:.0%} {after}" if not acc >= target else "",
+    rate = f"{shown(metric(g, vocab.IMAGES_PER_SEC.key), '{:,.0f}')} images/s"
+    reached = shown(acc, "{:.2%}", "no test accuracy")
+    figure = f"{tta:.2f} s to {reached} {after}, {rate}" if tta == tta else f"{reached} {after}, {rate}"
+    return Verdict(failed([f"reached {reached} < {target:.0%} {after}" if not acc >= target else "",
                            "no time_to_accuracy_s" if math.isnan(tta) and acc >= target else ""]), figure,
                    {"metrics": g["result"]})
 
@@ -98,7 +105,8 @@ def played(results: JsonObject, unplayed: str) -> Verdict:
     g = guests(results)[0]
     rate, train = metric(g, vocab.IMAGES_PER_SEC.key), metric(g, "train_time_s")
     blank = g["result"].get("info", {}).get("images_per_sec_blank")
-    figure = f"{train:.2f} s of training at the device's step, {rate:,.0f} images/s; {unplayed}: not played"
+    figure = (f"{shown(train, '{:.2f} s')} of training at the device's step, {shown(rate, '{:,.0f}')} images/s; "
+              f"{unplayed}: not played")
     return Verdict(failed([f"its window carries no rate ({blank})" if blank else ""]), figure)
 
 
@@ -124,10 +132,12 @@ def cifar(results: JsonObject, timing_judged: bool = True, sampled: bool = True)
     whole, energy = host.get("gpu0.util_pct.mean", math.nan), host.get(vocab.ENERGY.key, math.nan)
     # judged over the guest's timed windows: the whole run holds imports, data, compile and evaluations
     util = g["sampled"].get(f"{vocab.TIMED}gpu0.util_pct.mean", math.nan)
-    where = f"in its timed windows ({timed_count(g['sampled'])}; whole run {whole:.0f} %)" if util == util else \
+    where = f"in its timed windows ({timed_count(g['sampled'])}; whole run {shown(whole, '{:.0f} %')})" \
+        if util == util else \
         "(no sample inside a timed window)"
-    figure = (f"{s.median:,.0f} images/s median of {s.n}, CoV {s.cov:.1%}; GPU util {util:.0f} % {where}; "
-              f"{energy:,.0f} J" + (f"; {recompiled} recompile(s) inside timed repeats" if recompiled else ""))
+    figure = (f"{s.median:,.0f} images/s median of {s.n}, CoV {s.cov:.1%}; GPU util {shown(util, '{:.0f} %')} "
+              f"{where}; energy {shown(energy, '{:,.0f} J', 'not counted')}"
+              + (f"; {recompiled} recompile(s) inside timed repeats" if recompiled else ""))
     timing = [f"CoV {s.cov:.1%} > {CIFAR_MAX_COV:.0%}" if not s.cov <= CIFAR_MAX_COV else "",
               f"util {util:.1f} % < {CIFAR_MIN_UTIL_PCT:.0f} %" if not util >= CIFAR_MIN_UTIL_PCT else ""]
     if not sampled:  # a stand-in: the GPU's utilisation, energy and spread are the GPU's own, not played
@@ -164,11 +174,11 @@ def caps(results: JsonObject, framebuffer_MiB: float) -> Verdict:
     lo, hi = (f * framebuffer_MiB for f in CAP_FILL)
     counted = {g["result"]["guest_id"]: guest_memory(g) for g in guests(results)}
     peaks = {gid: peak for gid, (peak, _) in counted.items()}
-    off = [f"{gid} {peak:.0f} MiB" + (" (unmeasured)" if math.isnan(peak) else
-                                      " > its framebuffer" if peak > hi else " < 90 % of it")
+    off = [f"{gid} " + ("unmeasured" if math.isnan(peak) else
+                        f"{peak:.0f} MiB" + (" > its framebuffer" if peak > hi else " < 90 % of it"))
            for gid, peak in peaks.items() if not lo <= peak <= hi]
     sources = sorted({source for _, source in counted.values()})
-    figure = (", ".join(f"{gid} {p:.0f} MiB" for gid, p in peaks.items()) + f" of {framebuffer_MiB:.0f} MiB each "
+    figure = (", ".join(f"{gid} {shown(p, '{:.0f} MiB')}" for gid, p in peaks.items()) + f" of {framebuffer_MiB:.0f} MiB each "
               f"({', '.join(sources)})")
     return Verdict(failed(f"outside [{lo:.0f}, {hi:.0f}] MiB: {', '.join(off)}" if off else []), figure,
                    {"peaks_MiB": peaks, "source": sources})
@@ -202,7 +212,7 @@ def attribution(results: JsonObject) -> Verdict:
                                       g["sampled"].get(f"{vocab.GUEST_GPU_UTIL.key}.mean", math.nan))
             for g in guests(results)}
     missing = [gid for gid, (mem, _) in seen.items() if not mem > 0]
-    figure = ", ".join(f"{gid}: {mem:.0f} MiB, SM {util:.0f} %" for gid, (mem, util) in seen.items())
+    figure = ", ".join(f"{gid}: {mem:.0f} MiB, SM {shown(util, '{:.0f} %')}" for gid, (mem, util) in seen.items())
     return Verdict(failed(f"no GPU memory attributed to {', '.join(missing)}" if missing else []), figure,
                    {"guests": seen})
 
@@ -237,7 +247,8 @@ def probe(out: JsonObject, gpu_name: str) -> Verdict:
     # a device copy reads and writes every byte: d2d_GBps counts both, as the datasheet's bandwidth does
     pairs = (("d2d_GBps", sheet.bandwidth_GBps, "device bandwidth", "GB/s"),
              ("fp32_TFLOPS", sheet.fp32_TFLOPS, "FP32 FMA", "TFLOP/s"))
-    low = [f"{what} {m.get(key, math.nan):,.1f} {unit} < {DATASHEET_MIN:.0%} of the datasheet's {ref:,.1f}"
+    low = [f"{what} {shown(m.get(key, math.nan), '{:,.1f} ' + unit)} < {DATASHEET_MIN:.0%} of the datasheet's "
+           f"{ref:,.1f}"
            for key, ref, what, unit in pairs if not m.get(key, math.nan) >= DATASHEET_MIN * ref]
     return Verdict(failed(low), f"{figure} (datasheet {sheet.name}: {sheet.bandwidth_GBps:,.0f} GB/s, "
                    f"{sheet.fp32_TFLOPS:,.1f} TFLOP/s)", out)
@@ -273,9 +284,12 @@ def study(returncode: int, stdout: str, stderr: str) -> Verdict:
 
 
 # --- the suite's own commands on the GPU (c3, i, j, k, l) ----------------------------------------------------------
-def caps_in_profiles(runs: dict[str, JsonObject], framebuffers: dict[str, float], images: int) -> Verdict:
+def caps_in_profiles(runs: dict[str, JsonObject], framebuffers: dict[str, float], images: int,
+                     counted: bool = True) -> Verdict:
     """c3: mnist-torch with all ``images`` in each profile finished within its framebuffer (its need, tensors' peak
-    + context, counted by the guest: ``gpu_mem_need_MiB``), never stopped at its cap."""
+    + context, counted by the guest: ``gpu_mem_need_MiB``), never stopped at its cap. A need not counted fails (the
+    rule rests on it), unless nothing could count it (``counted`` false: a rehearsal's stand-in has no CUDA
+    allocator; make rehearse counts the tensors beside it), where it is said."""
     why, cells = [], []
     for profile, res in runs.items():
         bad = not_ok(res)
@@ -284,12 +298,15 @@ def caps_in_profiles(runs: dict[str, JsonObject], framebuffers: dict[str, float]
             continue
         g = guests(res)[0]
         need, trained = metric(g, vocab.GUEST_GPU_MEM_NEED.key), g["result"].get("info", {}).get("train_images")
-        cells.append(f"{profile} {need:,.0f} of {framebuffers[profile]:,.0f} MiB")
+        cells.append(f"{profile} {shown(need, '{:,.0f}', 'need not counted')} of {framebuffers[profile]:,.0f} MiB")
+        if need != need and counted:
+            why.append(f"{profile}: its need (the tensors' peak + the CUDA context) was not counted")
         if trained is not None and trained < images:
             why.append(f"{profile}: trained on {trained:,} images, not all {images:,}")
         if need == need and need > framebuffers[profile]:
             why.append(f"{profile}: needs {need:,.0f} MiB > its {framebuffers[profile]:,.0f} MiB framebuffer")
-    return Verdict(failed(why), "; ".join(cells) or "no profile ran", {"profiles": list(runs)})
+    uncounted = "" if counted else " (a stand-in: no CUDA allocator to count the need; the memory table counts it)"
+    return Verdict(failed(why), "; ".join(cells) + uncounted if cells else "no profile ran", {"profiles": list(runs)})
 
 
 def comparison_rows(rows: list[dict[str, str]], phase: str) -> Verdict:
@@ -300,7 +317,8 @@ def comparison_rows(rows: list[dict[str, str]], phase: str) -> Verdict:
     if row is None:
         return Verdict(failed(bad + [f"no {phase} row in comparison.csv"]))
     lo, hi = float(row.get("time_x_ci_low") or "nan"), float(row.get("time_x_ci_high") or "nan")
-    figure = f"{phase} time {float(row['time_x']):.2f}x [{lo:.2f}, {hi:.2f}], {row['time_verdict']} (n={row['n']})"
+    spread = f"[{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else "(no interval)"
+    figure = f"{phase} time {float(row['time_x']):.2f}x {spread}, {row['time_verdict']} (n={row['n']})"
     interval = "" if lo == lo and hi == hi else f"{phase}: no interval"
     busy = row["time_verdict"].startswith(INCONCLUSIVE)
     result = failed([*bad, interval])
@@ -313,8 +331,8 @@ def mixed_phase(phase: JsonObject, min_overlap_pct: float) -> Verdict:
     """j: a mixed CAD + ML phase: every guest ok, their timed windows overlapping >= ``min_overlap_pct``."""
     why = not_ok(phase)
     overlap = float(phase.get("host_metrics", {}).get(vocab.OVERLAP.key, math.nan))
-    figure = f"overlap {overlap:.0f} % of {len(guests(phase))} guests' timed windows"
-    short = f"overlap {overlap:.0f} % < {min_overlap_pct:g} %" if not overlap >= min_overlap_pct else ""
+    figure = f"overlap {shown(overlap, '{:.0f} %')} of {len(guests(phase))} guests' timed windows"
+    short = f"overlap {shown(overlap, '{:.0f} %')} < {min_overlap_pct:g} %" if not overlap >= min_overlap_pct else ""
     return Verdict(failed([*why, short]), figure)
 
 

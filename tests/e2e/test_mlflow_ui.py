@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -55,6 +56,15 @@ def test_make_ui_opens_the_store_named_by_uri():
     dry = subprocess.run(["make", "-n", "ui", "URI=sqlite:////tmp/x.db"], cwd=REPO, capture_output=True, text=True,
                          timeout=60).stdout
     assert "--backend-store-uri 'sqlite:////tmp/x.db'" in dry, dry
+
+
+@pytest.mark.parametrize("switch, prefixed", [({}, True), ({"MLFLOW_DISABLE_TELEMETRY": "false"}, False),
+                                              ({"DO_NOT_TRACK": "1"}, False)])
+def test_make_ui_runs_without_mlflows_telemetry_unless_the_user_set_a_switch(switch: dict, prefixed: bool):
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK")}
+    dry = subprocess.run(["make", "-n", "ui"], cwd=REPO, capture_output=True, text=True, timeout=60,
+                         env={**env, **switch}).stdout
+    assert ("MLFLOW_DISABLE_TELEMETRY=true " in dry) is prefixed, dry
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make setup-system installs it)")

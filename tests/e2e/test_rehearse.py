@@ -27,6 +27,7 @@ def test_gpu_checks_campaign_at_h200_speed_passes_every_played_judge_labelled_no
     said = " ".join(done.stdout.split())
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "NOT A MEASUREMENT" in said and "MISSED" not in said
+    assert not re.search(r"\bnan\b", said), said  # a figure a stand-in cannot give is said in words (judges.shown)
     for check in campaign.PRIORITY:  # every check has its row, played or said not to be
         assert f"│ {check} " in done.stdout, check
     for played in ("b1 CUDA training", "i a comparison", "j a mixed run", "l make compare", "k make size",

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 import pytest
 
 from suites.commands import COMMANDS, usage
 from suites.commands import main as commands_main
+
+
+@pytest.fixture(autouse=True)
+def own_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """main() sets the telemetry switch in its process's environment: here, in a copy, so no later test in this
+    worker sees it (make -n ui's line would differ)."""
+    monkeypatch.setattr(os, "environ", dict(os.environ))
 
 
 def test_every_command_is_listed_and_has_main():
@@ -34,3 +42,24 @@ def test_a_python_without_the_suites_dependencies_is_one_error_line(monkeypatch,
     err = capsys.readouterr().err
     assert err.startswith("error: size: ") and "has no 'hydra': use the project's .venv" in err
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("given, seen", [({}, ("true", None)),  # nobody asked: off before the command's imports
+                                         ({"MLFLOW_DISABLE_TELEMETRY": "false"}, ("false", None)),  # theirs stands
+                                         ({"DO_NOT_TRACK": "false"}, (None, "false"))])
+def test_mlflow_telemetry_is_off_before_a_command_loads_unless_the_user_chose(monkeypatch, given: dict, seen: tuple):
+    """MLflow decides at import whether its telemetry thread runs (and a user's run is not a CI job): the switch
+    must be set before the command's module, which imports mlflow, is loaded; a switch the user set is theirs."""
+    for name in ("MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in given.items():
+        monkeypatch.setenv(name, value)
+    at_import: list[tuple] = []
+
+    def loaded(name: str):
+        at_import.append((os.environ.get("MLFLOW_DISABLE_TELEMETRY"), os.environ.get("DO_NOT_TRACK")))
+        return type("Command", (), {"main": staticmethod(lambda rest: 0)})
+
+    monkeypatch.setattr(importlib, "import_module", loaded)
+    assert commands_main(["sync"]) == 0
+    assert at_import == [seen]

@@ -108,7 +108,9 @@ def test_c1_caps_pass_only_when_each_guest_is_driven_to_its_cap():
     # the allocator capped, the CUDA context on top: more than a vGPU's framebuffer holds
     assert judge.caps(four(2658, 2010, 2048, 1900), 2048).result == \
         "failed: outside [1843, 2048] MiB: g0 2658 MiB > its framebuffer"
-    assert "g1 nan MiB (unmeasured)" in judge.caps(four(2000, float("nan"), 2048, 1900), 2048).result
+    unmeasured = judge.caps(four(2000, float("nan"), 2048, 1900), 2048)
+    assert "g1 unmeasured" in unmeasured.result and "g1 unmeasured," in unmeasured.figure
+    assert "nan" not in unmeasured.result + unmeasured.figure
 
 
 def test_c2_over_the_cap():
@@ -192,5 +194,8 @@ def test_b2_b3_played_by_a_stand_in_judge_the_rate_not_this_hosts_spread():
     spread = run(guest(repeats=[{"images_per_sec": r} for r in [250_000, 200_000, 260_000, 240_000, 250_000]]))
     played = judge.cifar(spread, sampled=False)
     assert played.result == "ok" and "CoV 9.8%" in played.figure and "not judged (a stand-in" in played.figure
+    # nothing sampled, nothing counted: said in words, never 'nan % ... nan J' (make rehearse's b2/b3 rows)
+    assert "GPU util unmeasured (no sample inside a timed window); energy not counted;" in played.figure
+    assert "nan" not in played.figure
     blank = run(guest(repeats=[{"images_per_sec": float("nan")}] * 5))
     assert judge.cifar(blank, sampled=False).result.startswith("failed: a repeat's timed window carries no rate")

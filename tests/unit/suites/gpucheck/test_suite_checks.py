@@ -30,6 +30,13 @@ def test_c3_every_profile_within_its_framebuffer_on_the_whole_data_set():
     stopped["m60-1q"]["guests"][0]["result"]["error"] = "framebuffer cap exceeded (m60-1q: 1024 MiB ...)"
     assert "m60-1q: guest g0: framebuffer cap exceeded" in judge.caps_in_profiles(stopped, suite_checks.M60,
                                                                                   60_000).result
+    uncounted = {**fits, "m60-4q": {"guests": [guest(info={"train_images": 60_000})]}}  # no gpu_mem_need_MiB
+    on_gpu = judge.caps_in_profiles(uncounted, suite_checks.M60, 60_000)  # the rule rests on the need: a failure
+    assert on_gpu.result == "failed: m60-4q: its need (the tensors' peak + the CUDA context) was not counted"
+    played = judge.caps_in_profiles(uncounted, suite_checks.M60, 60_000, counted=False)  # a rehearsal: said
+    assert played.result == "ok" and "m60-4q need not counted of 4,096 MiB" in played.figure
+    assert played.figure.endswith("(a stand-in: no CUDA allocator to count the need; the memory table counts it)")
+    assert "nan" not in on_gpu.figure + played.figure
     fewer = {**fits, "m60-8q": {"guests": [guest(metrics={"gpu_mem_need_MiB": 900.0}, info={"train_images": 24_000})]}}
     assert "m60-8q: trained on 24,000 images, not all 60,000" in judge.caps_in_profiles(fewer, suite_checks.M60,
                                                                                          60_000).result
@@ -56,7 +63,7 @@ def test_j_a_mixed_phase_overlaps_its_guests_windows():
     assert judge.mixed_phase(phase, 90.0).result == "ok"
     assert judge.mixed_phase({**phase, "host_metrics": {"overlap_pct": 41.0}}, 90.0).result == \
         "failed: overlap 41 % < 90 %"
-    assert judge.mixed_phase({**phase, "host_metrics": {}}, 90.0).result == "failed: overlap nan % < 90 %"
+    assert judge.mixed_phase({**phase, "host_metrics": {}}, 90.0).result == "failed: overlap unmeasured < 90 %"
 
 
 def test_k_l_a_command_passes_with_its_report_and_its_answer():
