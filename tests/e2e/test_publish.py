@@ -6,6 +6,7 @@ brings, a bundle compares with a run as two runs do."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -138,3 +139,27 @@ def test_a_bundle_compares_with_a_run_as_two_runs_do_and_its_command_reruns(publ
     rerun = suites("rerun", str(published["comparison"]), "--print")
     assert rerun.returncode == 0 and rerun.stdout.startswith("rerun: python -m suites bench scenario=gpu-vs-cpu")
     assert str(published["tmp"]) not in rerun.stdout
+
+
+def test_make_rerun_runs_the_bundles_command_here_and_compare_reads_the_bundle_beside_the_new_run(published):
+    """docs/results.md's check of a published result, as its user runs it: ``make rerun BUNDLE=`` runs the bundle's
+    own command on this host into this host's store (where to: settings after the bundle's), then ``make compare
+    A=<bundle> B=<the new run>`` sets the bundle's figures beside the new ones."""
+    tmp, uri = published["tmp"], published["uri"]
+    command = read(published["comparison"]).doc["command"].split("  # ", 1)[0]
+    here = f"tracking_uri={uri} hydra.run.dir={tmp / 'rerun'}"
+    done = subprocess.run(["make", "--no-print-directory", "rerun", f"BUNDLE={published['comparison']}",
+                           f"ARGS={here}"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"rerun: {command} {here}" in done.stdout.splitlines(), done.stdout[:600]  # said, then run
+    with (tmp / "rerun" / "comparison.csv").open() as f:  # the run the bundle's command made, here, with n = 3
+        ran = [(r["label"], r["status"], r["n"]) for r in csv.DictReader(f)]
+    assert ran == [("1-gpu", "ok", "3"), ("cpu", "ok", "3")], ran
+    compared = subprocess.run(["make", "--no-print-directory", "compare", f"A={published['comparison']}",
+                               f"B={tmp / 'rerun'}", f"ARGS=--tracking-uri {uri} --out {tmp / 'rerun-compare'} "
+                               "--no-record"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert compared.returncode == 0, compared.stdout[-2000:] + compared.stderr[-2000:]
+    said = " ".join(compared.stdout.split())
+    assert "compare: A = bundle " in said and "figures: B / A" in said
+    row = next(ln for ln in compared.stdout.splitlines() if "cpu / fixed-step images/s" in ln)
+    assert re.search(r"\d\.\d\d", row), row  # a ratio: the bundle's 3 repeats against the rerun's 3
