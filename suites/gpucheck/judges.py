@@ -298,14 +298,15 @@ def caps_in_profiles(runs: dict[str, JsonObject], framebuffers: dict[str, float]
             continue
         g = guests(res)[0]
         need, trained = metric(g, vocab.GUEST_GPU_MEM_NEED.key), g["result"].get("info", {}).get("train_images")
-        cells.append(f"{profile} {shown(need, '{:,.0f}', 'need not counted')} of {framebuffers[profile]:,.0f} MiB")
+        blank = "need not counted" if counted else "need not played"
+        cells.append(f"{profile} {shown(need, '{:,.0f}', blank)} of {framebuffers[profile]:,.0f} MiB")
         if need != need and counted:
             why.append(f"{profile}: its need (the tensors' peak + the CUDA context) was not counted")
         if trained is not None and trained < images:
             why.append(f"{profile}: trained on {trained:,} images, not all {images:,}")
         if need == need and need > framebuffers[profile]:
             why.append(f"{profile}: needs {need:,.0f} MiB > its {framebuffers[profile]:,.0f} MiB framebuffer")
-    uncounted = "" if counted else " (a stand-in: no CUDA allocator to count the need; the memory table counts it)"
+    uncounted = "" if counted else " (a stand-in has no CUDA allocator: the memory table counts the need)"
     return Verdict(failed(why), "; ".join(cells) + uncounted if cells else "no profile ran", {"profiles": list(runs)})
 
 
