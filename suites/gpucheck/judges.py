@@ -178,8 +178,8 @@ def caps(results: JsonObject, framebuffer_MiB: float) -> Verdict:
                         f"{peak:.0f} MiB" + (" > its framebuffer" if peak > hi else " < 90 % of it"))
            for gid, peak in peaks.items() if not lo <= peak <= hi]
     sources = sorted({source for _, source in counted.values()})
-    figure = (", ".join(f"{gid} {shown(p, '{:.0f} MiB')}" for gid, p in peaks.items()) + f" of {framebuffer_MiB:.0f} MiB each "
-              f"({', '.join(sources)})")
+    figure = (", ".join(f"{gid} {shown(p, '{:.0f} MiB')}" for gid, p in peaks.items())
+              + f" of {framebuffer_MiB:.0f} MiB each ({', '.join(sources)})")
     return Verdict(failed(f"outside [{lo:.0f}, {hi:.0f}] MiB: {', '.join(off)}" if off else []), figure,
                    {"peaks_MiB": peaks, "source": sources})
 
