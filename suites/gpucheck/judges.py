@@ -342,7 +342,7 @@ def command_answer(returncode: int, stdout: str, stderr: str, said: str, answer:
     line (``said``: its first word) and a line holding ``answer``; an answer of 'inconclusive' is said so."""
     lines = unfold(stdout).splitlines()
     report = [ln for ln in lines if ln.startswith(f"{said}: ") and ".html" in ln]
-    found = [ln.strip() for ln in lines if answer in ln]
+    found = [row_said(lines, i) for i, ln in enumerate(lines) if answer in ln]
     if returncode not in (0, 1) or not report:
         errors = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
         return Verdict(failed((errors or [f"exit {returncode}, no report"])[-1]))
@@ -350,3 +350,24 @@ def command_answer(returncode: int, stdout: str, stderr: str, said: str, answer:
         return Verdict(failed(f"no line with {answer!r}"), report[-1])
     text = found[0]
     return Verdict(f"{INCONCLUSIVE}: {text}" if "inconclusive" in text else OK, text[:300])
+
+
+def cells(line: str, rule: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip(rule).split(rule)]
+
+
+def row_said(lines: list[str], at: int) -> str:
+    """Line ``at`` as a verdict's figure says it: a table's row (make compare's) with the lines its cells wrap onto
+    and its columns' names ('figure: fixed-step images/s; A median (n): 257,027 (1); ...'), a plain line as it is."""
+    if "│" not in lines[at]:
+        return lines[at].strip()
+    row = cells(lines[at], "│")
+    for more in lines[at + 1:]:  # a wrapped row goes on in lines whose first cell is empty
+        extra = cells(more, "│") if "│" in more else []
+        if len(extra) != len(row) or extra[0]:
+            break
+        row = [f"{c} {e}".strip() for c, e in zip(row, extra, strict=True)]
+    top = next((i for i in range(at - 1, -1, -1) if lines[i].lstrip().startswith("┏")), None)
+    names = cells(lines[top + 1], "┃") if top is not None and top + 1 < at and "┃" in lines[top + 1] else []
+    pairs = zip(names, row, strict=True) if len(names) == len(row) else (("", c) for c in row)
+    return "; ".join(f"{name}: {cell}" if name else cell for name, cell in pairs if cell)

@@ -110,3 +110,24 @@ def test_j_a_mixed_comparison_without_its_phases_figures_fails_and_is_never_a_sk
     ctx = Context(tmp_path, gpu_host("NVIDIA H200", 143_771.0), None, math.inf, lambda line: None)
     row = run_check(ctx, "j", lambda: suite_checks.mixed(ctx))
     assert row.result == "failed: the mixed phase wrote no results.json (logs/j-mixed.log)"
+
+
+def test_l_a_compare_tables_row_is_said_with_its_columns_names_and_its_wrapped_cells():
+    """make rehearse's l row showed the compare table's line as it was drawn ('│ fixed-step images/s │ 257,027 (1)
+    │ ...'); a figure names each cell, and a cell rich wrapped onto the next line is read whole."""
+    out = """compare: A = b2, B = b3
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃ figure                      ┃ A median (n) ┃       B / A [95% CI] ┃ verdict                           ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│ 1-gpu / makespan s          │     1.57 (3) │ 1.027 [0.969, 1.050] │ no change                         │
+│ cpu / fixed-step images/s   │    2,547 (3) │ 1.029 [0.967, 1.052] │ inconclusive (CI ±4.3 %, n=3; ~4  │
+│                             │              │                      │ repeats would settle it)          │
+└─────────────────────────────┴──────────────┴──────────────────────┴───────────────────────────────────┘
+compare: /x/compare.html (5.2 s)
+"""
+    said = judge.command_answer(0, out, "", "compare", "images/s")
+    assert said.figure == ("figure: cpu / fixed-step images/s; A median (n): 2,547 (3); B / A [95% CI]: 1.029 "
+                           "[0.967, 1.052]; verdict: inconclusive (CI ±4.3 %, n=3; ~4 repeats would settle it)")
+    assert said.result.startswith("inconclusive: figure: cpu / fixed-step images/s;")  # the wrapped cell's word
+    plain = judge.command_answer(0, "size: x.html\n20 CAD user(s): m60-2q\n", "", "size", "CAD user(s)")
+    assert plain.figure == "20 CAD user(s): m60-2q"
