@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
             played = rehearsal.play(dev, Path(tmp), [c for c in args.only.split(",") if c], args.budget_s, out)
+        played = rehearsal.removed(played, Path(tmp))
     except KeyboardInterrupt:  # its runs were in a temporary store, removed: nothing of it is left or recorded
         print("rehearse: interrupted; nothing was recorded (its runs' temporary store is removed)", file=sys.stderr)
         return 130

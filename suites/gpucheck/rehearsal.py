@@ -7,7 +7,7 @@ device's CUDA context. Nothing it finds is a measurement."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -24,7 +24,7 @@ from suites.gpucheck.report import write_summary
 from suites.pipeline.orchestrate import say
 from suites.workloads.device_bytes import UNSEEN_SHARE
 
-__all__ = ["PROFILES", "Check", "Played", "data_checks", "judge_memory", "overrun", "play"]
+__all__ = ["PROFILES", "REMOVED", "Check", "Played", "data_checks", "judge_memory", "overrun", "play", "removed"]
 
 # Profiles gpu-check and the study put an mnist-torch guest in: (name, framebuffer MiB; None: the whole card)
 PROFILES = (("m60-8q", 8192), ("m60-4q", 4096), ("m60-2q", 2048), ("m60-1q", 1024), ("passthrough-1gpu", None))
@@ -83,6 +83,17 @@ def play(dev: JsonObject, folder: Path, only: list[str], budget_s: float, out: C
     run = execute(campaign.campaign_of(gc, t0, budget_s), concluder(gc, t0), out)
     return Played(rows_of(gc, run), gc.seconds, {c: estimates[c] for c in gc.chosen}, measured,
                   run.stopped, budget_s, time.monotonic() - t0 - gc.moved_s)
+
+
+REMOVED = "<the rehearsal's folder, removed>"
+
+
+def removed(played: Played, folder: Path) -> Played:
+    """``played`` once its ``folder`` is gone: a row's figure or result that names a path in it (h's report.html,
+    its sync command) names the folder as removed, never a path that is not there."""
+    rows = [replace(r, result=r.result.replace(str(folder), REMOVED), figure=r.figure.replace(str(folder), REMOVED))
+            for r in played.rows]
+    return replace(played, rows=rows)
 
 
 def overrun(played: Played) -> str:

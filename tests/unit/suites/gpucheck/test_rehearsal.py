@@ -9,7 +9,7 @@ from pathlib import Path
 from suites.config import device_file
 from suites.gpucheck import campaign
 from suites.gpucheck.checks import Row
-from suites.gpucheck.rehearsal import Played, data_checks, judge_memory, missed, overrun
+from suites.gpucheck.rehearsal import REMOVED, Played, data_checks, judge_memory, missed, overrun, removed
 
 
 def test_the_memory_judge_misses_a_guest_past_its_cap_less_what_a_count_does_not_see():
@@ -49,3 +49,14 @@ def test_a_gpu_with_steps_3x_as_long_works_3x_as_long_and_the_whole_campaign_wou
     slower, _ = campaign.estimates_for(device_file.load(str(slow)))
     assert slower["b2"] == h200["b2"] + 2 * campaign.WORK_S["b2"] and slower["a"] == h200["a"]  # set-up unchanged
     assert sum(slower.values()) > campaign.BUDGET_S
+
+
+def test_a_figure_naming_the_rehearsals_removed_folder_says_it_is_removed():
+    """h's figure named /tmp/rehearsal-*/gpu-check/study/.../report.html after the folder was gone."""
+    folder = Path("/tmp/rehearsal-abc")
+    h = Row("h", "ok", f"{folder}/gpu-check/study/x/report.html (10 s); elsewhere: `python -m suites sync "
+                       f"--run-dir {folder}/gpu-check/study/x`")
+    shown = removed(played([h, Row("k", f"failed: {folder}/k.log")], {"h": 50, "k": 1}), folder)
+    assert shown.rows[0].figure == (f"{REMOVED}/gpu-check/study/x/report.html (10 s); elsewhere: `python -m suites "
+                                    f"sync --run-dir {REMOVED}/gpu-check/study/x`")
+    assert shown.rows[1].result == f"failed: {REMOVED}/k.log" and shown.estimates == {"h": 50, "k": 1}
