@@ -6,6 +6,7 @@ device's CUDA context. Nothing it finds is a measurement."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -90,10 +91,16 @@ REMOVED = "<the rehearsal's folder, removed>"
 
 def removed(played: Played, folder: Path) -> Played:
     """``played`` once its ``folder`` is gone: a row's figure or result that names a path in it (h's report.html,
-    its sync command) names the folder as removed, never a path that is not there."""
-    rows = [replace(r, result=r.result.replace(str(folder), REMOVED), figure=r.figure.replace(str(folder), REMOVED))
-            for r in played.rows]
-    return replace(played, rows=rows)
+    its sync command) names the folder as removed and the file by its name ('<...removed>/.../report.html'), never
+    a path that is not there."""
+    path = re.compile(re.escape(str(folder)) + r"(?![^/\s`;])(/[^\s`;]*)?")  # the folder, not a longer name
+
+    def short(m: re.Match[str]) -> str:
+        parts = (m[1] or "").strip("/").split("/")
+        return REMOVED + (f"/…/{parts[-1]}" if len(parts) > 1 else f"/{parts[0]}" if parts[0] else "")
+
+    return replace(played, rows=[replace(r, result=path.sub(short, r.result), figure=path.sub(short, r.figure))
+                                 for r in played.rows])
 
 
 def overrun(played: Played) -> str:
