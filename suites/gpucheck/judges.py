@@ -12,7 +12,7 @@ from gpu_probe import vocab
 from gpu_probe.datasheet import datasheet
 from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import summarize
-from suites.render.tables import unfold
+from suites.render.tables import fmt, unfold
 
 OK, FAILED, SKIPPED, INCONCLUSIVE = "ok", "failed", "skipped", "inconclusive"
 CIFAR_MAX_COV = 0.02  # b2/b3: images/s over 5 repeats
@@ -45,9 +45,8 @@ def metric(guest: JsonObject, key: str) -> float:
 
 
 def shown(value: float, pattern: str, blank: str = "unmeasured") -> str:
-    """A figure as ``pattern`` formats it, or ``blank`` where there is none (NaN): a verdict's figure never says
-    'nan'."""
-    return blank if math.isnan(value) else pattern.format(value)
+    """A verdict's figure: :func:`suites.render.tables.fmt`, a figure nothing measured said in words."""
+    return fmt(value, pattern, blank)
 
 
 def not_ok(results: JsonObject) -> list[str]:
@@ -132,9 +131,8 @@ def cifar(results: JsonObject, timing_judged: bool = True, sampled: bool = True)
     whole, energy = host.get("gpu0.util_pct.mean", math.nan), host.get(vocab.ENERGY.key, math.nan)
     # judged over the guest's timed windows: the whole run holds imports, data, compile and evaluations
     util = g["sampled"].get(f"{vocab.TIMED}gpu0.util_pct.mean", math.nan)
-    where = f"in its timed windows ({timed_count(g['sampled'])}; whole run {shown(whole, '{:.0f} %')})" \
-        if util == util else \
-        "(no sample inside a timed window)"
+    where = (f"in its timed windows ({timed_count(g['sampled'])}; whole run {shown(whole, '{:.0f} %')})"
+             if util == util else "(no sample inside a timed window)")
     figure = (f"{s.median:,.0f} images/s median of {s.n}, CoV {s.cov:.1%}; GPU util {shown(util, '{:.0f} %')} "
               f"{where}; energy {shown(energy, '{:,.0f} J', 'not counted')}"
               + (f"; {recompiled} recompile(s) inside timed repeats" if recompiled else ""))
@@ -318,9 +316,10 @@ def comparison_rows(rows: list[dict[str, str]], phase: str) -> Verdict:
     if row is None:
         return Verdict(failed(bad + [f"no {phase} row in comparison.csv"]))
     lo, hi = float(row.get("time_x_ci_low") or "nan"), float(row.get("time_x_ci_high") or "nan")
-    spread = f"[{lo:.2f}, {hi:.2f}]" if lo == lo and hi == hi else "(no interval)"
+    bounded = lo == lo and hi == hi
+    spread = f"[{lo:.2f}, {hi:.2f}]" if bounded else "(no interval)"
     figure = f"{phase} time {float(row['time_x']):.2f}x {spread}, {row['time_verdict']} (n={row['n']})"
-    interval = "" if lo == lo and hi == hi else f"{phase}: no interval"
+    interval = "" if bounded else f"{phase}: no interval"
     busy = row["time_verdict"].startswith(INCONCLUSIVE)
     result = failed([*bad, interval])
     if result == OK and busy:

@@ -90,9 +90,10 @@ COLUMNS = (  # (header, metric key, format); what each header measures: RESULTS_
 )
 
 
-def fmt(value: Any, pattern: str) -> str:
+def fmt(value: Any, pattern: str, blank: str = "-") -> str:
+    """``value`` as ``pattern`` formats it, or ``blank`` where there is none (None, NaN): a table never says 'nan'."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
+        return blank
     return pattern.format(value)
 
 
