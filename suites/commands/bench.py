@@ -22,7 +22,10 @@ from suites.pipeline.jobs import SweepState, task
 
 def main(argv: list[str] | None = None) -> int:
     """The bench command on ``argv`` (default: this process's arguments). Hydra reads its arguments from sys.argv:
-    it is set here, once, to them and the folders the precheck pinned, so Hydra writes where the precheck looked."""
+    it is set here, once, to them and the folders the precheck pinned, so Hydra writes where the precheck looked;
+    its first word is this module's file, so the command a run records (``bench.command``) is one that runs it
+    again: from ``python -m suites bench`` (make bench) the word 'bench' would be lost with the rest of argv, and a
+    bundle's command made ``python -m suites scenario=...``, which make rerun refuses."""
     args = sys.argv[1:] if argv is None else list(argv)
     renamed_settings_in_one_line()  # also when run as python -m suites.commands.bench
     register_configs()
@@ -31,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         checked = precheck(line)
     except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
         fail(one_line(exc))
-    sys.argv = [sys.argv[0], *args, *checked.dirs.pins]
+    sys.argv = [__file__, *args, *checked.dirs.pins]
     sweep = SweepState(checked.named) if line.multirun else None
     try:
         hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(task(checked.composed,

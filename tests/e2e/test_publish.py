@@ -21,7 +21,8 @@ import pytest
 
 from gpu_probe.inventory import git_sha
 from suites.bundle import read
-from tests.support.helpers import REPO, SMOKE, STAND_IN_ML, run_bench, store_at
+from tests.support import progress
+from tests.support.helpers import REPO, SMOKE, STAND_IN_ML, bench_args, run_bench, store_at
 
 CHROMIUM = shutil.which("chromium")
 SCREENSHOT = REPO / "outputs" / "test-artifacts" / "catalog.png"  # kept for a person to look at
@@ -42,15 +43,17 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One store holding a full-size comparison, a smoke mixed run and a smoke sizing; each published."""
     tmp = tmp_path_factory.mktemp("publish")
     uri = store_at(tmp / "mlflow.db")
-    full = run_bench(tmp / "full", *FULL, f"tracking_uri={uri}", "host_busy_pct=100000")
+    args, full_dir, _ = bench_args(tmp / "full", *FULL, f"tracking_uri={uri}", "host_busy_pct=100000")
+    args[1:3] = ["-m", "suites", "bench"]  # as make bench runs it: the command the bundle records, and a rerun runs
+    full = progress.run(args, watch=(tmp / "full",), cwd=REPO)
     mixed = run_bench(tmp / "mixed", *MIXED, f"tracking_uri={uri}")
-    assert full.proc.returncode == 0 and mixed.proc.returncode == 0, full.proc.stderr[-2000:] + mixed.proc.stderr
+    assert full.returncode == 0 and mixed.proc.returncode == 0, full.stderr[-2000:] + mixed.proc.stderr
     size = suites("size", "sizing.max_guests=1", "sizing.repeats=1", "sizing.tier=smoke", "progress=quiet",
                   *STAND_IN_ML, f"tracking_uri={uri}", f"artifact_dir={tmp / 'art'}", f"data.cache_dir={tmp / 'data'}",
                   f"sizing.out_dir={tmp / 'sizing'}")
     assert size.returncode == 0, size.stdout[-2000:] + size.stderr[-2000:]
-    out: dict[str, Any] = {"tmp": tmp, "uri": uri, "full_run": full.run_dir}
-    made = subprocess.run(["make", "--no-print-directory", "publish", f"RUN={full.run_dir}",
+    out: dict[str, Any] = {"tmp": tmp, "uri": uri, "full_run": full_dir}
+    made = subprocess.run(["make", "--no-print-directory", "publish", f"RUN={full_dir}",
                            f"ARGS=--tracking-uri {uri} --out {tmp / 'bundles'}"], cwd=REPO, capture_output=True,
                           text=True, timeout=300)  # as a user types it
     assert made.returncode == 0, made.stdout + made.stderr
