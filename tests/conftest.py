@@ -7,6 +7,7 @@ import fcntl
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,19 @@ def own_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv(STATE_ENV, str(state))
     return state
+
+
+@pytest.fixture(autouse=True)
+def own_signal_handlers() -> Iterator[None]:
+    """Each test leaves this process's SIGINT, SIGTERM and SIGHUP handlers as it found them: a command run in
+    process (study, size, rehearse, compare through suites.commands) installs the suite's own (stop_on_signals), which
+    keeps what a shield noted; left installed, the next test in this worker would find it, and a signal owed to it."""
+    from suites.run.shield import SIGNALS
+
+    saved = {s: signal.getsignal(s) for s in SIGNALS}
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
 
 
 @pytest.fixture(autouse=True)

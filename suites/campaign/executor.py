@@ -39,7 +39,7 @@ from suites.record.export import export_tree
 from suites.record.recorder import Recorder
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
-from suites.run.shield import Shield, interrupt_reason
+from suites.run.shield import Shield, honour, interrupt_reason, noted
 
 __all__ = ["Conclusion", "execute"]
 
@@ -82,9 +82,13 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
             done = conclude(run)
             end(run, done.status or status_of(run), run.stopped, done.files)
             run.concluded = True
+        if honour() is not None and not run.stopped:  # held off while it concluded: concluded, then ended KILLED
+            run.stopped = f"{interrupt_reason()} while the {campaign.kind} concluded"
+            end(run, "KILLED", run.stopped)
     except KeyboardInterrupt as exc:  # between parts, or while concluding: said, recorded, nothing is an answer
         with Shield(say(out), f"recording the {campaign.kind}'s end"):
             end(run, "KILLED", interrupt_reason(exc))
+        honour()  # this end is the interrupt's: a press during it is not owed again
         say(out)(f"{campaign.said}: {interrupt_reason(exc)}: the {campaign.kind} run is recorded KILLED; its "
                  f"{campaign.noun}s so far are in the store (an unfinished one FAILED: never reused); {run_dir}")
         run.stopped = run.stopped or interrupt_reason(exc)
@@ -145,8 +149,9 @@ def run_parts(run: CampaignRun, placed: Placed, out: Console) -> None:
         run.parts.append(done)
         if done.how == MEASURED:
             export(run, out)  # after each part: a campaign cut off later (a command's time limit) keeps what finished
-        if done.code == EXIT_INTERRUPTED:
-            run.stopped = f"{done.why} during {part.name}"
+        if done.code == EXIT_INTERRUPTED or noted() is not None:  # a signal held off (a shield) stops it here too
+            run.stopped = f"{done.why or interrupt_reason()} during {part.name}"
+            honour()
             run.parts += [PartRun(p.name, NOT_RUN, why=done.why) for p in todo[i:]]
             end_running(run, run.stopped)  # the part (or its phase) an interrupt left RUNNING
             return
@@ -215,6 +220,8 @@ def act(run: CampaignRun, part: CampaignPart, out: Console) -> PartRun:
         code, why = part.action(run), ""  # type: ignore[misc]
     except KeyboardInterrupt as exc:
         code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
+    if noted() is not None:  # held off inside the action (its own record): it stops the campaign here
+        code, why = EXIT_INTERRUPTED, interrupt_reason()
     took = said_if_overran(run, part, time.monotonic() - t_part, out)
     return PartRun(part.name, MEASURED, None, took, why, code)
 

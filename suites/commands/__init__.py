@@ -13,7 +13,9 @@ import os
 import sys
 
 from suites.errors import renamed_settings_in_one_line
-from suites.run.shield import interrupt_reason
+from suites.run.shield import honour, interrupt_reason, reason, stop_on_signals
+
+EXIT_INTERRUPTED = 130  # suites.run.outcome.EXIT_INTERRUPTED (a heavy import for one number)
 
 __all__ = ["COMMANDS", "TELEMETRY_SWITCHES", "main", "no_mlflow_telemetry_unless_asked", "usage"]
 
@@ -86,15 +88,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     renamed_settings_in_one_line()
     no_mlflow_telemetry_unless_asked()
+    stop_on_signals()  # SIGTERM and SIGHUP as Ctrl-C in every command: one line and 130, never a silent death
     try:
         module = importlib.import_module(COMMANDS[name][0])
-        return int(module.main(rest) or 0)
+        code = int(module.main(rest) or 0)
     except KeyboardInterrupt as exc:  # Ctrl-C while its libraries load, or past a command's own guards: one line
+        honour()  # this is that interrupt's end: nothing more is owed
         print(f"{name}: {interrupt_reason(exc)}", file=sys.stderr)
-        return 130  # suites.run.outcome.EXIT_INTERRUPTED (a heavy import for one number)
+        return EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:  # a Python without the suite's dependencies (BARE=1 with no wheels on its path)
         if exc.name is None or exc.name.split(".")[0] in ("suites", "gpu_probe"):
             raise  # the suite's own: a broken checkout, its traceback is the clue
         print(f"error: {name}: {sys.executable} has no {exc.name.split('.')[0]!r}: use the project's .venv (make "
               "setup), or BARE=1 with prepare.sh's wheels on PYTHONPATH", file=sys.stderr)
         return 2
+    signum = honour()  # the last place a held-off signal is honoured: a command that finished anyway exits 130
+    if signum is not None:
+        print(f"{name}: {reason(signum)}: held off until what it was doing was recorded; stopped there",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return code

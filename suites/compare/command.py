@@ -25,7 +25,8 @@ from suites.record.recorder import Recorder
 from suites.record.store import cap_retries, check_server, missing_store
 from suites.record.store_reader import StoreReader
 from suites.render.tables import console_width
-from suites.run.shield import Shield
+from suites.run.outcome import EXIT_INTERRUPTED
+from suites.run.shield import Shield, honour, interrupt_reason, noted
 
 EXIT_GATE = 1  # --fail-on: a figure past its rule
 
@@ -67,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"compare: {folder / 'compare.html'} ({time.monotonic() - t0:.1f} s)")  # a path: never folded
     if run_id:
         print(f"mlflow: run {run_id} (A and B in its tags bench.compared_a, bench.compared_b)")
+    if honour() is not None:  # a signal held off while it recorded
+        print(f"compare: {interrupt_reason()}: its run is recorded, ended KILLED", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_GATE if comp.failed else 0
 
 
@@ -138,4 +142,6 @@ def record(args: CompareSettings, comp: conclude.Compared, files: list[Path], fo
         with Shield(recorder.say, "ending the comparison's run KILLED", give_up=None):
             recorder.finish(ref, [], "KILLED")
         raise
+    if noted() is not None:  # held off while it recorded: recorded whole, ended KILLED; main says it and exits 130
+        recorder.stopped(ref, f"{interrupt_reason()} while it was recorded")
     return ref.run_id if ref is not None else None

@@ -33,9 +33,9 @@ from suites.run import marks
 from suites.run.comparison import curves, normalise, phase_row, row_metrics, row_tags
 from suites.run.execute import execute, one_daemon
 from suites.run.mixed import MixedRun, miss_words
-from suites.run.outcome import ScenarioOutcome, busy_check_on
+from suites.run.outcome import EXIT_INTERRUPTED, ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
-from suites.run.shield import Shield
+from suites.run.shield import Shield, honour, interrupt_reason, noted, reason
 from suites.validity import NOT_ENFORCED, first_reason
 
 
@@ -77,8 +77,25 @@ def run_command(comp: Composition, run_dir: Path, launcher: str) -> int:
     if comp.cfg.strict:
         require_enforced([planned])
     with cores:
-        outcome, run_id = run_scenario(planned, run_dir, out, Nest(Recorder(comp.cfg, say(out)), launcher=launcher))
+        recorder = Recorder(comp.cfg, say(out))
+        outcome, run_id = run_scenario(planned, run_dir, out, Nest(recorder, launcher=launcher))
+    if killed_if_noted(recorder, run_id, "the run", out):  # a signal held off while it stopped or recorded
+        return EXIT_INTERRUPTED
     return outcome.exit_code if run_id else max(outcome.exit_code, 1)
+
+
+def killed_if_noted(recorder: Recorder, run_id: str | None, what: str, out: Console) -> bool:
+    """A signal a shield held off (suites/run/shield.py) is honoured here, where stopping loses nothing: the run,
+    recorded whole, is ended KILLED with the signal's name (``bench.stopped``), said. True: the command stops."""
+    signum = honour()
+    if signum is None:
+        return False
+    why = f"{reason(signum)} while its results were recorded"
+    if run_id is not None and recorder.tracker is not None:
+        recorder.stopped(RunRef(recorder.tracker, run_id), why)
+    say(out)(f"{why}: {what} is recorded{' (run ' + run_id + ')' if run_id else ''}, ended KILLED; nothing more "
+             "starts")
+    return True
 
 
 def refuse_busy_host(threshold_pct: float) -> None:
@@ -244,8 +261,28 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
                                             curves(rows) if mixed is None else {})
         ref = recorder.parent_results(ref, results, run_dir)
         files = publish_report(ref, cfg, run_dir, out) if mixed is not None and ref is not None else []
-        recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
+        stopped = end_comparison(recorder, ref, files, worst, len(next(iter(outcomes.values()), [])))
+    signum = honour()  # held off while the comparison was recorded: recorded whole, then ended KILLED all the same
+    if signum is not None and not stopped:
+        stopped = f"{reason(signum)} while the comparison was recorded"
+        recorder.stopped(ref, stopped)
+    if stopped:
+        say(out)(f"{stopped}: the comparison is recorded" + (f" (run {ref.run_id})" if ref else "")
+                 + ", ended KILLED; nothing more starts")
+        return EXIT_INTERRUPTED
     return worst
+
+
+def end_comparison(recorder: Recorder, ref: RunRef | None, files: list[Path], worst: int, repeats: int) -> str:
+    """The comparison run's end: KILLED where an interrupt stopped its phases (or one is held off now), with why
+    (returned), else FINISHED, or FAILED where a phase failed ('' returned)."""
+    if worst != EXIT_INTERRUPTED and noted() is None:
+        recorder.finish(ref, files, "FINISHED" if worst == 0 else "FAILED")
+        return ""
+    why = (f"{interrupt_reason()} after {repeats} repeat(s) of its first phase" if worst == EXIT_INTERRUPTED
+           else f"{interrupt_reason()} while the comparison was recorded")
+    recorder.stopped(ref, why, files)  # never FINISHED: the phases after the interrupt were not run
+    return why
 
 
 def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
@@ -279,7 +316,7 @@ def each_phase(planned: PlannedComparison, order: list[tuple[int, Plan]], run_di
                                                            keys.REPEAT: str(r)}), shared)
         outcomes.setdefault(label, []).append(outcome)
         worst = max(worst, outcome.exit_code)
-        if outcome.status == "interrupted":
+        if outcome.status == "interrupted" or noted() is not None:  # a signal held off while it recorded: stop
             if mixed is not None:
                 mixed.interrupted = True
             return outcomes, worst

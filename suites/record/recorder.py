@@ -16,7 +16,7 @@ import os
 import shlex
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -169,6 +169,17 @@ class Recorder:
             owed.paid(owed.owe_key(ref.run_id))
         except Exception as exc:
             self.say(f"warning: comparison run {ref.run_id} not ended in MLflow ({first_line(exc)})")
+
+    def stopped(self, ref: RunRef | None, why: str, report: Sequence[Path] = ()) -> None:
+        """A run an interrupt stopped: ``why`` (``bench.stopped``: the signal's name), the report's files, its end
+        KILLED (a run already ended FINISHED is ended again: never FINISHED, so never reused)."""
+        if ref is None:
+            return
+        try:
+            ref.tracker.tag(ref.run_id, keys.STOPPED, why)
+        except Exception as exc:
+            self.say(f"warning: run {ref.run_id}'s reason not recorded ({first_line(exc)})")
+        self.finish(ref, list(report), "KILLED")
 
     # --- the fallback policy --------------------------------------------------------------------------
     def _attempt(self, record: Callable[[Tracker], T], lost: str) -> T | None:

@@ -165,3 +165,20 @@ def test_sharing_mps_on_a_host_without_gpu_is_one_error_line(tmp_path: Path):
     lines = run.proc.stderr.strip().splitlines()
     assert lines == [lines[-1]] and lines[-1].startswith("error: sharing=mps needs an NVIDIA GPU; this host has none")
     assert not run.run_dir.exists()
+
+
+@pytest.mark.parametrize("runs", [1, 3], ids=["its-own-daemon", "a-comparisons-daemon"])
+def test_a_signal_while_the_daemon_is_told_to_quit_is_owed_to_the_command(short_dir: Path, standin: Path, runs: int):
+    """Round 7: a SIGTERM that landed while the run's (or its comparison's) MPS daemon was told to quit was noted
+    and dropped. Delivered inside MpsDaemon.stop: the daemon still quits, the runs are whole, and the signal is owed
+    to the command (which ends its run KILLED and exits 130: tests/e2e/test_interrupt_owed.py)."""
+    out = short_dir / "run"
+    proc = subprocess.run([sys.executable, "-m", "tests.support.signal_inside", "suites.backends.mps:MpsDaemon.stop",
+                           "TERM", "1", "tests.support.mps_run:cli", str(out), "0.3", str(runs)],
+                          cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert "signal-inside: sent SIGTERM in suites.backends.mps:MpsDaemon.stop" in proc.stderr, proc.stderr[-2000:]
+    assert "interrupt noted: stopping the " in proc.stderr and (out / "outcome.json").exists(), proc.stderr[-2000:]
+    result = json.loads((out / "outcome.json").read_text())
+    results = result if runs > 1 else [result]
+    assert [r["status"] for r in results] == ["ok"] * runs and {r["owed"] for r in results} == {"SIGTERM"}
+    assert_started_then_quit(standin, out)

@@ -550,3 +550,24 @@ def test_a_vm_samples_its_own_gpu_and_its_rows_join_the_runners_under_its_guest(
     notes = run.results["sampler"]["notes"]
     assert any(n.startswith("g0: GPU series sampled inside its VM at ") for n in notes), notes
     assert any("g0: the NVML answers inside its VM were replayed from" in n for n in notes), notes
+
+
+@pytest.mark.vm
+@needs_vm
+def test_a_signal_while_the_vms_are_shut_down_is_honoured_once_they_are(tmp_path: Path):
+    """Round 7: a SIGTERM that landed while the VM backend shut down (run_guests' shield) was noted and dropped, and
+    the run exited 0. Delivered inside VmBackend.shutdown: the VMs are gone, the run is recorded whole, ended KILLED
+    naming the signal, exit 130."""
+    from tests.support.helpers import all_runs
+
+    args, run_dir, uri = bench_args(tmp_path, *SMOKE, *VM, "workload.seconds=1")
+    proc = subprocess.run([sys.executable, "-m", "tests.support.signal_inside",
+                           "suites.backends.vm.backend:VmBackend.shutdown", "TERM", "1", "suites.commands.bench",
+                           *args[3:]], cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BENCH_DATA_ROOT": str(tmp_path / "none")})
+    assert "signal-inside: sent SIGTERM in suites.backends.vm.backend:VmBackend.shutdown" in proc.stderr
+    assert proc.returncode == 130, proc.stderr[-2000:]
+    assert "interrupt noted: stopping the guests first" in proc.stderr
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "ok"  # measured whole
+    [run] = all_runs(uri).query("`tags.bench.role` == 'scenario'").to_dict("records")
+    assert run["status"] == "KILLED" and "SIGTERM" in run["tags.bench.stopped"]

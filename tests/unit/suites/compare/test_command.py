@@ -130,3 +130,45 @@ def test_a_noise_band_wider_than_the_gates_percent_is_said_beside_the_gate(capsy
     said = " ".join(out.split())
     assert "note: --noise 30 is wider than --fail-on slower:5's 5 %: a figure fails the gate only once it lies " \
            "outside the ±30 % band" in said
+
+
+@pytest.mark.heavy
+def test_a_signal_held_off_while_compare_records_ends_its_run_killed_and_exits_130(capsys, tmp_path: Path,
+                                                                                    monkeypatch):
+    """Round 7: a SIGTERM that landed while compare recorded was noted and dropped (exit 0, the run FINISHED); a
+    SIGTERM at any other time killed compare silently (rc -15: it installed no handler). Through the dispatcher, as
+    `python -m suites compare` runs: the signal lands inside the shielded FINISHED end; the report and the run are
+    whole, the run is ended KILLED naming SIGTERM, exit 130."""
+    import os
+    import signal
+
+    from mlflow.tracking import MlflowClient
+
+    import suites.commands
+    from suites.record.recorder import Recorder
+    from suites.run.shield import SIGNALS
+
+    uri = store_at(tmp_path / "m.db")
+    a, b = compared_runs.bench(uri, 100.0), compared_runs.bench(uri, 90.0)
+    finish = Recorder.finish
+
+    def signalled_finish(self, ref, files, status):
+        if status == "FINISHED":
+            os.kill(os.getpid(), signal.SIGTERM)
+        return finish(self, ref, files, status)
+
+    monkeypatch.setattr(Recorder, "finish", signalled_finish)
+    saved = {s: signal.getsignal(s) for s in SIGNALS}
+    capsys.readouterr()
+    try:
+        code = suites.commands.main(["compare", a, b, "--tracking-uri", uri, "--out", str(tmp_path / "o")])
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    err = capsys.readouterr().err
+    assert code == 130 and "compare: interrupted (SIGTERM): its run is recorded, ended KILLED" in err, err
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("gpu-mixed-bench")
+    (rec,) = [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("bench.role") == "compare"]
+    assert rec.info.status == "KILLED" and "SIGTERM" in rec.data.tags["bench.stopped"]
+    assert any(p.name == "compare.html" for p in (tmp_path / "o").rglob("*"))

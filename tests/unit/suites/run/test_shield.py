@@ -25,11 +25,46 @@ def test_the_third_press_gives_up_what_the_shield_guards():
                     "interrupt noted: recording what was measured first (Ctrl-C 1 more time(s) to give that up)",
                     "interrupt: 3 times; giving up recording what was measured"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
-    with Shield(said.append, "stopping the guests", give_up=None):  # work that must finish: never given up
-        for _ in range(4):
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)
-    assert said[-1] == "interrupt noted: stopping the guests first"
+    done = []
+    with pytest.raises(KeyboardInterrupt):  # no handler of the suite's: the noted press is Python's, once it is down
+        with Shield(said.append, "stopping the guests", give_up=None):  # work that must finish: never given up
+            for _ in range(4):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+            done.append("the guests stopped")
+    assert said[-1] == "interrupt noted: stopping the guests first" and done == ["the guests stopped"]
+
+
+def test_a_noted_signal_is_owed_to_the_command_once_the_shield_is_down():
+    """Round 7: a signal a shield noted was dropped when it came down (nothing read it), so a comparison's next phase,
+    a campaign's next part and a sweep's next point ran and the command exited 0. Now the handler the command
+    installed keeps it (noted) until the command honours it, whatever shields stood between (nested), and
+    stop_on_signals called again (Hydra's task, a campaign's command) keeps it too."""
+    import signal
+    import time
+
+    from suites.run.shield import SIGNALS, Shield, honour, interrupt_reason, noted, stop_on_signals
+
+    saved = {s: signal.getsignal(s) for s in SIGNALS}
+    try:
+        stop_on_signals()
+        assert noted() is None and honour() is None
+        with Shield(lambda line: None, "recording what was measured"):
+            with Shield(lambda line: None, "stopping the guests", give_up=None):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+            assert noted() == signal.SIGTERM  # owed, inside the outer shield too
+        stop_on_signals()  # a second install keeps the handler and what it owes
+        assert noted() == signal.SIGTERM and interrupt_reason() == "interrupted (SIGTERM)"
+        assert honour() == signal.SIGTERM and noted() is None and honour() is None  # taken once
+        with pytest.raises(KeyboardInterrupt) as given_up:  # a given-up shield raises it: never owed twice
+            with Shield(lambda line: None, "recording", give_up=1):
+                os.kill(os.getpid(), signal.SIGHUP)
+                time.sleep(0.05)
+        assert interrupt_reason(given_up.value).startswith("interrupted (SIGHUP") and noted() is None
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
 
 
 def test_a_signal_stays_named_where_a_library_raised_a_bare_keyboardinterrupt_for_it():
