@@ -1,7 +1,9 @@
 """``make rerun BUNDLE=<file>`` (``python -m suites rerun BUNDLE``): the command a bundle's run was made by, run again
 on this host into this host's store, so that ``make compare A=<bundle> B=<the new run>`` says whether its hardware
-matches. The command is checked as any input is (``python -m suites bench|study|size`` with ``key=value`` settings
-only: a bundle is data, its command is never handed to a shell), printed, then run; ``--print`` only prints it.
+matches. The command is checked as any input is (``python -m suites bench|study|size`` with the measurement's own
+``key=value`` settings only, suites/publish/rerunnable.py: a bundle is data, its command is never handed to a shell),
+what it left out said (its data asked for where it trained on real data), printed, then run; ``--print`` only prints
+it.
 Extra settings after ``--`` are added (``-- tracking_uri=...``)."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 
 from suites.bundle import BundleError, read
 from suites.publish import rerun_command
+from suites.publish.rerunnable import data_needs, left_out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,18 +25,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("extra", nargs="*", metavar="KEY=VALUE", help="settings added after the bundle's (after --)")
     args = ap.parse_intermixed_args(argv)  # its settings may follow --print
     try:
-        words = rerun_command(read(args.bundle))
+        bundle = read(args.bundle)
+        words = rerun_command(bundle)
         bad = [w for w in args.extra if "=" not in w or w.startswith("-")]
         if bad:
             raise ValueError(f"{bad[0][:80]!r}: extra settings are key=value")
+        added, said = data_needs(bundle.doc["command"], str(bundle.doc["setup"].get("data.source", "")), args.extra)
     except BundleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:
         print(f"error: {args.bundle}: {exc}", file=sys.stderr)
         return 2
-    argv_out = [sys.executable, "-m", "suites", *words, *args.extra]
-    print(f"rerun: python -m suites {shlex.join([*words, *args.extra])}", flush=True)
+    argv_out = [sys.executable, "-m", "suites", *words, *added, *args.extra]
+    for key in left_out(bundle.doc["command"]):
+        if key != "data.root":
+            print(f"rerun: {key} left out of the bundle (it named a place on its host): this host's default",
+                  flush=True)
+    if said:
+        print(f"rerun: {said}", flush=True)
+    print(f"rerun: python -m suites {shlex.join([*words, *added, *args.extra])}", flush=True)
     if args.print:
         return 0
     os.execv(sys.executable, argv_out)  # this process becomes the run (as make's own commands do)

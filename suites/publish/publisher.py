@@ -12,7 +12,7 @@ from suites import store_keys as keys
 from suites.bundle import Bundle, write
 from suites.compare import lookup, results
 from suites.compare.results import RunFigures
-from suites.publish import rules
+from suites.publish import rerunnable, rules
 from suites.publish.document import LOCAL, document
 from suites.record.store_reader import StoreReader
 
@@ -89,8 +89,11 @@ def public_command(recorded: str, figures: RunFigures) -> str:
     if words[:2] == ["python", "-m"] and len(words) > 2 and words[2] in MODULES:
         words[2:3] = ["suites", MODULES[words[2]]]
     kept = [w for w in words if not (LOCAL_ARG.match(w) or LOCAL.search(w.split("=", 1)[-1]))]
+    keys = dict.fromkeys(k for w in words if w not in kept and re.fullmatch(r"[\w.]+", k := w.split("=", 1)[0]
+                                                                              .lstrip("+~")))
     dropped = len(words) - len(kept)
-    return shlex.join(kept) + (f"  # {dropped} argument(s) naming local paths or stores left out" if dropped else "")
+    return shlex.join(kept) + (f"  # {dropped} argument(s) naming local paths or stores left out"
+                               + (f": {', '.join(keys)}" if keys else "") if dropped else "")
 
 
 def rerun_command(bundle: Bundle) -> list[str]:
@@ -105,7 +108,4 @@ def rerun_command(bundle: Bundle) -> list[str]:
         raise ValueError(f"its command {text[:120]!r} is not 'python -m suites <command> ...'")
     if words[3] not in RERUN:
         raise ValueError(f"its command runs {words[3][:40]!r}: a rerun runs {', '.join(RERUN)}")
-    bad = [w for w in words[4:] if w.startswith("-") or "=" not in w or LOCAL_ARG.match(w)]
-    if bad:
-        raise ValueError(f"its command holds {bad[0][:80]!r}: a rerun takes the bundle's settings (key=value) only")
-    return words[3:]
+    return [words[3], *rerunnable.screened(words[4:])]
