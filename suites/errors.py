@@ -61,6 +61,16 @@ def redact(text: str) -> str:
     return _SECRET_QUERY.sub(lambda m: f"{m.group('key')}{REDACTED}", text)
 
 
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: object) -> str:
+    """Text a file or store brought, as a terminal line that does only what it says: every control character (a
+    newline that forges a line, an escape that hides the lines after it, a bidirectional override) shown as its
+    escape (``\\n``, ``\\x1b``), never acted on."""
+    return CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """Bad input said as one ``error:`` line and the command ended with ``code`` (2): before anything starts."""
     print(f"error: {message}", file=sys.stderr)

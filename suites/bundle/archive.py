@@ -1,9 +1,11 @@
 """A bundle written and read: ``bundle.json`` and its plots in one ``.tar.gz``, or the bare ``bundle.json``.
 
-Reading treats the file as hostile: its size, its members (regular files named ``bundle.json`` or
-``plots/<name>.png``, nothing else: no link, device, folder or ``../``), each member's size, the document's JSON and
-its schema are checked before a figure is read, and nothing is ever extracted to disk (members are read into
-memory). Every refusal is one :class:`BundleError` line naming what is wrong.
+Reading treats the file as hostile: its size, its size unpacked (a gzip bomb is cut at ``MAX_UNPACKED``, before
+tarfile reads a header: a 2 GiB GNU long name or PAX header in a 2 MB file took 38 s and 6 GB), its members (one
+``bundle.json`` and regular files named ``plots/<name>.png``, each a whole PNG, nothing else: no link, device, folder
+or ``../``), each member's size, the document's JSON (a number that is no finite number, ``1e999``, refused) and its
+schema are checked before a figure is read, and nothing is ever extracted to disk (members are read into memory).
+Every refusal is one :class:`BundleError` line naming what is wrong.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import io
 import json
 import math
 import re
+import struct
 import tarfile
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,9 @@ MAX_BYTES = 32 * 2**20  # a whole bundle: a study's figures and a dozen plots ar
 MAX_DOCUMENT = 8 * 2**20
 MAX_PLOT = 4 * 2**20
 MAX_MEMBERS = 64
+MAX_UNPACKED = 48 * 2**20  # the archive's tar stream: its members and their headers
+MAX_PIXELS = 20_000  # a plot's width and height each
+MAX_FIGURE = 1e12  # a repeat no measurement reaches (images/s, seconds, frames/s, ms): past it, a bomb for the stats
 PLOT = re.compile(r"^plots/[A-Za-z0-9][A-Za-z0-9._-]{0,80}\.png$")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -53,6 +60,7 @@ def write(doc: dict[str, Any], plots: dict[str, bytes], path: Path) -> Path:
     writes is always one it reads)."""
     data = dumps(doc)
     check_document(json.loads(data), DOCUMENT)
+    check_figures(doc, DOCUMENT)
     path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -62,7 +70,7 @@ def write(doc: dict[str, Any], plots: dict[str, bytes], path: Path) -> Path:
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(payload), int(time.time()), 0o644
             tar.addfile(info, io.BytesIO(payload))
-    if buf.tell() > MAX_BYTES:
+    if buf.tell() > MAX_BYTES or len(data) + sum(len(b) + 1024 for b in plots.values()) > MAX_UNPACKED:
         raise BundleError(f"{path.name}: {buf.tell() / 2**20:.1f} MiB, over the {MAX_BYTES // 2**20} MiB a bundle "
                           "may take: fewer plots")
     tmp = path.with_name(path.name + ".part")
@@ -107,21 +115,38 @@ def read(path: Path | str) -> Bundle:
     raw = path.read_bytes()
     if raw[:2] != b"\x1f\x8b":  # not gzip: a bare document
         return Bundle(parse(raw, str(path)), {}, str(path))
-    doc, plots = members(raw, path)
+    doc, plots = members(unpacked(raw, path), path)
     return Bundle(doc, plots, str(path))
 
 
-def members(raw: bytes, path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+def unpacked(raw: bytes, path: Path) -> bytes:
+    """The gzip stream's tar, at most MAX_UNPACKED bytes of it (a bomb is refused at that, in well under a second)."""
+    gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = gz.decompress(raw, MAX_UNPACKED + 1)
+    except zlib.error as exc:
+        raise BundleError(f"{path}: not a readable bundle archive (gzip: {str(exc)[:100]})") from None
+    if len(out) > MAX_UNPACKED:
+        raise BundleError(f"{path}: over {MAX_UNPACKED // 2**20} MiB unpacked (a bundle's plots and document are a "
+                          "few MiB): not read")
+    return out
+
+
+def members(tar_bytes: bytes, path: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     doc: dict[str, Any] | None = None
     plots: dict[str, bytes] = {}
     try:
-        with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:") as tar:
             for count, m in enumerate(iter(tar.next, None), 1):
                 if count > MAX_MEMBERS:
                     raise BundleError(f"{path}: more than {MAX_MEMBERS} members")
                 payload = member(tar, m, path)
+                if m.name == DOCUMENT and doc is not None:
+                    raise BundleError(f"{path}: two {DOCUMENT} members: which one is the bundle is not said")
                 if m.name == DOCUMENT:
                     doc = parse(payload, f"{path}: {DOCUMENT}")
+                elif m.name in plots:
+                    raise BundleError(f"{path}: two members named {m.name!r}")
                 else:
                     plots[m.name] = payload
     except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
@@ -147,9 +172,34 @@ def member(tar: tarfile.TarFile, m: tarfile.TarInfo, path: Path) -> bytes:
     payload = f.read(cap + 1) if f is not None else b""
     if len(payload) > cap:
         raise BundleError(f"{path}: member {shown!r} is larger than it says")
-    if m.name != DOCUMENT and not payload.startswith(PNG_MAGIC):
-        raise BundleError(f"{path}: member {shown!r} is not a PNG image")
+    if m.name != DOCUMENT:
+        why = png_problem(payload)
+        if why:
+            raise BundleError(f"{path}: member {shown!r} is not a whole PNG image ({why})")
     return payload
+
+
+def png_problem(data: bytes) -> str:
+    """'' where ``data`` is a whole PNG (its chunks' lengths and CRCs, IHDR first with a sane size, IEND last),
+    else what is wrong: a file of zeros behind the magic is no plot."""
+    if not data.startswith(PNG_MAGIC):
+        return "no PNG signature"
+    at, first, kinds = len(PNG_MAGIC), True, b""
+    while at + 12 <= len(data):
+        (length,), kind = struct.unpack(">I", data[at:at + 4]), data[at + 4:at + 8]
+        end = at + 12 + length
+        if end > len(data) or struct.unpack(">I", data[end - 4:end])[0] != zlib.crc32(data[at + 4:end - 4]):
+            return f"chunk {ascii(kind)[2:-1]!s} at byte {at}: cut short or its CRC wrong"
+        if first and (kind != b"IHDR" or length != 13):
+            return "its first chunk is not IHDR"
+        if first:
+            width, height = struct.unpack(">II", data[at + 8:at + 16])
+            if not (0 < width <= MAX_PIXELS and 0 < height <= MAX_PIXELS):
+                return f"{width} x {height} pixels"
+        first, kinds, at = False, kind, end
+        if kind == b"IEND":
+            return "" if at == len(data) else "bytes after its IEND chunk"
+    return "no IEND chunk" if kinds != b"IEND" else ""
 
 
 def parse(raw: bytes, where: str) -> dict[str, Any]:
@@ -158,15 +208,35 @@ def parse(raw: bytes, where: str) -> dict[str, Any]:
         raise BundleError(f"{where}: {len(raw) / 2**20:.1f} MiB, over the {MAX_DOCUMENT // 2**20} MiB a document "
                           "may take")
     try:
-        doc = json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
+        doc = json.loads(raw.decode("utf-8"), parse_constant=refuse_constant, parse_float=finite_float)
     except (ValueError, RecursionError) as exc:
         raise BundleError(f"{where}: not JSON ({str(exc).splitlines()[0][:120]})") from None
     check_document(doc, where)
+    check_figures(doc, where)
     return doc
 
 
 def refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def finite_float(text: str) -> float:
+    """A JSON number as a float; one past a float's range (``1e999``, read as inf) is no number: refused, never a
+    repeat the statistics drop in silence."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is not a finite number")
+    return value
+
+
+def check_figures(doc: dict[str, Any], where: str) -> None:
+    """Each figure's repeats within what a measurement reaches: [1e308, 1e308, 1e308] on schema overflowed the
+    interval's sums (a traceback, and the whole catalog aborted)."""
+    for f in doc["figures"]:
+        wild = [v for v in f["values"] if abs(v) > MAX_FIGURE]
+        if wild:
+            raise BundleError(f"{where}: figure {ascii(f['name'])[1:-1][:80]!r}: repeat {wild[0]:g} is past "
+                              f"{MAX_FIGURE:g}, no measurement's figure")
 
 
 @functools.cache

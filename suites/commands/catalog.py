@@ -13,12 +13,14 @@ from pathlib import Path
 from suites.bundle import Bundle, BundleError, read
 from suites.errors import ConfigError
 from suites.publish import entries_of, reference_document, write_site
-from suites.publish.reference import REFERENCE_ID
+from suites.publish.rules import is_reference
+from suites.publish.site import catalog_problem
 from suites.record.outdirs import require_output_dir
 
 OUT = "outputs/catalog"
 SUFFIXES = (".bundle.tar.gz", ".json")
 MAX_BUNDLES = 200
+MAX_PLOT_BYTES = 256 * 2**20  # every bundle's plots together: what one page may carry
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         if not folder.is_dir():
             raise ConfigError(f"DIR={args.dir}: not a folder (give the folder that holds the bundles)")
         require_output_dir(args.out, "--out")
+        problem = catalog_problem(Path(args.out))
+        if problem:
+            raise ConfigError(f"--out {args.out}: {problem}")
         files = sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIXES))
         if len(files) > MAX_BUNDLES:
             raise ConfigError(f"DIR={args.dir}: {len(files)} bundles, more than the {MAX_BUNDLES} one page shows")
@@ -42,15 +47,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     bundles = [] if args.no_reference else [Bundle(reference_document(), {}, "the reference study")]
     refused = []
+    plot_bytes = 0
     for path in files:
         try:
             got = read(path)
-            if not args.no_reference and got.doc["run"]["id"] == REFERENCE_ID and got.doc["origin"] == "published":
-                continue  # make publish --reference's file: the reference study is in the catalog already
-            bundles.append(got)
+            plot_bytes += sum(map(len, got.plots.values()))
+            if plot_bytes > MAX_PLOT_BYTES:
+                raise BundleError(f"{path}: its plots take the catalog past {MAX_PLOT_BYTES // 2**20} MiB of plots")
         except BundleError as exc:
             refused.append(str(exc))
             print(f"warning: not in the catalog: {exc}", file=sys.stderr)
+            continue
+        if not args.no_reference and is_reference(got.doc):  # make publish --reference's file: listed once
+            print(f"note: {path}: the reference study as this suite ships it: listed once", file=sys.stderr)
+            continue
+        bundles.append(got)
     entries = entries_of(bundles)
     index = write_site(entries, refused, Path(args.out))
     good = sum(x.compliant for x in entries)

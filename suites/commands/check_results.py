@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from suites.bundle import BundleError, read
+from suites.errors import inert
 from suites.publish import COMPLIANT, PUBLISHED, judge, verdict_lines, verdict_of
 
 EXIT_NOT_COMPLIANT = 1
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     worst = 0
     for b in bundles:
         verdicts = judge(b.doc)
-        print(f"check-results: {b.source}: {b.title}")
+        print(f"check-results: {b.source}: {inert(b.title)}")  # a bundle's text never acts on the terminal
         print(*verdict_lines(verdicts), sep="\n")
         verdict = verdict_of(verdicts)
         print(f"verdict: {verdict}")

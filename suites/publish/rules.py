@@ -1,18 +1,26 @@
 """The run rules (docs/run-rules.md) judged on a bundle's document: each rule's verdict with its reason, and the
 bundle's: ``compliant`` or ``not compliant: <rules>``. A bundle's figures are never trusted over its raw data: every
 summary and ratio is computed again from the repeats the bundle holds, and the configuration's hash from its
-set-up. A published result (the reference study's) has no raw data: it is said to be published, never judged.
-Pure: the document in, verdicts out.
+set-up. The rules judge what the figures and runs show, never what the bundle declares of itself: its enforcement from
+its figures' validity, its completeness from its run's status and figures, its suite from a commit that is one. A
+published result has no raw data: only the reference study this suite ships (the same document, by its content's
+hash) is said to be published and not judged; any other bundle saying ``origin: published`` is judged as measured, and
+says so. Pure: the document in, verdicts out.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from suites.errors import inert
 from suites.publish.document import config_sha256, ratio_summary, summary
-from suites.validity import EMULATED, EMULATED_MPS, ENFORCED
+from suites.publish.reference import reference_document
+from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, NOT_ENFORCED, VALIDITY
 
 __all__ = ["COMPLIANT", "MIN_REPEATS", "PUBLISHED", "RULES", "Verdict", "judge", "verdict_lines", "verdict_of"]
 
@@ -21,6 +29,8 @@ PUBLISHED = "published by its authors: not measured by this suite, not judged (n
 MIN_REPEATS = 3  # an interval from Student's t, as every comparison's default
 TOLERANCE = 1e-6  # relative: JSON's round trip keeps a float exact; this only forgives a printer's last digit
 FAILURES = ("failed", "partial", "interrupted", "ended ", "not a figure")
+COMMIT = re.compile(r"^[0-9a-f]{7,40}(-dirty)?$")
+MEASURED_KINDS = ("bench", "comparison")  # a run whose answer is its figures (a study's or sizing's may rest on others)
 
 
 @dataclass(frozen=True)
@@ -56,15 +66,36 @@ def clean_host(doc: dict[str, Any]) -> Verdict:
     return Verdict("clean host", not busy, busy[0][:300] if busy else "no other load marked on any repeat")
 
 
+def base_validity(text: str) -> str:
+    """A figure's validity as one of VALIDITY (its label dropped: 'not enforced (host busy)'); text that is none of
+    them is worth nothing: not enforced."""
+    return max((v for v in VALIDITY if text == v or text.startswith(v + " ")), key=len, default=NOT_ENFORCED)
+
+
 def enforced(doc: dict[str, Any]) -> Verdict:
-    how = doc["system"].get("enforcement", "-")
-    declared = doc["setup"].get("profile.gpu_access", doc["system"].get("gpu_access", "-"))
+    """How the profile was enforced, from the figures' own validity (the weakest), never the bundle's word for it:
+    a bundle declaring 'enforced' beside figures that say 'not enforced' fails, and says both."""
+    declared = doc["system"].get("enforcement", "-")
+    access = doc["setup"].get("profile.gpu_access", doc["system"].get("gpu_access", "-"))
+    figures = [base_validity(f["validity"]) for f in doc["figures"]]
+    how = min(figures, key=VALIDITY.index) if figures else base_validity(declared)
     ok = how in (ENFORCED, EMULATED, EMULATED_MPS)
-    return Verdict("profile enforced", ok, f"profile {doc['system'].get('profile', '-')} ({declared}): {how}" +
-                   ("" if ok else " (no GPU: a CPU stand-in; its GPU figures mean nothing)"))
+    said = f"profile {doc['system'].get('profile', '-')} ({access}): {how}" + \
+        ("" if ok else " (no GPU: a CPU stand-in; its GPU figures mean nothing)")
+    if figures and base_validity(declared) != how:
+        return Verdict("profile enforced", False, f"{said}; the bundle declares {str(declared)[:60]!r}, its figures "
+                       f"say {how!r}")
+    return Verdict("profile enforced", ok, said)
 
 
 def complete(doc: dict[str, Any]) -> Verdict:
+    """Every run and guest complete: the run's own status FINISHED, a bench's or comparison's figures there, no mark
+    of a failure or an early end."""
+    status, kind = doc["run"]["status"], doc["run"]["kind"]
+    if status != "FINISHED":
+        return Verdict("every run complete", False, f"the run ended {str(status)[:40]}, not FINISHED")
+    if kind in MEASURED_KINDS and not doc["figures"]:
+        return Verdict("every run complete", False, f"a {kind} run with no figure: nothing measured to judge")
     bad = [m for k, m in doc["marks"].items() if k.startswith(FAILURES) or k == "inconclusive"
            and "overlap" not in m and "smoke" not in m and "host busy" not in m]
     return Verdict("every run complete", not bad, bad[0][:300] if bad else "no guest failed, no run ended early")
@@ -79,9 +110,12 @@ def overlap(doc: dict[str, Any]) -> Verdict:
 
 
 def unmodified(doc: dict[str, Any]) -> Verdict:
-    commit, modified = doc["suite"]["commit"], doc["suite"]["modified"]
-    if modified is None:
-        return Verdict("unmodified suite", False, f"commit {commit}: the suite's own version is not known")
+    commit, modified = str(doc["suite"]["commit"]), doc["suite"]["modified"]
+    if modified is None or not COMMIT.match(commit):
+        return Verdict("unmodified suite", False, f"commit {commit[:60]!r}: the suite's own version is not known")
+    if modified != commit.endswith("-dirty"):
+        return Verdict("unmodified suite", False, f"commit {commit}: the bundle says modified={modified}, its commit "
+                       "says otherwise")
     return Verdict("unmodified suite", not modified, f"commit {commit}" +
                    (": its tree had uncommitted changes (the code that ran is no commit's)" if modified else ""))
 
@@ -89,10 +123,10 @@ def unmodified(doc: dict[str, Any]) -> Verdict:
 def recomputes(doc: dict[str, Any]) -> Verdict:
     """Every summary and ratio from the bundle's own repeats; the configuration's hash from its set-up."""
     by_name = {f["name"]: f for f in doc["figures"]}
-    wrong = [f["name"] for f in doc["figures"] if not same(f["summary"], summary(f["values"]))]
+    wrong = [f["name"] for f in doc["figures"] if not same(f["summary"], computed(summary, f["values"]))]
     for r in doc["ratios"]:
         of, to = by_name.get(r["of"]), by_name.get(r["to"])
-        if of is None or to is None or not same(r["summary"], ratio_summary(of["values"], to["values"])):
+        if of is None or to is None or not same(r["summary"], computed(ratio_summary, of["values"], to["values"])):
             wrong.append(r["name"])
     if doc["suite"]["config_sha256"] != config_sha256(doc["setup"]):
         wrong.append("the configuration's hash")
@@ -110,11 +144,33 @@ def conclusive(doc: dict[str, Any]) -> Verdict:
 RULES = (repeats, full_size, clean_host, enforced, complete, overlap, unmodified, recomputes, conclusive)
 
 
+def computed(how: Any, *values: list[float]) -> dict[str, Any]:
+    """A summary computed again; {} where its repeats cannot give one (an overflow): then it does not recompute."""
+    try:
+        return how(*values)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return {"n": -1}
+
+
+def content_sha256(doc: dict[str, Any]) -> str:
+    """A document's content, less what changes with each writing of the same result (its time, its verdict)."""
+    keep = {k: v for k, v in doc.items() if k not in ("published_at", "compliance")}
+    return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def is_reference(doc: dict[str, Any]) -> bool:
+    """The reference study this suite ships, unchanged (by content hash): the one result said to be published."""
+    return content_sha256(doc) == content_sha256(reference_document())
+
+
 def judge(doc: dict[str, Any]) -> list[Verdict]:
-    """Each rule's verdict on ``doc`` (a published result: one verdict saying so)."""
-    if doc["origin"] == "published":
+    """Each rule's verdict on ``doc`` (the reference study: one verdict saying it is published). A bundle that says
+    it was published and is not the reference study is judged as measured, its first verdict saying so."""
+    if doc["origin"] == "published" and is_reference(doc):
         return [Verdict("published", None, PUBLISHED)]
-    return [rule(doc) for rule in RULES]
+    said = [Verdict("origin", False, "says 'published' but is not the reference study this suite ships: judged as "
+                    "measured")] if doc["origin"] == "published" else []
+    return [*said, *(rule(doc) for rule in RULES)]
 
 
 def verdict_of(verdicts: list[Verdict]) -> str:
@@ -126,7 +182,8 @@ def verdict_of(verdicts: list[Verdict]) -> str:
 
 def verdict_lines(verdicts: list[Verdict]) -> list[str]:
     """Each rule's verdict as a command prints it: its name, ok / FAILS / n/a, its reason."""
-    return [f"  {v.rule:<20} {'n/a' if v.ok is None else ('ok' if v.ok else 'FAILS'):<6} {v.reason}" for v in verdicts]
+    return [f"  {v.rule:<20} {'n/a' if v.ok is None else ('ok' if v.ok else 'FAILS'):<6} {inert(v.reason)}"
+            for v in verdicts]  # a reason may quote the bundle's own text: inert on a terminal
 
 
 def same(given: dict[str, Any], computed: dict[str, Any]) -> bool:

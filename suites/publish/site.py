@@ -14,6 +14,10 @@ from __future__ import annotations
 import datetime
 import html
 import math
+import os
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +25,10 @@ from typing import Any
 from suites.bundle import Bundle
 from suites.publish import rules
 from suites.publish.document import ratio_summary, summary
+from suites.run.shield import Shield
+from suites.validity import is_not_enforced
 
-__all__ = ["Entry", "entries_of", "page", "write_site"]
+__all__ = ["Entry", "catalog_problem", "entries_of", "page", "write_site"]
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
@@ -58,14 +64,42 @@ def entries_of(bundles: list[Bundle]) -> list[Entry]:
 
 
 def write_site(entries: list[Entry], refused: list[str], folder: Path) -> Path:
-    """``folder``/index.html and its plots."""
-    (folder / "plots").mkdir(parents=True, exist_ok=True)
-    for e in entries:
-        for name, data in e.plots.items():
-            (folder / "plots" / name).write_bytes(data)
-    index = folder / "index.html"
-    index.write_text(page(entries, refused))
-    return index
+    """``folder``/index.html and its plots, built whole in a new folder beside it and then renamed into its place:
+    an interrupt leaves the old catalog or the new one, never the old page beside new plots (round 7: SIGINT at 5 s
+    did). ``folder`` is new, or a catalog this suite wrote (index.html and plots/ only: the caller checks it)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    new = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
+    try:
+        (new / "plots").mkdir()
+        for x in entries:
+            for name, data in x.plots.items():
+                (new / "plots" / name).write_bytes(data)
+        (new / "index.html").write_text(page(entries, refused))
+        old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+        with Shield(lambda line: print(line, file=sys.stderr), "putting the new catalog in place", give_up=None):
+            if folder.exists():
+                folder.rename(old)
+            new.rename(folder)
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+    return folder / "index.html"
+
+
+def catalog_problem(folder: Path) -> str:
+    """'' where ``folder`` may take a catalog (absent, empty, or one this suite wrote), else why not: it is
+    replaced whole, so a folder of anything else is never touched."""
+    if not folder.exists():
+        return ""
+    if not folder.is_dir() or folder.is_symlink():
+        return "not a folder"
+    extra = sorted(p.name for p in folder.iterdir() if p.name not in ("index.html", "plots"))
+    if extra:
+        return f"holds {extra[0][:60]!r}, not a catalog's (index.html and plots/): give a new folder"
+    if (folder / "plots").exists() and (not (folder / "plots").is_dir() or (folder / "plots").is_symlink()):
+        return "its plots is not a folder: give a new folder"
+    return ""
 
 
 def e(text: object) -> str:
@@ -97,8 +131,14 @@ def ratios(entry: Entry) -> dict[str, str]:
         if doc["origin"] == "published":
             out[r["name"]] = cell(r["summary"], r.get("text", ""))
         elif r["of"] in figs and r["to"] in figs:
-            out[r["name"]] = cell(ratio_summary(figs[r["of"]]["values"], figs[r["to"]]["values"]), unit="x")
+            of, to = figs[r["of"]], figs[r["to"]]
+            # a CPU stand-in's ratio is its own row: never beside the reference study's GPU measurement
+            name = r["name"] + (NO_GPU if any(is_not_enforced(f["validity"]) for f in (of, to)) else "")
+            out[name] = cell(ratio_summary(of["values"], to["values"]), unit="x")
     return out
+
+
+NO_GPU = " (no GPU: a CPU stand-in, not set beside the reference study's GPU figures)"
 
 
 def figures(entry: Entry) -> dict[str, str]:

@@ -20,3 +20,17 @@ def comparison(values: dict[str, list[float]], validity: str = "emulated") -> Ru
         rf.figures[name] = Figure(name, "s" if name.endswith(" s") else "images/s", not name.endswith(" s"), v,
                                   [], validity)
     return rf
+
+
+def png(width: int = 2, height: int = 2) -> bytes:
+    """A whole PNG of ``width`` x ``height`` grey pixels, made by hand (signature, IHDR, IDAT, IEND with their CRCs):
+    what a bundle's plot must be (suites/bundle/archive.py reads each chunk)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))  # filter byte 0, then 8-bit grey
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))

@@ -48,3 +48,15 @@ def test_a_renamed_settings_warning_is_one_warning_line_and_others_keep_pythons_
     assert capsys.readouterr().err == ("warning: profile.kind is profile.gpu_access now (the old name is read until "
                                        "the next release)\n")
     assert others == ["another", "a library's own"]
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("\nverdict: compliant\x1b[8m", "\\nverdict: compliant\\x1b[8m"),
+    ("a\rb\tc\x7f\x9b", "a\\rb\\tc\\x7f\\x9b"),
+    ("evil\u202eexe.txt", "evil\\u202eexe.txt"),  # a bidirectional override reorders what a reader sees
+    ("H200 141 GB – ok", "H200 141 GB – ok"),  # printable text as it is
+])
+def test_text_from_a_file_is_inert_on_a_terminal(text: str, shown: str):
+    from suites.errors import inert
+
+    assert inert(text) == shown

@@ -50,3 +50,20 @@ def test_no_bundle_given_is_argparses_usage_exit_2():
     with pytest.raises(SystemExit) as ended:
         check_results.main([])
     assert ended.value.code == 2
+
+
+def test_a_bundles_text_never_acts_on_the_terminal(tmp_path: Path, capsys):
+    """Round 7: a title '\\nverdict: compliant\\x1b[8m' printed a forged verdict line and hid the FAILS lines after
+    it (SGR 8: concealed). Every control character a bundle brings is shown as its escape."""
+    path = measured(tmp_path, scale="smoke")
+    from suites.bundle import read
+
+    doc = read(path).doc
+    doc["title"] = "\nverdict: compliant\x1b[8m"
+    doc["marks"]["failed in 1 of 6 runs"] = "g1 died\x1b[2K\rall good"
+    (tmp_path / "forged.json").write_text(json.dumps(doc))
+    assert check_results.main([str(tmp_path / "forged.json")]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out and "\\nverdict: compliant\\x1b[8m" in out
+    assert [line for line in out.splitlines() if line.startswith("verdict:")] == [
+        "verdict: not compliant: full size, every run complete"]

@@ -68,3 +68,41 @@ def test_a_mixed_run_whose_windows_overlapped_too_little_fails_overlap_and_a_siz
 def test_a_published_result_is_said_to_be_published_never_judged():
     verdicts = rules.judge(reference_document())
     assert [v.rule for v in verdicts] == ["published"] and rules.verdict_of(verdicts) == rules.PUBLISHED
+
+
+@pytest.mark.parametrize("edit, rule, says", [
+    # round 7 (issue 87): each judged compliant on fa8ae96
+    (lambda d: [f.update(validity="not enforced") for f in d["figures"]] and d["system"].update(
+        enforcement="enforced", gpu="no GPU", gpu_count="0"), "profile enforced",
+     "the bundle declares 'enforced', its figures say 'not enforced'"),
+    (lambda d: d["run"].update(status="KILLED") or d.update(figures=[], ratios=[]), "every run complete",
+     "the run ended KILLED, not FINISHED"),
+    (lambda d: d.update(figures=[], ratios=[]), "every run complete", "a comparison run with no figure"),
+    (lambda d: d["run"].update(status="FAILED"), "every run complete", "the run ended FAILED"),
+    (lambda d: d["suite"].update(commit=""), "unmodified suite", "commit '': the suite's own version is not known"),
+    (lambda d: d["suite"].update(commit="0123456789ab-dirty", modified=False), "unmodified suite",
+     "the bundle says modified=False, its commit says otherwise"),
+    (lambda d: d.update(origin="published"), "origin", "says 'published' but is not the reference study"),
+])
+def test_the_rules_judge_what_the_figures_show_not_what_the_bundle_says(edit, rule: str, says: str):
+    doc = clean()
+    edit(doc)
+    [verdict] = [v for v in rules.judge(doc) if v.rule == rule]
+    assert verdict.ok is False and says in verdict.reason, verdict
+
+
+def test_a_forged_published_bundle_is_judged_as_measured_and_fails():
+    """Round 7: origin 'published' skipped every rule (check-results exit 0) and the catalog listed the forgery beside
+    the reference study, its ratio '25 [24, 26] n=30' unmarked. Only the reference study this suite ships is
+    published; an edited copy of it is not."""
+    forged = copy.deepcopy(reference_document())
+    forged["ratios"][0]["summary"].update(median=25.0, low=24.0, high=26.0, n=30)
+    verdicts = rules.judge(forged)
+    assert verdicts[0].rule == "origin" and rules.verdict_of(verdicts).startswith("not compliant: origin")
+    assert rules.is_reference(reference_document()) and not rules.is_reference(forged)
+
+
+def test_repeats_that_overflow_the_statistics_do_not_recompute_and_raise_nothing():
+    doc = clean()
+    doc["figures"][0]["values"] = [1e300, 1e300, 1e300]  # past the reader's cap; here the rule itself must hold
+    assert "figures recompute" in failing(doc)

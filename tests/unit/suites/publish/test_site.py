@@ -12,7 +12,7 @@ from suites.publish import rules
 from suites.publish.document import document
 from suites.publish.reference import reference_document
 from suites.publish.site import CSP, entries_of, page, write_site
-from tests.support.bundles import comparison
+from tests.support.bundles import comparison, png
 
 EVIL = "<script>document.title='pwned'</script><img src=x onerror=alert(1)>"
 
@@ -21,7 +21,7 @@ def measured(**edits: object) -> Bundle:
     rf = comparison({"1-gpu / mnist-torch train s": [10.0, 11.0, 12.0], "cpu / mnist-torch train s": [100.0, 104, 98]})
     doc = json.loads(dumps(document(rf, "python -m suites bench scenario=gpu-vs-cpu", [], "gpu-vs-cpu")))
     doc.update(edits)
-    return Bundle(doc, {"plots/a.png": PNG_MAGIC + b"0"}, "x.bundle.tar.gz")
+    return Bundle(doc, {"plots/a.png": png()}, "x.bundle.tar.gz")
 
 
 def test_a_bundles_text_is_escaped_and_the_page_runs_no_script(tmp_path):
@@ -55,3 +55,15 @@ def test_results_that_are_not_compliant_are_listed_apart_and_marked_beside_the_r
     assert '<th class="bad">B3 (not compliant)</th>' in html
     row = next(r for r in html.splitlines() if r.startswith("<tr><td>gpu-vs-cpu: cpu vs 1-gpu: mnist-torch train s"))
     assert "10.06x" in row and "(published)" in row and "9.09x [7.49, 11.2]" in row  # beside this host's
+
+
+def test_a_cpu_stand_ins_ratio_is_never_set_beside_the_reference_studys_gpu_figure():
+    """Round 7: the catalog set the reference study's GPU 10.06x beside a CPU-only ratio in one row, where make bench
+    refuses to. A ratio whose figures were not enforced is a row of its own, said."""
+    cpu = measured()
+    for f in cpu.doc["figures"]:
+        f["validity"] = "not enforced"
+    html = page(entries_of([Bundle(reference_document()), cpu]), [])
+    rows = [r for r in html.splitlines() if r.startswith("<tr><td>gpu-vs-cpu: cpu vs 1-gpu: mnist-torch train s")]
+    published = next(r for r in rows if "(published)" in r)
+    assert "9.09x" not in published and any("9.09x" in r and "no GPU: a CPU stand-in" in r for r in rows)
