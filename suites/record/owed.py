@@ -10,12 +10,20 @@ The next command that opens the same store (a bench run, a campaign, ``make comp
 ``python -m suites sync``) pays what runners no longer running left owed, one line each: a scenario run is
 recorded from its run directory, KILLED with the reason (a half-recorded one is replaced); a started run still
 RUNNING is ended KILLED, with every run nested under it.
+
+The ledger is the user's own (``<state>/records-<uid>/``, 0700) and its notes are still data: a note is read as
+suites/backends/leftovers.py reads one; a scenario note is taken only where its run directory is one the suite
+wrote (its config.yaml, owned by this user) and each guest in its results.json has a guest's id (no ``../``: a log
+outside the run directory never reaches the artifact store); a note naming a run or run directory that a live
+runner's note also names is skipped (that run is not owed: it is running).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
+import stat
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +31,7 @@ from pathlib import Path
 
 from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
-from suites.backends.leftovers import Ledger
+from suites.backends.leftovers import Ledger, alive
 from suites.config.paths import absolute_uri, launch_dir
 from suites.config.schema import ARTIFACT_DIR
 from suites.errors import first_line, redact
@@ -31,7 +39,8 @@ from suites.record import mlflow_runs, rundir
 from suites.record.store import Tracker, sqlite_path
 from suites.record.store_reader import StoreReader
 
-LEDGER = Ledger("records")
+LEDGER = Ledger("records", per_user=True)  # a user's own runs, owed to that user's stores: 0700, never shared
+GUEST_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 Say = Callable[[str], None]
 
 
@@ -67,7 +76,7 @@ def paid(key: str | None) -> None:
 @contextmanager
 def collecting() -> Iterator[bool]:
     """One process at a time collects (another that is already doing so: False, and this one leaves it)."""
-    LEDGER.folder.mkdir(parents=True, exist_ok=True)
+    LEDGER.prepare()
     with (LEDGER.folder / ".lock").open("a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -88,8 +97,11 @@ def collect(at: tuple[str, str], tracker: Callable[[], Tracker], say: Say) -> in
         db = sqlite_path(str(facts.get("uri", "")))
         if db is not None and not db.exists():
             LEDGER.forget(key)
+    live = {str(facts.get(k)) for _, facts in LEDGER.notes() if alive(facts) for k in ("run_id", "run_dir")
+            if facts.get(k)}
     owed = [(key, facts) for key, facts in orphans
-            if (facts.get("uri"), facts.get("experiment")) == (redact(at[0]), at[1])]
+            if (facts.get("uri"), facts.get("experiment")) == (redact(at[0]), at[1])
+            and not live & {str(facts.get("run_id")), str(facts.get("run_dir"))}]
     if not owed:
         return 0
     done = 0
@@ -100,6 +112,11 @@ def collect(at: tuple[str, str], tracker: Callable[[], Tracker], say: Say) -> in
         for key, facts in sorted(owed, key=lambda kf: kf[1].get("what") != "scenario"):  # scenarios first
             if not (LEDGER.folder / key).is_file():  # paid meanwhile
                 continue
+            refused = unsound(facts)
+            if refused:  # a note that is no runner's: forgotten, said, nothing recorded from it
+                LEDGER.forget(key)
+                say(f"warning: a note in {LEDGER.folder} not taken ({refused}): forgotten")
+                continue
             try:
                 said = record_scenario(t, facts) if facts.get("what") == "scenario" else end_run(t, facts)
             except Exception as exc:  # noqa: BLE001 - the note stays for the next command
@@ -109,6 +126,25 @@ def collect(at: tuple[str, str], tracker: Callable[[], Tracker], say: Say) -> in
             done += 1
             say(said)
     return done
+
+
+def unsound(facts: JsonObject) -> str:
+    """'' where a note is one a runner of this user's wrote, else why not: a scenario's run directory must be one the
+    suite made (its config.yaml, this user's), its guests' ids plain names; a run note names a run id."""
+    if facts.get("what") == "run":
+        return "" if re.fullmatch(r"[0-9a-f]{32}", str(facts.get("run_id", ""))) else "no run id"
+    run_dir = Path(str(facts.get("run_dir", "")))
+    try:
+        config = os.lstat(run_dir / "config.yaml")
+    except OSError:
+        return f"{str(run_dir)[:120]} is no run directory (no config.yaml)"
+    if not run_dir.is_absolute() or config.st_uid != os.geteuid() or not stat.S_ISREG(config.st_mode):
+        return f"{str(run_dir)[:120]} is no run directory of this user's"
+    results = rundir.read_json(run_dir / "results.json")
+    ids = [str(g.get("spec", {}).get("guest_id", "")) for g in (results or {}).get("guests", [])
+           if isinstance(g, dict)]
+    bad = [i for i in ids if not GUEST_ID.match(i)]
+    return f"guest id {bad[0][:60]!r} is no guest's" if bad else ""
 
 
 def record_scenario(t: Tracker, facts: JsonObject) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import asdict
 from pathlib import Path
 
@@ -66,6 +67,21 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+MAX_RESULTS = 64 * 2**20  # a results.json: a few hundred KiB for a long mixed run
+
+
+def read_json(path: Path) -> JsonObject | None:
+    """A JSON object from a regular file of at most MAX_RESULTS bytes (no link, no FIFO); None where it is not one."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RESULTS:
+            return None
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def read_results(run_dir: Path) -> ScenarioOutcome | None:

@@ -63,8 +63,10 @@ def test_a_killed_runners_run_directory_is_recorded_whole(tmp_path: Path, own_st
     note = {"pid": dead.pid, "started": time.time() - 60, "what": "scenario", "uri": other,
             "experiment": "gpu-mixed-bench", "run_dir": where, "name": "killed-run", "parent": None,
             "tags": {"bench.run_dir": where, "bench.launcher": "slurm"}}
-    assert not list((own_state / "records").glob("scenario-*"))  # the run paid its own
-    (own_state / "records" / "scenario-1-x").write_text(json.dumps(note))
+    from suites.record.owed import LEDGER
+
+    assert LEDGER.folder.parent == own_state and not list(LEDGER.folder.glob("scenario-*"))  # the run paid its own
+    (LEDGER.folder / "scenario-1-x").write_text(json.dumps(note))
     half_recorded(other, where, tmp_path / "b" / "artifacts")
     done = sync(other)
     assert done.returncode == 0 and "recorded from its run directory as KILLED run" in done.stdout, done.stdout
@@ -75,7 +77,7 @@ def test_a_killed_runners_run_directory_is_recorded_whole(tmp_path: Path, own_st
     for key in ("metrics.images_per_sec", "metrics.images_per_sec_total", "metrics.makespan_s", "params.profile"):
         assert list(theirs[key].fillna(-1)) == list(mine[key].fillna(-1)), key
     assert theirs.iloc[0]["tags.bench.launcher"] == "slurm" and KILLED in theirs.iloc[0]["tags.bench.failure"]
-    assert not list((own_state / "records").glob("scenario-*"))
+    assert not list(LEDGER.folder.glob("scenario-*"))
 
 
 def half_recorded(uri: str, run_dir: str, artifacts: Path) -> None:
