@@ -11,8 +11,8 @@ from gpu_probe.stats import Interval, confidence_interval
 from suites.compare.report import value
 from suites.compare.results import RunFigures
 from suites.compare.setups import differences
+from suites.render.markdown import table
 from suites.render.plots import pyplot, save, titled
-from suites.sizing.report import table
 
 __all__ = ["HISTORY_HEADERS", "Point", "history", "history_rows", "write_history"]
 

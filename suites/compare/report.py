@@ -11,9 +11,9 @@ from pathlib import Path
 from rich.table import Table
 
 from suites.compare.conclude import MARKED, Change, Compared
+from suites.render.markdown import table
 from suites.render.mixed_report import to_html
 from suites.render.plots import pyplot, save, titled
-from suites.sizing.report import table
 
 __all__ = ["FIGURE_HEADERS", "console_table", "figure_rows", "setup_rows", "write"]
 

@@ -7,7 +7,6 @@ notebook ``notebooks/consolidation_report.ipynb`` render through here.
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
 
@@ -15,6 +14,8 @@ from rich.table import Table
 
 from suites.record.reader import MixedReport
 from suites.render import mixed_plots
+from suites.render.markdown import table
+from suites.render.markdown import to_html as page_of
 from suites.render.tables import fmt, validity_banner
 from suites.run import marks
 from suites.run.mixed import mixed_verdict
@@ -200,9 +201,6 @@ def console_tables(rep: MixedReport) -> list[Table]:
 
 
 def markdown(rep: MixedReport, figures: list[str]) -> str:
-    def table(headers: list[str], rows: list[list[str]]) -> list[str]:
-        return [f"| {' | '.join(headers)} |", f"|{'---|' * len(headers)}", *(f"| {' | '.join(r)} |" for r in rows)]
-
     lines = ["# Mixed CAD + ML workloads: consolidation report", ""]
     warning = banner(rep)
     if warning:
@@ -223,40 +221,13 @@ def markdown(rep: MixedReport, figures: list[str]) -> str:
 
 
 def to_html(md_text: str) -> str:
-    """A small Markdown subset (headings, tables, images, bold quotes, list items) to standalone HTML."""
-    body, in_table = [], False
-    for line in md_text.splitlines():
-        if line.startswith("|"):
-            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
-            if set("".join(cells)) <= set("-"):
-                continue
-            tag = "th" if not in_table else "td"
-            body.append(("<table>" if not in_table else "") + "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells)
-                        + "</tr>")
-            in_table = True
-            continue
-        if in_table:
-            body.append("</table>")
-            in_table = False
-        if line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            body.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
-        elif line.startswith("!["):
-            src = line[line.index("(") + 1: -1]
-            body.append(f'<p><img src="{html.escape(src)}" alt="{html.escape(src)}"></p>')
-        elif line.startswith("> "):
-            body.append(f'<p class="banner">{html.escape(line[2:].strip("* "))}</p>')
-        elif line.startswith("- "):
-            body.append(f"<li>{html.escape(line[2:])}</li>")
-        elif line:
-            body.append(f"<p>{html.escape(line)}</p>")
+    """The report as a standalone page (suites/render/markdown.py), its tables fitted to the page."""
     # a table fits the page: fixed layout, a cell's text wraps (anywhere in a long word) instead of widening it
     style = ("body{font-family:sans-serif;max-width:1100px}table{border-collapse:collapse;width:100%;"
              "table-layout:fixed}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;"
              "overflow-wrap:anywhere;font-size:13px}img{max-width:100%}"
              ".banner{border:2px solid #c00;padding:8px;font-weight:bold;color:#900}")
-    return f"<!doctype html><html><head><meta charset='utf-8'><style>{style}</style></head><body>" + "\n".join(
-        body) + ("</table>" if in_table else "") + "</body></html>\n"
+    return page_of(md_text, style)
 
 
 def write(rep: MixedReport, folder: Path) -> list[Path]:

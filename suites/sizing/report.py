@@ -14,6 +14,7 @@ from suites.capacity.curve import Capacity
 from suites.capacity.result import SizingResult, title_label
 from suites.capacity.solver import Answer, Sized
 from suites.render import sizing_plots
+from suites.render.markdown import table
 from suites.render.mixed_report import to_html
 from suites.render.tables import TABLE_WIDTH, fmt
 from suites.sizing.settings import STRICT
@@ -145,10 +146,6 @@ def console_tables(result: SizingResult) -> list[Table | str]:
     out += [table, dense]
     out += [f"not a candidate: {why}" for why in result.answer.excluded] + result.notes
     return out
-
-
-def table(headers: tuple[str, ...], rows: list[list[str]]) -> list[str]:
-    return [f"| {' | '.join(headers)} |", f"|{'---|' * len(headers)}", *(f"| {' | '.join(r)} |" for r in rows)]
 
 
 def markdown(result: SizingResult, figures: list[str]) -> str:
