@@ -114,11 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     misses = [f"{c} (its judge)" for c in rehearsal.missed(played)] + [c.name for c in memory if not c.ok]
     over = rehearsal.overrun(played)
     total = sum(played.estimates.values())
-    verdict = "; ".join([*([over] if over else []), *([f"missed: {', '.join(misses)}"] if misses else [])])
+    verdict = "; ".join([*([f"stopped: {played.stopped}: no verdict on the checks it did not finish"]
+                           if played.stopped else []),
+                         *([over] if over else []), *([f"missed: {', '.join(misses)}"] if misses else [])])
     out.print(f"rehearse: make gpu-check at {dev['gpu']} speed: " + (verdict or (
         f"every check's judge holds and it would end in {played.device_s:.0f} s of budget_s={args.budget_s:g} (the "
         f"checks {total:.0f} s, the executor's exports and the conclusion the rest)")), highlight=False)
-    return 1 if verdict or played.stopped else 0
+    return 130 if played.stopped else 1 if verdict else 0
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from typing import Any
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.config.schema import CONFIG_DIR
-from suites.errors import ConfigError
+from suites.errors import ConfigError, inert
 
 __all__ = ["DEVICES", "EAGER", "load", "measured", "of_gpu", "step_key", "step_ms", "steps"]
 
@@ -75,7 +75,9 @@ def load(gpu: str) -> JsonObject:
     path = path_of(gpu)
     known = ", ".join(sorted(p.stem for p in DEVICES.glob("*.json"))) or "none"
     if path.is_symlink() or not path.is_file():
-        why = "a link (a device file is a plain file)" if path.is_symlink() else "no such file"
+        why = ("a link (a device file is a plain file)" if path.is_symlink() else
+               "not a plain file (a folder, a FIFO or a device: a device file is a plain file)" if path.exists()
+               else "no such file")
         raise ConfigError(f"GPU={gpu}: {path}: {why} (known: {known}; make gpu-check writes one on each GPU it "
                           "measures)")
     try:
@@ -103,9 +105,12 @@ def of_gpu(name: str) -> JsonObject | None:
     return None
 
 
+SHORTEST = 1e-3  # ms, or s: a microsecond, or a millisecond of work; no step, frame or check takes less
+
+
 def number_in(value: object, low: float, high: float) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-        and low < value <= high
+        and (low < value if low == 0 else low <= value) and value <= high
 
 
 def problems_of(dev: object) -> list[str]:
@@ -113,6 +118,8 @@ def problems_of(dev: object) -> list[str]:
     if not isinstance(dev, dict):
         return [f"a JSON object is needed, this is a {type(dev).__name__}"]
     out = [f"no {k}" for k in ("gpu", "source") if not isinstance(dev.get(k), str) or not dev.get(k)]
+    out += [f"{k} must be printable text of at most 2,000 characters (it is printed)" for k in ("gpu", "source")
+            if isinstance(dev.get(k), str) and (len(dev[k]) > 2000 or inert(dev[k]) != dev[k])]
     memory = dev.get("mem_total_MiB")
     if not number_in(memory, 1024, MAX_MEMORY_MiB):
         out.append(f"mem_total_MiB must be MiB in (1024, {MAX_MEMORY_MiB}], got {memory!r}")
@@ -120,10 +127,10 @@ def problems_of(dev: object) -> list[str]:
     if not number_in(context, 0, memory if number_in(memory, 1024, MAX_MEMORY_MiB) else MAX_MEMORY_MiB):
         out.append(f"cuda_context_MiB must be MiB above 0 and within the GPU's memory, got {context!r}")
     for table, high in (("step_ms", 60_000.0), ("frame_ms", 60_000.0), ("work_s", 86_400.0)):
-        figures = dev.get(table, {})
-        if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, 0, high)
+        figures = dev.get(table, {})  # a figure below a microsecond (1e-300 ms) is no device's: the clock's floor
+        if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, SHORTEST, high)
                                                     for k, v in figures.items()):
-            out.append(f"{table} must map names to numbers in (0, {high:g}]")
+            out.append(f"{table} must map names to numbers in [{SHORTEST:g}, {high:g}]")
     if isinstance(dev.get("step_ms"), dict) and len(steps(dev)) != len(dev["step_ms"]):
         out.append("step_ms's keys must be <workload>/<batch>/<eager or compile=mode>")
     return out

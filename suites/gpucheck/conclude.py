@@ -28,6 +28,8 @@ def rows_of(gc: GpuCheck, run: CampaignRun) -> list[Row]:
             out.append(gc.rows[c])
         elif c in why:
             out.append(Row(c, f"{judges.SKIPPED}: {why[c] or 'not run'}"))
+        elif run.stopped:  # the check an interrupt stopped: its row said, never dropped (round 7)
+            out.append(Row(c, f"{judges.SKIPPED}: not finished: {run.stopped}"))
     return out
 
 

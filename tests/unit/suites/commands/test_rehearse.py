@@ -32,3 +32,22 @@ def test_an_interrupted_rehearsal_says_so_in_one_line_and_exits_130(monkeypatch,
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["rehearse: interrupted; nothing was recorded (its runs' temporary store is "
                                         "removed)"] and "Traceback" not in err
+
+
+@pytest.mark.heavy
+def test_a_rehearsal_stopped_mid_check_says_so_and_never_that_every_judge_holds(monkeypatch, capsys):
+    """Round 7: after SIGTERM during check j, `make rehearse --only j,l` dropped row j and said 'every check's judge
+    holds'. A stopped rehearsal has no verdict on what it did not finish, and exits 130."""
+    from suites.gpucheck.checks import Row
+    from suites.gpucheck.rehearsal import Played
+
+    def stopped(*args):
+        return Played([Row("j", "skipped: not finished: interrupted (SIGTERM) during j"),
+                       Row("l", "skipped: interrupted (SIGTERM) during j")], {"j": 3.0}, {"j": 60.0, "l": 5.0},
+                      False, "interrupted (SIGTERM) during j", 540.0, 70.0)
+
+    monkeypatch.setattr(rehearse.rehearsal, "play", stopped)
+    monkeypatch.setattr(rehearse, "stop_on_signals", lambda: None)
+    assert rehearse.main(["--gpu", "h200", "--only", "j,l"]) == 130
+    out = capsys.readouterr().out
+    assert "every check's judge holds" not in out and "stopped: interrupted (SIGTERM) during j" in out

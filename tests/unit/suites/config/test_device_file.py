@@ -43,6 +43,13 @@ def test_a_step_time_not_measured_is_named_with_what_the_file_has():
      "step_ms must map names to numbers"),
     ('{"gpu": "X", "source": "s", "mem_total_MiB": 80000, "cuda_context_MiB": 600, "step_ms": {"mnist/x/eager": 2}}',
      "step_ms's keys must be <workload>/<batch>/"),
+    # round 7 (issue 87): each accepted on fa8ae96
+    ('{"gpu": "X", "source": "s", "mem_total_MiB": 80000, "cuda_context_MiB": 600, '
+     '"step_ms": {"mnist-torch/128/eager": 1e-300}}', "step_ms must map names to numbers in [0.001, 60000]"),
+    ('{"gpu": "NVIDIA H200\\u001b[8m", "source": "s", "mem_total_MiB": 80000, "cuda_context_MiB": 600}',
+     "gpu must be printable text"),
+    ('{"gpu": "X", "source": "measured\\nverdict: ok", "mem_total_MiB": 80000, "cuda_context_MiB": 600}',
+     "source must be printable text"),
 ])
 def test_a_file_that_is_no_device_file_is_one_line(tmp_path: Path, content: str, says: str):
     path = tmp_path / "forged.json"
@@ -50,6 +57,17 @@ def test_a_file_that_is_no_device_file_is_one_line(tmp_path: Path, content: str,
     with pytest.raises(ConfigError, match="is not a device file") as exc:
         device_file.load(str(path))
     assert says in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_device_file_that_is_a_fifo_or_a_folder_is_said_to_be_one_never_read(tmp_path: Path, kind: str):
+    """Round 7: both were 'no such file'; a FIFO must never be opened (it would block)."""
+    import os
+
+    path = tmp_path / "h999.json"
+    os.mkfifo(path) if kind == "fifo" else path.mkdir()
+    with pytest.raises(ConfigError, match="not a plain file \\(a folder, a FIFO or a device"):
+        device_file.load(str(path))
 
 
 def test_a_device_file_that_is_a_link_is_refused(tmp_path: Path):
