@@ -157,8 +157,9 @@ compare: $(call unless_bare,setup)
 	  $(if $(call raw,LATEST),--latest) $(if $(call raw,HISTORY),--history $(call qs,$(call raw,HISTORY)))
 
 # Results a site publishes and anyone checks (docs/results.md, docs/run-rules.md): RUN=<run id or run directory> as one
-# bundle in outputs/bundles/ (REFERENCE=1: the reference study's); BUNDLE=<file> judged by the run rules (exit 1: not
-# compliant); DIR=<folder of bundles> as a static site in outputs/catalog/; BUNDLE=<file> rerun on this host.
+# bundle in outputs/bundles/ (REFERENCE=1: the reference study's); BUNDLE=<file> judged by the run rules (not
+# compliant: its command exits 1, make then 2); DIR=<folder of bundles> as a static site in outputs/catalog/;
+# BUNDLE=<file> rerun on this host.
 publish: $(call unless_bare,setup)
 	$(BARE_SUITES) publish $(if $(call raw,RUN),$(call qs,$(call raw,RUN))) $(if $(call raw,REFERENCE),--reference)
 

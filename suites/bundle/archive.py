@@ -113,6 +113,11 @@ def read(path: Path | str) -> Bundle:
     if size > MAX_BYTES:
         raise BundleError(f"{path}: {size / 2**20:.1f} MiB, over the {MAX_BYTES // 2**20} MiB a bundle may take")
     raw = path.read_bytes()
+    other = "bzip2" if raw[:3] == b"BZh" else "xz" if raw[:6] == b"\xfd7zXZ\x00" else \
+        "plain tar" if raw[257:262] == b"ustar" else ""
+    if other:  # said as what it is (round 7: "not JSON")
+        raise BundleError(f"{path}: a {other} archive: a bundle is a gzip-compressed tar (.bundle.tar.gz) or a bare "
+                          "bundle.json")
     if raw[:2] != b"\x1f\x8b":  # not gzip: a bare document
         return Bundle(parse(raw, str(path)), {}, str(path))
     doc, plots = members(unpacked(raw, path), path)

@@ -79,6 +79,8 @@ def compared(args: CompareSettings, store: StoreReader) -> conclude.Compared:
         a, b = lookup.latest(store, args.experiment, lookup.this_machine(collect()), args.latest)
     else:
         a, b = (lookup.figures_of(store, args.experiment, given) for given in args.runs)
+    if a.run.run_id == b.run.run_id:  # one run named two ways (its id, its run directory): never 'independent'
+        raise LookupError(f"A ({args.runs[0]}) and B ({args.runs[1]}) are the same run {a.run.run_id}: give two runs")
     return conclude.compare(a, b, args.noise_pct, args.gate)
 
 

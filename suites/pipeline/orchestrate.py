@@ -270,6 +270,9 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
         say(out)(f"{stopped}: the comparison is recorded" + (f" (run {ref.run_id})" if ref else "")
                  + ", ended KILLED; nothing more starts")
         return EXIT_INTERRUPTED
+    if ref is not None and nest.parent is None:  # the command's own run, said last: the one a user publishes
+        say(out)(f"comparison: run {ref.run_id}: publish this one (make publish RUN={ref.run_id}); the 'mlflow: run' "
+                 "lines above are its phases'")
     return worst
 
 

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gpu_probe.stats import Interval, confidence_interval, unpaired_ratio_interval
+from gpu_probe.stats import Interval, confidence_interval, paired_ratios, ratio_interval, unpaired_ratio_interval
 from suites import store_keys as keys
 from suites.bundle import FORMAT, LEFT_OUT, VERSION
 from suites.compare.results import MAKESPAN, RunFigures
@@ -45,9 +45,17 @@ def summary(values: list[float]) -> dict[str, Any]:
     return summary_of(iv, iv.method)
 
 
-def ratio_summary(of: list[float], to: list[float]) -> dict[str, Any]:
-    """``of`` over ``to``: the ratio of their medians and its unpaired 95 % interval (``unpaired_ratio_interval``)."""
-    return summary_of(unpaired_ratio_interval(to, of), "ratio")  # its B / A: of / to
+PAIRED, UNPAIRED = "paired", "ratio"  # a ratio's interval method, as its summary's "method" names it
+
+
+def ratio_summary(of: list[float], to: list[float], method: str = PAIRED) -> dict[str, Any]:
+    """``of`` over ``to``, as the comparison that measured them printed it (one figure, one number: terminal,
+    comparison.csv, MLflow, bundle and catalog): repeat i of a phase over repeat i of its baseline, their median and
+    the interval of their logs (``paired_ratios``, ``ratio_interval``: run/comparison.py's ``normalise``). A bundle
+    written before (method "ratio") holds the unpaired interval of the medians' ratio, and is recomputed so."""
+    if method == UNPAIRED:
+        return summary_of(unpaired_ratio_interval(to, of), UNPAIRED)  # its B / A: of / to
+    return summary_of(ratio_interval(paired_ratios(of, to)), PAIRED)
 
 
 def summary_of(iv: Interval, method: str) -> dict[str, Any]:

@@ -126,7 +126,8 @@ def recomputes(doc: dict[str, Any]) -> Verdict:
     wrong = [f["name"] for f in doc["figures"] if not same(f["summary"], computed(summary, f["values"]))]
     for r in doc["ratios"]:
         of, to = by_name.get(r["of"]), by_name.get(r["to"])
-        if of is None or to is None or not same(r["summary"], computed(ratio_summary, of["values"], to["values"])):
+        if of is None or to is None or not same(r["summary"], computed(ratio_summary, of["values"], to["values"],
+                                                                        r["summary"]["method"])):
             wrong.append(r["name"])
     if doc["suite"]["config_sha256"] != config_sha256(doc["setup"]):
         wrong.append("the configuration's hash")
@@ -144,7 +145,7 @@ def conclusive(doc: dict[str, Any]) -> Verdict:
 RULES = (repeats, full_size, clean_host, enforced, complete, overlap, unmodified, recomputes, conclusive)
 
 
-def computed(how: Any, *values: list[float]) -> dict[str, Any]:
+def computed(how: Any, *values: Any) -> dict[str, Any]:
     """A summary computed again; {} where its repeats cannot give one (an overflow): then it does not recompute."""
     try:
         return how(*values)

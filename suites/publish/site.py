@@ -134,7 +134,7 @@ def ratios(entry: Entry) -> dict[str, str]:
             of, to = figs[r["of"]], figs[r["to"]]
             # a CPU stand-in's ratio is its own row: never beside the reference study's GPU measurement
             name = r["name"] + (NO_GPU if any(is_not_enforced(f["validity"]) for f in (of, to)) else "")
-            out[name] = cell(ratio_summary(of["values"], to["values"]), unit="x")
+            out[name] = cell(ratio_summary(of["values"], to["values"], r["summary"]["method"]), unit="x")
     return out
 
 

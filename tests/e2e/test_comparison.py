@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from suites.config.scenario import PhaseConfig
+from suites.render.tables import unfold
 from tests.support.helpers import SMOKE, run_bench, runs_of
 
 
@@ -48,6 +49,9 @@ def test_the_scaling_scenario_trains_at_one_two_and_four_ranks_and_the_compariso
     assert len(comparison) == 1
     cid = comparison.iloc[0]["run_id"]
     assert comparison.iloc[0]["metrics.2-gpu.images_per_sec"] > 0
+    # round 7: the comparison's own run id was printed nowhere, and publishing the last printed id bundled one phase
+    assert unfold(out).rstrip().splitlines()[-1] == (f"comparison: run {cid}: publish this one (make publish "
+                                                     f"RUN={cid}); the 'mlflow: run' lines above are its phases'")
     phases, guests = runs_of(run.tracking_uri)
     assert sorted(phases["tags.bench.phase"]) == ["1-gpu", "2-gpu", "4-gpu"]
     assert set(phases["tags.mlflow.parentRunId"]) == {cid}

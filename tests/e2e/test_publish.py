@@ -83,6 +83,12 @@ def test_a_full_size_comparison_passes_every_rule_this_host_can_meet(published):
     text = published["comparison"].read_bytes()
     raw = tarfile.open(fileobj=io.BytesIO(text)).extractfile("bundle.json").read().decode()
     assert str(published["tmp"]) not in raw and "mlflow.db" not in raw  # no local path leaves with it
+    # one figure, one number (round 7: comparison.csv said 0.995 [0.705, 1.275], the bundle 1x [0.716, 1.26])
+    [row] = [r for r in csv.DictReader((published["full_run"] / "comparison.csv").open()) if r["label"] == "cpu"]
+    [ratio] = [r for r in doc["ratios"] if r["name"] == "gpu-vs-cpu: cpu vs 1-gpu: fixed-step images/s"]
+    got = [ratio["summary"][k] for k in ("median", "low", "high")]
+    assert got == pytest.approx([float(row[k]) for k in ("throughput_x", "throughput_x_ci_low",
+                                                          "throughput_x_ci_high")], abs=6e-5)  # the CSV: 4 places
 
 
 def test_a_smoke_mixed_run_and_a_smoke_sizing_are_not_compliant_for_the_rules_that_say_so(published):
@@ -132,13 +138,16 @@ def test_the_catalog_renders_every_bundle_beside_the_reference_and_runs_no_scrip
     assert SCREENSHOT.stat().st_size > 10_000
 
 
-def test_a_bundle_compares_with_a_run_as_two_runs_do_and_its_command_reruns(published):
+def test_a_bundle_and_the_run_it_was_published_from_are_one_run_and_its_command_reruns(published):
+    """Round 7: `compare X X` (a bundle beside the run it holds, or one run by its id and its folder) called a run
+    and itself independent and suggested 14 repeats. It is one line, exit 2 (a bundle beside another run: the rerun's
+    test below)."""
     uri = published["uri"]
     done = suites("compare", str(published["comparison"]), str(published["full_run"]), "--tracking-uri", uri,
                   "--out", str(published["tmp"] / "compare"), "--no-record")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "compare: A = bundle " in done.stdout and "figures: B / A" in done.stdout
-    assert "cpu / fixed-step images/s" in done.stdout and "1.00" in done.stdout  # the same repeats: B / A = 1
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.startswith("error: A (") and ") are the same run " in done.stderr
+    assert done.stderr.count("\n") == 1 and not (published["tmp"] / "compare").exists()
     rerun = suites("rerun", str(published["comparison"]), "--print")
     assert rerun.returncode == 0 and rerun.stdout.startswith("rerun: python -m suites bench scenario=gpu-vs-cpu")
     assert str(published["tmp"]) not in rerun.stdout

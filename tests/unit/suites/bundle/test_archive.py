@@ -170,3 +170,16 @@ def test_a_repeat_that_is_no_measurements_is_refused_in_one_line(tmp_path: Path,
     (tmp_path / "b.json").write_text(json.dumps(d).replace("[1.0, 2.0, 3.0]", values))
     with pytest.raises(BundleError, match=re.escape(says)):
         read(tmp_path / "b.json")
+
+
+@pytest.mark.parametrize("mode, says", [("w:", "a plain tar archive"), ("w:bz2", "a bzip2 archive"),
+                                        ("w:xz", "a xz archive")])
+def test_a_tar_that_is_not_gzip_compressed_is_said_to_be_one(tmp_path: Path, mode: str, says: str):
+    """Round 7: a plain or bz2 tar was 'not JSON'."""
+    data = json.dumps(doc()).encode()
+    with tarfile.open(tmp_path / "b.tar", mode) as tar:
+        info = tarfile.TarInfo("bundle.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(BundleError, match=f"{says}: a bundle is a gzip-compressed tar"):
+        read(tmp_path / "b.tar")
