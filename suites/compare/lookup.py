@@ -65,8 +65,22 @@ def machine_runs(store: StoreReader, experiment: str, machine: str, kind: str = 
     for run in store.roots(experiment, MAX_RUNS):
         if results.kind_of(run) and (not kind or results.kind_of(run) == kind):
             read = results.read(store, run)
-            if setups.fingerprint(read.setup) == machine:
+            setup = read.setup if any(k.startswith("host.") for k in read.setup) else \
+                {**host_of(store, run.run_id), **read.setup}  # a study's or sizing's own run: its scenarios' host
+            if setups.fingerprint(setup) == machine:
                 yield read
+
+
+def host_of(store: StoreReader, run_id: str, depth: int = 3) -> dict[str, str]:
+    """The host, library and profile params of the first scenario run under ``run_id`` (a sizing's or a study's
+    own run records its answer, its scenario runs the machine they ran on); {} where none is found."""
+    for child in store.children(run_id):
+        if "host.git_sha" in child.params:
+            return {k: v for k, v in child.params.items() if k.startswith(("host.", "lib.", "profile."))}
+        found = host_of(store, child.run_id, depth - 1) if depth > 1 else {}
+        if found:
+            return found
+    return {}
 
 
 def latest(store: StoreReader, experiment: str, machine: str, kind: str) -> tuple[RunFigures, RunFigures]:
@@ -80,7 +94,8 @@ def latest(store: StoreReader, experiment: str, machine: str, kind: str) -> tupl
             runs.append(read)
         if len(runs) == 2:
             return runs[1], runs[0]
-    what = f"{runs[0].kind} run(s) of scenario {scenario_of(runs[0])}" if runs else f"{kind or 'finished'} run(s)"
+    what = (f"{runs[0].kind} run(s)" + (f" of scenario {scenario_of(runs[0])}" if scenario_of(runs[0]) != "?" else "")
+            if runs else f"{kind or 'finished'} run(s)")
     raise LookupError(f"--latest: {len(runs)} {what} of this machine in experiment {experiment!r}; compare needs two")
 
 

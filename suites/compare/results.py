@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -62,7 +63,8 @@ class RunFigures:
             seen = list(dict.fromkeys(said))
             count = f" in {len(said)} of {self.scenarios} runs" if self.scenarios > 1 and kind in PER_RUN else ""
             more = f" (and {len(seen) - 1} other reading(s))" if len(seen) > 1 else ""
-            out[kind] = f"{kind}{count}: {seen[0]}{more}"
+            first = re.sub(rf"^{re.escape(kind)}( in \d+ of \d+ runs)?:\s*", "", seen[0])  # said once, not nested
+            out[kind] = f"{kind}{count}: {first}{more}"
         return out
 
     @property

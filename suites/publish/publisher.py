@@ -29,7 +29,7 @@ def publish(store: StoreReader, experiment: str, given: str, out_dir: Path) -> t
     """The bundle of ``given`` (a run id or run directory) in ``out_dir``; and the rules' verdicts on it."""
     run = lookup.resolve(store, experiment, given)
     figures = results.read(store, run)
-    figures.setup = {**host_of(store, run.run_id), **figures.setup}  # a campaign's own run holds no host
+    figures.setup = {**lookup.host_of(store, run.run_id), **figures.setup}  # a campaign's own run holds no host
     run_dir = Path(run.tags.get(keys.RUN_DIR, "")) if run.tags.get(keys.RUN_DIR) else None
     plots = plots_of(run_dir)
     scenario = lookup.scenario_of(figures) if figures.kind in (results.BENCH, results.COMPARISON) else figures.kind
@@ -37,18 +37,6 @@ def publish(store: StoreReader, experiment: str, given: str, out_dir: Path) -> t
     verdicts = rules.judge(doc)
     doc["compliance"] = {"verdict": rules.verdict_of(verdicts), "rules": [v.as_dict() for v in verdicts]}
     return write(doc, plots, out_dir / bundle_name(figures)), verdicts
-
-
-def host_of(store: StoreReader, run_id: str, depth: int = 3) -> dict[str, str]:
-    """The host, library and profile params of the first scenario run under ``run_id`` (a sizing's or a study's
-    own run records its answer, its scenario runs the machine they ran on); {} where none is found."""
-    for child in store.children(run_id):
-        if "host.git_sha" in child.params:
-            return {k: v for k, v in child.params.items() if k.startswith(("host.", "lib.", "profile."))}
-        found = host_of(store, child.run_id, depth - 1) if depth > 1 else {}
-        if found:
-            return found
-    return {}
 
 
 def bundle_name(figures: RunFigures) -> str:

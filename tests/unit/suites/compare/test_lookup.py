@@ -51,7 +51,7 @@ def test_latest_takes_the_two_newest_of_a_kind_on_this_machine_older_first(tmp_p
     store = StoreReader(uri)
     a, b = lookup.latest(store, EXP, MACHINE, "bench")
     assert (a.run.run_id, b.run.run_id) == (first, second)
-    with pytest.raises(LookupError, match=r"--latest: 1 comparison run\(s\) of scenario \? of this machine"):
+    with pytest.raises(LookupError, match=r"--latest: 1 comparison run\(s\) of this machine"):  # no 'scenario ?'
         lookup.latest(store, EXP, MACHINE, "")
     with pytest.raises(LookupError, match=r"--latest runs: a kind is one of bench, comparison, study, sizing"):
         lookup.latest(store, EXP, MACHINE, "runs")
@@ -113,3 +113,25 @@ def test_a_study_against_a_study_sets_each_parts_phases_side_by_side(tmp_path: P
     assert verdict["episode1-gpu-vs-cpu / cpu / mnist-torch images/s"] == "slower"
     assert verdict["episode2-mixed / m60-8q/ml / mnist-torch images/s"] in ("no change", "no spread") or \
         verdict["episode2-mixed / m60-8q/ml / mnist-torch images/s"].startswith("inconclusive")
+
+
+@pytest.mark.heavy
+def test_latest_finds_sizings_whose_own_run_holds_no_host_by_their_scenario_runs(tmp_path: Path):
+    """Round 7: `compare --latest sizing` found 0 of 3 sizings: a sizing's own run records its answer, and the host it
+    ran on only in its consolidations' scenario runs."""
+    import time
+
+    uri = store_at(tmp_path / "mlflow.db")
+    client, exp = compared_runs.client_of(uri, EXP)
+    made = []
+    for _ in range(2):
+        rid = client.create_run(exp, tags={"bench.role": "sizing", "bench.kind": "sizing",
+                                           "bench.answer": "m60-2q: 2 per GPU"}).info.run_id
+        client.log_metric(rid, "m60-2q.n_safe", 2.0)
+        compared_runs.scenario(client, exp, 100.0, {**compared_runs.HOST, "workload": "fixed-step"},
+                               {"mlflow.parentRunId": rid, "bench.consolidation": "m60-2q"})
+        client.set_terminated(rid, "FINISHED")
+        made.append(rid)
+        time.sleep(0.002)
+    a, b = lookup.latest(StoreReader(uri), EXP, MACHINE, "sizing")
+    assert (a.run.run_id, b.run.run_id) == tuple(made)

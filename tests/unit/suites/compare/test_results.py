@@ -95,3 +95,12 @@ def test_a_run_that_did_not_finish_marks_every_figure(tmp_path: Path):
     got = read(store, store.run(rid))
     assert got.figures and all(f.marks == ["ended FAILED"] for f in got.figures.values())
     assert got.mark_lines() == {"ended FAILED": "ended FAILED: what it measured before it stopped"}
+
+
+def test_a_mark_already_counted_in_its_own_words_is_not_counted_twice(tmp_path: Path):
+    """Round 7: "marked: A: host busy in 1 of 3 runs: host busy in 1 of 6 runs" (a mark stored with its count)."""
+    uri = store_at(tmp_path / "mlflow.db")
+    store = StoreReader(uri)
+    busy = read(store, store.run(compared_runs.bench(uri, 100.0, tags={
+        "bench.host_busy": "host busy in 1 of 6 runs: other processes: 99 % of a core"})))
+    assert busy.mark_lines() == {"host busy": "host busy: other processes: 99 % of a core"}
