@@ -42,6 +42,10 @@ def resolve(store: StoreReader, experiment: str, given: str) -> StoredRun:
         if not found:
             raise LookupError(f"{given}: no run of experiment {experiment!r} is named after this run directory "
                               "(give its run id, or --tracking-uri / --experiment of the store it was recorded in)")
+        if len(found) > 1:  # never one of them picked in silence (round 7: the newest of 101 was)
+            ids = ", ".join(r.run_id for r in found[:3]) + (", ..." if len(found) > 3 else "")
+            raise LookupError(f"{given}: {len(found)}{'+' if len(found) >= 50 else ''} runs of experiment "
+                              f"{experiment!r} name this run directory (newest first: {ids}): give the run id")
         return found[0]
     if not RUN_ID.match(given):
         raise LookupError(f"{given}: neither a run directory nor an MLflow run id")

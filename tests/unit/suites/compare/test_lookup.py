@@ -135,3 +135,13 @@ def test_latest_finds_sizings_whose_own_run_holds_no_host_by_their_scenario_runs
         time.sleep(0.002)
     a, b = lookup.latest(StoreReader(uri), EXP, MACHINE, "sizing")
     assert (a.run.run_id, b.run.run_id) == tuple(made)
+
+
+def test_a_run_directory_several_runs_name_is_refused_never_one_picked_in_silence(tmp_path: Path):
+    uri = store_at(tmp_path / "mlflow.db")
+    folder = tmp_path / "runs" / "2026-11-28_06-00-00.000-42"
+    folder.mkdir(parents=True)
+    made = [compared_runs.bench(uri, 100.0, tags={"bench.run_dir": str(folder.resolve())}) for _ in range(3)]
+    with pytest.raises(LookupError, match=rf"3 runs of experiment 'gpu-mixed-bench' name this run directory \(newest "
+                                          rf"first: {made[2]}, {made[1]}, {made[0]}\): give the run id"):
+        lookup.resolve(StoreReader(uri), EXP, str(folder))
