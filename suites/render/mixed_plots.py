@@ -24,9 +24,29 @@ def _bars(ax: Any, profiles: list[str], series: list[tuple[str, list[float]]],
             yerr = error_bars(heights, [lo for lo, _ in intervals[i]], [hi for _, hi in intervals[i]])
         bars = ax.bar(xs, heights, width, label=label, yerr=yerr, capsize=3)
         ax.bar_label(bars, labels=["-" if math.isnan(v) else f"{v:.1f}" for v in values], fontsize=7)
+    if intervals is not None:
+        cut_wide_intervals(ax, [v for _, vs in series for v in vs], [iv for ivs in intervals for iv in ivs])
     ax.set_xticks(range(len(profiles)), profiles)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=len(series), frameon=False)
+
+
+WIDEST = 3.0  # an axis spans at most this many times the largest bar; a wider interval is cut, and said
+
+
+def cut_wide_intervals(ax: Any, values: list[float], intervals: list[tuple[float, float]]) -> None:
+    """An interval many times the bars' size (a slowdown's upper bound at 17,500 % beside bars of 40 %) would
+    flatten every bar: the axis is held to WIDEST times the largest bar, and the cut said on the plot (its bounds are
+    in the report's table)."""
+    tallest = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
+    bound = max(tallest * WIDEST, 10.0)
+    lows = [lo for lo, _ in intervals if math.isfinite(lo)]
+    highs = [hi for _, hi in intervals if math.isfinite(hi)]
+    if not any(h > bound for h in highs) and not any(lo < -bound for lo in lows):
+        return
+    ax.set_ylim(max(min([*lows, 0.0]) * 1.05, -bound), min(max([*highs, 0.0]) * 1.05, bound))
+    ax.text(0.99, 0.97, "an interval wider than the axis is cut (its bounds: the report's table)",
+            transform=ax.transAxes, ha="right", va="top", fontsize=7, color="0.3")
 
 
 class Saver:

@@ -222,10 +222,12 @@ def markdown(rep: MixedReport, figures: list[str]) -> str:
 
 def to_html(md_text: str) -> str:
     """The report as a standalone page (suites/render/markdown.py), its tables fitted to the page."""
-    # a table fits the page: fixed layout, a cell's text wraps (anywhere in a long word) instead of widening it
-    style = ("body{font-family:sans-serif;max-width:1100px}table{border-collapse:collapse;width:100%;"
-             "table-layout:fixed}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;"
-             "overflow-wrap:anywhere;font-size:13px}img{max-width:100%}"
+    # a table never breaks a word or a number (round 7: "inconclusiv e", "+481. 9" under overflow-wrap:anywhere in a
+    # fixed layout of ~20 columns): cells wrap at spaces only, and a table wider than the page scrolls on its own
+    style = ("body{font-family:sans-serif;max-width:1100px}table{border-collapse:collapse;display:block;"
+             "overflow-x:auto;max-width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;"
+             "overflow-wrap:normal;word-break:keep-all;hyphens:none;font-size:13px}"
+             "td{white-space:nowrap}th{min-width:4em}img{max-width:100%}"
              ".banner{border:2px solid #c00;padding:8px;font-weight:bold;color:#900}")
     return page_of(md_text, style)
 

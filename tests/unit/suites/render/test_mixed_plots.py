@@ -35,3 +35,17 @@ def test_every_figure_of_a_busy_hosts_report_says_so_beside_not_a_gpu(tmp_path: 
     for fig in drawn:
         title = " ".join(fig._suptitle.get_text().split())
         assert "NOT a GPU measurement" in title and "HOST BUSY: host busy in 1 of 3 phase(s)" in title
+
+
+@pytest.mark.heavy
+def test_an_interval_far_wider_than_the_bars_is_cut_and_said_not_the_bars_flattened(tmp_path: Path, drawn: list):
+    """Round 7: the slowdown plot's axis ran to one interval's upper bound (17,500 %), flattening both bars."""
+    rep = study()
+    first = next(iter(rep.mixed))
+    rep.mixed[first]["ml_train_time_increase_pct.ci_high"] = 17_500.0
+    mixed_plots.draw(rep, tmp_path)
+    ax = drawn[0].axes[0]
+    tallest = max(abs(v) for p in rep.mixed.values() for k, v in p.items()
+                  if k in ("cad_run_time_increase_pct", "ml_train_time_increase_pct") and v == v)
+    assert ax.get_ylim()[1] <= max(tallest * mixed_plots.WIDEST, 10.0) + 1e-9
+    assert any("is cut" in t.get_text() for t in ax.texts)

@@ -129,3 +129,16 @@ def test_a_count_an_interrupt_cut_off_is_no_verdict_in_the_table_never_a_miss():
     assert [row[-1] for row in rows] == ["yes", "no verdict: 2 guest(s) failed"]
     ok, why = qos(cut["m60-8q/n2"], cut["m60-8q/ml"], 50.0, 15.0)
     assert not ok and miss_words(why) == "no verdict"
+
+
+def test_the_reports_tables_never_break_a_word_or_a_number_and_scroll_when_wider_than_the_page():
+    """Round 7: at 1,100 px the mixed report's ~20 columns read "inconclusiv e", "+481. 9" (a fixed layout with
+    overflow-wrap:anywhere). A cell now wraps at no point inside its text, and a wide table scrolls on its own."""
+    import re
+
+    from suites.render.mixed_report import to_html
+
+    page = to_html("| a | b |\n|---|---|\n| inconclusive (n=1: no spread) | +481.9 [-93.8, +17136.3] |\n")
+    style = re.search(r"<style>(.*)</style>", page).group(1)
+    assert "anywhere" not in style and "table-layout:fixed" not in style
+    assert "td{white-space:nowrap}" in style and "overflow-x:auto" in style
