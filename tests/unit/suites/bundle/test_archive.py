@@ -183,3 +183,19 @@ def test_a_tar_that_is_not_gzip_compressed_is_said_to_be_one(tmp_path: Path, mod
         tar.addfile(info, io.BytesIO(data))
     with pytest.raises(BundleError, match=f"{says}: a bundle is a gzip-compressed tar"):
         read(tmp_path / "b.tar")
+
+
+def test_a_bundle_of_thousands_of_figures_is_refused_before_it_is_read(tmp_path: Path):
+    """Round 7: 5,000 figures in 344 KB took check-results 64 s and the catalog 112 s."""
+    import time
+
+    d = doc()
+    fig = {"name": "x", "unit": "s", "higher_is_better": False, "values": [1.0, 2.0],
+           "summary": {"n": 2, "median": 1.5, "mean": 1.5, "low": 1.0, "high": 2.0, "level": 0.95,
+                       "method": "bootstrap"}, "validity": "enforced", "marks": []}
+    d["figures"] = [dict(fig, name=f"f{i}") for i in range(5000)]
+    (tmp_path / "b.json").write_text(json.dumps(d))
+    t0 = time.monotonic()
+    with pytest.raises(BundleError, match=r"figures: 5000 items, over the 500 a bundle may hold"):
+        read(tmp_path / "b.json")
+    assert time.monotonic() - t0 < 5  # counted, not validated item by item (a generous bound for a loaded host)
