@@ -7,6 +7,7 @@ A and B."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -62,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     folder = Path(args.out) / run_stamp()
-    files = report.write(comp, folder)
+    try:
+        files = report.write(comp, folder)
+    except BaseException:  # an interrupt or a fault while it is written: no half-written (or empty) report left
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     show(out, comp)
     run_id = record(args, comp, files, folder) if args.record else None
     print(f"compare: {folder / 'compare.html'} ({time.monotonic() - t0:.1f} s)")  # a path: never folded

@@ -172,3 +172,22 @@ def test_a_signal_held_off_while_compare_records_ends_its_run_killed_and_exits_1
     (rec,) = [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("bench.role") == "compare"]
     assert rec.info.status == "KILLED" and "SIGTERM" in rec.data.tags["bench.stopped"]
     assert any(p.name == "compare.html" for p in (tmp_path / "o").rglob("*"))
+
+
+@pytest.mark.heavy
+def test_an_interrupt_while_the_report_is_written_leaves_no_report_folder(capsys, tmp_path: Path, monkeypatch):
+    """Round 7: compare died on SIGTERM leaving an empty report folder behind."""
+    from suites.compare import report
+
+    uri = store_at(tmp_path / "m.db")
+    a, b = compared_runs.bench(uri, 100.0), compared_runs.bench(uri, 90.0)
+    write = report.write
+
+    def interrupted(comp, folder):
+        write(comp, folder)
+        raise KeyboardInterrupt  # after its files: the folder exists, half a report
+
+    monkeypatch.setattr(report, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        command.main([a, b, "--tracking-uri", uri, "--out", str(tmp_path / "o")])
+    assert not any((tmp_path / "o").iterdir())
