@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 
 from suites.errors import renamed_settings_in_one_line
-from suites.run.shield import honour, interrupt_reason, reason, stop_on_signals
+from suites.run.shield import SIGNALS, honour, interrupt_reason, reason, stop_on_signals
 
 EXIT_INTERRUPTED = 130  # suites.run.outcome.EXIT_INTERRUPTED (a heavy import for one number)
 
@@ -93,8 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(COMMANDS[name][0])
         code = int(module.main(rest) or 0)
     except KeyboardInterrupt as exc:  # Ctrl-C while its libraries load, or past a command's own guards: one line
+        why = interrupt_reason(exc)
         honour()  # this is that interrupt's end: nothing more is owed
-        print(f"{name}: {interrupt_reason(exc)}", file=sys.stderr)
+        for s in SIGNALS:  # the command is ending: a second press ends it as this one does (it gave rc -2 or 0)
+            signal.signal(s, signal.SIG_IGN)
+        print(f"{name}: {why}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except ModuleNotFoundError as exc:  # a Python without the suite's dependencies (BARE=1 with no wheels on its path)
         if exc.name is None or exc.name.split(".")[0] in ("suites", "gpu_probe"):

@@ -63,3 +63,25 @@ def test_mlflow_telemetry_is_off_before_a_command_loads_unless_the_user_chose(mo
     monkeypatch.setattr(importlib, "import_module", loaded)
     assert commands_main(["sync"]) == 0
     assert at_import == [seen]
+
+
+def test_every_command_takes_sigterm_as_ctrl_c_and_a_second_press_changes_nothing(monkeypatch, capsys):
+    """Round 7: compare and publish died silently on SIGTERM/SIGHUP (rc -15, -1: no handler of the suite's); two
+    Ctrl-Cs gave rc -2. Through the dispatcher, a command the signal stops is one line and 130, and once it ends a
+    further press is ignored."""
+    import os
+    import signal
+    import time
+    import types
+
+    def stopped_by_sigterm(argv):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)  # the handler runs here
+        return 0
+
+    monkeypatch.setattr(importlib, "import_module", lambda name: types.SimpleNamespace(main=stopped_by_sigterm))
+    assert commands_main(["compare"]) == 130
+    assert capsys.readouterr().err == "compare: interrupted (SIGTERM)\n"
+    os.kill(os.getpid(), signal.SIGINT)  # a second press after the first ended it: nothing (the conftest restores)
+    time.sleep(0.05)
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
