@@ -170,11 +170,16 @@ def listing(entries: list[Entry]) -> list[str]:
         mark = "ok" if x.verdict == rules.COMPLIANT else ("pub" if x.verdict == rules.PUBLISHED else "bad")
         why = "".join(f"<li>{e(v.rule)}: {e(v.reason)}</li>" for v in x.verdicts if v.ok is False)
         out.append(f"<tr><td>{e(x.key)}</td><td>{e(d['title'])}<br><span class=\"n\">{e(d['run']['kind'])} "
-                   f"{e(d['run']['scenario'])}, run {e(d['run']['id'][:8])}, {e(d['run']['started'])}; "
+                   f"{e(d['run']['scenario'])}, run {e(short_id(d['run']['id']))}, {e(d['run']['started'])}; "
                    f"<code>{e(d['command'])}</code></span></td><td>{e(system)}</td>"
                    f"<td>{e(d['suite']['commit'])}</td><td class=\"{mark}\">{e(x.verdict)}"
                    f"{'<ul>' + why + '</ul>' if why else ''}</td></tr>")
     return [*out, "</table>"]
+
+
+def short_id(run_id: str) -> str:
+    """An MLflow run id's first 8 hex digits; any other id whole ('reference-study' was 'referenc')."""
+    return run_id[:8] if len(run_id) == 32 and all(c in "0123456789abcdef" for c in run_id) else run_id
 
 
 def section(title: str, entries: list[Entry]) -> list[str]:
@@ -185,7 +190,8 @@ def compared(entries: list[Entry]) -> list[str]:
     """Every bundle's figures side by side, the compliant and published first, the others marked in their
     column's head."""
     entries = sorted(entries, key=lambda x: not x.compliant)
-    plots = [f'<img src="plots/{e(name)}" alt="{e(x.key)}: {e(x.bundle.title)}">' for x in entries for name in x.plots]
+    plots = [f'<figure><img src="plots/{e(name)}" alt="{e(x.key)}: {e(x.bundle.title)}"><figcaption>{e(x.key)}: '
+             f'{e(x.bundle.title)} ({e(x.verdict)})</figcaption></figure>' for x in entries for name in x.plots]
     return ["<h2>side by side</h2>",
             *side_by_side("each phase over its baseline (B / A, 95 % interval)", entries,
                           {x.key: ratios(x) for x in entries}),

@@ -67,3 +67,10 @@ def test_a_cpu_stand_ins_ratio_is_never_set_beside_the_reference_studys_gpu_figu
     rows = [r for r in html.splitlines() if r.startswith("<tr><td>gpu-vs-cpu: cpu vs 1-gpu: mnist-torch train s")]
     published = next(r for r in rows if "(published)" in r)
     assert "9.45x" not in published and any("9.45x" in r and "no GPU: a CPU stand-in" in r for r in rows)
+
+
+def test_the_reference_is_named_whole_and_every_plot_has_its_caption():
+    """Round 7: the catalog's reference row said 'run referenc'; its plots had no captions."""
+    html = page(entries_of([Bundle(reference_document()), measured()]), [])
+    assert "run reference-study," in html and "run referenc," not in html
+    assert re.search(r"<figure><img src=\"plots/b2-1.png\"[^>]*><figcaption>B2: [^<]+</figcaption></figure>", html)
