@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu_probe import probe, vocab
+from gpu_probe.hostload import other_load
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.backends.mps import CONTROL
 from suites.errors import first_line
 from suites.gpucheck import judges as judge
-from suites.gpucheck.judges import FAILED, SKIPPED, Verdict, guests, metric
+from suites.gpucheck.judges import FAILED, INCONCLUSIVE, SKIPPED, Verdict, guests, metric
 from suites.gpucheck.played import StandIn
 from suites.validity import EMULATED
 from suites.workloads.cifar10_torch import Cifar10TorchConfig
@@ -95,6 +96,14 @@ class CheckSkipped(RuntimeError):
     """A check that cannot run on this host; its message says why."""
 
 
+class CheckInconclusive(RuntimeError):
+    """A check this host could not judge (a rehearsal's check that ran out of time beside other load): its message
+    says why; never a failure the device would not have."""
+
+
+BUSY_PCT = 25.0  # other processes' CPU (% of a core) past which a rehearsal's late check is the host's fault
+
+
 @dataclass
 class Context:
     root: Path  # outputs/gpu-check/<time>/
@@ -132,8 +141,12 @@ def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subp
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        busy = other_load(0.5) if ctx.stand_in is not None else None  # while its command still runs: not counted
         out, err = stop_group(proc)
         log.write_text(f"$ {' '.join(argv)}\n{out}\n{err}")
+        if busy is not None and busy.other_pct > BUSY_PCT:  # a rehearsal is judged on the device's work
+            raise CheckInconclusive(f"host busy ({busy.text()}): did not finish within {timeout:.0f} s on this host; "
+                                    "its work on the device is its estimate") from None
         raise CheckFailed(f"did not finish within {timeout:.0f} s") from None
     except BaseException:
         out, err = stop_group(proc)
@@ -361,6 +374,8 @@ def run_check(ctx: Context, check: str, fn: Callable[[], Row]) -> Row:
         return Row(check, f"{SKIPPED}: {exc}")
     except CheckFailed as exc:
         return Row(check, f"{FAILED}: {exc}")
+    except CheckInconclusive as exc:
+        return Row(check, f"{INCONCLUSIVE}: {exc}")
     except Exception as exc:  # the check's own fault: its row says so, the traceback goes to its log
         (ctx.root / "logs").mkdir(parents=True, exist_ok=True)
         (ctx.root / "logs" / f"{check}-fault.log").write_text(traceback.format_exc())

@@ -47,3 +47,4 @@ def test_every_check_is_registered_once_with_its_rule_and_has_its_place_in_the_o
     assert all(c.title and c.expected for c in gpu_checks.CHECKS.values())
     with pytest.raises(ValueError, match="registered twice"):
         gpu_checks.check("a", "again", "rule")(lambda ctx: None)
+
