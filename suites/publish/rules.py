@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,8 +184,11 @@ def verdict_of(verdicts: list[Verdict]) -> str:
 
 def verdict_lines(verdicts: list[Verdict]) -> list[str]:
     """Each rule's verdict as a command prints it: its name, ok / FAILS / n/a, its reason."""
-    return [f"  {v.rule:<20} {'n/a' if v.ok is None else ('ok' if v.ok else 'FAILS'):<6} {inert(v.reason)}"
-            for v in verdicts]  # a reason may quote the bundle's own text: inert on a terminal
+    lines = [f"  {v.rule:<20} {'n/a' if v.ok is None else ('ok' if v.ok else 'FAILS'):<6} {inert(v.reason)}"
+             for v in verdicts]  # a reason may quote the bundle's own text: inert on a terminal
+    # at most 120 columns, a reason folded under itself at spaces (round 7 saw lines of 237 columns)
+    return [textwrap.fill(line, 120, subsequent_indent=" " * 30, break_long_words=False, break_on_hyphens=False)
+            for line in lines]
 
 
 def same(given: dict[str, Any], computed: dict[str, Any]) -> bool:

@@ -106,3 +106,10 @@ def test_repeats_that_overflow_the_statistics_do_not_recompute_and_raise_nothing
     doc = clean()
     doc["figures"][0]["values"] = [1e300, 1e300, 1e300]  # past the reader's cap; here the rule itself must hold
     assert "figures recompute" in failing(doc)
+
+
+def test_a_verdicts_lines_fit_120_columns_its_reason_folded_under_itself():
+    doc = clean()
+    doc["marks"]["failed in 1 of 6 runs"] = "g1 died: " + "a long reason of many words " * 12
+    lines = "\n".join(rules.verdict_lines(rules.judge(doc))).splitlines()
+    assert max(map(len, lines)) <= 120 and any(line.startswith(" " * 30) for line in lines)
