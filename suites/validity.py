@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["EMULATED", "EMULATED_MPS", "ENFORCED", "NOT_ENFORCED", "TCG_EMULATION", "VALIDITY", "first_reason",
-           "is_emulated", "is_not_enforced", "labelled", "weakest"]
+__all__ = ["EMULATED", "EMULATED_MPS", "ENFORCED", "NOT_ENFORCED", "TCG_EMULATION", "VALIDITY", "base_of",
+           "first_reason", "is_emulated", "is_not_enforced", "labelled", "weakest"]
 
 ENFORCED = "enforced"  # the profile's own GPU model (or no GPU asked for): the profile as specified
 EMULATED = "emulated"  # another NVIDIA GPU: framebuffer cap + time-slicing, no vGPU scheduler or MIG
@@ -36,6 +36,12 @@ def labelled(validity: str, reason: str) -> str:
 def weakest(validities: list[str]) -> str:
     """A run is worth what its weakest measurement is worth (nothing measured: not enforced)."""
     return min(validities, key=VALIDITY.index) if validities else NOT_ENFORCED
+
+
+def base_of(validity: str) -> str:
+    """A validity as one of VALIDITY, its label dropped (``not enforced (host busy)``: not enforced); text that is
+    none of them (a file's) is worth nothing: not enforced."""
+    return max((v for v in VALIDITY if validity == v or validity.startswith(v + " ")), key=len, default=NOT_ENFORCED)
 
 
 def is_emulated(validity: str) -> bool:

@@ -70,9 +70,11 @@ def write(doc: dict[str, Any], plots: dict[str, bytes], path: Path) -> Path:
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(payload), int(time.time()), 0o644
             tar.addfile(info, io.BytesIO(payload))
-    if buf.tell() > MAX_BYTES or len(data) + sum(len(b) + 1024 for b in plots.values()) > MAX_UNPACKED:
-        raise BundleError(f"{path.name}: {buf.tell() / 2**20:.1f} MiB, over the {MAX_BYTES // 2**20} MiB a bundle "
-                          "may take: fewer plots")
+    unpacked_bytes = len(data) + sum(len(b) + 1024 for b in plots.values())  # a member's header and padding: 1 KiB
+    if buf.tell() > MAX_BYTES or unpacked_bytes > MAX_UNPACKED:
+        raise BundleError(f"{path.name}: {buf.tell() / 2**20:.1f} MiB ({unpacked_bytes / 2**20:.1f} MiB unpacked), "
+                          f"over the {MAX_BYTES // 2**20} MiB ({MAX_UNPACKED // 2**20} MiB unpacked) a bundle may "
+                          "take: fewer plots")
     tmp = path.with_name(path.name + ".part")
     try:
         tmp.write_bytes(buf.getvalue())

@@ -220,8 +220,6 @@ def act(run: CampaignRun, part: CampaignPart, out: Console) -> PartRun:
         code, why = part.action(run), ""  # type: ignore[misc]
     except KeyboardInterrupt as exc:
         code, why = EXIT_INTERRUPTED, interrupt_reason(exc)
-    if noted() is not None:  # held off inside the action (its own record): it stops the campaign here
-        code, why = EXIT_INTERRUPTED, interrupt_reason()
     took = said_if_overran(run, part, time.monotonic() - t_part, out)
     return PartRun(part.name, MEASURED, None, took, why, code)
 

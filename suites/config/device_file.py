@@ -110,7 +110,7 @@ SHORTEST = 1e-3  # ms, or s: a microsecond, or a millisecond of work; no step, f
 
 def number_in(value: object, low: float, high: float) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-        and (low < value if low == 0 else low <= value) and value <= high
+        and low < value <= high
 
 
 def problems_of(dev: object) -> list[str]:
@@ -128,7 +128,7 @@ def problems_of(dev: object) -> list[str]:
         out.append(f"cuda_context_MiB must be MiB above 0 and within the GPU's memory, got {context!r}")
     for table, high in (("step_ms", 60_000.0), ("frame_ms", 60_000.0), ("work_s", 86_400.0)):
         figures = dev.get(table, {})  # a figure below a microsecond (1e-300 ms) is no device's: the clock's floor
-        if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, SHORTEST, high)
+        if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, 0, high) and v >= SHORTEST
                                                     for k, v in figures.items()):
             out.append(f"{table} must map names to numbers in [{SHORTEST:g}, {high:g}]")
     if isinstance(dev.get("step_ms"), dict) and len(steps(dev)) != len(dev["step_ms"]):

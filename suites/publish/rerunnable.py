@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from suites.errors import inert
+
 __all__ = ["MAX_WORDS", "data_needs", "left_out", "screened"]
 
 # the settings a measurement is made of: what a bundle's command may carry into a rerun, and nothing else
@@ -44,7 +46,7 @@ def screened(words: list[str]) -> list[str]:
 
 def refusal(word: str) -> str:
     """Why ``word`` is not a measurement's setting ('' where it is one)."""
-    if len(word) > MAX_WORD or any(ord(c) < 32 or ord(c) == 127 for c in word):
+    if len(word) > MAX_WORD or inert(word) != word:
         return "too long, or control characters"
     if word.startswith("-") or "=" not in word or not SETTING.match(word):
         return "not a key=value setting"

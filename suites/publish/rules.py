@@ -10,6 +10,7 @@ says so. Pure: the document in, verdicts out.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -21,7 +22,7 @@ from typing import Any
 from suites.errors import inert
 from suites.publish.document import config_sha256, ratio_summary, summary
 from suites.publish.reference import reference_document
-from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, NOT_ENFORCED, VALIDITY
+from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, VALIDITY, base_of
 
 __all__ = ["COMPLIANT", "MIN_REPEATS", "PUBLISHED", "RULES", "Verdict", "judge", "verdict_lines", "verdict_of"]
 
@@ -67,23 +68,17 @@ def clean_host(doc: dict[str, Any]) -> Verdict:
     return Verdict("clean host", not busy, busy[0][:300] if busy else "no other load marked on any repeat")
 
 
-def base_validity(text: str) -> str:
-    """A figure's validity as one of VALIDITY (its label dropped: 'not enforced (host busy)'); text that is none of
-    them is worth nothing: not enforced."""
-    return max((v for v in VALIDITY if text == v or text.startswith(v + " ")), key=len, default=NOT_ENFORCED)
-
-
 def enforced(doc: dict[str, Any]) -> Verdict:
     """How the profile was enforced, from the figures' own validity (the weakest), never the bundle's word for it:
     a bundle declaring 'enforced' beside figures that say 'not enforced' fails, and says both."""
     declared = doc["system"].get("enforcement", "-")
     access = doc["setup"].get("profile.gpu_access", doc["system"].get("gpu_access", "-"))
-    figures = [base_validity(f["validity"]) for f in doc["figures"]]
-    how = min(figures, key=VALIDITY.index) if figures else base_validity(declared)
+    figures = [base_of(f["validity"]) for f in doc["figures"]]
+    how = min(figures, key=VALIDITY.index) if figures else base_of(declared)
     ok = how in (ENFORCED, EMULATED, EMULATED_MPS)
     said = f"profile {doc['system'].get('profile', '-')} ({access}): {how}" + \
         ("" if ok else " (no GPU: a CPU stand-in; its GPU figures mean nothing)")
-    if figures and base_validity(declared) != how:
+    if figures and base_of(declared) != how:
         return Verdict("profile enforced", False, f"{said}; the bundle declares {str(declared)[:60]!r}, its figures "
                        f"say {how!r}")
     return Verdict("profile enforced", ok, said)
@@ -147,7 +142,8 @@ RULES = (repeats, full_size, clean_host, enforced, complete, overlap, unmodified
 
 
 def computed(how: Any, *values: Any) -> dict[str, Any]:
-    """A summary computed again; {} where its repeats cannot give one (an overflow): then it does not recompute."""
+    """A summary computed again; one that matches no bundle's (n = -1) where its repeats cannot give one (an
+    overflow): then it does not recompute."""
     try:
         return how(*values)
     except (OverflowError, ValueError, ZeroDivisionError):
@@ -160,9 +156,14 @@ def content_sha256(doc: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()
 
 
+@functools.cache
+def reference_sha256() -> str:
+    return content_sha256(reference_document())
+
+
 def is_reference(doc: dict[str, Any]) -> bool:
     """The reference study this suite ships, unchanged (by content hash): the one result said to be published."""
-    return content_sha256(doc) == content_sha256(reference_document())
+    return content_sha256(doc) == reference_sha256()
 
 
 def judge(doc: dict[str, Any]) -> list[Verdict]:

@@ -25,12 +25,12 @@ from typing import Any
 from suites.bundle import Bundle
 from suites.publish import rules
 from suites.publish.document import ratio_summary, summary
+from suites.render.markdown import CSP
 from suites.run.shield import Shield
 from suites.validity import is_not_enforced
 
 __all__ = ["Entry", "catalog_problem", "entries_of", "page", "write_site"]
 
-CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}th{background:#f4f4f4;text-align:left}
 .bad{color:#a00}.ok{color:#070}.pub{color:#555;font-style:italic}.n{color:#666;font-size:90%}

@@ -14,6 +14,8 @@ import html
 import re
 from collections.abc import Sequence
 
+from suites.errors import inert
+
 __all__ = ["CSP", "cell", "table", "to_html"]
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -22,9 +24,8 @@ LOCAL_IMAGE = re.compile(r"^[A-Za-z0-9][\w.-]{0,120}\.png$")  # a figure the rep
 
 def cell(text: object) -> str:
     """``text`` as one Markdown table cell: line breaks shown as '⏎', a '|' as '¦', other control characters as
-    their escapes."""
-    out = re.sub(r"\r\n|\r|\n|\u2028|\u2029", " ⏎ ", str(text)).replace("|", "¦")
-    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: ascii(m.group())[1:-1], out)
+    their escapes (:func:`suites.errors.inert`)."""
+    return inert(re.sub(r"\r\n|\r|\n|\u2028|\u2029", " ⏎ ", str(text)).replace("|", "¦"))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
