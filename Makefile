@@ -1,5 +1,5 @@
 # make setup | setup-system | setup-cluster | setup-vm | bench | study | size | gpu-check | rehearse | report | bench-ml |
-# bench-vm | bench-peer | bench-sampler | test | test-fast | lint | ui | clean
+# bench-vm | bench-peer | bench-harness | bench-sampler | test | test-fast | lint | ui | clean
 # Hydra overrides come from make variables, e.g.
 #   make bench profile=m60-8q scenario=concurrent ARGS='data.root=../shared/data'
 SHELL := /bin/bash
@@ -69,7 +69,7 @@ unless_bare = $(if $(call raw,BARE),,$(1))
 BARE_PY = $(if $(call raw,BARE),python3,$(PY))
 BARE_SUITES = $(BARE_PY) -m suites.makeargs $(call q,ARGS) suites
 
-.PHONY: setup setup-system setup-cluster setup-vm report compare publish check-results catalog rerun bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-sampler test test-fast lint \
+.PHONY: setup setup-system setup-cluster setup-vm report compare publish check-results catalog rerun bench study size gpu-check rehearse bench-ml bench-vm bench-peer bench-harness bench-sampler test test-fast lint \
         ui clean
 
 setup: $(STAMP)
@@ -191,6 +191,12 @@ bench-vm: setup setup-vm
 # images/s of both with their CI, the ratio and its verdict (goal >= 0.95); ARGS='--flops' for parameters and FLOPs.
 bench-peer: $(call unless_bare,setup)
 	$(BARE_SUITES) bench-peer
+
+# The suite's own cost per repeat (one timed window's end to the next one's start) and measured share, over a
+# fixed-step gpu-vs-cpu comparison at a GPU's step (2 phases x 3 repeats, 1 s windows), beside an empty Python
+# process and an import of torch; ARGS='--rounds 5'. Goals: <= 0.5 s per repeat, <= 12 s a comparison.
+bench-harness: $(call unless_bare,setup)
+	$(BARE_SUITES) bench-harness
 
 # What sampling costs at 1/10/50 Hz, next to MLflow's system-metrics monitor.
 bench-sampler: setup

@@ -9,6 +9,7 @@ re-reading it with ``pread`` costs ~4 us and gives both CPU time and RSS.
 from __future__ import annotations
 
 import os
+import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -52,6 +53,20 @@ class ProcStat:
 
     def __del__(self) -> None:
         self.close()
+
+
+def started_at(pid: int | str = "self") -> float:
+    """When process ``pid`` started, in epoch seconds, to a clock tick (10 ms). psutil's ``create_time`` adds the
+    boot time /proc/stat gives in whole seconds, so it is up to 1 s off: a guest's set-up read 1.06 s where it took
+    0.45 s. Here the start is placed on the boot clock (CLOCK_BOOTTIME, as /proc's starttime counts) and carried to
+    the wall clock by reading both now. The time now where /proc cannot say."""
+    now = time.time()
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            born_s = int(_fields(fh.read())[19]) / CLK_TCK
+        return now - (time.clock_gettime(time.CLOCK_BOOTTIME) - born_s)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
 
 
 def children_map() -> dict[int, list[int]]:

@@ -10,6 +10,7 @@ RUNNING under it ends KILLED: never FINISHED, so never reused."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gpu_probe.procfs import started_at
 from suites import store_keys as keys
 from suites.backends.corelock import CoreLease, CoresHeld, describe, held_by_others
 from suites.campaign.spec import (
@@ -37,6 +39,7 @@ from suites.pipeline.orchestrate import Nest, PlannedComparison, best_effort, pl
 from suites.record import mlflow_runs
 from suites.record.export import export_tree
 from suites.record.recorder import Recorder
+from suites.run import harness
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.plan import plan_and_lease
 from suites.run.shield import Shield, honour, interrupt_reason, noted
@@ -78,6 +81,7 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
     try:
         with lease or contextlib.nullcontext():  # a whole-host lease is held from planning to the last part's end
             run_parts(run, placed, out)
+        harness_said(run, out)
         with Shield(say(out), f"concluding the {campaign.kind}") if run.stopped else contextlib.nullcontext():
             done = conclude(run)
             end(run, done.status or status_of(run), run.stopped, done.files)
@@ -98,6 +102,19 @@ def execute(campaign: Campaign, conclude: Conclude, out: Console) -> CampaignRun
         raise
     export(run, out, final=True)
     return run
+
+
+def harness_said(run: CampaignRun, out: Console) -> None:
+    """The campaign's measured share and cost per repeat, from its measured parts' harness.json (each part's
+    comparison writes one), said and recorded on the campaign's run."""
+    docs = []
+    for path in sorted(run.run_dir.rglob("harness.json")):  # every comparison its parts ran, however deep
+        with contextlib.suppress(OSError, ValueError):
+            docs.append(json.loads(path.read_text()))
+    cost = harness.of_parts(docs, started_at(), time.time())
+    for line in harness.lines(cost, f"this {run.campaign.kind}"):
+        say(out)(line)
+    run.record(mlflow_runs.ParentResults({}, harness.metrics(cost), {}))
 
 
 def status_of(run: CampaignRun) -> str:

@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bench-vm": ("suites.commands.selfmeasure_vm", "a workload bare vs in the suite's own VM", "make bench-vm"),
     "bench-peer": ("suites.commands.selfmeasure_peer", "cifar10-torch vs the published airbench94, interleaved",
                    "make bench-peer"),
+    "bench-harness": ("suites.commands.selfmeasure_harness", "the suite's own cost per repeat and measured share, "
+                      "beside this host's floors", "make bench-harness"),
 }
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import io
 import os
 import sys
-import time
 import traceback
 from collections.abc import Callable
 from typing import TextIO
 
+from gpu_probe.procfs import started_at
 from suites.guest.protocol import GuestSpec, event, signed
 from suites.guest.setup import apply_resources, die_with_parent
 from suites.guest.worker import failure_text, run
@@ -84,12 +84,8 @@ def main(before_result: Callable[[Callable[[str], None]], None] | None = None) -
 
 
 def _process_start_time() -> float:
-    try:
-        import psutil
-
-        return psutil.Process().create_time()
-    except Exception:
-        return time.time()
+    """To a clock tick: psutil's create_time is up to a second off (gpu_probe.procfs.started_at)."""
+    return started_at()
 
 
 if __name__ == "__main__":

@@ -45,6 +45,9 @@ class GuestSpec:
     # The runner's secret for this guest: every event carrying a figure must carry it back (:func:`signed`), so a
     # line printed on stdout before the guest took it over (a sitecustomize, a library's import) is never a result.
     nonce: str = ""
+    # The sizing the first repeat of this guest's phase calibrated (its info's suites.workloads.timing
+    # CALIBRATION_KEYS): a later repeat trains the same steps without calibrating again; empty: calibrate
+    calibration: JsonObject = field(default_factory=dict)
     protocol: int = PROTOCOL_VERSION
 
     def to_line(self) -> str:

@@ -98,7 +98,8 @@ def peer_main(spec_line: str, rank: int, world: int, port: int) -> None:
     init(rank, world, port, bool(spec.gpus), spec.peer_timeout_s)
     try:
         workload.prepare()
-        timing.calibrate(workload, cfg, agree=lambda step_s: slowest(step_s, workload))  # in step with rank 0's
+        timing.calibrate(workload, cfg, agree=lambda step_s: slowest(step_s, workload),  # in step with rank 0's
+                         earlier=spec.calibration)
         barrier()  # prepared
         barrier()  # released at the start barrier
         for r in range(spec.repeats):

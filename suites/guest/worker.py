@@ -46,14 +46,20 @@ def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
 
 def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc_start: float) -> GuestResult:
     ctx = workload.ctx
+    t_prepare = time.time()
     workload.prepare()
+    t_prepared = time.time()
     check_device(spec, ctx.info, cfg)
     open_ended = bool(getattr(cfg, "until_stopped", False))
     if open_ended and ctx.world_size > 1:  # the runner's stop reaches rank 0 only; ranks must stop together
         open_ended = False
         ctx.info["until_stopped"] = f"not applied: {ctx.world_size} ranks (sized by workload.min_window_s)"
-    chosen = timing.calibrate(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload))
+    chosen = timing.calibrate(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload),
+                              spec.calibration)
     ctx.info.update(chosen)
+    # the harness's cost, by part (suites/run/harness.py): what of the set-up was the workload's own, what calibration
+    ctx.info["setup"] = {"start_s": round(t_prepare - t_proc_start, 4), "prepare_s": round(t_prepared - t_prepare, 4),
+                         "calibrate_s": round(time.time() - t_prepared, 4)}
     ranks.barrier()  # every rank has prepared
     setup = time.time() - t_proc_start
     log(spec, f"ready after {setup:.1f} s, waiting at the start barrier")

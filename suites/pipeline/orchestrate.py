@@ -7,58 +7,39 @@ that cannot be drawn is a warning, never the end of the run.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
+import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from omegaconf import OmegaConf
 from rich.console import Console
 from rich.panel import Panel
 
 from gpu_probe.hostload import other_load
 from gpu_probe.inventory import Inventory
+from gpu_probe.procfs import started_at
 from suites import store_keys as keys
 from suites.backends.corelock import CoresHeld
-from suites.backends.mps import MpsDaemon
-from suites.config.compose import Composition, RunConfig, scenario_title
-from suites.config.paths import relative_paths
+from suites.config.compose import Composition, RunConfig
 from suites.config.schema import BenchConfig
-from suites.errors import BenchError, PlacementError, first_line, redact
-from suites.record import mlflow_runs, owed, reader, rundir
+from suites.errors import BenchError, PlacementError
+from suites.pipeline.output import best_effort, console, say
+from suites.pipeline.scenario_run import Nest, Pending, run_scenario, store_all
+from suites.record import mlflow_runs, reader, rundir
 from suites.record.recorder import Recorder, RunRef
 from suites.render import mixed_report, plots, tables
-from suites.run import marks
-from suites.run.comparison import curves, normalise, phase_row, row_metrics, row_tags
-from suites.run.execute import execute, one_daemon
+from suites.run import harness, marks
+from suites.run.comparison import PhaseRow, curves, normalise, phase_row, row_metrics, row_tags
+from suites.run.execute import Around, one_daemon
 from suites.run.mixed import MixedRun, miss_words
 from suites.run.outcome import EXIT_INTERRUPTED, ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
 from suites.run.shield import Shield, honour, interrupt_reason, noted, reason
 from suites.validity import NOT_ENFORCED, first_reason
+from suites.workloads.timing import CALIBRATION_KEYS
 
-
-def console() -> Console:
-    """Tables fold to 120 columns at most (fewer where COLUMNS or the terminal says so); off a terminal rich would
-    assume 80. Plain lines (:func:`say`) are never wrapped."""
-    return Console(width=tables.console_width())
-
-
-def say(out: Console) -> Callable[[str], None]:
-    """Plain lines (no markup), folded at spaces to 120 columns as a table is (rich's own wrap would cut a path or
-    a command inside a word): a path longer than a line stands alone on its own."""
-    return lambda text: out.print(tables.fold_line(relative_paths(text)), markup=False, highlight=False,
-                                  soft_wrap=True)
-
-
-def best_effort(out: Console, what: str, draw: Callable[[], Any]) -> Any:
-    """A figure or report is worth a warning when it fails, never the measurements beside it."""
-    try:
-        return draw()
-    except Exception as exc:
-        say(out)(f"warning: {what} not written ({first_line(exc)})")
-        return None
+__all__ = ["Nest", "PlannedComparison", "best_effort", "console", "plan_comparison", "plan_phases", "run_command",
+           "run_comparison", "said_miss", "say"]
 
 
 def run_command(comp: Composition, run_dir: Path, launcher: str) -> int:
@@ -70,7 +51,10 @@ def run_command(comp: Composition, run_dir: Path, launcher: str) -> int:
         phases, cores = plan_and_lease(lambda: plan_comparison(comp, out), lambda c: c.plans, run_dir,
                                        comp.cfg.wait_for_cores_s, say(out))
         with cores:
-            return run_comparison(phases, run_dir, out, Nest(Recorder(comp.cfg, say(out)), launcher=launcher))
+            around = Around()
+            around.look_now(comp.cfg.host_busy_pct)  # while the store opens
+            return run_comparison(phases, run_dir, out, Nest(Recorder(comp.cfg, say(out)), launcher=launcher),
+                                  around)
     # placement and data problems end here, before any store is touched
     planned, cores = plan_and_lease(lambda: plan(comp.runs[0]), lambda p: [p], run_dir,
                                     comp.cfg.wait_for_cores_s, say(out))
@@ -106,69 +90,6 @@ def refuse_busy_host(threshold_pct: float) -> None:
     if load.other_pct > threshold_pct:
         raise BenchError(f"host busy: {load.text()} > host_busy_pct={threshold_pct:g}; strict=true refuses to "
                          "measure beside them (stop them, or run without strict=true: figures are then marked)")
-
-
-@dataclass
-class Nest:
-    """Where a run is recorded: the recorder, the run it nests under (a comparison's, a campaign's), the tags it
-    carries, and how it was launched (basic, submitit_local, slurm, or the campaign that ran it)."""
-
-    recorder: Recorder
-    parent: RunRef | None = None
-    tags: dict[str, str] = field(default_factory=dict)
-    launcher: str = "basic"
-
-    def under(self, parent: RunRef | None, tags: dict[str, str]) -> Nest:
-        """The same recorder and launcher, one level down."""
-        return Nest(self.recorder, parent, tags, self.launcher)
-
-
-def run_scenario(planned: Plan, run_dir: Path, out: Console, nest: Nest,
-                 shared: MpsDaemon | None = None) -> tuple[ScenarioOutcome, str | None]:
-    """One scenario run: execute (under its comparison's ``shared`` MPS daemon, if any), write its run directory,
-    show it, record it; (outcome, MLflow run id or None)."""
-    cfg, dcfg, recorder = planned.cfg, planned.run.dcfg, nest.recorder
-    recorder.provenance(run_dir, redact(OmegaConf.to_yaml(dcfg, resolve=True)), planned.inventory)
-    # How the job was launched (basic, submitit_local, slurm): provenance for sweeps run elsewhere.
-    tags = {keys.LAUNCHER: nest.launcher, keys.RUN_DIR: str(run_dir.resolve()), **nest.tags}
-    name = run_name(cfg, run_dir)
-    owes = recorder.owe(run_dir, name, nest.parent, tags)  # a runner killed from here on: the next command records it
-    try:
-        outcome = execute(planned, run_dir, shared)
-    except BaseException:  # nothing started (an interrupt before the guests ran) or a defect said here: owed nothing
-        owed.paid(owes)
-        raise
-    with Shield(say(out), f"recording what was measured (results.json in {run_dir})"):
-        kept = recorder.local(outcome, run_dir)  # before anything else can fail: results survive a plot or store
-        files = kept or run_dir  # the run's files: its folder, or the rescue folder its results went to
-        best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, files / "utilisation.png"))
-        show(out, outcome, f"{cfg.scenario.name}: {scenario_title(cfg)}")
-        params = mlflow_runs.config_params(OmegaConf.to_container(dcfg, resolve=True,  # type: ignore[arg-type]
-                                                                  enum_to_str=True))
-        run_id = recorder.scenario(outcome, params, files, name, nest.parent, tags)
-        owed.paid(owes)
-    if run_id:
-        say(out)(f"mlflow: run {run_id} ({recorder.browse()}); results: {files}")
-    elif kept is None:  # neither a file nor a store holds them: the figures themselves, in the last line
-        print(f"error: nothing could be recorded; what was measured: {tables.figures_line(outcome)}",
-              file=sys.stderr)
-    return outcome, run_id
-
-
-def show(out: Console, outcome: ScenarioOutcome, title: str) -> None:
-    out.print(tables.results_table(outcome, title))
-    viewsets = tables.viewset_table(outcome)
-    if viewsets is not None:
-        out.print(viewsets)
-    for line in tables.summary_lines(outcome):
-        say(out)(line)
-
-
-def run_name(cfg: BenchConfig, run_dir: Path) -> str:
-    """The run directory's name, made readable for multirun jobs (whose directories are 0, 1, 2...)."""
-    if run_dir.name.isdigit():
-        return f"{cfg.scenario.name}-{cfg.profile.name}-{cfg.workload.name}-{run_dir.name}"
-    return run_dir.name
 
 
 def plan_phases(runs: list[RunConfig], mixed: MixedRun | None, out: Console,
@@ -220,14 +141,22 @@ def plan_comparison(comp: Composition, out: Console) -> PlannedComparison:
     return PlannedComparison(comp, plans, mixed)
 
 
-def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest: Nest) -> int:
+def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest: Nest,
+                   around: Around | None = None) -> int:
     """Every phase, repeated and interleaved; then the table normalised to the baseline (n, CI, verdict), its
     plot, and the comparison run (nested under ``nest.parent``, as a campaign's parts are, with its tags)."""
     cfg, name, recorder = planned.comp.cfg, planned.comp.cfg.scenario.name, nest.recorder
     plans, mixed = planned.plans, planned.mixed
+    # the command's own comparison counts its wall from the command's start; a campaign's part, from its own
+    t0 = started_at() if nest.parent is None else time.time()
     ref = recorder.start_parent(f"{name}-{run_dir.name}", {**mlflow_runs.comparison_tags(
         name, cfg.scenario.kind, nest.tags), keys.RUN_DIR: str(run_dir.resolve())}, nest.parent)
-    outcomes, worst = run_phases(planned, run_dir, out, nest.under(ref, {}))
+    loop = PhaseLoop(nest.under(ref, {}), around or Around())
+    try:
+        outcomes, worst = run_phases(planned, run_dir, out, loop)
+    finally:  # the repeats' plots and store, once, after the last (an interrupt or a fault included)
+        store_all(loop.later, out)
+    cost = harness.cost_of(loop.spans, t0, time.time())
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
         references = {p.run.label: p.run.phase.reference for p in plans if p.run.phase and p.run.phase.reference}
@@ -237,15 +166,7 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
         on_cpu = all(r.validity == NOT_ENFORCED or r.gpus == 0 for r in rows)
         for r in rows:
             r.reference = "" if base_weak or r.validity == NOT_ENFORCED else references.get(r.label, "")
-        what = f"{cfg.scenario.mixed.cad.workload} + {cfg.scenario.mixed.ml.workload}" if mixed else cfg.workload.name
-        title = (f"{name}: {what}, phases" if mixed else f"{name}: {what}, normalised to {baseline}") + \
-            f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
-        banner = tables.validity_banner({r.label: r.validity for r in rows},
-                                        first_reason(r.validity_reason for r in rows))
-        if banner:
-            out.print(Panel(banner, title="what these numbers are", border_style="red"))
-        for table in tables.comparison_tables(rows, title, normalised=mixed is None):
-            out.print(table)
+        title = show_comparison(planned, rows, baseline, out)
         if on_cpu and mixed is None:
             say(out)(tables.cpu_only_note(name, len(rows), bool(references)))
         rundir.write_csv([r.csv() for r in rows], run_dir / "comparison.csv")
@@ -255,7 +176,11 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
                   "repeats": len(next(iter(outcomes.values()), [])), "phases": ",".join(r.label for r in rows),
                   **{f"reference.{label}": ref for label, ref in references.items()},
                   **(mixed.params() if mixed else {})}
-        results = mlflow_runs.ParentResults(params, {**row_metrics(rows), **(mixed.results() if mixed else {})},
+        for line in harness.lines(cost, "this command" if nest.parent is None else "this comparison"):
+            say(out)(line)
+        rundir.write_atomic(run_dir / "harness.json", json.dumps(harness.as_json(cost, loop.spans), indent=1))
+        results = mlflow_runs.ParentResults(params, {**row_metrics(rows), **(mixed.results() if mixed else {}),
+                                                     **harness.metrics(cost)},
                                             {**row_tags(rows), **(marks.tags_of(mixed.score_marks()) if mixed
                                                                   else {})},
                                             curves(rows) if mixed is None else {})
@@ -276,6 +201,22 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
     return worst
 
 
+def show_comparison(planned: PlannedComparison, rows: list[PhaseRow], baseline: str, out: Console) -> str:
+    """The comparison's tables (under a banner where a phase's figures are not a GPU's); their title."""
+    cfg, mixed = planned.comp.cfg, planned.mixed
+    name = cfg.scenario.name
+    what = f"{cfg.scenario.mixed.cad.workload} + {cfg.scenario.mixed.ml.workload}" if mixed else cfg.workload.name
+    title = (f"{name}: {what}, phases" if mixed else f"{name}: {what}, normalised to {baseline}") + \
+        f" ({cfg.scenario.phase_repeats} repeat(s) each, interleaved)"
+    banner = tables.validity_banner({r.label: r.validity for r in rows},
+                                    first_reason(r.validity_reason for r in rows))
+    if banner:
+        out.print(Panel(banner, title="what these numbers are", border_style="red"))
+    for table in tables.comparison_tables(rows, title, normalised=mixed is None):
+        out.print(table)
+    return title
+
+
 def end_comparison(recorder: Recorder, ref: RunRef | None, files: list[Path], worst: int, repeats: int) -> str:
     """The comparison run's end: KILLED where an interrupt stopped its phases (or one is held off now), with why
     (returned), else FINISHED, or FAILED where a phase failed ('' returned)."""
@@ -288,8 +229,20 @@ def end_comparison(recorder: Recorder, ref: RunRef | None, files: list[Path], wo
     return why
 
 
+@dataclass
+class PhaseLoop:
+    """What every repeat of a comparison's phases shares: where it records, what its runs share (``around``: the
+    MPS daemon, the host's look), the runs whose plot and store wait for the last repeat, and each repeat's
+    timestamps for the harness's cost (suites/run/harness.py)."""
+
+    nest: Nest
+    around: Around = field(default_factory=Around)
+    later: list[Pending] = field(default_factory=list)
+    spans: list[harness.Span] = field(default_factory=list)
+
+
 def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
-               nest: Nest) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+               loop: PhaseLoop) -> tuple[dict[str, list[ScenarioOutcome]], int]:
     """Each repeat runs every phase once, in order (A B C A B C): drift hits all phases alike. A consolidation's
     counts instead each run their repeats in a row (A A A B B B): a count is judged on all of its repeats before the
     sweep decides to add a guest. Stops at an interrupt, or where a consolidation count misses QoS. (outcomes per
@@ -299,14 +252,14 @@ def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
     order = [(r, p) for p in plans for r in range(1, repeats + 1)] if in_a_row else \
         [(r, p) for r in range(1, repeats + 1) for p in plans]
     with one_daemon(plans, run_dir) as shared:  # one MPS daemon for the phases, not one per phase
-        return each_phase(planned, order, run_dir, out, (nest, shared))
+        loop.around.daemon = shared
+        return each_phase(planned, order, run_dir, out, loop)
 
 
 def each_phase(planned: PlannedComparison, order: list[tuple[int, Plan]], run_dir: Path, out: Console,
-               under: tuple[Nest, MpsDaemon | None]) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+               loop: PhaseLoop) -> tuple[dict[str, list[ScenarioOutcome]], int]:
     """:func:`run_phases`' loop: each (repeat, phase) of ``order`` until an interrupt or the sweep's end."""
-    mixed, repeats = planned.mixed, planned.comp.cfg.scenario.phase_repeats
-    nest, shared = under
+    mixed, repeats, nest = planned.mixed, planned.comp.cfg.scenario.phase_repeats, loop.nest
     outcomes: dict[str, list[ScenarioOutcome]] = {}
     worst = 0
     for r, phase in order:
@@ -314,9 +267,12 @@ def each_phase(planned: PlannedComparison, order: list[tuple[int, Plan]], run_di
         overrides = phase.run.phase.overrides if phase.run.phase else []
         say(out)(f"phase {label}" + (f" (repeat {r}/{repeats})" if repeats > 1 else "")
                  + f": {' '.join(overrides) or '(as given)'}")
+        begun = time.time()
         outcome, _ = run_scenario(phase, run_dir / (slug if repeats == 1 else f"{slug}-r{r}"), out,
                                   nest.under(nest.parent, {keys.PHASE: label, keys.SCENARIO: phase.cfg.scenario.name,
-                                                           keys.REPEAT: str(r)}), shared)
+                                                           keys.REPEAT: str(r)}), loop.around, loop.later)
+        loop.spans.append(harness.span_of(label, r, begun, time.time(), outcome))
+        keep_sizing(phase, outcome)
         outcomes.setdefault(label, []).append(outcome)
         worst = max(worst, outcome.exit_code)
         if outcome.status == "interrupted" or noted() is not None:  # a signal held off while it recorded: stop
@@ -332,6 +288,14 @@ def each_phase(planned: PlannedComparison, order: list[tuple[int, Plan]], run_di
                      f"{mixed.settings.counts_past_miss - mixed.counts_past_miss()} more count(s), to show how QoS "
                      "breaks")
     return outcomes, worst
+
+
+def keep_sizing(phase: Plan, outcome: ScenarioOutcome) -> None:
+    """A phase's later repeats train the steps its first calibrated (suites/workloads/timing.py, ``earlier``): each
+    guest that finished hands its sizing to its own spec, once."""
+    for g in outcome.guests:
+        if g.result.ok and not g.spec.calibration and isinstance(g.result.info.get("sized_steps"), int):
+            g.spec.calibration = {k: g.result.info[k] for k in CALIBRATION_KEYS if k in g.result.info}
 
 
 def said_miss(why: str) -> str:

@@ -30,6 +30,18 @@ def pyplot() -> ModuleType:
     return plt
 
 
+def warm() -> None:
+    """pyplot imported and one figure with text drawn and dropped: the font cache, text layout and Agg renderer
+    are set up, so processes forked after it (suites/pipeline/scenario_run.py's workers) do not each pay that."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(2, 1), constrained_layout=True)
+    ax.plot([0, 1], [0, 1], label="x")
+    ax.legend()
+    ax.set_title("warm")
+    fig.canvas.draw()
+    plt.close(fig)
+
+
 def titled(fig: Figure, *lines: str, fontsize: float = 10) -> None:
     """The figure's title, each line wrapped to the figure's width: a long stop reason, profile list or status used
     to run off both edges, and constrained layout does not wrap text."""

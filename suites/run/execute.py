@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu_probe import vocab
@@ -39,14 +41,44 @@ from suites.run.progress import ProgressView
 from suites.run.shield import Shield, interrupt_reason
 
 
-def execute(plan: Plan, log_dir: Path, shared: MpsDaemon | None = None) -> ScenarioOutcome:
+@dataclass
+class Around:
+    """What a comparison's runs share: the MPS daemon it started for all of them (:func:`one_daemon`, or None) and
+    one look at the host before its first run. A later run's host is judged by that look and by its own sampling
+    (other processes' CPU during it): a look of its own cost half a second of every repeat."""
+
+    daemon: MpsDaemon | None = None
+    looked: list[HostLoad | None] = field(default_factory=list)
+    looking: threading.Thread | None = None
+
+    def look_now(self, threshold_pct: float) -> None:
+        """Start the look on a thread of its own, while the command composes and opens its store: it counts other
+        processes' CPU only (this process tree's is taken out), and its half second of sleep was a wait of its own."""
+        if self.looking is None and not self.looked and busy_check_on(threshold_pct):
+            self.looking = threading.Thread(target=lambda: self.looked.append(other_load(0.5)), name="host-look",
+                                            daemon=True)
+            self.looking.start()
+
+    def host_before(self, threshold_pct: float) -> HostLoad | None:
+        if self.looking is not None:
+            self.looking.join()
+            self.looking = None
+            said_if_busy(self.looked[0] if self.looked else None, threshold_pct)
+        if not self.looked:
+            self.looked.append(look_at_host(threshold_pct))
+        return self.looked[0]
+
+
+def execute(plan: Plan, log_dir: Path, around: Around | None = None) -> ScenarioOutcome:
     """The whole scenario; each guest's log goes to ``log_dir/<guest>.log``. With ``sharing=mps`` the run's own
     MPS daemon is started first (MpsError, one line, before any guest) and quit after the guests, on every path;
-    ``shared``: the daemon its comparison started for all of its runs (:func:`one_daemon`), used and left running."""
+    ``around``: what its comparison shares among its runs (the daemon, used and left running; the host's look)."""
     log_dir.mkdir(parents=True, exist_ok=True)
-    before = look_at_host(plan.cfg.host_busy_pct)
+    around = around or Around()
+    before = around.host_before(plan.cfg.host_busy_pct)
     sampler = Sampler(plan.cfg.sampler.rate_hz)
     timing = Timing(t_start=time.time())
+    shared = around.daemon
     daemon = start_sharing(plan, log_dir, shared)
     try:
         with sampler:
@@ -79,8 +111,11 @@ def look_at_host(threshold_pct: float) -> HostLoad | None:
     """Half a second of the host before the guests start: a host that other processes keep busy is said now."""
     if not busy_check_on(threshold_pct):
         return None
-    load = other_load(0.5)
-    if load.other_pct > threshold_pct:
+    return said_if_busy(other_load(0.5), threshold_pct)
+
+
+def said_if_busy(load: HostLoad | None, threshold_pct: float) -> HostLoad | None:
+    if load is not None and load.other_pct > threshold_pct:
         warn(f"note: host busy before the run ({load.text()} > host_busy_pct={threshold_pct:g}): every figure is "
              "marked host busy and its verdicts inconclusive; strict=true refuses such a host")
     return load
@@ -209,4 +244,5 @@ def outcome_of(plan: Plan, guests: list[GuestHandle], sampler: Sampler, timing: 
         makespan = t_end - t_release
     host = {**samples.host_metrics(), **run_outcome.overlaps(outcomes)}  # the pairs' overlap: recorded alike
     return ScenarioOutcome(status, outcomes, makespan, reasons, plan.inventory, plan.data, samples, host,
-                           started_at=timing.t_start or 0.0, ended_at=time.time())
+                           started_at=timing.t_start or 0.0, ended_at=time.time(),
+                           released_at=t_release or 0.0, results_at=t_end or 0.0)

@@ -47,6 +47,8 @@ class ScenarioOutcome:
     host_metrics: dict[str, float] = field(default_factory=dict)  # host/GPU aggregates, sampler rate, energy
     started_at: float = 0.0  # epoch seconds: guests being started ...
     ended_at: float = 0.0  # ... and all of them stopped
+    released_at: float = 0.0  # the start barrier released them (0: never)
+    results_at: float = 0.0  # every guest's result in (0: not all)
     host_busy: str = ""  # "host busy (other processes: X % of a core)" where the host was, else ""
 
     @property

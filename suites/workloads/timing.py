@@ -26,7 +26,8 @@ from typing import Protocol
 from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import summarize
 
-__all__ = ["SIZE_BY", "TIME", "WORK", "StepMeter", "calibrate", "hold", "window_shortfall"]
+__all__ = ["CALIBRATION_KEYS", "SIZE_BY", "TIME", "WORK", "StepMeter", "calibrate", "hold", "kept_sizing",
+           "window_shortfall"]
 
 TIME, WORK = "time", "work"  # what sizes a training run (TrainConfig.size_by)
 SIZE_BY = ("auto", TIME, WORK)
@@ -215,6 +216,10 @@ class Trainable(Protocol):
     def train(self, meter: StepMeter) -> None: ...
 
 
+# What a guest's info keeps of its sizing, handed to the later repeats of its phase (GuestSpec.calibration)
+CALIBRATION_KEYS = ("sized_by", "calibrated_step_ms", "window_s", "calibration_steps", "sized_steps", "capped_by",
+                    "schedule_steps", "schedule_s", "until_stopped")
+SIZED_BY_EARLIER = "sized_steps"
 CALIBRATE_FRACTION = 0.1  # of the window: how long the last calibration must last for its step time to count
 CALIBRATE_MIN_S = 0.05  # ... and at least this (a clock read and a sync are microseconds)
 FIRST_CALIBRATION = 4  # steps after the warm-up in the first calibration
@@ -227,12 +232,18 @@ MARGIN = 1.5
 
 
 def calibrate(workload: Trainable, cfg: Windowed, open_ended: bool = False,
-              agree: Callable[[float], float] = lambda step_s: step_s) -> JsonObject:
+              agree: Callable[[float], float] = lambda step_s: step_s,
+              earlier: JsonObject | None = None) -> JsonObject:
     """Lay ``workload`` (prepared) over its window by its step time where it is sized by time; what was chosen, for
     the guest's info (results.json): ``sized_by``, the calibrated step time, the steps, the window aimed at.
-    ``agree``: the step time every rank goes by (:func:`suites.guest.ranks.slowest`)."""
+    ``agree``: the step time every rank goes by (:func:`suites.guest.ranks.slowest`). ``earlier``: what the first
+    repeat of the same phase chose (its guest's info, :data:`CALIBRATION_KEYS`): taken as it is, as pyperf
+    calibrates its loop count in the first worker and every later worker runs it, so a repeat pays no calibration
+    and every repeat of a phase trains the same steps; the repeat is still a fresh process with its own warm-up."""
     if workload.sized_by() != TIME:
         return {"sized_by": WORK}
+    if earlier and earlier.get("sized_by") == TIME and isinstance(earlier.get(SIZED_BY_EARLIER), int):
+        return kept_sizing(workload, earlier)
     need_s = max(CALIBRATE_MIN_S, CALIBRATE_FRACTION * cfg.min_window_s)
     steps, step_s = FIRST_CALIBRATION, math.nan
     for _ in range(MAX_CALIBRATIONS):
@@ -260,6 +271,15 @@ def calibrate(workload: Trainable, cfg: Windowed, open_ended: bool = False,
     workload.sized_steps = total
     workload.build()  # fresh weights, the schedule over the sized steps
     return out
+
+
+def kept_sizing(workload: Trainable, earlier: JsonObject) -> JsonObject:
+    """The first repeat's sizing, taken without calibrating (:func:`calibrate`'s ``earlier``)."""
+    chosen = {k: earlier[k] for k in CALIBRATION_KEYS if k in earlier}
+    chosen["calibrated_in"] = "the phase's first repeat"
+    workload.sized_steps = int(earlier[SIZED_BY_EARLIER])
+    workload.build()
+    return chosen
 
 
 def hold(meter: StepMeter, cfg: Windowed, chosen: JsonObject, world: int,

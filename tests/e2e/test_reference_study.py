@@ -78,6 +78,11 @@ def test_the_study_on_this_host_reports_every_reference_row_and_travels(tmp_path
     assert set(parts["tags.bench.study_part"]) == {"mixed", "consolidation"}
     skips = json.loads(runs[runs["run_id"] == study_id]["tags.bench.skips"].iloc[0])
     assert ["gpu-vs-cpu", "1-gpu needs 1 GPU; host has no GPU"] in skips
+    # the harness's own cost, over the study's parts: said and recorded on the study's run
+    said = proc.stdout.replace("\n  ", " ")
+    assert "harness: measured share " in said and "of this study's wall" in said
+    share = runs[runs["run_id"] == study_id]["metrics.harness.measured_share"].iloc[0]
+    assert 0 < share < 1 and f"measured share {share:.0%}" in said
 
     # the report rebuilt from the store alone says the same
     rebuilt = subprocess.run([sys.executable, "-m", "suites.commands.report", "--tracking-uri",

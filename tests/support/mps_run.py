@@ -15,7 +15,7 @@ from pathlib import Path
 from gpu_probe.inventory import Inventory
 from suites.config.compose import compose_run
 from suites.config.schema import register_configs
-from suites.run.execute import execute, one_daemon
+from suites.run.execute import Around, execute, one_daemon
 from suites.run.plan import plan, plan_and_lease
 from suites.run.shield import noted, stop_on_signals
 
@@ -39,7 +39,7 @@ def main(out: Path, seconds: float, runs: int = 1) -> None:
             outcomes = [execute(plans[0], out)]
         else:  # a comparison's runs, as run_phases runs them: under one daemon
             with one_daemon(plans, out) as shared:
-                outcomes = [execute(p, out / f"run{i}", shared) for i, p in enumerate(plans)]
+                outcomes = [execute(p, out / f"run{i}", Around(shared)) for i, p in enumerate(plans)]
     written = [{"status": o.status, "reasons": o.reasons,
                 "guests": {g.spec.guest_id: {"status": g.result.status, "error": g.result.error, "info": g.result.info,
                                              "validity": g.validity, "env": g.spec.env, "note": g.placement.note}

@@ -40,3 +40,19 @@ def test_the_host_is_looked_at_before_the_guests_only_where_its_threshold_can_be
     assert execute.look_at_host(100.0 * (os.cpu_count() or 1)) is None  # never passable: no look
     load = execute.look_at_host(100.0 * (os.cpu_count() or 1) - 1)  # looked at
     assert load is not None and 0 <= load.other_pct
+
+
+def test_a_comparisons_runs_share_one_look_at_the_host_taken_while_it_starts(monkeypatch: pytest.MonkeyPatch,
+                                                                            capsys: pytest.CaptureFixture[str]):
+    from gpu_probe.hostload import HostLoad
+
+    looks = []
+    monkeypatch.setattr(execute, "other_load", lambda s: looks.append(s) or HostLoad(300.0, 0.0, s))
+    around = execute.Around()
+    around.look_now(25.0)  # on its own thread
+    first, second = around.host_before(25.0), around.host_before(25.0)
+    assert looks == [0.5] and first is second and first.other_pct == 300.0
+    assert capsys.readouterr().err.count("note: host busy before the run") == 1  # said once, by the caller's thread
+    never = execute.Around()
+    never.look_now(100.0 * 4096)  # a threshold nothing passes: no look, no thread
+    assert never.looking is None and never.host_before(100.0 * 4096) is None and looks == [0.5]

@@ -74,3 +74,15 @@ def test_a_plugin_that_declares_its_old_kind_is_read_as_its_category_and_said():
             kind = PROBE
 
     assert OldProbe.category == PROBE and Workload.category == ML
+
+
+def test_a_guest_imports_the_plugin_named_after_its_workload_alone():
+    import subprocess
+    import sys
+
+    code = ("import sys; from suites.workloads import workload_class; c = workload_class('fixed-step'); "
+            "print(c.__module__, sorted(m for m in sys.modules if m.startswith('suites.workloads.')))")
+    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert said.startswith("suites.workloads.fixed_step ") and "airbench94" not in said and "graphics" not in said
+    # a plugin in a module of another name (mnist-tf in keras_models.py) is found by discovery
+    assert workload_class("mnist-tf").__module__ == "suites.workloads.keras_models"

@@ -101,3 +101,19 @@ def test_an_open_ended_run_stops_when_told_once_its_window_has_lasted():
     w.train(meter)
     figures = meter.finish()
     assert 0.3 <= figures["timed_s"] < 0.6 and figures["steps"] < chosen["schedule_steps"]
+
+
+def test_a_later_repeat_takes_the_first_ones_sizing_without_calibrating():
+    first = fixed_step(step_ms=0.5, min_window_s=0.3, warmup_steps=2)
+    chosen = timing.calibrate(first, first.cfg)
+    kept = {k: chosen[k] for k in timing.CALIBRATION_KEYS if k in chosen}
+    later = fixed_step(step_ms=50.0, min_window_s=0.3, warmup_steps=2)  # a calibration at 50 ms would take seconds
+    built = []
+    later.build = lambda: built.append(later.sized_steps)  # type: ignore[method-assign]
+    again = timing.calibrate(later, later.cfg, earlier=kept)
+    assert again["calibrated_in"] == "the phase's first repeat"
+    assert again["sized_steps"] == chosen["sized_steps"] == later.sized_steps
+    assert again["calibrated_step_ms"] == chosen["calibrated_step_ms"]
+    assert built == [chosen["sized_steps"]]  # fresh weights over those steps, and no step trained to calibrate
+    # a sizing that is not one (a run sized by work, an open-ended schedule): calibrated as ever
+    assert "calibrated_in" not in timing.calibrate(first, first.cfg, earlier={"sized_by": "work"})
