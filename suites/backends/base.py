@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
+from suites.backends.forkserver import ForkServer
 from suites.backends.handle import GuestHandle
 from suites.backends.placement import Placement
 from suites.config.profiles import ProfileConfig
@@ -37,6 +38,9 @@ class Timing:
 class Backend(ABC):
     name: str
     holds_host_cores = False  # its guests are pinned to this host's cores (leased for the run: corelock)
+    # The preloaded guest its comparison shares among its runs (suites/backends/forkserver.py), for a backend whose
+    # guests are processes of this host (local); None: each guest started on its own
+    forks: ForkServer | None = None
 
     @abstractmethod
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:

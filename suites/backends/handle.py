@@ -25,8 +25,10 @@ import psutil
 from gpu_probe import vocab
 from gpu_probe.remote import RemoteUsage, node_columns
 from gpu_probe.shapes import JsonObject
+from suites.backends.forkserver import Forked, ForkServer
 from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, from_the_guest, parse_event
 from suites.guest.setup import environment
+from suites.workloads import workload_class
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,10 +57,11 @@ class Watcher(Protocol):
 class GuestPipe:
     """``python -m suites.guest`` on this host: spec on stdin, events from stdout, stderr to a log."""
 
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, forks: ForkServer | None = None) -> None:
         self.log_path = log_path
+        self.forks = forks  # a comparison's preloaded guest, for a workload that may be forked from it
         self.pid: int | None = None
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[str] | Forked | None = None
         self.group: int | None = None  # the process group kill() ends
         self._events: queue.Queue[JsonObject] = queue.Queue()
         self._lines: list[str] = []  # raw protocol lines, for a relay that forwards them elsewhere
@@ -67,21 +70,31 @@ class GuestPipe:
     def start(self, spec: GuestSpec, keep_lines: bool = False) -> int:
         env = {**os.environ, **environment(spec)}  # threads and GPUs are the guest's before any library loads
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-        log = self.log_path.open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "suites.guest"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=log, text=True, bufsize=1, start_new_session=True, cwd=REPO_ROOT, env=env)
-        log.close()  # the child holds its own copy
+        self.proc = self._forked(spec, env) or self._spawned(env)
         self.pid = self.group = self.proc.pid  # its own session: a process group of its own
         self.send(spec.to_line())
         self.start_reader(f"guest-{spec.guest_id}-reader", keep_lines)
         return self.pid
 
+    def _spawned(self, env: dict[str, str]) -> subprocess.Popen[str]:
+        """``python -m suites.guest``, a process of its own in a session of its own."""
+        with self.log_path.open("w") as log:  # the child holds its own copy
+            return subprocess.Popen([sys.executable, "-m", "suites.guest"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1, start_new_session=True,
+                                    cwd=REPO_ROOT, env=env)
+
+    def _forked(self, spec: GuestSpec, env: dict[str, str]) -> Forked | None:
+        """The guest forked from the comparison's preloaded process, where its workload may be (None: not)."""
+        plugin = workload_class(spec.workload) if self.forks is not None else None
+        if plugin is None or plugin.preload is None or self.forks is None:
+            return None
+        return self.forks.spawn(env, [*plugin.preload, plugin.__module__], self.log_path)
+
     def start_reader(self, name: str, keep_lines: bool) -> None:
         self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=name, daemon=True)
         self._reader.start()
 
-    def processes(self) -> list[subprocess.Popen[Any]]:
+    def processes(self) -> list[subprocess.Popen[Any] | Forked]:
         """What kill() waits for once the group is killed."""
         return [self.proc] if self.proc is not None else []
 

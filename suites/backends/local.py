@@ -9,7 +9,7 @@ from pathlib import Path
 from gpu_probe.inventory import Inventory
 from suites.backends import corelock
 from suites.backends.base import Backend
-from suites.backends.handle import GuestHandle
+from suites.backends.handle import GuestHandle, GuestPipe
 from suites.backends.placement import Placement, place_on_host
 from suites.config.profiles import ProfileConfig
 from suites.errors import PlacementError
@@ -31,7 +31,8 @@ class LocalBackend(Backend):
     def start(self, specs: list[GuestSpec], placements: list[Placement], log_dir: Path,
               started: list[GuestHandle]) -> None:
         for s in specs:
-            started.append(GuestHandle(s, log_dir / f"{s.guest_id}.log"))
+            log = log_dir / f"{s.guest_id}.log"
+            started.append(GuestHandle(s, log, GuestPipe(log, self.forks)))
             started[-1].start()
 
 

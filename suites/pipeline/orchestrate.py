@@ -20,6 +20,7 @@ from gpu_probe.inventory import Inventory
 from gpu_probe.procfs import started_at
 from suites import store_keys as keys
 from suites.backends.corelock import CoresHeld
+from suites.backends.forkserver import ForkServer
 from suites.config.compose import Composition, RunConfig
 from suites.config.schema import BenchConfig
 from suites.errors import BenchError, PlacementError
@@ -152,9 +153,11 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
     ref = recorder.start_parent(f"{name}-{run_dir.name}", {**mlflow_runs.comparison_tags(
         name, cfg.scenario.kind, nest.tags), keys.RUN_DIR: str(run_dir.resolve())}, nest.parent)
     loop = PhaseLoop(nest.under(ref, {}), around or Around())
+    loop.around.forks = ForkServer()  # started at its first guest that may be forked
     try:
         outcomes, worst = run_phases(planned, run_dir, out, loop)
     finally:  # the repeats' plots and store, once, after the last (an interrupt or a fault included)
+        loop.around.close()
         store_all(loop.later, out)
     cost = harness.cost_of(loop.spans, t0, time.time())
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):

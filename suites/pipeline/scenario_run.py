@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,7 +161,24 @@ def draw_apart(later: list[Pending]) -> None:
             finally:
                 os._exit(code)
         pids.append((pid, share))
+    deadline = time.monotonic() + DRAW_S
     for pid, share in pids:
-        _, status = os.waitpid(pid, 0)
+        code = reaped(pid, deadline)
         for p in share:
-            p.drawn = os.waitstatus_to_exitcode(status) == 0 and p.plot.is_file()
+            p.drawn = code == 0 and p.plot.is_file()
+
+
+DRAW_S = 120.0  # a worker not done by then (one wedged on a lock another thread held at the fork) is killed
+
+
+def reaped(pid: int, deadline: float) -> int | None:
+    """The worker's exit code once it ends; killed at ``deadline`` (None: its plots are then drawn here)."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.01)

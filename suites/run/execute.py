@@ -22,6 +22,7 @@ from gpu_probe.hostload import HostLoad, other_load
 from gpu_probe.sampler import Sampler
 from gpu_probe.windows import timed_gpu
 from suites.backends.base import Timing
+from suites.backends.forkserver import ForkServer
 from suites.backends.handle import GuestHandle, GuestPipe
 from suites.backends.mps import MpsDaemon
 from suites.config.schema import Sharing
@@ -43,13 +44,19 @@ from suites.run.shield import Shield, interrupt_reason
 
 @dataclass
 class Around:
-    """What a comparison's runs share: the MPS daemon it started for all of them (:func:`one_daemon`, or None) and
-    one look at the host before its first run. A later run's host is judged by that look and by its own sampling
-    (other processes' CPU during it): a look of its own cost half a second of every repeat."""
+    """What a comparison's runs share: the MPS daemon it started for all of them (:func:`one_daemon`, or None), its
+    preloaded guest, and one look at the host before its first run. A later run's host is judged by that look and
+    by its own sampling (other processes' CPU during it): a look of its own cost half a second of every repeat."""
 
     daemon: MpsDaemon | None = None
     looked: list[HostLoad | None] = field(default_factory=list)
     looking: threading.Thread | None = None
+    forks: ForkServer | None = None  # its preloaded guest (a comparison's: suites/backends/forkserver.py)
+
+    def close(self) -> None:
+        """Its preloaded guest stopped (the guests it forked are stopped with their runs)."""
+        if self.forks is not None:
+            self.forks.close()
 
     def look_now(self, threshold_pct: float) -> None:
         """Start the look on a thread of its own, while the command composes and opens its store: it counts other
@@ -79,6 +86,7 @@ def execute(plan: Plan, log_dir: Path, around: Around | None = None) -> Scenario
     sampler = Sampler(plan.cfg.sampler.rate_hz)
     timing = Timing(t_start=time.time())
     shared = around.daemon
+    plan.backend.forks = around.forks
     daemon = start_sharing(plan, log_dir, shared)
     try:
         with sampler:

@@ -155,6 +155,10 @@ class Workload:
     # Python modules the guest imports, each with the extra that installs it (optional parts of the suite).
     requires: ClassVar[dict[str, str]] = {}
     gpu_only: ClassVar[bool] = False  # without a GPU it is a recorded failure saying so (a device probe)
+    # A comparison's guests of this workload are forked from a preloaded process (suites/guest/zygote.py) that
+    # imported these modules once (None: each guest a process of its own, as a library that cannot be forked
+    # once imported needs: TensorFlow's runtime, an OpenGL driver's)
+    preload: ClassVar[tuple[str, ...] | None] = None
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         """A plugin written before issue 75 declares ``kind`` (a *kind* is a run's kind now): read for a release."""

@@ -38,6 +38,7 @@ class FixedStep(Workload):
     category = ML
     process_ranks = True
     smoke = {"min_window_s": 0.5, "step_ms": 5.0}
+    preload = ()  # forked as the torch workloads are: the harness's path at a GPU's speed, tested with it
 
     def prepare(self) -> None:
         self.ctx.info["device"] = "none"  # it sleeps: no device does its work

@@ -53,6 +53,7 @@ class TorchClassifier(Classifier):
 
     process_ranks = True  # DDP: one process per rank
     smoke = TRAIN_SMOKE
+    preload = ("torch", "torch.nn.functional")  # forked after the import, before CUDA's start (suites/guest/zygote.py)
     drop_last: ClassVar[bool] = False  # whether a last partial batch is dropped (then never warmed up)
     gpu_precision: ClassVar[str] = "bf16"  # what precision=auto means on a GPU (fp32 on a CPU)
 
