@@ -141,5 +141,7 @@ def of_parts(docs: Iterable[dict[str, object]], t_command: float, now: float) ->
     gaps = [float(g) for d in docs for g in d.get("cost_per_repeat_s", [])]  # type: ignore[attr-defined]
     parts_each = [g for d in docs for g in d.get("gaps", [])]  # type: ignore[attr-defined]
     parts = {p: statistics.median(float(g.get(p, 0.0)) for g in parts_each) for p in PARTS} if parts_each else {}
-    first = min((float(d["first_window_s"]) for d in docs if "first_window_s" in d), default=float("nan"))
-    return HarnessCost(now - t_command, windows, repeats, first, gaps, parts)
+    starts = [float(s["window"][0]) for d in docs for s in d.get("spans", [])  # type: ignore[attr-defined]
+              if isinstance(s, dict) and s.get("window")]
+    return HarnessCost(now - t_command, windows, repeats, min(starts) - t_command if starts else float("nan"), gaps,
+                       parts)

@@ -50,7 +50,9 @@ def sized(argv: list[str], tmp_path: Path, sizing_store: Path | None = None) -> 
                  # are tests/e2e/test_size.py's)
                  "size": [f"sizing.out_dir={tmp_path / 'sizing'}", *sizing, f"data.cache_dir={tmp_path / 'data'}",
                           "progress=quiet", "sizing.tier=smoke", "sizing.max_guests=1", "sizing.repeats=1"],
-                 "bench-ml": ["--workloads", "mnist-torch", "--rounds", "2", "--set", "+preset=smoke"]}
+                 "bench-ml": ["--workloads", "mnist-torch", "--rounds", "2", "--set", "+preset=smoke"],
+                 # its own throwaway store in the system's temporary folder, removed: windows of a quarter second
+                 "bench-harness": ["--window-s", "0.25"]}
         target = argv[1]
         assert target in extra, f"make {target}: give it a smoke size in tests/test_docs.py"
         given = [a for a in argv[2:] if a.startswith("ARGS=")]
@@ -140,6 +142,9 @@ def test_documented_command_runs(tmp_path: Path, page: str, command: str, sizing
     if argv[:2] == ["make", "bench-ml"]:  # what the issue asked of it: spread and a verdict, like every comparison
         assert "[95% CI]" in proc.stdout and "verdict" in proc.stdout and ("within noise" in proc.stdout
                                                                              or "overhead" in proc.stdout)
+    if argv[:2] == ["make", "bench-harness"]:  # its figures with their spread, beside the floors and goals
+        assert "cost per repeat after the first (s)" in proc.stdout and "<= 0.5: " in proc.stdout
+        assert "floor: an empty Python process" in proc.stdout and "nan" not in proc.stdout
 
 
 @pytest.mark.alone

@@ -78,3 +78,4 @@ def test_a_campaigns_figures_sum_its_parts_windows_over_its_own_wall():
     cost = harness.of_parts([part, part, "not a part"], 0.0, 10.0)  # type: ignore[list-item]
     assert cost.windows_s == pytest.approx(4.0) and cost.repeats == 4
     assert cost.share == pytest.approx(0.4) and cost.gaps == pytest.approx([0.5, 0.5])
+    assert harness.of_parts([part], -2.0, 10.0).first_s == pytest.approx(2.5)  # from the campaign's own start
