@@ -10,6 +10,7 @@ before, and the note says so once.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -98,8 +99,10 @@ class ForkServer:
     def close(self) -> None:
         if self.proc is None:
             return
-        if self.sock is not None:
-            self.sock.close()  # the zygote ends when its end reads nothing more
+        if self.sock is not None:  # the zygote ends when its end reads nothing more: shut down first, for the
+            with contextlib.suppress(OSError):  # listener's recv blocked on it keeps a closed socket open (EOF
+                self.sock.shutdown(socket.SHUT_RDWR)  # then never reached the zygote, killed 5 s later)
+            self.sock.close()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

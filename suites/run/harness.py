@@ -99,7 +99,8 @@ def lines(cost: HarnessCost, what: str = "this command") -> list[str]:
         return [f"harness: measured share - (no timed window in {cost.wall_s:.1f} s of {what}'s wall: nothing it ran "
                 "was a repeat of a comparison)"]
     head = (f"harness: measured share {cost.share:.0%} ({cost.windows_s:.1f} s of timed windows over "
-            f"{cost.wall_s:.1f} s of {what}'s wall, {cost.repeats} repeat(s)); {cost.first_s:.1f} s from its start "
+            f"{cost.wall_s:.1f} s of {what}'s wall, {cost.repeats} comparison repeat(s): a single run's window is "
+            f"not counted); {cost.first_s:.1f} s from its start "
             "to the first window")
     if not cost.gaps:
         return [head + "; cost per repeat: - (fewer than 2 repeats with a window)"]

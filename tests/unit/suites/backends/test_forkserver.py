@@ -78,9 +78,11 @@ def test_closing_it_ends_the_zygote(tmp_path: Path):
     g = GuestHandle(spec(), tmp_path / "g0.log", GuestPipe(tmp_path / "g0.log", server))
     g.start()
     run_to_the_end(g)
+    assert wait_until(lambda: g.pipe.returncode() is not None, 30)
+    time.sleep(0.2)  # its listener idle in recv, as after a comparison's last repeat: a close must still reach it
     zygote = server.proc
     server.close()
-    assert zygote is not None and zygote.poll() is not None
+    assert zygote is not None and zygote.returncode == 0  # it ended on its own at the socket's end, not killed
     t0 = time.monotonic()
     server.close()  # idempotent
     assert time.monotonic() - t0 < 1

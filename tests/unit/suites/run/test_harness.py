@@ -40,7 +40,7 @@ def test_the_share_is_the_windows_over_the_wall_and_the_first_repeat_is_said_apa
     assert cost.first_s == pytest.approx(3.0)  # the command's start to its first window
     assert cost.gaps == pytest.approx([0.5, 0.5])
     head, per_repeat = harness.lines(cost)
-    assert "measured share 38% (3.0 s of timed windows over 8.0 s" in head and "3 repeat(s)" in head
+    assert "measured share 38% (3.0 s of timed windows over 8.0 s" in head and "3 comparison repeat(s)" in head
     assert "median 0.50 s (min-max 0.50-0.50, n=2)" in per_repeat
     figures = harness.metrics(cost)
     assert figures["harness.measured_share"] == pytest.approx(0.375)
