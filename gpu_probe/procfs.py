@@ -27,8 +27,8 @@ class ProcStat:
         self.pid = pid
         self._fd: int | None = None
         self._fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-        try:  # starttime(19): clock ticks after boot, as time.CLOCK_BOOTTIME counts
-            self.born_s = int(_fields(os.pread(self._fd, 4096, 0))[19]) / CLK_TCK
+        try:
+            self.born_s = born_s(os.pread(self._fd, 4096, 0))
         except (OSError, ValueError, IndexError):
             self.born_s = 0.0
 
@@ -55,6 +55,11 @@ class ProcStat:
         self.close()
 
 
+def born_s(raw: bytes) -> float:
+    """A ``/proc/<pid>/stat``'s starttime (field 22): seconds after boot, as time.CLOCK_BOOTTIME counts."""
+    return int(_fields(raw)[19]) / CLK_TCK
+
+
 def started_at(pid: int | str = "self") -> float:
     """When process ``pid`` started, in epoch seconds, to a clock tick (10 ms). psutil's ``create_time`` adds the
     boot time /proc/stat gives in whole seconds, so it is up to 1 s off: a guest's set-up read 1.06 s where it took
@@ -63,8 +68,8 @@ def started_at(pid: int | str = "self") -> float:
     now = time.time()
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            born_s = int(_fields(fh.read())[19]) / CLK_TCK
-        return now - (time.clock_gettime(time.CLOCK_BOOTTIME) - born_s)
+            born = born_s(fh.read())
+        return now - (time.clock_gettime(time.CLOCK_BOOTTIME) - born)
     except (OSError, ValueError, IndexError, AttributeError):
         return now
 

@@ -4,8 +4,8 @@ its first guest that can be forked, asked for each guest of each repeat, stopped
 What it hands back is a :class:`Forked`, which a :class:`~suites.backends.handle.GuestPipe` uses as it would a
 ``subprocess.Popen``: its pid (a session and process group of its own, which ``kill`` ends), its stdin and stdout,
 ``poll``/``wait`` and ``returncode`` (the zygote reaps the guest and says its exit code). Where the zygote cannot
-be had (it failed to start, or said why it could not fork), the guest is started as a process of its own, as
-before, and the note says so once.
+be had (it failed to start, or said why it could not fork), that guest and every later one are started as
+processes of their own, as before; ``failed`` keeps why.
 """
 
 from __future__ import annotations

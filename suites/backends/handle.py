@@ -85,8 +85,10 @@ class GuestPipe:
 
     def _forked(self, spec: GuestSpec, env: dict[str, str]) -> Forked | None:
         """The guest forked from the comparison's preloaded process, where its workload may be (None: not)."""
-        plugin = workload_class(spec.workload) if self.forks is not None else None
-        if plugin is None or plugin.preload is None or self.forks is None:
+        if self.forks is None:
+            return None
+        plugin = workload_class(spec.workload)
+        if plugin.preload is None:
             return None
         return self.forks.spawn(env, [*plugin.preload, plugin.__module__], self.log_path)
 

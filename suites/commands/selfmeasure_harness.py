@@ -14,7 +14,6 @@ are judged on the medians and said. A benchmark, not a test: nothing is recorded
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -25,8 +24,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import summarize
-from suites.pipeline.selfmeasure import REPO, RowFailed, why_failed
+from suites.pipeline.selfmeasure import REPO, RowFailed, bench_run
 from suites.render import tables
 from suites.run.harness import PARTS
 
@@ -58,18 +58,12 @@ def floor_s(code: str, n: int) -> list[float]:
     return took
 
 
-def one_round(args: argparse.Namespace, tmp: Path) -> tuple[float, dict[str, object]]:
+def one_round(args: argparse.Namespace, tmp: Path) -> tuple[float, JsonObject]:
     """One comparison through the CLI: (its wall from outside, its harness.json)."""
-    run_dir = Path(tempfile.mkdtemp(prefix="comparison-", dir=tmp))
-    cmd = [sys.executable, "-m", "suites", "bench", "progress=quiet", *COMPARISON, f"workload.step_ms={args.step_ms:g}",
-           f"workload.min_window_s={args.window_s:g}", f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}",
-           f"artifact_dir={tmp / 'artifacts'}", f"hydra.run.dir={run_dir}"]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0 or not (run_dir / "harness.json").is_file():
-        raise RowFailed(why_failed(proc, f"the comparison exited {proc.returncode}"))
-    return wall, json.loads((run_dir / "harness.json").read_text())
+    doc, _ = bench_run("comparison", [*COMPARISON, f"workload.step_ms={args.step_ms:g}",
+                                      f"workload.min_window_s={args.window_s:g}"], tmp, reads="harness.json")
+    return time.perf_counter() - t0, doc
 
 
 def spread(values: list[float], fmt: str = "{:.2f}") -> tuple[str, str, str]:
@@ -115,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
               "a process that imports torch": floor_s("import torch", 3)}
     walls: list[float] = []
     docs: list[dict[str, object]] = []
+    interrupted = False
     with tempfile.TemporaryDirectory(prefix="bench-harness-") as tmp:
         for i in range(args.rounds):
             try:
@@ -124,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             except KeyboardInterrupt:
                 out.print(f"interrupted after {len(walls)} round(s): the rounds so far", markup=False)
+                interrupted = True
                 break
             walls.append(wall)
             docs.append(doc)
@@ -131,9 +127,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"{float(doc['measured_share']):.0%}", markup=False)  # type: ignore[arg-type]
     out.print(table(walls, docs, floors))
     out.print("cost per repeat: one timed window's end to the next one's start (every repeat's gaps, all rounds); "
-              "measured share: the timed windows over the command's wall (its process start to its end); the "
-              "floors: a fresh process each, wall from outside", markup=False, soft_wrap=False)
-    return 0 if walls else 1
+              "measured share: the timed windows over the command's wall so far (its process start to its harness "
+              "line, before the comparison's own record); the floors: a fresh process each, wall from outside",
+              markup=False, soft_wrap=False)
+    return 130 if interrupted else 0 if walls else 1  # as make bench-ml: Ctrl-C exits 130, the rounds so far shown
 
 
 if __name__ == "__main__":

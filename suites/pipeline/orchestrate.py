@@ -295,9 +295,10 @@ def each_phase(planned: PlannedComparison, order: list[tuple[int, Plan]], run_di
 
 def keep_sizing(phase: Plan, outcome: ScenarioOutcome) -> None:
     """A phase's later repeats train the steps its first calibrated (suites/workloads/timing.py, ``earlier``): each
-    guest that finished hands its sizing to its own spec, once."""
+    guest that finished hands its sizing to its own spec, once; the guest takes it where it is one (a run sized by
+    work, or open-ended, calibrates as ever)."""
     for g in outcome.guests:
-        if g.result.ok and not g.spec.calibration and isinstance(g.result.info.get("sized_steps"), int):
+        if g.result.ok and not g.spec.calibration:
             g.spec.calibration = {k: g.result.info[k] for k in CALIBRATION_KEYS if k in g.result.info}
 
 

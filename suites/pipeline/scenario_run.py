@@ -87,16 +87,20 @@ class Pending:
     kept: Path | None
     named: tuple[str, Nest, dict[str, str]]
     owes: str = ""  # its ledger note's key (suites/record/owed.py)
-
     drawn: bool = False  # its plot already drawn (:func:`draw_apart`)
 
     @property
+    def files(self) -> Path:
+        """The run's files: its folder, or the rescue folder its results went to."""
+        return self.kept or self.run_dir
+
+    @property
     def plot(self) -> Path:
-        return (self.kept or self.run_dir) / "utilisation.png"
+        return self.files / "utilisation.png"
 
     def store(self, out: Console) -> str | None:
         """Its utilisation plot, its MLflow run (the ledger note paid); the run's id, or None where no store took it."""
-        outcome, files, (name, nest, tags) = self.outcome, self.kept or self.run_dir, self.named
+        outcome, files, (name, nest, tags) = self.outcome, self.files, self.named
         if not self.drawn:
             best_effort(out, "utilisation plot", lambda: plots.utilisation(outcome, self.plot))
         params = mlflow_runs.config_params(OmegaConf.to_container(self.planned.run.dcfg, resolve=True,  # type: ignore[arg-type]

@@ -37,17 +37,17 @@ def why_failed(proc: subprocess.CompletedProcess[str], otherwise: str) -> str:
     return plain[-1].strip() if plain else otherwise
 
 
-def bench_run(name: str, overrides: list[str], tmp: Path) -> tuple[JsonObject, Path]:
-    """One run of the real CLI into ``tmp``'s own store: (its results.json, its run directory, a new one per run:
-    a run directory is never reused)."""
+def bench_run(name: str, overrides: list[str], tmp: Path, reads: str = "results.json") -> tuple[JsonObject, Path]:
+    """One run of the real CLI into ``tmp``'s own store: (its run directory's ``reads``: results.json, or a
+    comparison's harness.json; its run directory, a new one per run: a run directory is never reused)."""
     run_dir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
     cmd = [sys.executable, "-m", "suites", "bench", "progress=quiet", *overrides,
            f"tracking_uri=sqlite:///{tmp / 'mlflow.db'}", f"artifact_dir={tmp / 'artifacts'}",
            f"data.cache_dir={tmp / 'data'}", f"hydra.run.dir={run_dir}"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    if proc.returncode != 0:
+    if proc.returncode != 0 or not (run_dir / reads).is_file():
         raise RowFailed(why_failed(proc, f"the bench exited {proc.returncode}"))
-    return json.loads((run_dir / "results.json").read_text()), run_dir
+    return json.loads((run_dir / reads).read_text()), run_dir
 
 
 def host_cores() -> int:

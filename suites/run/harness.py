@@ -1,10 +1,11 @@
 """What the harness costs around the work it times: a command's measured share and its cost per repeat.
 
 A repeat's *window* runs from its first guest's timed window start to its last guest's end (after the warm-up
-steps; ``GuestResult.windows``). The **measured share** is the repeats' windows over the command's wall (its
-process start to now): what part of the time the command held the host was measurement. The **cost per repeat** is
-the wall from one repeat's window end to the next one's start, which no figure measures, split by what it was spent
-on (:data:`PARTS`): the guest's own report of its set-up (``GuestResult.info['setup']``) and the runner's
+steps; ``GuestResult.windows``). The **measured share** is the repeats' windows over the command's wall so far
+(its process start to the line: a comparison's own table, plot and record, and a campaign's conclusion, come after
+it): what part of the time the command held the host was measurement. The **cost per repeat** is the wall from one
+repeat's window end to the next one's start, which no figure measures, split by what it was spent on
+(:data:`PARTS`): the guest's own report of its set-up (``GuestResult.info['setup']``) and the runner's
 timestamps (:class:`Span`). The first repeat's cost (the command's start, imports, composing, opening the store) is
 said apart, as ``to the first window``.
 
@@ -96,12 +97,11 @@ def cost_of(spans: Iterable[Span], t_command: float, now: float) -> HarnessCost:
 def lines(cost: HarnessCost, what: str = "this command") -> list[str]:
     """The harness's figures, said: the share, the cost per repeat with its n and spread, its parts."""
     if not cost.repeats:
-        return [f"harness: measured share - (no timed window in {cost.wall_s:.1f} s of {what}'s wall: nothing it ran "
-                "was a repeat of a comparison)"]
+        return [f"harness: measured share - (no timed window in {cost.wall_s:.1f} s of {what}'s wall so far: nothing "
+                "it ran was a repeat of a comparison)"]
     head = (f"harness: measured share {cost.share:.0%} ({cost.windows_s:.1f} s of timed windows over "
-            f"{cost.wall_s:.1f} s of {what}'s wall, {cost.repeats} comparison repeat(s): a single run's window is "
-            f"not counted); {cost.first_s:.1f} s from its start "
-            "to the first window")
+            f"{cost.wall_s:.1f} s of {what}'s wall so far, {cost.repeats} comparison repeat(s): a single run's window "
+            f"is not counted); {cost.first_s:.1f} s from its start to the first window")
     if not cost.gaps:
         return [head + "; cost per repeat: - (fewer than 2 repeats with a window)"]
     s = summarize(cost.gaps)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
+from types import ModuleType
 
 from suites.workloads.base import Workload
 
@@ -24,14 +25,17 @@ def registry() -> dict[str, type[Workload]]:
     for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
         if info.name.endswith(".__main__"):  # command lines, not plugins
             continue
-        module = importlib.import_module(info.name)
-        for obj in vars(module).values():
-            if (isinstance(obj, type) and issubclass(obj, Workload) and obj.__module__ == module.__name__
-                    and "name" in vars(obj)):
-                if obj.name in found:
-                    raise TypeError(f"workload {obj.name!r} is defined twice: {found[obj.name]} and {obj}")
-                found[obj.name] = obj
+        for obj in plugins(importlib.import_module(info.name)):
+            if obj.name in found:
+                raise TypeError(f"workload {obj.name!r} is defined twice: {found[obj.name]} and {obj}")
+            found[obj.name] = obj
     return dict(sorted(found.items()))
+
+
+def plugins(module: ModuleType) -> list[type[Workload]]:
+    """The workload plugins ``module`` defines: its own concrete Workload subclasses that have a name."""
+    return [obj for obj in vars(module).values() if isinstance(obj, type) and issubclass(obj, Workload)
+            and obj.__module__ == module.__name__ and "name" in vars(obj)]
 
 
 def list_workloads() -> list[str]:
@@ -50,7 +54,7 @@ def workload_class(name: str) -> type[Workload]:
             if exc.name != own:  # the module is there and lacks a library: the same error discovery would meet
                 raise
         else:
-            for obj in vars(module).values():
-                if isinstance(obj, type) and issubclass(obj, Workload) and vars(obj).get("name") == name:
+            for obj in plugins(module):
+                if obj.name == name:
                     return obj
     return registry()[name]

@@ -219,7 +219,7 @@ class Trainable(Protocol):
 # What a guest's info keeps of its sizing, handed to the later repeats of its phase (GuestSpec.calibration)
 CALIBRATION_KEYS = ("sized_by", "calibrated_step_ms", "window_s", "calibration_steps", "sized_steps", "capped_by",
                     "schedule_steps", "schedule_s", "until_stopped")
-SIZED_BY_EARLIER = "sized_steps"
+SIZED_STEPS = "sized_steps"  # of them, the one a later repeat trains: a kept sizing without it is calibrated anew
 CALIBRATE_FRACTION = 0.1  # of the window: how long the last calibration must last for its step time to count
 CALIBRATE_MIN_S = 0.05  # ... and at least this (a clock read and a sync are microseconds)
 FIRST_CALIBRATION = 4  # steps after the warm-up in the first calibration
@@ -242,7 +242,7 @@ def calibrate(workload: Trainable, cfg: Windowed, open_ended: bool = False,
     and every repeat of a phase trains the same steps; the repeat is still a fresh process with its own warm-up."""
     if workload.sized_by() != TIME:
         return {"sized_by": WORK}
-    if earlier and earlier.get("sized_by") == TIME and isinstance(earlier.get(SIZED_BY_EARLIER), int):
+    if earlier and earlier.get("sized_by") == TIME and isinstance(earlier.get(SIZED_STEPS), int):
         return kept_sizing(workload, earlier)
     need_s = max(CALIBRATE_MIN_S, CALIBRATE_FRACTION * cfg.min_window_s)
     steps, step_s = FIRST_CALIBRATION, math.nan
@@ -277,7 +277,7 @@ def kept_sizing(workload: Trainable, earlier: JsonObject) -> JsonObject:
     """The first repeat's sizing, taken without calibrating (:func:`calibrate`'s ``earlier``)."""
     chosen = {k: earlier[k] for k in CALIBRATION_KEYS if k in earlier}
     chosen["calibrated_in"] = "the phase's first repeat"
-    workload.sized_steps = int(earlier[SIZED_BY_EARLIER])
+    workload.sized_steps = int(earlier[SIZED_STEPS])
     workload.build()
     return chosen
 

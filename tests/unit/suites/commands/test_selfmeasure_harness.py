@@ -45,3 +45,19 @@ def test_bad_settings_are_refused_before_anything_runs(argv: list[str], capsys: 
     with pytest.raises(SystemExit) as stop:
         bench.parse(argv)
     assert stop.value.code == 2 and "error:" in capsys.readouterr().err
+
+
+def test_ctrl_c_shows_the_rounds_so_far_and_exits_130(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]):
+    rounds = iter([(13.0, doc(0.5, [0.2, 0.3]))])
+
+    def one_round(args, tmp):
+        for done in rounds:
+            return done
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "floor_s", lambda code, n: [0.02] * n)
+    monkeypatch.setattr(bench, "one_round", one_round)
+    assert bench.main(["--rounds", "3"]) == 130
+    said = capsys.readouterr().out
+    assert "interrupted after 1 round(s): the rounds so far" in said and "1 round(s)" in said and "13.0" in said

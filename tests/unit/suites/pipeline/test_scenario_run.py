@@ -57,7 +57,7 @@ def test_a_later_repeat_trains_the_steps_the_first_calibrated(comparison):
 def test_the_harness_figures_are_printed_recorded_and_kept(comparison):
     proc, run_dir, uri = comparison
     said = proc.stdout.replace("\n  ", " ")
-    assert "harness: measured share " in said and "of this command's wall, 4 comparison repeat(s)" in said
+    assert "harness: measured share " in said and "of this command's wall so far, 4 comparison repeat(s)" in said
     assert "harness: cost per repeat after the first (one window's end to the next one's start): median " in said
     doc = json.loads((run_dir / "harness.json").read_text())
     assert len(doc["spans"]) == 4 and len(doc["cost_per_repeat_s"]) == 3

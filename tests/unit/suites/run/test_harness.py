@@ -68,8 +68,8 @@ def test_its_json_keeps_each_repeats_timestamps_and_parts():
 
 def test_a_command_with_no_window_says_so_in_words_never_nan():
     said = harness.lines(harness.cost_of([], 0.0, 12.5))
-    assert said == ["harness: measured share - (no timed window in 12.5 s of this command's wall: nothing it ran was "
-                    "a repeat of a comparison)"]
+    assert said == ["harness: measured share - (no timed window in 12.5 s of this command's wall so far: nothing it "
+                    "ran was a repeat of a comparison)"]
 
 
 def test_a_campaigns_figures_sum_its_parts_windows_over_its_own_wall():
