@@ -156,9 +156,12 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
     loop.around.forks = ForkServer()  # started at its first guest that may be forked
     try:
         outcomes, worst = run_phases(planned, run_dir, out, loop)
-    finally:  # the repeats' plots and store, once, after the last (an interrupt or a fault included)
-        loop.around.close()
-        store_all(loop.later, out)
+    finally:  # the repeats' plots and store, once, after the last (an interrupt or a fault included), then the
+        try:  # preloaded guest stopped: an interrupt meanwhile is noted and ends the comparison KILLED once recorded
+            store_all(loop.later, out)
+        finally:
+            with Shield(say(out), "stopping the comparison's preloaded guest"):
+                loop.around.close()
     cost = harness.cost_of(loop.spans, t0, time.time())
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)

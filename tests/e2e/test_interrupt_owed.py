@@ -52,6 +52,28 @@ def test_a_signal_held_off_in_a_phase_stops_the_comparison_after_that_phase(tmp_
     assert (run_dir / "1-gpu-r1" / "results.json").is_file() and not (run_dir / "cpu-r1").exists()
 
 
+@pytest.mark.parametrize(("target", "sig", "doing"), [
+    ("suites.record.recorder:Recorder.scenario", "TERM", "interrupt noted: storing the 4 run(s) measured"),
+    ("suites.backends.forkserver:ForkServer.close", "INT", "interrupt noted: stopping the comparison's preloaded"),
+], ids=["storing-the-repeats", "stopping-the-zygote"])
+def test_a_signal_held_off_after_the_last_repeat_stores_every_run_and_ends_the_comparison_killed(
+        tmp_path: Path, target: str, sig: str, doing: str):
+    """The repeats' plots and store, once after the last, and the stop of the zygote its guests were forked from:
+    each a shield, so every phase run is stored FINISHED, the comparison recorded and ended KILLED, exit 130."""
+    args, run_dir, uri = bench_args(tmp_path, *SMOKE, "scenario=gpu-vs-cpu", "workload=fixed-step",
+                                    "workload.step_ms=1", "scenario.repeats=2")
+    proc = signalled(tmp_path, target, sig, "suites.commands.bench", args[3:])
+    assert proc.returncode == 130, proc.stderr[-3000:]
+    assert doing in proc.stdout.replace("\n  ", " ")
+    runs = all_runs(uri)
+    assert "RUNNING" not in set(runs["status"])
+    phases = runs[runs["tags.bench.role"] == "scenario"]
+    assert len(phases) == 4 and set(phases["status"]) == {"FINISHED"}
+    [comparison] = runs[runs["tags.bench.role"] == "comparison"].to_dict("records")
+    assert comparison["status"] == "KILLED" and f"({SAID[sig]}" in comparison["tags.bench.stopped"]
+    assert (run_dir / "comparison.csv").is_file() and (run_dir / "harness.json").is_file()
+
+
 def test_a_signal_held_off_while_the_comparison_records_ends_it_killed(tmp_path: Path):
     """Every phase ran; the signal lands while the comparison's table and plot are written: all is recorded, and
     the comparison run is KILLED, not FINISHED, and the command exits 130."""
