@@ -110,12 +110,15 @@ class GuestPipe:
 
     def _read(self, keep_lines: bool) -> None:
         assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            ev = parse_event(line)
-            if ev is not None and self.forward(ev):
-                self._events.put(ev)
-                if keep_lines:
-                    self._lines.append(line)
+        try:
+            for line in self.proc.stdout:
+                ev = parse_event(line)
+                if ev is not None and self.forward(ev):
+                    self._events.put(ev)
+                    if keep_lines:
+                        self._lines.append(line)
+        except (ValueError, OSError):
+            pass  # kill() closed the stream under it: the reader outlived kill()'s join (a pipe held open, a slow host)
 
     def forward(self, ev: JsonObject) -> bool:
         """Whether an event read from the guest goes on to the runner (a pipe may answer some itself)."""
@@ -167,6 +170,8 @@ class GuestPipe:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        if self._reader is not None and self._reader is not threading.current_thread():
+            self._reader.join(timeout=1.0)  # the group is gone: its reader reads to the pipe's end before it is closed
         for stream in (self.proc.stdin, self.proc.stdout) if self.proc is not None else ():
             try:
                 if stream:

@@ -153,15 +153,7 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
     ref = recorder.start_parent(f"{name}-{run_dir.name}", {**mlflow_runs.comparison_tags(
         name, cfg.scenario.kind, nest.tags), keys.RUN_DIR: str(run_dir.resolve())}, nest.parent)
     loop = PhaseLoop(nest.under(ref, {}), around or Around())
-    loop.around.forks = ForkServer()  # started at its first guest that may be forked
-    try:
-        outcomes, worst = run_phases(planned, run_dir, out, loop)
-    finally:  # the repeats' plots and store, once, after the last (an interrupt or a fault included), then the
-        try:  # preloaded guest stopped: an interrupt meanwhile is noted and ends the comparison KILLED once recorded
-            store_all(loop.later, out)
-        finally:
-            with Shield(say(out), "stopping the comparison's preloaded guest"):
-                loop.around.close()
+    outcomes, worst = measure_phases(planned, run_dir, out, loop)
     cost = harness.cost_of(loop.spans, t0, time.time())
     with Shield(say(out), f"recording the comparison (table and plot in {run_dir})"):
         rows = normalise([phase_row(label, runs) for label, runs in outcomes.items()], cfg.scenario.baseline)
@@ -205,6 +197,21 @@ def run_comparison(planned: PlannedComparison, run_dir: Path, out: Console, nest
         say(out)(f"comparison: run {ref.run_id}: publish this one (make publish RUN={ref.run_id}); the 'mlflow: run' "
                  "lines above are its phases'")
     return worst
+
+
+def measure_phases(planned: PlannedComparison, run_dir: Path, out: Console,
+                   loop: PhaseLoop) -> tuple[dict[str, list[ScenarioOutcome]], int]:
+    """Every phase's repeats, then their plots and store once after the last (an interrupt or a fault included),
+    then the preloaded guest stopped: an interrupt meanwhile is noted and ends the comparison KILLED once recorded."""
+    loop.around.forks = ForkServer()  # started at its first guest that may be forked
+    try:
+        return run_phases(planned, run_dir, out, loop)
+    finally:
+        try:
+            store_all(loop.later, out)
+        finally:
+            with Shield(say(out), "stopping the comparison's preloaded guest"):
+                loop.around.close()
 
 
 def show_comparison(planned: PlannedComparison, rows: list[PhaseRow], baseline: str, out: Console) -> str:
