@@ -7,10 +7,11 @@ past a small profile's framebuffer. The rehearsal runs gpu-check's campaign (its
 campaign executor, its deadline, exports and judges) with each check's training at the device file's step time
 (``fixed-step``) and its CAD replay at the device file's frame time per viewset (``fixed-frame``), from
 ``configs/device/<gpu>.json`` (written by ``make gpu-check`` from what it measured on that GPU). What only the GPU can
-say (NVML, CUDA's allocator, EGL, pycuda, MPS) is not played: its row says so and its time is its estimate. Every
-check costs its estimate on the device's clock, so the rehearsal fails where the device call would overrun its
-budget ("would overrun") or where a check's judge misses; beside it, mnist-torch's tensors with all 60,000 images are
-counted against each profile's framebuffer with the device's CUDA context.
+say (NVML, CUDA's allocator, EGL, pycuda, MPS) is not played: its row says so and its time is its estimate. A played
+check costs its work at the device's speeds plus the harness's cost (the device's where gpu-check measured it, else
+this host's, said) on the device's clock, so the rehearsal fails where the device call would overrun its budget or a
+check its share ("would overrun") or where a check's judge misses; beside it, mnist-torch's tensors with all 60,000
+images are counted against each profile's framebuffer with the device's CUDA context.
 
 One table of checks, one of the memory counts, a verdict; exit 1 on a miss. Nothing it prints is a measurement: it
 is labelled ``rehearsal``, its runs go to a temporary store that is removed, and ``strict=true`` refuses it.
@@ -61,18 +62,35 @@ def refusal(args: argparse.Namespace, rest: list[str]) -> str:
     return ""
 
 
+def clock_caption(played: Played, dev: JsonObject) -> str:
+    """What the table's seconds are: whose harness cost each played check's charge holds."""
+    whose = sorted({w for c, w in played.harness_of.items() if w != "estimated"})
+    work = sum(played.work.get(c, 0.0) for c, w in played.harness_of.items() if w != "estimated")
+    return (f"device s: each check's seconds on the device's clock: a played check's work at {dev['gpu']}'s speeds "
+            f"({work:.0f} s in all) plus {' and '.join(whose) or 'no'} harness cost"
+            + (" (no gpu-check on this GPU measured its own yet: this host's, an upper bound where it is slower)"
+               if "this host's" in whose else "")
+            + "; one not played (what only the GPU says): its estimate ("
+            + ("measured by gpu-check" if played.measured else "gpu-check's table: not measured yet")
+            + "); share s: its share of budget_s, past which it is stopped; here s: what it took on this host\n"
+            f"device file: {dev.get('source', '?')}")
+
+
 def show(played: Played, memory: list[Check], dev: JsonObject, out: Console) -> None:
     t = Table(title=f"rehearsal of make gpu-check at {dev['gpu']} speed: NOT A MEASUREMENT (stand-ins at its "
               "figures; nothing recorded)", title_justify="left", caption_justify="left",
-              caption=f"device s: each check's seconds on the device's clock ("
-              f"{'measured by gpu-check' if played.measured else 'gpu-check estimates: not measured yet'}); here s: "
-              f"what it took on this host\ndevice file: {dev.get('source', '?')}")
-    for col in ("check", "result", "figure", "device s", "here s"):
+              caption=clock_caption(played, dev))
+    for col in ("check", "result", "figure", "device s", "share s", "here s"):
         t.add_column(col, overflow="fold")
+    over = {c.split()[0] for c in rehearsal.over_share(played)}
     for r in played.rows:
         color = "red" if r.check in rehearsal.missed(played) else ("yellow" if not rehearsal.rehearsed(r) else "green")
-        t.add_row(f"{r.check} {r.title}", f"[{color}]{r.result}[/{color}]", r.figure,
-                  f"{played.estimates.get(r.check, 0):.0f}", f"{played.seconds.get(r.check, 0):.0f}")
+        charged = played.charged.get(r.check)
+        device = "-" if charged is None else f"{charged:.0f}" + (
+            f" ({played.work[r.check]:.0f} work)" if played.harness_of.get(r.check) != "estimated" else "")
+        device = f"[red]{device}[/red]" if r.check in over else device
+        t.add_row(f"{r.check} {r.title}", f"[{color}]{r.result}[/{color}]", r.figure, device,
+                  f"{played.shares.get(r.check, 0):.0f}", f"{played.seconds.get(r.check, 0):.0f}")
     out.print(t)
     m = Table(title="memory within cap: mnist-torch with all 60,000 images", title_justify="left",
               caption="the CUDA context + the tensors counted on this host; room: the context + "
@@ -113,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     show(played, memory, dev, out)
     misses = [f"{c} (its judge)" for c in rehearsal.missed(played)] + [c.name for c in memory if not c.ok]
     over = rehearsal.overrun(played)
-    total = sum(played.estimates.values())
+    total = sum(played.charged.values())
     verdict = "; ".join([*([f"stopped: {played.stopped}: no verdict on the checks it did not finish"]
                            if played.stopped else []),
                          *([over] if over else []), *([f"missed: {', '.join(misses)}"] if misses else [])])

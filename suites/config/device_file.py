@@ -7,7 +7,9 @@
   overwrites the other);
 - ``frame_ms``: each viewset's frame time, from its own frame rate (never a composite);
 - ``cuda_context_MiB``: the CUDA context a guest measured; ``mem_total_MiB``: the GPU's memory;
-- ``work_s``: GPU seconds per ``<workload>/<tier>`` (what the study's planner reads).
+- ``work_s``: GPU seconds per ``<workload>/<tier>`` (what the study's planner reads);
+- ``check_s``, ``harness_s``: each gpu-check check's seconds on that GPU, and of them its work (timed windows) and
+  the harness's (the rest): what gpu-check plans by and ``make rehearse`` charges (suites/gpucheck/device_clock.py).
 
 A file is data: one that is not a JSON object with those figures in range is one ``error:`` line, never a
 traceback (:func:`load`).
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -131,8 +134,29 @@ def problems_of(dev: object) -> list[str]:
         if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, 0, high) and v >= SHORTEST
                                                     for k, v in figures.items()):
             out.append(f"{table} must map names to numbers in [{SHORTEST:g}, {high:g}]")
+    out += clock_problems(dev)
     if isinstance(dev.get("step_ms"), dict) and len(steps(dev)) != len(dev["step_ms"]):
         out.append("step_ms's keys must be <workload>/<batch>/<eager or compile=mode>")
+    return out
+
+
+CHECK = re.compile(r"[a-z][0-9]?")  # a gpu-check check's name: a, b1, ... (never a path or a sentence)
+CLOCK_KEYS = ("wall_s", "work_s", "harness_s")
+
+
+def clock_problems(dev: JsonObject) -> list[str]:
+    """What is wrong with a device file's measured check seconds (``check_s``) and harness cost per check
+    (``harness_s``: each check's wall, work and harness seconds, :mod:`suites.gpucheck.device_clock`)."""
+    out = []
+    check_s = dev.get("check_s", {})
+    if not isinstance(check_s, dict) or not all(isinstance(k, str) and CHECK.fullmatch(k) and number_in(v, -1, 86_400)
+                                                 and v >= 0 for k, v in check_s.items()):
+        out.append("check_s must map check names (a, b1, ...) to seconds in [0, 86400]")
+    clocks = dev.get("harness_s", {})
+    if not isinstance(clocks, dict) or not all(
+            isinstance(k, str) and CHECK.fullmatch(k) and isinstance(v, dict)
+            and all(number_in(v.get(f), -1, 86_400) and v[f] >= 0 for f in CLOCK_KEYS) for k, v in clocks.items()):
+        out.append(f"harness_s must map check names (a, b1, ...) to {{{', '.join(CLOCK_KEYS)}}} in seconds [0, 86400]")
     return out
 
 
@@ -161,3 +185,21 @@ def measured(inv: Inventory, results: dict[str, JsonObject], timings: dict[str, 
             "cuda_context_MiB": context if context == context else None,
             "source": f"make gpu-check on {gpu.get('name')}, driver {inv.driver_version}",
             "step_ms": steps, "frame_ms": frames, "work_s": dict(timings)}
+
+
+def name_for(gpu: str) -> str:
+    """The file name (no .json) a GPU's device file is written under: its model, the first word of its NVML name
+    with a digit in it, lower case ('NVIDIA H100 80GB HBM3': h100, 'NVIDIA A100-SXM4-80GB': a100-sxm4-80gb)."""
+    words = [w for w in re.split(r"\s+", gpu) if any(ch.isdigit() for ch in w)]
+    return re.sub(r"[^a-z0-9-]", "", (words[0] if words else gpu).lower()) or "gpu"
+
+
+def first_of(made: JsonObject) -> Path | None:
+    """Where ``made`` (what gpu-check measured) was written as its GPU's first device file under configs/device, None
+    where the GPU has one already (a file is replaced by a person, never by a run) or ``made`` is not one."""
+    gpu = str(made.get("gpu") or "")
+    path = DEVICES / f"{name_for(gpu)}.json"
+    if not gpu or of_gpu(gpu) is not None or path.exists() or problems_of(made):
+        return None
+    path.write_text(json.dumps(made, indent=2) + "\n")
+    return path

@@ -83,6 +83,9 @@ def play(workload: WorkloadConfig, dev: JsonObject, on_gpu: bool, images: int | 
         step = step_of(dev, workload.name, workload.batch_size, how) * (1.0 if on_gpu else SLOW_ARM)
         played = FixedStepConfig(**{k: getattr(workload, k) for k in TRAIN_KEPT}, step_ms=round(step, 4),
                                  images=workload.train_limit or images or IMAGES[workload.name])
+        # sized as the run it stands for: the recipe's epochs where that run is (an accuracy run), so a device with
+        # steps 3x as long trains 3x as long; a stand-in has no accuracy target, which would make it a 2 s window
+        played.size_by = workload.sized_by()
     else:
         return workload
     played.check()

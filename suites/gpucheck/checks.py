@@ -109,16 +109,23 @@ class Context:
     root: Path  # outputs/gpu-check/<time>/
     inv: Inventory
     data_root: str | None
-    deadline: float  # monotonic: the campaign executor's, as a check starts (gpucheck/campaign.py's action)
+    deadline: float  # monotonic: the campaign executor's or the check's share's end if sooner (campaign.action)
     say: Callable[[str], None]
     timings: dict[str, float] = field(default_factory=dict)  # "<workload>/<tier>" -> GPU seconds, for the study
     results: dict[str, JsonObject] = field(default_factory=dict)  # check -> its run's results.json
     timings_file: Callable[[], Path] | None = None  # writes what the checks so far measured, for the study (h)
     stand_in: StandIn | None = None  # make rehearse: the checks' workloads played at a device file's speeds
 
+    share_end: float | None = None  # monotonic: when its share of the budget ends (campaign.action)
+
     @property
     def left_s(self) -> float:
         return self.deadline - time.monotonic()
+
+    @property
+    def share_s(self) -> float:
+        """What is left of the check's share: what a command that plans (make size, make study) is given."""
+        return min(self.share_end, self.deadline) - time.monotonic() if self.share_end is not None else self.left_s
 
     def played(self, argv: list[str]) -> list[str]:
         """A check's command line, with its workloads stood in for in a rehearsal (as it is otherwise)."""
@@ -134,7 +141,7 @@ def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subp
     its end and stops its guests; SIGKILL after STOP_GRACE_S) and goes on up: no command outlives gpu-check."""
     timeout = min(limit_s, ctx.left_s)
     if timeout < 10:
-        raise CheckSkipped(f"out of time (gpu-check budget_s spent, {max(ctx.left_s, 0):.0f} s left)")
+        raise CheckSkipped(f"out of time ({max(ctx.left_s, 0):.0f} s left of its share of gpu-check's budget_s)")
     (ctx.root / "logs").mkdir(parents=True, exist_ok=True)
     log = ctx.root / "logs" / f"{name}.log"
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -349,15 +356,17 @@ def mps_sharing(ctx: Context) -> Row:
     return Row.of("g", judge.mps(full, share, four))
 
 
-@check("h", "make study (smoke sizes) in the time left", "study/<time>/report.html with episode 1 ratios and episode 2 "
+@check("h", "make study (full sizes where its share allows: its plan says) in its share of the budget",
+       "study/<time>/report.html with episode 1 ratios and episode 2 "
        f"'{EMULATED}' rows, planned with the timings above; every part it ran finished")
 def study(ctx: Context) -> Row:
-    left = ctx.left_s - 20
+    left = ctx.share_s - 20
     if left < 60:
-        raise CheckSkipped(f"out of time ({ctx.left_s:.0f} s left of the gpu-check budget)")
+        raise CheckSkipped(f"out of time ({ctx.share_s:.0f} s left of its share of gpu-check's budget_s)")
     timings = ctx.timings_file() if ctx.timings_file else ctx.root / "summary.json"
     argv = [sys.executable, "-m", "suites", "study", f"study.budget_s={left:.0f}", f"study.timings={timings}",
-            "study.tier=smoke", f"study.out_dir={ctx.root / 'study'}", *store_args(ctx), "progress=quiet",
+            "study.tier=auto", f"study.out_dir={ctx.root / 'study'}", *store_args(ctx),
+            "progress=quiet",
             *([f"data.root={ctx.data_root}"] if ctx.data_root else [])]
     done = run_logged(ctx, "h-study", ctx.played(argv), left + 60)
     verdict = judge.study(done.returncode, done.stdout, done.stderr)
@@ -367,7 +376,7 @@ def study(ctx: Context) -> Row:
 
 def run_check(ctx: Context, check: str, fn: Callable[[], Row]) -> Row:
     """One check, whatever happens in it: its row."""
-    ctx.say(f"gpu-check {check}: {CHECKS[check].title} ({max(ctx.left_s, 0):.0f} s left)")
+    ctx.say(f"gpu-check {check}: {CHECKS[check].title} ({max(ctx.share_s, 0):.0f} s of its share left)")
     try:
         return fn()
     except CheckSkipped as exc:

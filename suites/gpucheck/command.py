@@ -3,8 +3,10 @@ one table (check | result | figure | expected) and one tarball to bring home.
 
 Keys: ``data.root=DIR`` (real MNIST for checks b1 and c3; default $BENCH_DATA_ROOT), ``budget_s=540`` (the whole
 command: 9 minutes with set-up, within a lent GPU's 10-minute call; a check whose estimate passes what is left does
-not start, said), ``only=a,b2,g`` (a subset), ``out_dir=outputs/gpu-check``, ``strict=true`` (a host without a GPU is
-an error, exit 2, and any skipped check fails the command). The checks run in priority order as one campaign
+not start, said; each check is held to its share), ``started_at=EPOCH_S`` (budget_s counts from then: the device
+call's start, its set-up included, ``started_at=$(date +%s)``), ``only=a,b2,g`` (a subset),
+``out_dir=outputs/gpu-check``, ``strict=true`` (a host without a GPU is an error, exit 2, and any skipped check fails
+the command). The checks run in priority order as one campaign
 (suites/gpucheck/campaign.py) through the campaign executor; settings.py reads the keys, conclude.py ends it,
 report.py writes the summary. Writes ``<out_dir>/<time>/``: summary.json, summary.md,
 device.json, logs/, runs/, study/, sizing/, compare/, mlflow-export/ and ``gpu-check-<time>.tar.gz`` (import it here
@@ -31,7 +33,7 @@ from suites.gpucheck import campaign, judges
 from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Context, Row
 from suites.gpucheck.conclude import concluder, rows_of
-from suites.gpucheck.report import TARBALL_MAX, pack, table, write_summary
+from suites.gpucheck.report import TARBALL_MAX, first_device_file, pack, table, write_summary
 from suites.gpucheck.settings import parse
 from suites.pipeline.orchestrate import console, say
 from suites.record.outdirs import require_named, require_output_dir
@@ -69,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     t0, out = time.monotonic(), console()
     try:
         settings = parse(argv)
+        if settings.started_at is not None:  # budget_s from the device call's start, its set-up included
+            t0 -= max(time.time() - settings.started_at, 0.0)
         require_named(settings.out_dir, "gpu-check: out_dir")  # out_dir= would put the run in the working directory
         root = Path(settings.out_dir) / run_stamp()
         require_output_dir(root, "gpu-check: out_dir")  # before any GPU time is spent, not at the summary
@@ -87,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     ctx.timings_file = lambda: write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
     gc = GpuCheck(ctx, settings.only, estimates, measured)
     rows, stopped = run_checks(gc, t0, settings.budget_s, out)
+    first = first_device_file(root) if inv.has_gpu and not stopped else None
+    if first is not None:
+        say(out)(f"gpu-check: {first} written from what it measured, the first device file of {inv.gpus[0].get('name')}"
+                 f": make rehearse GPU={first.stem} plays it (review it, then commit it)")
     tarball = pack(root)
     gpu = ", ".join(str(g.get("name")) for g in inv.gpus) or inv.gpu_status
     out.print(table(rows, f"gpu-check on {gpu} ({time.monotonic() - t0:.0f} s; {root})"))

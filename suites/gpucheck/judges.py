@@ -6,6 +6,7 @@ figures do not hold it; tests feed each one results that fail it and results tha
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from gpu_probe import vocab
@@ -278,7 +279,9 @@ def study(returncode: int, stdout: str, stderr: str) -> Verdict:
     if returncode not in (0, 1) or not report:
         errors = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
         return Verdict(failed((errors or [f"exit {returncode}, no report"])[-1]))
-    return Verdict(OK if returncode == 0 else failed("a part failed (exit 1)"), report[-1][len("study: "):])
+    plan = re.search(r"; sizes (\w+), (\d+) repeat\(s\) per phase", unfold(stdout))
+    sizes = f"; {plan[1]} sizes, {plan[2]} repeat(s) per phase (its plan)" if plan else ""
+    return Verdict(OK if returncode == 0 else failed("a part failed (exit 1)"), report[-1][len("study: "):] + sizes)
 
 
 # --- the suite's own commands on the GPU (c3, i, j, k, l) ----------------------------------------------------------

@@ -11,9 +11,10 @@ Two kinds of check:
 - *hardware*: what only the GPU can say (NVML, CUDA's allocator at a cap, EGL, pycuda, MPS): not run, its row says
   why, its time taken as its estimate.
 
-Every check costs its estimate on the device's clock (the device file's measured ``check_s`` or gpu-check's table),
-whatever it took here: a check the device would not start within ``budget_s`` is not started here either, so the
-rehearsal fails where the device call would overrun."""
+A played check costs its work here (at the device file's speeds) plus the harness cost the device measured for it
+(``harness_s``), else this host's, on the device's clock (:mod:`suites.gpucheck.device_clock`); a hardware check its
+estimate. A check the device would not start within ``budget_s`` is not started here either, and each runs within its
+share, so the rehearsal fails where the device call would overrun."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -67,7 +67,11 @@ class Played:
     measured: bool  # the estimates are the device file's measured check_s
     stopped: str  # why it stopped early ('' where it did not)
     budget_s: float
-    device_s: float = 0.0  # how long the device call would take: each check its estimate, the executor's own work
+    device_s: float = 0.0  # how long the device call would take: each check its charge, the executor's own work
+    charged: dict[str, float] = field(default_factory=dict)  # each check's seconds on the device's clock
+    harness_of: dict[str, str] = field(default_factory=dict)  # whose harness cost each charge holds
+    shares: dict[str, float] = field(default_factory=dict)  # each check's share of the budget
+    work: dict[str, float] = field(default_factory=dict)  # each check's timed windows (at the device file's speeds)
 
 
 def play(dev: JsonObject, folder: Path, only: list[str], budget_s: float, out: Console) -> Played:
@@ -83,7 +87,8 @@ def play(dev: JsonObject, folder: Path, only: list[str], budget_s: float, out: C
     ctx.timings_file = lambda: write_summary(gc, list(gc.rows.values()), time.monotonic() - t0)[0]
     run = execute(campaign.campaign_of(gc, t0, budget_s), concluder(gc, t0), out)
     return Played(rows_of(gc, run), gc.seconds, {c: estimates[c] for c in gc.chosen}, measured,
-                  run.stopped, budget_s, time.monotonic() - t0 - gc.moved_s)
+                  run.stopped, budget_s, time.monotonic() - t0 - gc.moved_s, gc.charged, gc.harness_of, gc.shares,
+                  {c: clock.work_s for c, clock in gc.clocks.items()})
 
 
 REMOVED = "<the rehearsal's folder, removed>"
@@ -103,16 +108,27 @@ def removed(played: Played, folder: Path) -> Played:
                                  for r in played.rows])
 
 
+SHARE_SLACK_S = 1.0  # a charge this much past its share is the clocks' rounding, not an overrun
+
+
+def over_share(played: Played) -> list[str]:
+    """The checks whose charge on the device's clock passed their share of the budget, each with both figures."""
+    return [f"{c} {s:.0f} s of {played.shares[c]:.0f} s" for c, s in played.charged.items()
+            if c in played.shares and s > played.shares[c] + SHARE_SLACK_S]
+
+
 def overrun(played: Played) -> str:
-    """'' where the device call would end within its budget, else why it would not: the checks the device would
-    not start, and its seconds by the estimates."""
+    """'' where the device call would end within its budget and each check within its share, else why it would
+    not: the call's seconds on the device's clock (each check its charge, the executor's own work), the checks past
+    their share, those the device would not start."""
     late = [r.check for r in played.rows if r.result.startswith(NOT_STARTED)]
-    total = sum(played.estimates.values())
-    if not late and max(total, played.device_s) <= played.budget_s:
+    over = over_share(played)
+    if not late and not over and played.device_s <= played.budget_s:
         return ""
-    clock = f", the call with the executor's own work {played.device_s:.0f} s" \
-        if played.device_s > played.budget_s else ""
-    return (f"would overrun: the checks' estimates sum to {total:.0f} s{clock} (budget_s={played.budget_s:g})"
+    return (f"would overrun: the call {played.device_s:.0f} s on the device's clock, its checks "
+            f"{sum(played.charged.values()):.0f} s of it (budget_s={played.budget_s:g}; the checks' estimates "
+            f"{sum(played.estimates.values()):.0f} s)"
+            + (f"; past their share of it: {', '.join(over)}" if over else "")
             + (f"; not started on the device's clock: {', '.join(late)}" if late else ""))
 
 

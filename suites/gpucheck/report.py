@@ -20,36 +20,60 @@ from suites.gpucheck.checks import Row
 from suites.record.rundir import write_atomic
 from suites.render import tables
 
-__all__ = ["TARBALL_MAX", "pack", "table", "write_summary"]
+__all__ = ["TARBALL_MAX", "first_device_file", "pack", "table", "write_summary"]
 
 TARBALL_MAX = 16 * 2**20  # what a lent GPU's device call returns
 
 
 def write_summary(gc: GpuCheck, rows: list[Row], elapsed: float) -> list[Path]:
     """summary.json (rows, seconds per check, timings for the study planner, inventory), summary.md and, on a GPU,
-    device.json (what make rehearse plays this GPU at: copy it to configs/device/<gpu>.json); the files."""
+    device.json (what make rehearse plays this GPU at: copy it to configs/device/<gpu>.json), each with what the
+    harness cost per check (its wall, work and harness seconds: device_clock); the files."""
     ctx, root = gc.ctx, gc.ctx.root
     root.mkdir(parents=True, exist_ok=True)
     summary = {"kind": keys.GPU_CHECK, "command": redact(" ".join(sys.argv)), "elapsed_s": round(elapsed, 1),
                "inventory": ctx.inv.as_dict(), "timings": ctx.timings, "check_s": gc.seconds,
-               "estimates": {"check_s": gc.estimates, "measured": gc.measured},
+               "estimates": {"check_s": gc.estimates, "measured": gc.measured, "shares_s": gc.shares},
+               "harness_s": {c: clock.as_json() for c, clock in gc.clocks.items()},
                "rows": [{"check": r.check, "title": r.title, "result": r.result, "figure": r.figure,
                          "expected": r.expected, "data": r.data} for r in rows]}
     write_atomic(root / "summary.json", json.dumps(summary, indent=2, default=str))
     files = [root / "summary.json", root / "summary.md"]
     made = device_file.measured(ctx.inv, ctx.results, ctx.timings)
     if made is not None:
-        write_atomic(root / "device.json", json.dumps({**made, "check_s": gc.seconds}, indent=2, default=str))
+        clocks = {c: clock.as_json() for c, clock in gc.clocks.items()}  # what the harness costs on this device
+        write_atomic(root / "device.json", json.dumps({**made, "check_s": gc.seconds, "harness_s": clocks}, indent=2,
+                                                      default=str))
         files.append(root / "device.json")
     lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
              f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
              f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",
-             "| check | result | figure | expected | s |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} | {gc.seconds.get(r.check, '')} |"
-              .replace("\n", " ") for r in rows]
+             "| check | result | figure | expected | s | work s | harness s |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} | {gc.seconds.get(r.check, '')} | "
+              f"{seconds(gc, r.check, 'work_s')} | {seconds(gc, r.check, 'harness_s')} |".replace("\n", " ")
+              for r in rows]
+    lines += ["", "s: the check's wall; work s: the timed windows of the runs it recorded; harness s: the rest "
+              "(processes, imports, set-up, recording): what make rehearse charges for it once this file is the "
+              "GPU's device file"]
     write_atomic(root / "summary.md", "\n".join(lines) + "\n")
     return files
 
+
+
+def first_device_file(root: Path) -> Path | None:
+    """The device.json gpu-check wrote in ``root``, copied to configs/device/<gpu>.json where its GPU has no device
+    file yet (an H100): what make rehearse GPU=<gpu> plays from then on; None where it has one or none was written."""
+    try:
+        made = json.loads((root / "device.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return device_file.first_of(made) if isinstance(made, dict) else None
+
+
+def seconds(gc: GpuCheck, check: str, figure: str) -> str:
+    clock = gc.clocks.get(check)
+    return f"{clock.as_json()[figure]:.1f}" if clock is not None else ""
 
 
 def table(rows: list[Row], title: str) -> Table:

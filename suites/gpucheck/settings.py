@@ -1,10 +1,12 @@
 """``make gpu-check``'s settings: its ``key=value`` arguments (``data.root``, ``budget_s``, ``only``, ``out_dir``,
-``strict``) read and checked before anything starts; a bad one is one :class:`~suites.errors.ConfigError`."""
+``strict``, ``started_at``) read and checked before anything starts; a bad one is one
+:class:`~suites.errors.ConfigError`."""
 
 from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass, field
 
 from suites.errors import ConfigError
@@ -12,7 +14,8 @@ from suites.gpucheck.campaign import BUDGET_S, PRIORITY
 
 __all__ = ["KEYS", "GpuCheckSettings", "parse"]
 
-KEYS = ("data.root", "budget_s", "only", "out_dir", "strict")
+KEYS = ("data.root", "budget_s", "only", "out_dir", "strict", "started_at")
+CLOCK_SKEW_S = 5.0  # a started_at this far ahead of this host's clock is another clock's rounding, not the future
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,9 @@ class GpuCheckSettings:
     only: list[str] = field(default_factory=list)  # a subset of the checks (every one where empty)
     out_dir: str = "outputs/gpu-check"
     strict: bool = False  # a host without a GPU is an error, and any skipped check fails the command
+    # epoch seconds budget_s counts from: the device call's start (its set-up included), as the call says it
+    # (started_at=$(date +%s) as its first line); unset: the command's own start
+    started_at: float | None = None
 
 
 def parse(argv: list[str]) -> GpuCheckSettings:
@@ -49,4 +55,23 @@ def parse(argv: list[str]) -> GpuCheckSettings:
         raise ConfigError(f"gpu-check: only= names unknown checks {', '.join(unknown)} "
                           f"(known: {', '.join(PRIORITY)})")
     strict = str(args["strict"]).lower() == "true"
-    return GpuCheckSettings(args["data.root"], budget_s, only, str(args["out_dir"]), strict)
+    started = call_start(args.get("started_at"), budget_s)
+    return GpuCheckSettings(args["data.root"], budget_s, only, str(args["out_dir"]), strict, started)
+
+
+def call_start(value: str | None, budget_s: float) -> float | None:
+    """``started_at``: an epoch second within budget_s before now (the call's set-up left some of it), never ahead of
+    this host's clock; None where not given."""
+    if value is None:
+        return None
+    try:
+        started = float(value)
+    except ValueError:
+        raise ConfigError(f"gpu-check: started_at must be epoch seconds (date +%s), got {value!r}") from None
+    ago = time.time() - started if math.isfinite(started) else math.nan
+    if not ago >= -CLOCK_SKEW_S:
+        raise ConfigError(f"gpu-check: started_at={value} is not a time before now (epoch seconds, date +%s)")
+    if ago >= budget_s:
+        raise ConfigError(f"gpu-check: started_at={value} began {ago:.0f} s ago: budget_s={budget_s:g} from it is "
+                          "spent before any check")
+    return started

@@ -1,6 +1,6 @@
 """``make rehearse`` (suites/commands/rehearse.py): make gpu-check's own campaign at the H200's measured speed on this
-host, through the campaign executor, each check's judge, on the device's clock; and the same with every step and
-frame 3x as long, which the device call would not end within its budget."""
+host, through the campaign executor, each check's judge, on the device's clock; and a device file with mnist-torch's
+step 3x as long, which the device call would not end within its budget."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from suites.config import device_file
 from suites.gpucheck import campaign
 from tests.support import progress
 from tests.support.helpers import REPO
@@ -44,29 +45,43 @@ def test_gpu_checks_campaign_at_h200_speed_passes_every_played_judge_labelled_no
     assert "<the rehearsal's folder," in h and "removed>/…/report.html" in h and "/tmp" not in h, h
     egl = next(ln for ln in done.stdout.splitlines() if ln.startswith("│ e NVIDIA EGL"))
     assert "│ not rehearsed: NVIDIA's EGL" in egl, egl  # what only the GPU can say: not played, said
-    assert re.search(r"every check's judge holds and it would end in \d+ s of budget_s=540 \(the checks 499 s", said)
+    assert re.search(r"every check's judge holds and it would end in \d+ s of budget_s=540 \(the checks \d+ s", said)
+    for check in ("i a comparison", "j a mixed run", "k make size"):  # full size (i, j), 3 repeats: the run rules'
+        assert re.search(rf"│ {check}[^│]*│[^│]*│[^│]*│ \d+ \(\d+ work\)", done.stdout), check  # charged its work
+    assert "this host's harness cost (no gpu-check on this GPU measured its own yet" in said
     assert not list((REPO / "outputs").glob("**/rehearsal-*")) if (REPO / "outputs").exists() else True
 
 
-def rehearse(gpu: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+def rehearse(gpu: str, tmp: Path, only: str, budget_s: int) -> subprocess.CompletedProcess[str]:
     folder = Path(tempfile.mkdtemp(prefix="tmp-", dir=tmp))  # its runs' temporary folders: watched
-    return progress.run([sys.executable, "-m", "suites", "rehearse", "--gpu", gpu, "--only", "a,b1,e", "--budget-s",
-                         "45"], watch=(folder,), cwd=REPO, env={**os.environ, "TMPDIR": str(folder)})
+    return progress.run([sys.executable, "-m", "suites", "rehearse", "--gpu", gpu, "--only", only, "--budget-s",
+                         str(budget_s)], watch=(folder,), cwd=REPO, env={**os.environ, "TMPDIR": str(folder)})
 
 
-def test_with_every_step_and_frame_3x_as_long_it_would_overrun(tmp_path: Path):
-    """a + b1 + e: 36 s of a 45 s budget at the H200's speed (the rest for the executor's exports: ~4 s on this host
-    under CI's load); a GPU 3x slower works 3x as long: 46 s, and e, which the device would not start after a and b1
-    (27 s of it), is not started here either."""
-    fast = rehearse("h200", tmp_path)
-    assert fast.returncode == 0 and re.search(r"every check's judge holds and it would end in \d+ s of budget_s=45 "
-                                              r"\(the checks 36 s", " ".join(fast.stdout.split())), fast.stdout
+def test_a_gpu_with_mnist_steps_3x_as_long_would_overrun_where_the_h200_ends_in_time(tmp_path: Path):
+    """a + b1 + i within 55 s: on the H200's clock a (its estimate, 1 s), b1 and i each charged the work it played
+    here plus the harness cost the device file says the H200 measured for it (5 s, 8 s: not this host's, whatever its
+    load), so i starts with ~45 s left of its 40 s estimate and the call ends in ~35 s. With mnist-torch's step 3x as
+    long, b1 works 3x as long and i's estimate holds 3x its MNIST work (72 s): the device would not start it."""
     dev = json.loads((REPO / "configs" / "device" / "h200.json").read_text())
-    slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({**dev, "step_ms": {k: 3 * v for k, v in dev["step_ms"].items()},
-                                "frame_ms": {k: 3 * v for k, v in dev["frame_ms"].items()}}))
-    done = rehearse(str(slow), tmp_path)
+    measured = {"b1": {"wall_s": 7.0, "work_s": 2.0, "harness_s": 5.0},
+                "i": {"wall_s": 24.0, "work_s": 16.0, "harness_s": 8.0}}
+    fast, slow = tmp_path / "h200-measured.json", tmp_path / "mnist-3x.json"
+    fast.write_text(json.dumps({**dev, "harness_s": measured}))
+    slow.write_text(json.dumps({**dev, "harness_s": measured, "step_ms": {
+        k: 3 * v if k.startswith("mnist-torch/") else v for k, v in dev["step_ms"].items()}}))
+    done = rehearse(str(fast), tmp_path, "a,b1,i", 55)
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 0 and re.search(r"every check's judge holds and it would end in \d+ s of budget_s=55 ",
+                                              said), done.stdout[-3000:] + done.stderr[-2000:]
+    assert "plus the device's harness cost" in said and "this host's" not in said, said[-2000:]
+    done = rehearse(str(slow), tmp_path, "a,b1,i", 55)
     said = " ".join(done.stdout.split())
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "would overrun: the checks' estimates sum to 46 s (budget_s=45); not started on the device's clock: e" \
-        in said
+    estimates, _ = campaign.estimates_for(device_file.load(str(slow)))
+    assert estimates["i"] == campaign.ESTIMATE_S["i"] + 2 * campaign.WORK_S["i"]["mnist"] > 55 - 1 - 11  # its work 3x
+    assert re.search(r"would overrun: the call \d+ s on the device's clock, its checks \d+ s of it \(budget_s=55; "
+                     rf"the checks' estimates {sum(estimates[c] for c in ('a', 'b1', 'i')):.0f} s\); not started on "
+                     r"the device's clock: i", said), said[-2000:]
+    b1 = [ln for ln in done.stdout.splitlines() if ln.startswith("│ b1 ")][0]
+    assert re.search(r"│ (1[0-9]) \((\d) work\)", b1), b1  # b1 played its epochs at the 3x step: ~5 s of work

@@ -25,6 +25,11 @@ def test_a_training_run_is_fixed_step_at_the_devices_step_over_as_many_images():
     w = b1.workload
     assert (w.name, w.step_ms, w.batch_size, w.images, w.epochs, w.target_accuracy) == \
         ("fixed-step", 4.414, 512, 60_000, 3, None)  # the H200's eager MNIST step; no accuracy a sleep could reach
+    # sized as the accuracy run it stands for: its epochs, so a device with steps 3x as long trains 3x as long (with
+    # no target it was a 2 s window whatever the step: a 3x slower GPU trained as long as the H200)
+    assert w.sized_by() == "work"
+    (timed,) = compose_run(["stand_in=h200", "workload=mnist-torch", "workload.size_by=time"]).runs[0].groups
+    assert timed.workload.sized_by() == "time"  # a throughput run stays one
     (b3,) = compose_run(["stand_in=h200", "workload=cifar10-torch", "workload.compile=true",
                          "workload.compile_mode=reduce-overhead", "data.synthetic_train=50000"]).runs[0].groups
     assert (b3.workload.step_ms, b3.workload.images) == (3.866, 50_000)

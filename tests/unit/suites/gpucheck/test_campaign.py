@@ -37,7 +37,10 @@ def test_the_checks_run_in_priority_order_through_the_executor_nested_and_export
     assert len(exported) == 5  # the gpu-check run and each check's run
     summary = json.loads((tmp_path / "gc" / "summary.json").read_text())
     assert [r["check"] for r in summary["rows"]] == ["a", "b1", "b2", "k"] and set(summary["check_s"]) == set(ran)
-    assert (tmp_path / "gc" / "device.json").exists()  # a GPU host's gpu-check writes what it measured
+    device = json.loads((tmp_path / "gc" / "device.json").read_text())  # a GPU host's gpu-check writes what it measured
+    assert set(device["harness_s"]) == set(ran) and device_file.clock_problems(device) == []  # the harness's cost per
+    assert all(c["wall_s"] >= c["harness_s"] >= 0 for c in device["harness_s"].values())  # check, a device file's
+    assert summary["estimates"]["shares_s"]["k"] == pytest.approx(520 - (time.monotonic() - t0), abs=30)  # the last
 
 
 @pytest.mark.heavy
@@ -88,3 +91,23 @@ def test_a_rehearsals_device_clock_counts_each_check_as_its_estimate_and_the_exe
     assert device_s == pytest.approx(1.0 + campaign.EXECUTOR_S + 25.0, abs=0.1)
     c1_started_with = gc.ctx.deadline  # the executor's deadline as c1 started: one clock, moved once
     assert c1_started_with == stub.campaign.deadline - (gc.seconds["c1"] - 25.0)
+
+
+@pytest.mark.heavy
+def test_each_check_is_held_to_what_is_left_less_the_estimates_of_the_checks_after_it(tmp_path: Path, monkeypatch):
+    """k ran with all that was left of the budget (452 s of 540 in a rehearsal), so h after it started with what k
+    had not spent: each check's commands now stop where the checks after it would be starved."""
+    stood_in(monkeypatch)
+    left: dict[str, float] = {}
+    for cid in ("a", "b1", "k"):
+        inner = checks.CHECKS[cid]
+        def timed(ctx: checks.Context, inner: checks.Check = inner, cid: str = cid) -> checks.Row:
+            left[cid] = ctx.left_s  # what the check's commands are timed by, as it starts
+            return inner.run(ctx)
+        monkeypatch.setitem(checks.CHECKS, cid, checks.Check(cid, inner.title, inner.expected, timed))
+    gc = gpu_check(tmp_path, ["a", "b1", "k"], {"a": 1.0, "b1": 100.0, "k": 200.0})
+    t0 = time.monotonic()
+    execute(campaign.campaign_of(gc, t0, 400), conclude.concluder(gc, t0), Console(file=io.StringIO()))
+    assert left["a"] == pytest.approx(100.0, abs=15) and left["b1"] == pytest.approx(200.0, abs=15)
+    assert left["k"] == pytest.approx(400.0 - (time.monotonic() - t0), abs=15)  # the last: the rest
+    assert gc.shares == pytest.approx({"a": left["a"], "b1": left["b1"], "k": left["k"]}, abs=2)

@@ -172,6 +172,9 @@ def test_h_study():
     assert judge.study(1, out, "").result == "failed: a part failed (exit 1)"
     assert judge.study(2, "", "error: study.budget_s: must be > 0\n").result == "failed: error: study.budget_s: " \
                                                                                  "must be > 0"
+    planned = "study: NVIDIA H200; sizes full, 3 repeat(s) per phase, estimate 410 s\n" + out
+    assert judge.study(0, planned, "").figure.endswith("(300 s); elsewhere: ...; full sizes, 3 repeat(s) per phase "
+                                                       "(its plan)")  # what it ran at, said in its row
 
 
 def test_the_b2_judge_passes_a_busy_gpu_and_says_what_its_util_averages():

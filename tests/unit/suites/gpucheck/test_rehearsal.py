@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from suites.config import device_file
 from suites.gpucheck import campaign
 from suites.gpucheck.checks import Row
@@ -22,7 +24,7 @@ def test_the_memory_judge_misses_a_guest_past_its_cap_less_what_a_count_does_not
 
 
 def played(rows: list[Row], estimates: dict[str, float], budget_s: float = 540) -> Played:
-    return Played(rows, {}, estimates, False, "", budget_s)
+    return Played(rows, {}, estimates, False, "", budget_s, charged=dict(estimates))
 
 
 def test_a_campaign_the_device_would_not_end_within_its_budget_would_overrun():
@@ -30,25 +32,30 @@ def test_a_campaign_the_device_would_not_end_within_its_budget_would_overrun():
     assert overrun(fits) == "" and missed(fits) == []
     late = played([Row("a", "ok"), Row("h", "skipped: not started: its estimate 50 s is past the 9 s left")],
                   {"a": 1, "h": 50}, budget_s=10)
-    assert overrun(late) == "would overrun: the checks' estimates sum to 51 s (budget_s=10); not started on the " \
-                            "device's clock: h"
+    late.charged.pop("h")  # not started: nothing charged
+    assert overrun(late) == "would overrun: the call 0 s on the device's clock, its checks 1 s of it (budget_s=10; " \
+                            "the checks' estimates 51 s); not started on the device's clock: h"
     slow = played([Row("a", "ok"), Row("b1", "ok")], {"a": 1, "b1": 20}, budget_s=30)
     slow.device_s = 31.0  # every check started, but the executor's own work between them takes the call past it
-    assert overrun(slow) == "would overrun: the checks' estimates sum to 21 s, the call with the executor's own " \
-                            "work 31 s (budget_s=30)"
+    assert overrun(slow) == "would overrun: the call 31 s on the device's clock, its checks 21 s of it " \
+                            "(budget_s=30; the checks' estimates 21 s)"
     judged = played([Row("j", "failed: overlap 41 % < 90 %"), Row("k", "inconclusive: host busy")], {"j": 1, "k": 1})
     assert missed(judged) == ["j", "k"]
 
 
-def test_a_gpu_with_steps_3x_as_long_works_3x_as_long_and_the_whole_campaign_would_overrun(tmp_path: Path):
+def test_a_gpu_3x_slower_at_one_pace_works_3x_as_long_at_it_and_the_table_would_overrun(tmp_path: Path):
     h200, measured = campaign.estimates_for(device_file.load("h200"))
     assert not measured and sum(h200.values()) <= campaign.BUDGET_S  # the table fits gpu-check's budget at H200 speed
     dev = json.loads((device_file.DEVICES / "h200.json").read_text())
-    slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({**dev, "step_ms": {k: 3 * v for k, v in dev["step_ms"].items()}}))
-    slower, _ = campaign.estimates_for(device_file.load(str(slow)))
-    assert slower["b2"] == h200["b2"] + 2 * campaign.WORK_S["b2"] and slower["a"] == h200["a"]  # set-up unchanged
-    assert sum(slower.values()) > campaign.BUDGET_S
+    for table, keys, pace in (("step_ms", "mnist-torch/", "mnist"), ("frame_ms", "", "frame")):
+        slow = tmp_path / f"slow-{pace}.json"
+        slow.write_text(json.dumps({**dev, table: {k: 3 * v if k.startswith(keys) else v
+                                                   for k, v in dev[table].items()}}))
+        slower, _ = campaign.estimates_for(device_file.load(str(slow)))
+        paced = [c for c in campaign.PRIORITY if pace in campaign.WORK_S[c]]
+        for c in campaign.PRIORITY:  # that pace's work 3x as long; the harness and other paces' work unchanged
+            assert slower[c] == pytest.approx(h200[c] + 2 * campaign.WORK_S[c].get(pace, 0.0)), (pace, c)
+        assert paced and sum(slower.values()) > sum(h200.values()), pace
 
 
 def test_a_figure_naming_the_rehearsals_removed_folder_says_it_is_removed():

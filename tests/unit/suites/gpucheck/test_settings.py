@@ -3,6 +3,8 @@ one refused as one ConfigError before any check (the command's exit 2: tests/e2e
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from suites.errors import ConfigError
@@ -27,7 +29,18 @@ def test_the_data_root_defaults_to_the_environments_and_an_explicit_one_wins(mon
     ("budget_s=ten", "budget_s must be seconds, got 'ten'"), ("strict=yes", "strict must be true or false"),
     ("only=a,zz", "only= names unknown checks zz"), ("colour=red", "unknown argument 'colour=red'"),
     ("budget_s", "unknown argument 'budget_s'"),
+    ("started_at=soon", "started_at must be epoch seconds"), ("started_at=inf", "is not a time before now"),
+    ("started_at=nan", "is not a time before now"), (f"started_at={time.time() + 3600:.0f}", "not a time before now"),
+    (f"started_at={time.time() - 600:.0f}", r"began 600 s ago: budget_s=540 from it is spent before any check"),
 ])
 def test_each_refusal_is_one_config_error(arg: str, said: str):
     with pytest.raises(ConfigError, match=said):
         parse([arg])
+
+
+def test_budget_s_counts_from_the_device_calls_start_where_the_call_says_so():
+    """a lent GPU's call spends a minute on its set-up before gpu-check starts: budget_s=540 from gpu-check's own
+    start ran the call past its 10 minutes"""
+    started = time.time() - 90
+    assert parse([f"started_at={started}"]).started_at == started
+    assert parse([]).started_at is None
