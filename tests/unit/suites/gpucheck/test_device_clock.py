@@ -90,7 +90,7 @@ def mnist_result(images_per_s: float) -> dict[str, object]:
 
 def test_a_gpu_without_measured_seconds_plans_the_checks_left_at_the_pace_its_first_checks_measured(tmp_path: Path):
     """An H100 has no device file: gpu-check planned every check at the H200's pace; once b1 measured an MNIST step
-    3x as long, the checks not yet run are planned at it (i's 12 s of MNIST work: 24 s more), and it says so."""
+    3x as long, the checks not yet run are planned at it (i's MNIST work twice more), and it says so."""
     from types import SimpleNamespace
 
     from suites.campaign.spec import CampaignPart
@@ -107,10 +107,11 @@ def test_a_gpu_without_measured_seconds_plans_the_checks_left_at_the_pace_its_fi
     run = SimpleNamespace(campaign=SimpleNamespace(parts=parts))
     ctx.results["b1-mnist"] = mnist_result(1000.0 * 512 / (3 * 4.414))  # 3x the H200's 4.414 ms step
     campaign.replan(gc, run)  # type: ignore[arg-type]
-    assert [p.estimate_s for p in parts] == [table["b1"], table["i"] + 24.0, table["a"]]  # b1 ran; a does no work
-    assert gc.estimates["i"] == table["i"] + 24.0
+    i = table["i"] + 2 * campaign.WORK_S["i"]["mnist"]
+    assert [p.estimate_s for p in parts] == [table["b1"], i, table["a"]]  # b1 ran; a does no work
+    assert gc.estimates["i"] == i
     assert said == [f"gpu-check: the checks left planned anew at this GPU's measured pace (the H200's = 1: mnist "
-                    f"3.00x, cifar 1.00x, frame 1.00x): i {table['i'] + 24:.0f} s"]
+                    f"3.00x, cifar 1.00x, frame 1.00x): i {i:.0f} s"]
     gc.measured = True  # its device file's measured seconds: kept
     parts[1].estimate_s = 1.0
     campaign.replan(gc, run)  # type: ignore[arg-type]
