@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from suites.campaign.costs import OVERHEAD_S, WORK_S
+from suites.campaign.costs import REPEAT_S, START_S, WORK_S
 from suites.config.overrides import override
 from suites.study.settings import StudySettings
 
@@ -135,14 +135,15 @@ class StudyPlan:
 
 
 def phase_work_s(part: StudyPart, label: str, needs_gpus: int, tier: str, host: str, measured: Measured) -> float:
-    """Seconds one run of one phase is planned to take: this host's trial run where it ran that workload on the kind
-    of device the phase uses, else make gpu-check's GPU seconds with the overhead, else the table."""
+    """Seconds one run of one phase is planned to take after its comparison's start (:func:`estimate_s` adds that
+    once): this host's trial run less that start where it ran that workload on the kind of device the phase uses,
+    else make gpu-check's GPU seconds with the cost per repeat, else the table."""
     def run(workload: str, kind: str) -> float:
-        if kind == host and (workload, tier) in measured.trials:
-            return measured.trials[(workload, tier)]
+        if kind == host and (workload, tier) in measured.trials:  # a whole command: its start is the part's
+            return max(measured.trials[(workload, tier)] - START_S[host], REPEAT_S[host])
         if kind == "gpu" and (workload, tier) in measured.gpu_work:
-            return OVERHEAD_S[kind] + measured.gpu_work[(workload, tier)]
-        return OVERHEAD_S[kind] + float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
+            return REPEAT_S[kind] + measured.gpu_work[(workload, tier)]
+        return REPEAT_S[kind] + float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
 
     if part.episode == 1:  # a phase that needs no GPU trains on the CPU wherever it runs
         return run(part.workload, host if needs_gpus else "cpu")
@@ -167,9 +168,10 @@ def estimate_s(part: StudyPart, tier: str, repeats: int, host: str, max_guests: 
         # side by side; a 2-core host ran n4's five guests in 2.4x a guest's time)
         shared = (lambda k: max(1.0, (k + 1) / measured.cores)) if host == "cpu" and measured.cores else \
             (lambda k: 1.0)
-        return sum(per_count * shared(k) for k in range(1 + max_guests))
+        return START_S[host] + sum(per_count * shared(k) for k in range(1 + max_guests))
     runs = 3 if part.scenario == "mixed" else 1  # a mixed profile is three phases: CAD, CAD + ML, ML
-    return sum(runs * repeats * phase_work_s(part, label, g, tier, host, measured) for label, g in part.phases)
+    return START_S[host] + sum(runs * repeats * phase_work_s(part, label, g, tier, host, measured)
+                               for label, g in part.phases)
 
 
 def runnable(part: StudyPart, gpus: int, missing: dict[str, str]) -> tuple[StudyPart | None, list[Skip]]:
@@ -194,6 +196,23 @@ def runnable(part: StudyPart, gpus: int, missing: dict[str, str]) -> tuple[Study
 
 DROP_ORDER = ("gpu-vs-cpu-keras", "multi-guest", "passthrough-vs-vgpu-cifar10", "scaling", "consolidation",
               "passthrough-vs-vgpu-mnist", "mixed", "gpu-vs-cpu")  # what the budget gives up first
+
+
+def fewer_rows(parts: list[StudyPart], max_guests: int) -> tuple[str, list[StudyPart], int] | None:
+    """One row given up, in the order a budget gives them up: a consolidation's last CAD guest, a mixed run's last
+    profile, then the part :data:`DROP_ORDER` puts first; what was given up, the parts and guests left (None: one
+    part of one row is all that is left)."""
+    mixed = next((i for i, p in enumerate(parts) if p.scenario == "mixed"), None)
+    if max_guests > 2:
+        return f"consolidation beyond {max_guests - 1} CAD guests", parts, max_guests - 1
+    if mixed is not None and len(parts[mixed].phases) > 1:
+        p = parts[mixed]
+        shorter = replace(p, phases=p.phases[:-1], references=p.references[:-1])
+        return f"mixed {p.phases[-1][0]}", [*parts[:mixed], shorter, *parts[mixed + 1:]], max_guests
+    if len(parts) > 1:
+        drop = min(parts, key=lambda p: DROP_ORDER.index(p.name))
+        return drop.name, [p for p in parts if p is not drop], max_guests
+    return None
 
 
 def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
@@ -225,25 +244,20 @@ def plan_study(gpus: int, missing: dict[str, str], settings: StudySettings,
         skips.append(Skip(what, f"over the budget (estimate {total():.0f} s > {PLAN_SHARE:.0%} of "
                                 f"study.budget_s={settings.budget_s:g}{spent})"))
 
+    # a GPU host's figures are the study's findings: the run rules' full sizes and 3 repeats are kept, rows given up
+    # first (each said); a CPU host's are smoke sizes anyway, and it trims repeats before rows
+    keep_rules = tier == "full"
     while parts and total() > budget:
-        mixed = next((i for i, p in enumerate(parts) if p.scenario == "mixed"), None)
-        if tier == "full" and settings.tier == "auto":
+        row = fewer_rows(parts, max_guests)
+        if tier == "full" and settings.tier == "auto" and not (keep_rules and row):
             trim("full sizes (smoke sizes instead)")
             tier = "smoke"
-        elif repeats > 2 and settings.repeats is None:
+        elif repeats > 2 and settings.repeats is None and not (keep_rules and row):
             trim(f"repeat {repeats} of each phase")
             repeats -= 1
-        elif max_guests > 2:
-            trim(f"consolidation beyond {max_guests - 1} CAD guests")
-            max_guests -= 1
-        elif mixed is not None and len(parts[mixed].phases) > 1:
-            trim(f"mixed {parts[mixed].phases[-1][0]}")
-            p = parts[mixed]
-            parts[mixed] = replace(p, phases=p.phases[:-1], references=p.references[:-1])
-        elif len(parts) > 1:
-            drop = min(parts, key=lambda p: DROP_ORDER.index(p.name))
-            trim(drop.name)
-            parts.remove(drop)
+        elif row is not None:
+            trim(row[0])
+            parts, max_guests = row[1], row[2]
         else:
             break
     most = override("scenario.mixed.max_guests", max_guests)

@@ -24,9 +24,9 @@ MAX_BUDGET_S = 7 * 86400.0  # a study longer than a week is a typo (1e9 s planne
 
 @dataclass
 class StudySettings:
-    # Seconds the whole study may take, by the planner's estimate: one H100 in 8 minutes. Parts are trimmed
-    # (smaller sizes, fewer repeats, fewer profiles, then whole parts) until the estimate fits; each trim is
-    # listed in the report's skip list.
+    # Seconds the whole study may take, by the planner's estimate: one H100 in 8 minutes. Parts are trimmed until
+    # the estimate fits (on a GPU host rows first, full sizes and 3 repeats kept; on a CPU host repeats first); each
+    # trim is listed in the report's skip list.
     budget_s: float = 480.0
     # Workload sizes: full (each workload's defaults), smoke (seconds-long; what a CPU host always gets), or auto
     # (full where the budget allows on a GPU host).
