@@ -76,7 +76,7 @@ def cached(out_dir: Path, inv: Inventory) -> dict[tuple[str, str], float]:
 # A trial run may take at most this share of study.budget_s: one that hangs (a GPU that never answers, a data set on a
 # dead mount) is stopped, and the study plans from the table instead of losing its budget to it.
 TRIAL_SHARE = 0.25
-STOP_GRACE_S = 20.0  # after SIGTERM, how long the trial run's runner has to stop its guests and record
+STOP_GRACE_S = 20.0  # after SIGTERM: how long a command's runner (a trial run's, a check's) has to stop and record
 
 
 def time_each(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, inv: Inventory,
@@ -141,19 +141,20 @@ def started(argv: list[str]) -> tuple[subprocess.Popen[str], list[int]]:
             signal.signal(s, handler)
 
 
-def stop_group(proc: subprocess.Popen[str]) -> None:
-    """The trial run's process group (its runner; guests live in sessions of their own and are the runner's to stop):
-    SIGTERM, then SIGKILL after STOP_GRACE_S."""
+def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """A command's process group (a trial run's or a gpu-check check's runner; guests live in sessions of their own
+    and are the runner's to stop): SIGTERM, then SIGKILL after STOP_GRACE_S; what it printed (nothing where it is
+    gone unread)."""
     for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             break
         try:
-            proc.communicate(timeout=wait_s)
-            return
+            return proc.communicate(timeout=wait_s)
         except subprocess.TimeoutExpired:
             continue
+    return "", ""
 
 
 def readable(out_dir: Path) -> Path:

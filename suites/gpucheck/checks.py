@@ -7,11 +7,8 @@ the reason (traceback in ``<check>.log``), never the end of the others.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +22,7 @@ from gpu_probe.hostload import other_load
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites.backends.mps import CONTROL
+from suites.campaign import stop_group
 from suites.errors import first_line
 from suites.gpucheck import judges as judge
 from suites.gpucheck.judges import FAILED, INCONCLUSIVE, SKIPPED, Verdict, guests, metric
@@ -132,13 +130,13 @@ class Context:
         return self.stand_in.bench(argv) if self.stand_in is not None else argv
 
 
-STOP_GRACE_S = 20.0  # after SIGTERM, how long a check's command has to stop its guests and record its end
 
 
 def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subprocess.CompletedProcess[str]:
     """``argv`` in a process group of its own, with its output in ``<root>/logs/<name>.log``, within the time left;
     CheckFailed when it ran out. An interrupt stops the command as scancel would (SIGTERM to its group: it records
-    its end and stops its guests; SIGKILL after STOP_GRACE_S) and goes on up: no command outlives gpu-check."""
+    its end and stops its guests; SIGKILL after campaign.costs' STOP_GRACE_S) and goes on up: no command outlives
+    gpu-check."""
     timeout = min(limit_s, ctx.left_s)
     if timeout < 10:
         raise CheckSkipped(f"out of time ({max(ctx.left_s, 0):.0f} s left of its share of gpu-check's budget_s)")
@@ -161,18 +159,6 @@ def run_logged(ctx: Context, name: str, argv: list[str], limit_s: float) -> subp
         raise
     log.write_text(f"$ {' '.join(argv)}\n{out}\n{err}")
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
-def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
-    """The command's process group stopped (SIGTERM, then SIGKILL after STOP_GRACE_S); what it printed."""
-    for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            return proc.communicate(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            continue
-    return "", ""
 
 
 def store_args(ctx: Context) -> list[str]:

@@ -31,7 +31,7 @@ def test_the_data_root_defaults_to_the_environments_and_an_explicit_one_wins(mon
     ("budget_s", "unknown argument 'budget_s'"),
     ("started_at=soon", "started_at must be epoch seconds"), ("started_at=inf", "is not a time before now"),
     ("started_at=nan", "is not a time before now"), (f"started_at={time.time() + 3600:.0f}", "not a time before now"),
-    (f"started_at={time.time() - 600:.0f}", r"began 600 s ago: budget_s=540 from it is spent before any check"),
+    (f"started_at={time.time() - 600:.0f}", r"began \d+ s ago: budget_s=540 from it is spent before any check"),
 ])
 def test_each_refusal_is_one_config_error(arg: str, said: str):
     with pytest.raises(ConfigError, match=said):
