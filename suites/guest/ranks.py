@@ -99,7 +99,7 @@ def peer_main(spec_line: str, rank: int, world: int, port: int) -> None:
     try:
         workload.prepare()
         timing.calibrate(workload, cfg, agree=lambda step_s: slowest(step_s, workload),  # in step with rank 0's
-                         earlier=spec.calibration)
+                         earlier=spec.calibration, margin=timing.RANKS_MARGIN)
         barrier()  # prepared
         barrier()  # released at the start barrier
         for r in range(spec.repeats):

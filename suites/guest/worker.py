@@ -55,7 +55,7 @@ def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc
         open_ended = False
         ctx.info["until_stopped"] = f"not applied: {ctx.world_size} ranks (sized by workload.min_window_s)"
     chosen = timing.calibrate(workload, cfg, open_ended, lambda step_s: ranks.slowest(step_s, workload),
-                              spec.calibration)
+                              spec.calibration, timing.RANKS_MARGIN if ctx.world_size > 1 else timing.MARGIN)
     ctx.info.update(chosen)
     # the harness's cost, by part (suites/run/harness.py): what of the set-up was the workload's own, what calibration
     ctx.info["setup"] = {"start_s": round(t_prepare - t_proc_start, 4), "prepare_s": round(t_prepared - t_prepare, 4),
