@@ -1,9 +1,8 @@
 """Background sampling of host, guest and GPU load (collect / aggregate).
 
-A :class:`Sampler` is a context manager: a daemon thread takes one row of
-readings per period until the block exits, whatever exception ends it. It
-only measures; writing the rows anywhere (MLflow, CSV) is the caller's job,
-so a slow tracking server can never stall or skew sampling.
+A :class:`Sampler` is a context manager: a daemon thread takes one row of readings per period until the block exits,
+whatever exception ends it. It only measures; writing the rows anywhere (MLflow, CSV) is the caller's job, so a slow
+tracking server can never stall or skew sampling.
 """
 
 from __future__ import annotations
@@ -36,8 +35,9 @@ class ProcessTree:
     not on every tick; each member's stat file stays open between samples.
     """
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, descendants: bool = True) -> None:
         self.root_pid = pid
+        self.descendants = descendants  # False: the root alone (its children are watched on their own)
         self.members: dict[int, procfs.ProcStat] = {pid: procfs.ProcStat(pid)}
         self._last: dict[int, tuple[float, float]] = {}  # pid -> (CLOCK_BOOTTIME s, cpu seconds)
 
@@ -47,7 +47,7 @@ class ProcessTree:
             pid = todo.pop()
             if pid not in pids:
                 pids.add(pid)
-                todo.extend(children_of.get(pid, ()))
+                todo.extend(children_of.get(pid, ()) if self.descendants else ())
         for pid in pids - set(self.members):
             try:
                 self.members[pid] = procfs.ProcStat(pid)
@@ -130,11 +130,11 @@ class Sampler:
             self._guests[guest_id] = tree
             self._next_refresh = 0.0  # pick up its children on the next tick
 
-    def watch_helper(self, pid: int) -> None:
-        """Count ``pid``'s tree as the run's own CPU, not another process's (thread-safe): a daemon the run
-        started that left this process's tree (an MPS control daemon and its server)."""
+    def watch_helper(self, pid: int, descendants: bool = True) -> None:
+        """Count ``pid``'s tree (``descendants`` False: it alone) as the run's own CPU, not another process's
+        (thread-safe): an MPS daemon the run started and its server; the zygote its guests are forked from."""
         try:
-            tree = ProcessTree(pid)
+            tree = ProcessTree(pid, descendants)
         except OSError:
             return
         with self._lock:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["ForkServer", "Forked"]
@@ -60,6 +61,14 @@ class ForkServer:
         self._answers: list[dict[str, object]] = []
         self._cond = threading.Condition()
         self._lock = threading.Lock()  # one request at a time
+        self._watch: Callable[[int], None] | None = None
+
+    def watched_by(self, watch: Callable[[int], None] | None) -> None:
+        """Tell ``watch`` the zygote's pid, now if it runs, else as it starts: its CPU (its imports, its forks) is
+        the run's own, never another process's load (a run's sampler; None: no run samples it now)."""
+        self._watch = watch
+        if watch is not None and self.proc is not None and self.proc.poll() is None:
+            watch(self.proc.pid)
 
     def spawn(self, env: dict[str, str], preload: list[str], log_path: Path) -> Forked | None:
         """A guest forked with ``env`` after ``preload`` was imported, its stderr into ``log_path``; None where the
@@ -124,6 +133,8 @@ class ForkServer:
             return False
         finally:
             theirs.close()
+        if self._watch is not None:  # before it imports anything: that is the run's CPU
+            self._watch(self.proc.pid)
         self.sock = ours
         threading.Thread(target=self._listen, name="zygote-listener", daemon=True).start()
         return True

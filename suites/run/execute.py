@@ -92,7 +92,13 @@ def execute(plan: Plan, log_dir: Path, around: Around | None = None) -> Scenario
         with sampler:
             if daemon is not None and (pid := daemon.pid()) is not None:  # its CPU is the run's, not others'
                 sampler.watch_helper(pid)
-            guests, interrupted = run_guests(plan, sampler, log_dir, timing)
+            if around.forks is not None:  # the preloaded process too (its guests are watched as guests)
+                around.forks.watched_by(lambda pid: sampler.watch_helper(pid, descendants=False))
+            try:
+                guests, interrupted = run_guests(plan, sampler, log_dir, timing)
+            finally:
+                if around.forks is not None:
+                    around.forks.watched_by(None)
     finally:
         if daemon is not None and daemon is not shared:
             with Shield(warn, "stopping the run's MPS daemon", give_up=None):

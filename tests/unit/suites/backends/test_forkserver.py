@@ -86,3 +86,28 @@ def test_closing_it_ends_the_zygote(tmp_path: Path):
     t0 = time.monotonic()
     server.close()  # idempotent
     assert time.monotonic() - t0 < 1
+
+
+def test_the_zygotes_cpu_is_the_runs_own_from_its_start_never_another_processs(tmp_path: Path, forks: ForkServer):
+    """A comparison's first run said 'host busy (other processes: 28 % of a core)' on a quiet host: the zygote's
+    import of its preloads (a core for seconds) was no guest's and not the runner's, so the sampler read it as
+    another process's load. The run's sampler is told its pid as it starts, and its own alone (its guests are
+    watched as guests: counted twice, a real other load would hide)."""
+    from gpu_probe.sampler import Sampler
+
+    told: list[int] = []
+    forks.watched_by(told.append)
+    assert told == []  # not started yet: told as it starts
+    g = GuestHandle(spec(), tmp_path / "g0.log", GuestPipe(tmp_path / "g0.log", forks))
+    g.start()
+    assert forks.proc is not None and told == [forks.proc.pid]
+    later: list[int] = []
+    forks.watched_by(later.append)  # the next run's sampler: told at once
+    assert later == [forks.proc.pid]
+    forks.watched_by(None)
+    sampler = Sampler(10.0)
+    sampler.watch_helper(forks.proc.pid, descendants=False)
+    run_to_the_end(g)
+    (tree,) = sampler._helpers
+    tree.refresh({forks.proc.pid: [g.pid]})  # the guest is the zygote's child
+    assert set(tree.members) == {forks.proc.pid}
