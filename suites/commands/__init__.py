@@ -8,11 +8,13 @@ does not load torch or Hydra's sweeper), by the dotted name in :data:`COMMANDS`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
 import sys
 
+from suites import process_gc
 from suites.errors import renamed_settings_in_one_line
 from suites.run.shield import SIGNALS, honour, interrupt_reason, reason, stop_on_signals
 
@@ -79,7 +81,9 @@ def no_mlflow_telemetry_unless_asked() -> None:
         os.environ[TELEMETRY_SWITCHES[0]] = "true"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
+    """The command ``argv`` names, run; its exit status. ``own_process``: this process is the command's own (``python
+    -m suites``, the console script), so its libraries load under :func:`suites.process_gc.loading`."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help", "help"):
         print(usage())
@@ -93,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     no_mlflow_telemetry_unless_asked()
     stop_on_signals()  # SIGTERM and SIGHUP as Ctrl-C in every command: one line and 130, never a silent death
     try:
-        module = importlib.import_module(COMMANDS[name][0])
+        with process_gc.loading() if own_process else contextlib.nullcontext():
+            module = importlib.import_module(COMMANDS[name][0])
         code = int(module.main(rest) or 0)
     except KeyboardInterrupt as exc:  # Ctrl-C while its libraries load, or past a command's own guards: one line
         why = interrupt_reason(exc)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from gpu_probe.procfs import started_at
+from suites import process_gc
 from suites.guest.protocol import GuestSpec, event, signed
 from suites.guest.setup import apply_resources, die_with_parent
 from suites.guest.worker import failure_text, run
@@ -89,4 +90,6 @@ def _process_start_time() -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    process_gc.ending()  # the result is sent: the interpreter's finalisation has nothing to collect
+    sys.exit(code)

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import aggregate_repeats
+from suites import process_gc
 from suites.errors import first_line
 from suites.guest import ranks
 from suites.guest.protocol import GO, STOP, GuestResult, GuestSpec, event
@@ -45,9 +46,9 @@ def run(spec: GuestSpec, send: Any, t_proc_start: float) -> GuestResult:
 
 
 def train_and_report(spec: GuestSpec, workload: Any, cfg: Any, send: Any, t_proc_start: float) -> GuestResult:
-    ctx = workload.ctx
-    t_prepare = time.time()
-    workload.prepare()
+    ctx, t_prepare = workload.ctx, time.time()
+    with process_gc.importing():  # torch and kin load here: collection paused while they do (suites/process_gc.py)
+        workload.prepare()
     t_prepared = time.time()
     check_device(spec, ctx.info, cfg)
     open_ended = bool(getattr(cfg, "until_stopped", False))

@@ -28,6 +28,7 @@ import socket
 import sys
 import traceback
 
+from suites import process_gc
 from suites.guest.__main__ import main as guest_main  # the guest's own modules, imported once for all
 from suites.guest.setup import die_with_parent
 
@@ -59,8 +60,9 @@ def answer(sock: socket.socket, data: bytes, fds: list[int], children: set[int])
         request = json.loads(data)
         if len(fds) != 3 or not isinstance(request, dict):
             raise ValueError(f"a request of {len(fds)} descriptor(s), {type(request).__name__}")
-        for module in request.get("preload", []):
-            importlib.import_module(str(module))
+        with process_gc.loading():  # frozen before the fork: a guest neither walks nor copies what it inherits
+            for module in request.get("preload", []):
+                importlib.import_module(str(module))
         pid = os.fork()
     except Exception as exc:  # said to the runner, which then starts the guest as a process of its own
         for fd in fds:
