@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -201,5 +202,14 @@ def first_of(made: JsonObject) -> Path | None:
     path = DEVICES / f"{name_for(gpu)}.json"
     if not gpu or of_gpu(gpu) is not None or path.exists() or problems_of(made):
         return None
-    path.write_text(json.dumps(made, indent=2) + "\n")
+    # written beside it, then linked in: the file appears whole or not at all, and a link never replaces a file
+    # another gpu-check wrote meanwhile (a rename would)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(made, indent=2) + "\n")
+        os.link(tmp, path)
+    except FileExistsError:
+        return None
+    finally:
+        tmp.unlink(missing_ok=True)
     return path

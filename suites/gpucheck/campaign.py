@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
 from suites.campaign import Campaign, CampaignPart, CampaignRun
-from suites.config import device_file
+from suites.config import device_file, stand_in
 from suites.config.compose import compose_run
+from suites.errors import ConfigError
 from suites.gpucheck import checks, device_clock, judges, suite_checks
 from suites.gpucheck.checks import Context, Row
 from suites.gpucheck.device_clock import CheckClock
@@ -73,15 +74,23 @@ WORK_S: dict[str, dict[str, float]] = {  # c3, i, j, k, h: the timed windows mak
     "c3": {"mnist": 2}, "d": {}, "e": {"frame": 2}, "f": {"kernels": 5}, "g": {"kernels": 20},
     "h": {"mnist": 6, "frame": 6}, "i": {"mnist": 16}, "j": {"mnist": 7, "frame": 7},
     "k": {"mnist": 27, "frame": 27}, "l": {}}
-# The H200's figures the table's seconds were taken at (configs/device/h200.json)
-REFERENCE = {"mnist": ("mnist-torch/512/eager", 4.414), "cifar": ("cifar10-torch/1024/compile=reduce-overhead", 3.866)}
+# The H200's figures the table's seconds were taken at (configs/device/h200.json as it was then: a file a person
+# replaces later must not move the table): each pace's step as (workload, batch, how it ran, ms), and its frames
+REFERENCE = {"mnist": ("mnist-torch", 512, device_file.EAGER, 4.414),
+             "cifar": ("cifar10-torch", 1024, "compile=reduce-overhead", 3.866)}
 REFERENCE_FRAME_MS = {"mechanical": 1.958, "architecture": 0.647, "product": 0.368}
 
 
 def paces(dev: JsonObject) -> dict[str, float]:
     """How many times as long as the H200's each pace of work is on the device file ``dev``'s GPU (1: as fast, or
-    not in the file): its MNIST and CIFAR-10 steps, its frames (the mean over the viewsets both time)."""
-    out = {p: float(dev.get("step_ms", {}).get(key, ref)) / ref for p, (key, ref) in REFERENCE.items()}
+    not in the file): its MNIST and CIFAR-10 steps as a stand-in plays them (another batch at equal throughput, the
+    other way of running it where this one was not measured), its frames (the mean over the viewsets both time)."""
+    out = {}
+    for pace, (workload, batch, how, ms) in REFERENCE.items():
+        try:
+            out[pace] = stand_in.step_of(dev, workload, batch, how) / ms if dev.get("step_ms") else 1.0
+        except ConfigError:  # the file times no step of this workload
+            out[pace] = 1.0
     frames = [float(ms) / REFERENCE_FRAME_MS[v] for v, ms in dev.get("frame_ms", {}).items() if v in REFERENCE_FRAME_MS]
     return {**out, "frame": sum(frames) / len(frames) if frames else 1.0, "kernels": 1.0}
 

@@ -14,6 +14,7 @@ Pure but for :func:`results_under` and :func:`clock_of`, which read the check's 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +51,12 @@ COPIES = {"mlartifacts", "mlflow-export"}  # the store's artifacts and its expor
 def results_under(root: Path) -> set[Path]:
     """Every run's results.json under a gpu-check's folder (its runs/, study/, sizing/), each once: never its copy
     in the store's artifacts or in the export."""
-    if not root.is_dir():
-        return set()
-    return {p for p in root.rglob("results.json") if not COPIES & set(p.relative_to(root).parts)}
+    found = set()
+    for folder, subdirs, files in os.walk(root):  # nothing under root: nothing found
+        subdirs[:] = [d for d in subdirs if d not in COPIES]  # never walked into: a store holds every run's files
+        if "results.json" in files:
+            found.add(Path(folder) / "results.json")
+    return found
 
 
 def windows_of(doc: object) -> tuple[float, float] | None:

@@ -111,3 +111,15 @@ def test_each_check_is_held_to_what_is_left_less_the_estimates_of_the_checks_aft
     assert left["a"] == pytest.approx(100.0, abs=15) and left["b1"] == pytest.approx(200.0, abs=15)
     assert left["k"] == pytest.approx(400.0 - (time.monotonic() - t0), abs=15)  # the last: the rest
     assert gc.shares == pytest.approx({"a": left["a"], "b1": left["b1"], "k": left["k"]}, abs=2)
+
+
+def test_a_device_file_timing_another_batch_or_way_paces_the_table_as_a_stand_in_plays_it(tmp_path: Path):
+    """paces() read only the H200's exact keys: a file that timed MNIST at batch 256, or only compiled, paced
+    nothing (1.0), while the rehearsal's stand-ins played that file's step."""
+    dev = json.loads((device_file.DEVICES / "h200.json").read_text())
+    assert campaign.paces(dev) == {"mnist": 1.0, "cifar": 1.0, "frame": 1.0, "kernels": 1.0}
+    half_batch = {**dev, "step_ms": {"mnist-torch/256/eager": 4.414, **{k: v for k, v in dev["step_ms"].items()
+                                                                      if not k.startswith("mnist")}}}
+    assert campaign.paces(half_batch)["mnist"] == pytest.approx(2.0)  # 256 images in 4.414 ms: 512 in twice that
+    compiled = {**dev, "step_ms": {"mnist-torch/512/compile=default": 2.207}}
+    assert campaign.paces(compiled) == {"mnist": pytest.approx(0.5), "cifar": 1.0, "frame": 1.0, "kernels": 1.0}

@@ -131,3 +131,20 @@ def test_a_gpus_first_device_file_is_written_under_its_model_and_never_replaces_
     assert device_file.first_of({**shipped, "source": "a second H200"}) is None  # the H200 has its file
     assert device_file.first_of({**h100, "gpu": "NVIDIA L4", "cuda_context_MiB": None}) is None  # not a device file
     assert not (tmp_path / "l4.json").exists()
+
+
+def test_a_device_file_written_meanwhile_by_another_gpu_check_is_kept_and_nothing_half_written_is_left(
+        tmp_path: Path, monkeypatch):
+    shipped = json.loads((device_file.DEVICES / "h200.json").read_text())
+    h100 = {**shipped, "gpu": "NVIDIA H100 80GB HBM3", "mem_total_MiB": 81_559.0, "source": "this one"}
+    monkeypatch.setattr(device_file, "DEVICES", tmp_path)
+    checked = device_file.problems_of
+
+    def another_writes_first(made):  # between this gpu-check's look and its write
+        (tmp_path / "h100.json").write_text('{"source": "the other"}')
+        return checked(made)
+
+    monkeypatch.setattr(device_file, "problems_of", another_writes_first)
+    assert device_file.first_of(h100) is None
+    assert json.loads((tmp_path / "h100.json").read_text()) == {"source": "the other"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h100.json"]
