@@ -262,6 +262,25 @@ def test_the_role_check_sees_a_file_that_does_not_do_its_role(tmp_path: Path):
     assert defines(tmp_path / "conclude.py", ROLES["conclude.py"][1])
 
 
+def unfrozen_settings(source: str) -> list[str]:
+    """Each class named ``*Settings`` in ``source`` that is not a ``@dataclass(frozen=True)``."""
+    def frozen(node: ast.ClassDef) -> bool:
+        return any(isinstance(d, ast.Call) and getattr(d.func, "id", getattr(d.func, "attr", "")) == "dataclass"
+                   and any(k.arg == "frozen" and getattr(k.value, "value", False) is True for k in d.keywords)
+                   for d in node.decorator_list)
+    return [n.name for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.ClassDef) and n.name.endswith("Settings") and not frozen(n)]
+
+
+def test_every_settings_class_is_one_frozen_dataclass():
+    """docs/development.md: a command's settings are read once into a frozen dataclass (StudySettings and
+    SizingSettings were not: a planner could change a user's setting under the report that quotes it)."""
+    found = {m: unfrozen_settings(p.read_text()) for m, p in MODULES.items()}
+    assert {m: c for m, c in found.items() if c} == {}
+    assert unfrozen_settings("@dataclass\nclass ASettings:\n    x: int = 1\n"
+                             "@dataclasses.dataclass(frozen=True)\nclass BSettings:\n    y: int = 1\n") == ["ASettings"]
+
+
 def test_no_command_imports_another_command():
     from suites.commands import COMMANDS
 

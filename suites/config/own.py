@@ -1,5 +1,6 @@
-"""A command's own settings (``study.*``, ``sizing.*``): a dataclass with ``check()``, merged from layers of
-OmegaConf values, validated, its marked paths made absolute against the launch folder; any problem one ConfigError.
+"""A command's own settings (``study.*``, ``sizing.*``): a frozen dataclass whose ``check()`` returns it checked,
+merged from layers of OmegaConf values, validated, its marked paths made absolute against the launch folder; any
+problem one ConfigError.
 
 The ``key=value`` arguments are read with Hydra's override grammar, as every bench override is: ``mix={cad:40,ml:4}``
 and ``mix={cad: 40, ml: 4}`` are one mapping either way (YAML's own flow syntax would read ``{cad:40}`` as a key
@@ -10,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from suites.config.paths import absolute_paths, launch_dir
@@ -50,9 +51,20 @@ def load_own(cls: type[T], what: str, dotlist: list[str], files: tuple[Path, ...
     checked; errors say ``what`` first."""
     try:
         layers = [*(OmegaConf.load(f) for f in files), parsed(what, dotlist)]
-        settings = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(cls), *layers))
+        settings = OmegaConf.to_object(OmegaConf.merge(writable(OmegaConf.structured(cls)), *layers))
     except (OmegaConfBaseException, ValueError, OSError) as exc:
         raise ConfigError(f"{what}: {one_line(exc)}") from exc
     assert isinstance(settings, cls)
-    settings.check()  # type: ignore[attr-defined]
-    return absolute_paths(settings, launch_dir())
+    checked = settings.check()  # type: ignore[attr-defined]  # an old key's value carried to its new name
+    return absolute_paths(checked, launch_dir())
+
+
+def writable(schema: Any) -> Any:
+    """A frozen dataclass's schema (read-only, as OmegaConf makes it, down to each frozen dataclass it holds) made
+    writable for the layers to merge onto: the settings built from it are frozen all the same."""
+    OmegaConf.set_readonly(schema, False)
+    for key in schema if isinstance(schema, DictConfig) else range(len(schema)):
+        child = schema[key]
+        if isinstance(child, (DictConfig, ListConfig)):
+            writable(child)
+    return schema

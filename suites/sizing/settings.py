@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -25,20 +26,20 @@ TIERS = ("auto", "full", "smoke")
 STRICT, TYPICAL = "strict", "typical"
 
 
-@dataclass
+@dataclass(frozen=True)
 class HostSettings:
     cores: Optional[int] = None  # null: this host's
     memory_MiB: Optional[int] = None
     cpu_overcommit: float = 1.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class PriceSettings:
     gpu: Optional[float] = None
     licence_per_year: Optional[float] = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SizingSettings:
     mix: dict[str, int] = field(default_factory=lambda: {"cad": 20, "ml": 2})
     # CAD users by type (light / medium / heavy, each a viewset size of cad_sizes); {}: mix.cad users of cad_size.
@@ -69,7 +70,8 @@ class SizingSettings:
     reuse: bool = True
     out_dir: str = field(default="outputs/sizing", metadata={"path": True})
 
-    def check(self) -> None:
+    def check(self) -> SizingSettings:
+        """These settings checked (a ConfigError names the first wrong key), an old name's value under the new."""
         require(set(self.mix) <= {"cad", "ml"} and bool(self.mix), "sizing.mix",
                 f"must name cad and/or ml counts, got {dict(self.mix)}")
         require(all(v >= 0 for v in self.mix.values()) and sum(self.mix.values()) > 0, "sizing.mix",
@@ -85,10 +87,12 @@ class SizingSettings:
         if self.steps is not None:
             warnings.warn("sizing.steps is sizing.counts now (the old name is read until the next release)",
                           RenamedSetting, stacklevel=2)
-            self.counts, self.steps = list(self.steps), None
+            return dataclasses.replace(self, counts=list(self.steps), steps=None).check()
         require(all(1 <= n <= 64 for n in self.counts) and self.counts == sorted(set(self.counts)), "sizing.counts",
                 f"must be increasing counts 1..64, got {list(self.counts)}")
-        self.policies = new_policy_names(self.policies)
+        renamed = new_policy_names(self.policies)  # an old name said, then read as its new one
+        if renamed != list(self.policies):
+            return dataclasses.replace(self, policies=renamed).check()
         require(set(self.policies) <= set(POLICIES) and bool(self.policies), "sizing.policies",
                 f"must be some of {', '.join(POLICIES)}, got {list(self.policies)}")
         require(self.tier in TIERS, "sizing.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
@@ -103,6 +107,7 @@ class SizingSettings:
             require(not unknown, name, f"no such QoS metric {', '.join(unknown)} (there: {', '.join(QOS_METRICS)})")
             require(all(v is None or (v > 0 and math.isfinite(v)) for v in qos.values()) and bool(qos), name,
                     "each limit must be a finite number > 0 (or null: reported, not limited)")
+        return self
 
     def check_host_and_prices(self) -> None:
         """Every number a cost or a host limit is computed from: finite and in its range (a negative price gave a

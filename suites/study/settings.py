@@ -7,6 +7,7 @@ these settings say how long it may take and what episode 2 sweeps.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -22,7 +23,7 @@ TIERS = ("auto", "full", "smoke")
 MAX_BUDGET_S = 7 * 86400.0  # a study longer than a week is a typo (1e9 s planned 31 years of full sizes)
 
 
-@dataclass
+@dataclass(frozen=True)
 class StudySettings:
     # Seconds the whole study may take, by the planner's estimate: one H100 in 8 minutes. Parts are trimmed until
     # the estimate fits (on a GPU host rows first, full sizes and 3 repeats kept; on a CPU host repeats first); each
@@ -46,17 +47,19 @@ class StudySettings:
     trials: bool = True
     calibrate: Optional[bool] = None  # the old name of trials: read for a release, said
 
-    def check(self) -> None:
+    def check(self) -> StudySettings:
+        """These settings checked (a ConfigError names the first wrong key), the old name's value under the new."""
         if self.calibrate is not None:
             warnings.warn("study.calibrate is study.trials now (the old name is read until the next release)",
                           RenamedSetting, stacklevel=2)
-            self.trials, self.calibrate = self.calibrate, None
+            return dataclasses.replace(self, trials=self.calibrate, calibrate=None).check()
         require(0 < self.budget_s <= MAX_BUDGET_S, "study.budget_s",
                 f"must be seconds in (0, {MAX_BUDGET_S:.0f}] (a week), got {self.budget_s}")
         require(self.tier in TIERS, "study.tier", f"must be one of {', '.join(TIERS)}, got {self.tier!r}")
         require(self.repeats is None or 1 <= self.repeats <= 20, "study.repeats", f"must be 1..20, got {self.repeats}")
         require(bool(self.profiles), "study.profiles", "must name at least one profile")
         require(1 <= self.max_guests <= 64, "study.max_guests", f"must be 1..64, got {self.max_guests}")
+        return self
 
 
 def load_timings(path: str | None) -> dict[tuple[str, str], float]:
