@@ -281,6 +281,24 @@ def test_every_settings_class_is_one_frozen_dataclass():
                              "@dataclasses.dataclass(frozen=True)\nclass BSettings:\n    y: int = 1\n") == ["ASettings"]
 
 
+def markdown_rules(source: str) -> list[str]:
+    """Each string in ``source`` that writes a Markdown table's rule row (``| --- |``, ``'---|' * n``): a table
+    written by hand."""
+    import re
+
+    rule = re.compile(r"^\|?\s*:?-{3,}:?\s*\||^-{3,}\|$")
+    return [f"{n.lineno}: {n.value!r}" for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and rule.search(n.value.strip())]
+
+
+def test_every_markdown_table_is_written_by_render_markdown():
+    """suites/render/markdown.py's table() makes each cell one cell (a newline or '|' from a store is shown, never
+    a row or a column of its own); the study's and gpu-check's summaries wrote theirs by hand."""
+    found = {m: markdown_rules(p.read_text()) for m, p in MODULES.items() if m != "suites.render.markdown"}
+    assert {m: f for m, f in found.items() if f} == {}
+    assert len(markdown_rules('a = "| --- | --- |"\nb = f"|{\'---|\' * 3}"\nc = "x --- y"\n')) == 2
+
+
 def test_no_command_imports_another_command():
     from suites.commands import COMMANDS
 

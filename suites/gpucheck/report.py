@@ -18,7 +18,7 @@ from suites.gpucheck import judges
 from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Row
 from suites.record.rundir import write_atomic
-from suites.render import tables
+from suites.render import markdown, tables
 
 __all__ = ["TARBALL_MAX", "first_device_file", "pack", "table", "write_summary"]
 
@@ -48,11 +48,9 @@ def write_summary(gc: GpuCheck, rows: list[Row], elapsed: float) -> list[Path]:
     lines = [f"# gpu-check {root.name}", "", f"Host: {ctx.inv.cpu_model}; GPU: "
              f"{', '.join(str(g.get('name')) for g in ctx.inv.gpus) or ctx.inv.gpu_status}; driver "
              f"{ctx.inv.driver_version}; git {ctx.inv.git_sha}; {elapsed:.0f} s", "",
-             "| check | result | figure | expected | s | work s | harness s |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
-    lines += [f"| {r.check} {r.title} | {r.result} | {r.figure} | {r.expected} | {gc.seconds.get(r.check, '')} | "
-              f"{seconds(gc, r.check, 'work_s')} | {seconds(gc, r.check, 'harness_s')} |".replace("\n", " ")
-              for r in rows]
+             *markdown.table(("check", "result", "figure", "expected", "s", "work s", "harness s"),
+                             [(f"{r.check} {r.title}", r.result, r.figure, r.expected, gc.seconds.get(r.check, ""),
+                               seconds(gc, r.check, "work_s"), seconds(gc, r.check, "harness_s")) for r in rows])]
     lines += ["", "s: the check's wall; work s: the timed windows of the runs it recorded; harness s: the rest "
               "(processes, imports, set-up, recording): what make rehearse charges for it once this file is the "
               "GPU's device file"]

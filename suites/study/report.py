@@ -17,6 +17,7 @@ from rich.table import Table
 
 from suites import store_keys as keys
 from suites.render import mixed_plots, mixed_report
+from suites.render.markdown import table as markdown_table
 from suites.render.plots import error_bars, pyplot, save, titled, wrapped
 from suites.render.tables import validity_banner
 from suites.study.plan import EPISODE_1, StudyPart, episode_2
@@ -141,8 +142,7 @@ def ended_early(study: ReferenceStudy) -> str:
 
 def markdown(study: ReferenceStudy, figures: list[str]) -> str:
     def table(rows: list[Row]) -> list[str]:
-        return [f"| {' | '.join(HEADERS)} |", f"|{'---|' * len(HEADERS)}",
-                *(f"| {' | '.join(c.replace('|', '/') for c in r.cells())} |" for r in rows)]
+        return markdown_table(HEADERS, [r.cells() for r in rows])
 
     p = study.params
     lines = ["# The reference study (4 x Tesla M60), reproduced on this host", ""]
