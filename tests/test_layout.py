@@ -40,7 +40,7 @@ import pytest
 from tests.support.helpers import REPO
 
 LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.store_keys", "suites.poll", "suites.process_gc",
-          "suites.data",
+          "suites.json_rules", "suites.data",
           "suites.workloads", "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record",
           "suites.capacity", "suites.render", "suites.bundle", "suites.pipeline", "suites.campaign", "suites.study",
           "suites.sizing", "suites.compare", "suites.publish", "suites.gpucheck", "suites.commands",

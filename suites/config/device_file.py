@@ -27,15 +27,15 @@ from typing import Any
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
+from suites import json_rules
 from suites.config.schema import CONFIG_DIR
-from suites.errors import ConfigError, inert
+from suites.errors import ConfigError
 
 __all__ = ["DEVICES", "EAGER", "load", "measured", "of_gpu", "step_key", "step_ms", "steps"]
 
 DEVICES = CONFIG_DIR / "device"
 EAGER = "eager"
 MAX_FILE_BYTES = 1 << 20  # a device file is a few hundred bytes: a bigger one is not one
-MAX_MEMORY_MiB = 16 * 2**20  # 16 TiB: no GPU has more; a figure past it is a typo or a forgery
 
 
 def step_key(workload: str, batch: int, workload_config: Mapping[str, Any]) -> str:
@@ -109,55 +109,15 @@ def of_gpu(name: str) -> JsonObject | None:
     return None
 
 
-SHORTEST = 1e-3  # ms, or s: a microsecond, or a millisecond of work; no step, frame or check takes less
-
-
-def number_in(value: object, low: float, high: float) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-        and low < value <= high
-
-
 def problems_of(dev: object) -> list[str]:
-    """What keeps ``dev`` from being a device file (none: it is one)."""
-    if not isinstance(dev, dict):
-        return [f"a JSON object is needed, this is a {type(dev).__name__}"]
-    out = [f"no {k}" for k in ("gpu", "source") if not isinstance(dev.get(k), str) or not dev.get(k)]
-    out += [f"{k} must be printable text of at most 2,000 characters (it is printed)" for k in ("gpu", "source")
-            if isinstance(dev.get(k), str) and (len(dev[k]) > 2000 or inert(dev[k]) != dev[k])]
-    memory = dev.get("mem_total_MiB")
-    if not number_in(memory, 1024, MAX_MEMORY_MiB):
-        out.append(f"mem_total_MiB must be MiB in (1024, {MAX_MEMORY_MiB}], got {memory!r}")
-    context = dev.get("cuda_context_MiB")
-    if not number_in(context, 0, memory if number_in(memory, 1024, MAX_MEMORY_MiB) else MAX_MEMORY_MiB):
-        out.append(f"cuda_context_MiB must be MiB above 0 and within the GPU's memory, got {context!r}")
-    for table, high in (("step_ms", 60_000.0), ("frame_ms", 60_000.0), ("work_s", 86_400.0)):
-        figures = dev.get(table, {})  # a figure below a microsecond (1e-300 ms) is no device's: the clock's floor
-        if not isinstance(figures, dict) or not all(isinstance(k, str) and number_in(v, 0, high) and v >= SHORTEST
-                                                    for k, v in figures.items()):
-            out.append(f"{table} must map names to numbers in [{SHORTEST:g}, {high:g}]")
-    out += clock_problems(dev)
-    if isinstance(dev.get("step_ms"), dict) and len(steps(dev)) != len(dev["step_ms"]):
+    """What keeps ``dev`` from being a device file (none: it is one): its schema (suites/schemas/device.json,
+    one line per rule it fails), then what a schema cannot say (a CUDA context within the GPU's memory)."""
+    out = json_rules.problems("device", dev)
+    if not out and isinstance(dev, dict) and dev["cuda_context_MiB"] > dev["mem_total_MiB"]:
+        out.append(f"cuda_context_MiB must be MiB above 0 and within the GPU's memory, got {dev['cuda_context_MiB']!r}"
+                   f" of {dev['mem_total_MiB']!r}")
+    if not out and isinstance(dev, dict) and len(steps(dev)) != len(dev.get("step_ms", {})):
         out.append("step_ms's keys must be <workload>/<batch>/<eager or compile=mode>")
-    return out
-
-
-CHECK = re.compile(r"[a-z][0-9]?")  # a gpu-check check's name: a, b1, ... (never a path or a sentence)
-CLOCK_KEYS = ("wall_s", "work_s", "harness_s")
-
-
-def clock_problems(dev: JsonObject) -> list[str]:
-    """What is wrong with a device file's measured check seconds (``check_s``) and harness cost per check
-    (``harness_s``: each check's wall, work and harness seconds, :mod:`suites.gpucheck.device_clock`)."""
-    out = []
-    check_s = dev.get("check_s", {})
-    if not isinstance(check_s, dict) or not all(isinstance(k, str) and CHECK.fullmatch(k) and number_in(v, -1, 86_400)
-                                                 and v >= 0 for k, v in check_s.items()):
-        out.append("check_s must map check names (a, b1, ...) to seconds in [0, 86400]")
-    clocks = dev.get("harness_s", {})
-    if not isinstance(clocks, dict) or not all(
-            isinstance(k, str) and CHECK.fullmatch(k) and isinstance(v, dict)
-            and all(number_in(v.get(f), -1, 86_400) and v[f] >= 0 for f in CLOCK_KEYS) for k, v in clocks.items()):
-        out.append(f"harness_s must map check names (a, b1, ...) to {{{', '.join(CLOCK_KEYS)}}} in seconds [0, 86400]")
     return out
 
 

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_probe.shapes import Json
+from suites import json_rules
 from suites.errors import DataError
 from suites.workloads.graphics import scene as scene_mod
 
 FORMAT, VERSION = "gpu-mixed-bench/frame-trace", 1
-MODES = ("shaded", "wire-on-shaded", "textured")
 TRACE_DIR = Path(__file__).resolve().parent / "traces"
 
 
@@ -81,85 +81,68 @@ def _fail(where: str, message: str) -> None:
     raise TraceFormatError(f"{where}: {message}")
 
 
-def _get(obj: Json, key: str, expected: type | tuple[type, ...], where: str) -> Json:
-    if not isinstance(obj, dict) or key not in obj:
-        _fail(where, f"missing {key!r}")
-    value = obj[key]
-    if isinstance(value, bool) and expected is not bool or not isinstance(value, expected):
-        _fail(f"{where}.{key}", f"expected {getattr(expected, '__name__', expected)}, got {type(value).__name__}")
-    return value
-
-
-def _vec3(obj: Json, key: str, where: str) -> tuple[float, float, float]:
-    v = _get(obj, key, list, where)
-    if len(v) != 3 or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in v):
-        _fail(f"{where}.{key}", "expected 3 finite numbers")
+def _vec3(v: list[float], where: str) -> tuple[float, float, float]:
+    if not all(math.isfinite(x) for x in v):
+        _fail(where, "expected 3 finite numbers")
     return (float(v[0]), float(v[1]), float(v[2]))
 
 
-def _parts(obj: Json, key: str, where: str, n_parts: int) -> tuple[int, ...]:
+def _parts(raw: list[Json], key: str, where: str, n_parts: int) -> tuple[int, ...]:
     """Part ids; ``opaque`` holds [first, last] ranges, ``transparent`` plain ids."""
-    raw = _get(obj, key, list, where)
     ids: list[int] = []
     for item in raw:
         span = item if key == "opaque" else [item, item]
-        if not (isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span) and span[0] <= span[1]):
+        if span[0] > span[1]:  # type: ignore[index,operator]
             _fail(f"{where}.{key}", f"bad entry {item!r}")
-        if span[0] < 0 or span[1] >= n_parts:  # before expanding: [0, 2000000000] would not fit in memory
+        if span[0] < 0 or span[1] >= n_parts:  # type: ignore[index,operator]  # before expanding: [0, 2000000000]
             _fail(f"{where}.{key}", f"part index out of range 0..{n_parts - 1}: {item!r}")
-        ids.extend(range(span[0], span[1] + 1))
+        ids.extend(range(span[0], span[1] + 1))  # type: ignore[index,operator]
     return tuple(ids)
 
 
-def _frame(obj: Json, where: str, n_parts: int) -> Frame:
-    fov = _get(obj, "fov_deg", (int, float), where)
-    explode = _get(obj, "explode", (int, float), where)
-    if not 1 <= fov <= 170:
-        _fail(f"{where}.fov_deg", f"must be in [1, 170], got {fov}")
-    if not (math.isfinite(explode) and 0 <= explode <= MAX_EXPLODE):
+def _frame(obj: dict[str, Json], where: str, n_parts: int) -> Frame:
+    fov, explode = float(obj["fov_deg"]), float(obj["explode"])  # type: ignore[arg-type]
+    if not math.isfinite(explode):  # a NaN passes every bound of the schema
         _fail(f"{where}.explode", f"must be a finite factor in [0, {MAX_EXPLODE:g}], got {explode}")
-    eye, target = _vec3(obj, "eye", where), _vec3(obj, "target", where)
+    eye, target = _vec3(obj["eye"], f"{where}.eye"), _vec3(obj["target"], f"{where}.target")  # type: ignore[arg-type]
     if math.dist(eye, target) < 1e-6:  # no view direction: a degenerate camera renders nothing meaningful
         _fail(f"{where}.eye", f"is the target {target}: the camera has no view direction")
-    return Frame(eye, target, float(fov), float(explode),
-                 _parts(obj, "opaque", where, n_parts), _parts(obj, "transparent", where, n_parts))
+    return Frame(eye, target, fov, explode, _parts(obj["opaque"], "opaque", where, n_parts),  # type: ignore[arg-type]
+                 _parts(obj["transparent"], "transparent", where, n_parts))  # type: ignore[arg-type]
 
 
-def _test(obj: Json, where: str, n_parts: int) -> Test:
-    name = _get(obj, "name", str, where)
-    weight = _get(obj, "weight", (int, float), where)
-    mode = _get(obj, "mode", str, where)
-    if mode not in MODES:
-        _fail(f"{where}.mode", f"unknown mode {mode!r} (known: {', '.join(MODES)})")
-    if not (math.isfinite(weight) and weight > 0):
+def _test(obj: dict[str, Json], where: str, n_parts: int) -> Test:
+    weight = float(obj["weight"])  # type: ignore[arg-type]
+    if not math.isfinite(weight):
         _fail(f"{where}.weight", f"must be a finite number > 0, got {weight}")
-    frames = tuple(_frame(f, f"{where}.frames[{i}]", n_parts) for i, f in enumerate(_get(obj, "frames", list, where)))
-    if not frames:
-        _fail(f"{where}.frames", "empty")
-    checks = _get(obj, "checksum_frames", list, where)
-    if not all(type(i) is int and 0 <= i < len(frames) for i in checks):
+    frames = tuple(_frame(f, f"{where}.frames[{i}]", n_parts) for i, f in enumerate(obj["frames"]))  # type: ignore
+    checks = obj["checksum_frames"]
+    if not all(i < len(frames) for i in checks):  # type: ignore[union-attr,operator]
         _fail(f"{where}.checksum_frames", f"must be frame indices 0..{len(frames) - 1}")
-    return Test(name, float(weight), mode, tuple(checks), frames)
+    return Test(str(obj["name"]), weight, str(obj["mode"]), tuple(checks), frames)  # type: ignore[arg-type]
 
 
 def parse(doc: Json, where: str = "trace") -> FrameTrace:
-    """Validate a decoded trace document; every problem names its place in the file."""
+    """Validate a decoded trace document: its format and version, then its schema (suites/schemas/frame_trace.json),
+    then what a schema cannot say; every problem names its place in the file."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         _fail(where, f"not a frame trace (format must be {FORMAT!r})")
-    version = _get(doc, "version", int, where)
-    if version != VERSION:
+    version = doc.get("version")  # type: ignore[union-attr]
+    if isinstance(version, int) and version != VERSION:
         _fail(where, f"format version {version} is not supported (this suite reads version {VERSION})")
-    scene = _get(doc, "scene", dict, where)
-    generator = _get(scene, "generator", str, f"{where}.scene")
-    if generator not in scene_mod.GENERATORS:
-        _fail(f"{where}.scene.generator", f"unknown generator {generator!r} (known: {', '.join(scene_mod.GENERATORS)})")
-    n_parts = _get(scene, "parts", int, f"{where}.scene")
-    tests = tuple(_test(t, f"{where}.tests[{i}]", n_parts) for i, t in enumerate(_get(doc, "tests", list, where)))
-    if not tests:
-        _fail(f"{where}.tests", "empty")
-    trace = FrameTrace(_get(doc, "viewset", str, where), generator, _get(scene, "seed", int, f"{where}.scene"),
+    problem = json_rules.first_problem("frame_trace", doc)
+    if problem is not None:
+        at, said = problem
+        _fail(f"{where}.{at}" if at else where, said)
+    scene = doc["scene"]  # type: ignore[index]
+    if scene["generator"] not in scene_mod.GENERATORS:  # type: ignore[index]
+        _fail(f"{where}.scene.generator", f"unknown generator {scene['generator']!r} (known: "  # type: ignore[index]
+              f"{', '.join(scene_mod.GENERATORS)})")
+    n_parts = int(scene["parts"])  # type: ignore[index,arg-type]
+    tests = tuple(_test(t, f"{where}.tests[{i}]", n_parts) for i, t in enumerate(doc["tests"]))  # type: ignore
+    trace = FrameTrace(str(doc["viewset"]), str(scene["generator"]), int(scene["seed"]),  # type: ignore[index,arg-type]
                        n_parts, tests)
-    declared = _get(doc, "frame_count", int, where)
+    declared = doc["frame_count"]  # type: ignore[index]
     if declared != trace.frame_count:
         _fail(where, f"frame_count says {declared} but the tests hold {trace.frame_count} frames (truncated?)")
     return trace
