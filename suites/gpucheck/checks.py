@@ -184,6 +184,26 @@ def bench(ctx: Context, name: str, overrides: list[str], limit_s: float = 240,
     return out
 
 
+def sweep(ctx: Context, name: str, key: str, values: list[str], overrides: list[str],
+          limit_s: float) -> dict[str, JsonObject]:
+    """``python -m suites bench -m key=<each value>``: one command (one process start, imports and store) runs
+    every point in turn, each still a run of its own with fresh guests; each value's results.json (CheckFailed where
+    a point wrote none: the first such value and its log)."""
+    sweep_dir = ctx.root / "runs" / name
+    argv = [sys.executable, "-m", "suites", "bench", "-m", f"{key}={','.join(values)}", *ctx.played(overrides),
+            "progress=quiet", f"hydra.sweep.dir={sweep_dir}", *store_args(ctx)]
+    done = run_logged(ctx, name, argv, limit_s)
+    out = {}
+    for job, value in enumerate(values):  # Hydra's basic sweeper runs the points in order, job n in <dir>/<n>
+        path = sweep_dir / str(job) / "results.json"
+        if not path.exists():
+            errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+            raise CheckFailed(f"{key}={value}: " + (errors or [f"exit {done.returncode}, no results.json"])[-1]
+                              + f" (logs/{name}.log)")
+        out[value] = ctx.results[f"{name}-{value}"] = json.loads(path.read_text())
+    return out
+
+
 def require_ok(results: JsonObject) -> JsonObject:
     """The first guest, which must have finished ok and on its GPU."""
     why = judge.not_ok(results)

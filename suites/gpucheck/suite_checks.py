@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from suites.gpucheck import judges as judge
-from suites.gpucheck.checks import CheckFailed, CheckSkipped, Context, Row, bench, check, run_logged, store_args
+from suites.gpucheck.checks import CheckFailed, CheckSkipped, Context, Row, bench, check, run_logged, store_args, sweep
 from suites.run.mixed import MIN_OVERLAP_PCT
 from suites.sizing.measured import candidate_profiles
 
@@ -32,8 +32,7 @@ def mnist_data(ctx: Context) -> list[str]:
        "all 60,000 images within its framebuffer: its need (tensors' peak + CUDA context) <= the framebuffer, never "
        "stopped at its cap")
 def mnist_in_every_profile(ctx: Context) -> Row:
-    runs = {p: bench(ctx, f"c3-{p}", [f"profile={p}", "workload=mnist-torch", *mnist_data(ctx)], limit_s=120)
-            for p in M60}
+    runs = sweep(ctx, "c3", "profile", list(M60), ["workload=mnist-torch", *mnist_data(ctx)], limit_s=480)
     return Row.of("c3", judge.caps_in_profiles(runs, M60, MNIST_IMAGES, counted=ctx.stand_in is None))
 
 

@@ -131,3 +131,31 @@ compare: /x/compare.html (5.2 s)
     assert said.result.startswith("inconclusive: figure: cpu / fixed-step images/s;")  # the wrapped cell's word
     plain = judge.command_answer(0, "size: x.html\n20 CAD user(s): m60-2q\n", "", "size", "CAD user(s)")
     assert plain.figure == "20 CAD user(s): m60-2q"
+
+
+def test_c3_runs_its_four_profiles_as_one_sweep_command_and_reads_each_points_results(tmp_path: Path, monkeypatch):
+    """Four commands were four process starts, imports and store openings for one check (issue 88)."""
+    import json
+    import subprocess
+
+    from suites.gpucheck import checks
+
+    ran = []
+
+    def one_command(ctx, name, argv, limit_s):  # the sweep as Hydra's basic sweeper lays it out: job n in <dir>/<n>
+        ran.append(argv)
+        for job, profile in enumerate(suite_checks.M60):
+            if profile != "m60-1q":
+                (ctx.root / "runs" / name / str(job)).mkdir(parents=True)
+                (ctx.root / "runs" / name / str(job) / "results.json").write_text(json.dumps({"profile": profile}))
+        return subprocess.CompletedProcess(argv, 1, "", "error: sweep job 3 (profile=m60-1q): refused: because\n")
+
+    monkeypatch.setattr(checks, "run_logged", one_command)
+    ctx = Context(tmp_path, gpu_host("NVIDIA H200", 143_771.0), None, math.inf, print)
+    with pytest.raises(checks.CheckFailed, match=r"^profile=m60-1q: error: sweep job 3 \(profile=m60-1q\): refused: "
+                                                 r"because \(logs/c3.log\)$"):
+        suite_checks.mnist_in_every_profile(ctx)
+    (argv,) = ran
+    assert argv[3:6] == ["bench", "-m", "profile=m60-8q,m60-4q,m60-2q,m60-1q"]
+    assert f"hydra.sweep.dir={tmp_path / 'runs' / 'c3'}" in argv and "workload=mnist-torch" in argv
+    assert ctx.results["c3-m60-2q"] == {"profile": "m60-2q"}  # each point's figures, by its profile
