@@ -15,19 +15,16 @@ from pathlib import Path
 from rich.console import Console
 
 from gpu_probe.inventory import collect
-from suites import store_keys as keys
 from suites.compare import conclude, history, lookup, report
 from suites.compare.settings import CompareSettings, parse
-from suites.config.compose import compose
-from suites.config.schema import TRACKING_URI, register_configs, run_stamp
+from suites.config.schema import TRACKING_URI, run_stamp
 from suites.errors import ConfigError, first_line, redact
-from suites.record import mlflow_runs, owed
-from suites.record.recorder import Recorder
+from suites.record import owed
 from suites.record.store import cap_retries, check_server, missing_store
 from suites.record.store_reader import StoreReader
 from suites.render.tables import console_width
 from suites.run.outcome import EXIT_INTERRUPTED
-from suites.run.shield import Shield, honour, interrupt_reason, noted
+from suites.run.shield import honour, interrupt_reason
 
 EXIT_GATE = 1  # --fail-on: a figure past its rule
 
@@ -69,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     show(out, comp)
-    run_id = record(args, comp, files, folder) if args.record else None
+    run_id = conclude.record(args, comp, files, folder) if args.record else None
     print(f"compare: {folder / 'compare.html'} ({time.monotonic() - t0:.1f} s)")  # a path: never folded
     if run_id:
         print(f"mlflow: run {run_id} (A and B in its tags bench.compared_a, bench.compared_b)")
@@ -123,32 +120,3 @@ def show_history(args: CompareSettings, store: StoreReader, out: Console) -> int
                          history.history_rows(points)))
     print(f"history: {files[-1]}\n  and {files[0]}")  # a path a line: never folded inside one
     return 0
-
-
-def record(args: CompareSettings, comp: conclude.Compared, files: list[Path], folder: Path) -> str | None:
-    """One MLflow run of the comparison, naming A and B, its report as artifacts (its fallback store where this
-    one fails, as every record)."""
-    register_configs()
-    cfg, _ = compose([f"tracking_uri={args.tracking_uri}", f"experiment={args.experiment}"])
-    recorder = Recorder(cfg, lambda line: print(line, file=sys.stderr))
-    metrics = {f"{c.name}.ratio": c.ratio.median for c in comp.changes if c.ratio.median == c.ratio.median}
-    counts = {f"verdicts.{v}": float(sum(c.verdict.split(" (")[0] == v for c in comp.changes))
-              for v in ("faster", "slower", "no change", "inconclusive", "no spread", conclude.MARKED)}
-    params = {"a": comp.a.run.run_id, "b": comp.b.run.run_id, "kind": comp.a.kind, "noise_pct": comp.noise_pct,
-              "fail_on": comp.gate or "-", "setup_differences": len(comp.setup)}
-    ref = None
-    try:  # a second of store writes: an interrupt waits for them (a third press ends the run KILLED, never RUNNING)
-        with Shield(recorder.say, "recording the comparison"):
-            ref = recorder.start_parent(f"compare-{folder.name}", {
-                keys.ROLE: keys.COMPARE, keys.KIND: keys.COMPARE, keys.COMPARED_A: comp.a.run.run_id,
-                keys.COMPARED_B: comp.b.run.run_id})
-            ref = recorder.parent_results(ref, mlflow_runs.ParentResults(
-                params, {**metrics, **counts}, {keys.STATUS: "failed" if comp.failed else "ok"}), folder)
-            recorder.finish(ref, files, "FINISHED")
-    except BaseException:  # given up, or a fault: ended KILLED under a shield no further signal can break
-        with Shield(recorder.say, "ending the comparison's run KILLED", give_up=None):
-            recorder.finish(ref, [], "KILLED")
-        raise
-    if noted() is not None:  # held off while it recorded: recorded whole, ended KILLED; main says it and exits 130
-        recorder.stopped(ref, f"{interrupt_reason()} while it was recorded")
-    return ref.run_id if ref is not None else None

@@ -1,19 +1,29 @@
 """Two runs' figures set side by side: B / A with its 95 % interval from their repeats and a verdict (faster,
 slower, no change inside the noise band, inconclusive with the repeats that would settle it, no spread with one
 repeat), or the marks that keep a verdict off it; the gate a nightly run exits on; and what one ``make compare``
-concluded (:class:`Compared`, from :func:`compare`). Pure."""
+concluded (:class:`Compared`, from :func:`compare`), pure; and its MLflow run recorded (:func:`record`), as the
+study's and the sizing's conclusions are recorded by their conclude.py."""
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gpu_probe.stats import NOISE_PCT, SLOWER, Interval, change, unpaired_ratio_interval, worse_by_pct
+from suites import store_keys as keys
 from suites.compare.results import Figure, RunFigures
+from suites.compare.settings import CompareSettings, Gate
 from suites.compare.setups import Difference, differences
+from suites.config.compose import compose
+from suites.config.schema import register_configs
+from suites.record import mlflow_runs
+from suites.record.recorder import Recorder
+from suites.run.shield import Shield, interrupt_reason, noted
 from suites.validity import ENFORCED
 
-__all__ = ["MARKED", "Change", "Compared", "Gate", "changes", "compare", "gate", "parse_gate"]
+__all__ = ["MARKED", "Change", "Compared", "changes", "compare", "gate", "record"]
 
 MARKED = "marked"  # a verdict kept off by a mark
 
@@ -57,26 +67,6 @@ def changes(a: dict[str, Figure], b: dict[str, Figure], noise_pct: float = NOISE
     return out
 
 
-@dataclass(frozen=True)
-class Gate:
-    """``--fail-on slower:5``: exit 1 where a figure is slower by more than ``pct`` % by its interval's bound."""
-
-    what: str
-    pct: float
-
-
-def parse_gate(text: str) -> Gate:
-    """``slower:5`` -> Gate('slower', 5.0); ValueError with what is accepted otherwise."""
-    what, _, pct = text.partition(":")
-    try:
-        value = float(pct)
-    except ValueError:
-        value = math.nan
-    if what != SLOWER or not math.isfinite(value) or value < 0:
-        raise ValueError(f"--fail-on {text!r}: give slower:<percent>, e.g. --fail-on slower:5")
-    return Gate(what, value)
-
-
 def gate(found: list[Change], rule: Gate) -> list[Change]:
     """The figures that fail the gate: slower, and by more than ``rule.pct`` % even at the interval's bound."""
     return [c for c in found if c.verdict == SLOWER and c.worse_pct > rule.pct]
@@ -106,3 +96,32 @@ def compare(a: RunFigures, b: RunFigures, noise_pct: float, rule: Gate | None) -
     failed = gate(found, rule) if rule else []
     return Compared(a, b, differences(a.setup, b.setup), found, noise_pct, failed,
                       f"{rule.what}:{rule.pct:g}" if rule else "")
+
+
+def record(args: CompareSettings, comp: Compared, files: list[Path], folder: Path) -> str | None:
+    """One MLflow run of the comparison, naming A and B, its report as artifacts (its fallback store where this
+    one fails, as every record)."""
+    register_configs()
+    cfg, _ = compose([f"tracking_uri={args.tracking_uri}", f"experiment={args.experiment}"])
+    recorder = Recorder(cfg, lambda line: print(line, file=sys.stderr))
+    metrics = {f"{c.name}.ratio": c.ratio.median for c in comp.changes if c.ratio.median == c.ratio.median}
+    counts = {f"verdicts.{v}": float(sum(c.verdict.split(" (")[0] == v for c in comp.changes))
+              for v in ("faster", "slower", "no change", "inconclusive", "no spread", MARKED)}
+    params = {"a": comp.a.run.run_id, "b": comp.b.run.run_id, "kind": comp.a.kind, "noise_pct": comp.noise_pct,
+              "fail_on": comp.gate or "-", "setup_differences": len(comp.setup)}
+    ref = None
+    try:  # a second of store writes: an interrupt waits for them (a third press ends the run KILLED, never RUNNING)
+        with Shield(recorder.say, "recording the comparison"):
+            ref = recorder.start_parent(f"compare-{folder.name}", {
+                keys.ROLE: keys.COMPARE, keys.KIND: keys.COMPARE, keys.COMPARED_A: comp.a.run.run_id,
+                keys.COMPARED_B: comp.b.run.run_id})
+            ref = recorder.parent_results(ref, mlflow_runs.ParentResults(
+                params, {**metrics, **counts}, {keys.STATUS: "failed" if comp.failed else "ok"}), folder)
+            recorder.finish(ref, files, "FINISHED")
+    except BaseException:  # given up, or a fault: ended KILLED under a shield no further signal can break
+        with Shield(recorder.say, "ending the comparison's run KILLED", give_up=None):
+            recorder.finish(ref, [], "KILLED")
+        raise
+    if noted() is not None:  # held off while it recorded: recorded whole, ended KILLED; main says it and exits 130
+        recorder.stopped(ref, f"{interrupt_reason()} while it was recorded")
+    return ref.run_id if ref is not None else None

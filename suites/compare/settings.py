@@ -5,18 +5,38 @@ one :class:`~suites.errors.ConfigError` (argparse's own usage errors exit 2 as a
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 
-from gpu_probe.stats import NOISE_PCT
-from suites.compare.conclude import Gate, parse_gate
+from gpu_probe.stats import NOISE_PCT, SLOWER
 from suites.compare.results import KINDS
 from suites.config.schema import EXPERIMENT, TRACKING_URI, experiment_name
 from suites.errors import ConfigError
 from suites.record.outdirs import require_output_dir
 
-__all__ = ["MIN_NOISE_PCT", "CompareSettings", "arguments", "parse"]
+__all__ = ["MIN_NOISE_PCT", "CompareSettings", "Gate", "arguments", "parse", "parse_gate"]
 
 MIN_NOISE_PCT = 0.01
+
+
+@dataclass(frozen=True)
+class Gate:
+    """``--fail-on slower:5``: exit 1 where a figure is slower by more than ``pct`` % by its interval's bound."""
+
+    what: str
+    pct: float
+
+
+def parse_gate(text: str) -> Gate:
+    """``slower:5`` -> Gate('slower', 5.0); ValueError with what is accepted otherwise."""
+    what, _, pct = text.partition(":")
+    try:
+        value = float(pct)
+    except ValueError:
+        value = math.nan
+    if what != SLOWER or not math.isfinite(value) or value < 0:
+        raise ValueError(f"--fail-on {text!r}: give slower:<percent>, e.g. --fail-on slower:5")
+    return Gate(what, value)
 
 
 @dataclass(frozen=True)

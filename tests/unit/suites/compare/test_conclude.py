@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from suites.compare.conclude import MARKED, Gate, changes, gate, parse_gate
+from suites.compare.conclude import MARKED, changes, gate
 from suites.compare.results import Figure
+from suites.compare.settings import Gate, parse_gate
 
 
 def fig(values: list[float], marks: list[str] | None = None, validity: str = "not enforced",

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from suites.compare import conclude
-from suites.compare.conclude import Gate
 from suites.compare.results import read
+from suites.compare.settings import Gate
 from suites.record.store_reader import StoreReader
 from suites.render.plots import text_outside
 from tests.support import compared_runs

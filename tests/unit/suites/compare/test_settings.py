@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpu_probe.stats import NOISE_PCT
-from suites.compare.conclude import Gate
-from suites.compare.settings import CompareSettings, parse
+from suites.compare.settings import CompareSettings, Gate, parse
 from suites.errors import ConfigError
 
 
