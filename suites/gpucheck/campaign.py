@@ -24,15 +24,13 @@ from suites.gpucheck import checks, device_clock, judges, suite_checks
 from suites.gpucheck.checks import Context, Row
 from suites.gpucheck.device_clock import CheckClock
 from suites.gpucheck.played import NOT_PLAYED, NOT_REHEARSED
+from suites.gpucheck.settings import BUDGET_S, PRIORITY  # what budget_s= and only= are read against
 from suites.record.export import adopt_roots
 
 __all__ = ["BUDGET_S", "ESTIMATE_S", "PRIORITY", "GpuCheck", "campaign_of", "estimates_for"]
 
 assert suite_checks  # its checks register themselves on import: c3, i, j, k, l
 
-BUDGET_S = 540.0  # the whole command: 9 minutes, within a lent GPU's 10-minute call with its set-up and tarball
-# The order checks run in: what matters most first, so a budget that runs out cuts the least (each cut said).
-PRIORITY = ("a", "b1", "c1", "c2", "c3", "d", "e", "b3", "b2", "g", "i", "j", "l", "k", "h", "f")
 # Seconds a check takes on one H200 where no gpu-check measured it yet, said as estimates: b1-b3, c1, c2 and e from
 # the sixth run's logs there (before the harness cost 0.1-0.4 s a repeat instead of ~3 s); c3, i, j, l and k from
 # make rehearse GPU=h200 on a 2-core host with this host's harness (an upper bound: a GPU host starts processes and

@@ -11,10 +11,10 @@ import json
 import sys
 from pathlib import Path
 
+from suites.config.profile_files import candidate_profiles
 from suites.gpucheck import judges as judge
 from suites.gpucheck.checks import CheckFailed, CheckSkipped, Context, Row, bench, check, run_logged, store_args, sweep
 from suites.run.mixed import MIN_OVERLAP_PCT
-from suites.sizing.measured import candidate_profiles
 
 M60 = {"m60-8q": 8192.0, "m60-4q": 4096.0, "m60-2q": 2048.0, "m60-1q": 1024.0}  # framebuffers, MiB
 MNIST_IMAGES = 60_000  # the whole training set: what meets m60-1q's 1,024 MiB on a GPU

@@ -15,21 +15,16 @@ guest's images/s, and the host's CPU and GPU use over the count.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-from omegaconf import OmegaConf
-
-from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
 from gpu_probe.stats import summarize
 from suites.capacity.curve import GuestCount, Tile
-from suites.config.profiles import GpuAccess, ProfileConfig, family
+from suites.config.profiles import ProfileConfig
 from suites.config.scenario import CAD_ALONE, ML_ALONE
-from suites.config.schema import CONFIG_DIR
 from suites.run.mixed import ml_slowdown_pct, paired, pct_increase
 from suites.run.phase_numbers import PhaseNumbers
 
-__all__ = ["candidate_profiles", "demand", "overlap_of", "curve_of", "within_card"]
+__all__ = ["demand", "overlap_of", "curve_of", "within_card"]
 
 
 def tile(count: PhaseNumbers, ml: PhaseNumbers | None, cad: PhaseNumbers | None) -> Tile:
@@ -85,23 +80,6 @@ def demand(phases: list[dict[str, list[PhaseNumbers]]]) -> tuple[float, float, f
     runs = [n for p in phases for rs in p.values() for n in rs]
     return (summarize(n.cad_gpu_mem_MiB for n in runs).max, summarize(n.ml_gpu_mem_MiB for n in runs).max,
             summarize(n.cad_stated_MiB for n in runs).max)
-
-
-def load_profile(path: Path) -> ProfileConfig:
-    raw = OmegaConf.load(path)
-    raw.pop("defaults", None)
-    profile = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ProfileConfig), raw))
-    assert isinstance(profile, ProfileConfig)
-    return profile
-
-
-def candidate_profiles(gpu: str, only: list[str]) -> list[ProfileConfig]:
-    """The vGPU profiles (configs/profile) of ``gpu``'s family, largest framebuffer first; ``only`` where given."""
-    fam = family(gpu)
-    profiles = [load_profile(p) for p in sorted((CONFIG_DIR / "profile").glob("*.yaml"))]
-    chosen = [p for p in profiles if p.name in only] if only else \
-        [p for p in profiles if p.gpu_access is GpuAccess.vgpu and fam and family(p.gpu_model) == fam]
-    return sorted(chosen, key=lambda p: (-(p.framebuffer_MiB or memory_MiB(p.gpu_model) or 0), p.name))
 
 
 def within_card(candidates: list[ProfileConfig], inv: Inventory, notes: list[str]) -> list[ProfileConfig]:

@@ -25,6 +25,7 @@ from suites.campaign import costs
 from suites.campaign.costs import OVERHEAD_S, WORK_S
 from suites.capacity import budget
 from suites.capacity.budget import Sweep
+from suites.config import profile_files
 from suites.config.compose import Composition, compose, compose_run
 from suites.config.overrides import override
 from suites.config.profiles import ProfileConfig
@@ -164,7 +165,7 @@ def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]
 def fleet_gpu(reports: list[JsonObject]) -> str:
     """The physical GPU a fleet's vGPUs slice (GRID M60-4Q: Tesla M60), or its GPU's own name."""
     names = list(dict.fromkeys(str(g.get("name")) for r in reports for g in r.get("gpus") or []))  # each once
-    models = sorted({c.gpu_model for n in names for c in measured.candidate_profiles(n, []) if c.gpu_model})
+    models = sorted({c.gpu_model for n in names for c in profile_files.candidate_profiles(n, []) if c.gpu_model})
     return models[0] if models else (names[0] if names else "")
 
 
@@ -236,7 +237,7 @@ def candidates_of(settings: SizingSettings, inv: Inventory, fleet: list[JsonObje
     """(the GPU sized for, its candidate profiles that this host's card can hold)."""
     check_names(settings)
     gpu = settings.gpu or fleet_gpu(fleet) or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
-    candidates = measured.candidate_profiles(gpu, settings.profiles)
+    candidates = profile_files.candidate_profiles(gpu, settings.profiles)
     if not candidates:
         raise ConfigError(f"sizing.gpu={gpu}: no vGPU profile of it in configs/profile (sizing.profiles names "
                           "candidates by hand)")

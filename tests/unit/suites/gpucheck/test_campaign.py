@@ -38,7 +38,8 @@ def test_the_checks_run_in_priority_order_through_the_executor_nested_and_export
     summary = json.loads((tmp_path / "gc" / "summary.json").read_text())
     assert [r["check"] for r in summary["rows"]] == ["a", "b1", "b2", "k"] and set(summary["check_s"]) == set(ran)
     device = json.loads((tmp_path / "gc" / "device.json").read_text())  # a GPU host's gpu-check writes what it measured
-    assert set(device["harness_s"]) == set(ran) and device_file.problems_of(device) == []  # the harness's cost per
+    assert set(device["harness_s"]) == set(ran) and not [  # the harness's cost per
+        p for p in device_file.problems_of(device) if p.startswith(("check_s", "harness_s"))]
     assert all(c["wall_s"] >= c["harness_s"] >= 0 for c in device["harness_s"].values())  # check, a device file's
     assert summary["estimates"]["shares_s"]["k"] == pytest.approx(520 - (time.monotonic() - t0), abs=30)  # the last
 

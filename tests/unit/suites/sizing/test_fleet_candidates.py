@@ -10,8 +10,8 @@ def node(i: int, gpu: str, **more: object) -> dict:
 
 
 def test_a_fleet_measures_each_profile_as_deep_as_its_nodes_allow_and_says_why_not_further():
+    from suites.config.profile_files import candidate_profiles
     from suites.sizing import fleet_candidates
-    from suites.sizing.measured import candidate_profiles
 
     fleet = [node(1, "GRID M60-4Q"), node(2, "GRID M60-8Q"), node(3, "GRID M60-4Q"), node(4, "GRID M60-4Q")]
     plan = fleet_candidates.plan(candidate_profiles("Tesla M60", []), fleet, {}, max_guests=4)

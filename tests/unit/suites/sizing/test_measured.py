@@ -8,7 +8,7 @@ import math
 import pytest
 
 from suites.run.phase_numbers import PhaseNumbers
-from suites.sizing.measured import candidate_profiles, curve_of, demand
+from suites.sizing.measured import curve_of, demand
 
 
 def phase(ml_rate: float, cad_s: float = math.nan, p95: float = 20.0, failed: tuple[str, ...] = ()) -> PhaseNumbers:
@@ -40,12 +40,3 @@ def test_peaks_are_nan_without_a_gpu_and_the_largest_with_one():
     assert demand([held])[:2] == (900.0, 2100.0) and math.isnan(demand([held])[2])
     stated = {"a/n1": [PhaseNumbers(cad_stated_MiB=600.0), PhaseNumbers(cad_stated_MiB=1400.0)]}
     assert math.isnan(demand([stated])[0]) and demand([stated])[2] == 1400.0  # a statement, never a measured peak
-
-
-@pytest.mark.heavy
-def test_a_gpus_candidates_are_its_vgpu_profiles_largest_first_or_those_named():
-    names = [p.name for p in candidate_profiles("Tesla M60", [])]
-    assert names[0] == "m60-8q" and {"m60-4q", "m60-2q", "m60-1q"} <= set(names)
-    assert [p.name for p in candidate_profiles("GRID M60-4Q", [])] == names  # a vGPU's name: its GPU's family
-    assert [p.name for p in candidate_profiles("Tesla M60", ["m60-2q"])] == ["m60-2q"]
-    assert candidate_profiles("Voodoo2", []) == []
