@@ -299,6 +299,34 @@ def test_every_markdown_table_is_written_by_render_markdown():
     assert len(markdown_rules('a = "| --- | --- |"\nb = f"|{\'---|\' * 3}"\nc = "x --- y"\n')) == 2
 
 
+# What a plan.py may not import: a process, a socket, a clock, the file system's writers, a store, a cluster, the
+# console, or the layers that run or record (a plan is decided before anything starts, from what it is given)
+PLAN_FORBIDS = ("subprocess", "socket", "tempfile", "shutil", "time", "os", "mlflow", "hydra", "ray", "rich",
+                "suites.backends", "suites.record", "suites.pipeline", "suites.run.execute")
+
+
+def io_imports(source: str) -> list[str]:
+    """The modules ``source`` imports that a plan.py may not."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return sorted({n for n in names if any(n == f or n.startswith(f + ".") for f in PLAN_FORBIDS)})
+
+
+def test_every_campaign_plan_is_pure():
+    """A plan.py decides what will run from what it is given; sizing/plan.py surveyed a Ray fleet, ran trial runs
+    and composed its parts (now sizing/campaign.py's, as the study's are)."""
+    plans = {pkg: io_imports((REPO / pkg / "plan.py").read_text()) for pkg in CAMPAIGN_PACKAGES
+             if (REPO / pkg / "plan.py").is_file()}
+    assert plans and {pkg: found for pkg, found in plans.items() if found} == {}
+    assert io_imports("import time\nfrom subprocess import run\nfrom suites.record.store import Tracker\n"
+                      "from suites.config.overrides import override\nimport json\n") == [
+        "subprocess", "suites.record.store", "time"]
+
+
 def test_no_command_imports_another_command():
     from suites.commands import COMMANDS
 

@@ -11,8 +11,9 @@ noise (noise.py: a busy host, smoke sizes, ... give ``inconclusive``, never a co
 every profile's density tabled (density.py), the VM to provision said (provision.py), and one MLflow run records it,
 its consolidations nested under it, with the report (``<sizing.out_dir>/<time>/sizing.{md,html,png}``).
 
-The sizing is a campaign (suites/campaign/): planned in suites/sizing/plan.py (fitted to ``sizing.budget_s``: a plan
-that still does not fit after every trim is refused before anything runs), made a campaign in
+The sizing is a campaign (suites/campaign/): planned by suites/sizing/campaign.py's ``plan_parts`` (what it reads
+and composes) over the pure suites/sizing/plan.py (fitted to ``sizing.budget_s``: a plan that still does not fit
+after every trim is refused before anything runs), made a campaign in
 suites/sizing/campaign.py (a hard deadline: a consolidation that cannot end within what is left of the budget
 does not start, said), run by the one executor, concluded in suites/sizing/conclude.py.
 """
@@ -41,9 +42,9 @@ from suites.render.once import OnceConsole, OnceStream, SaidOnce
 from suites.render.tables import console_width
 from suites.run.outcome import EXIT_INTERRUPTED
 from suites.run.shield import interrupt_reason, stop_on_signals
-from suites.sizing.campaign import campaign_of
+from suites.sizing.campaign import campaign_of, plan_parts
 from suites.sizing.conclude import concluder
-from suites.sizing.plan import SizingPlan, plan_parts
+from suites.sizing.plan import SizingPlan
 from suites.sizing.settings import SizingSettings, load_settings, split_args
 
 

@@ -4,42 +4,31 @@ consolidation per profile, policy and CAD user type (or a stored one of the same
 
 A profile is measured only as deep as its VMs per GPU allow beside the ML guest (``m60-2q``: 4 a GPU, so at most 3
 CAD guests beside one ML guest); on a host without a GPU one profile's curve stands for none of them, and the one
-measured is one whose VMs per GPU allow the counts (said, with why)."""
+measured is one whose VMs per GPU allow the counts (said, with why).
+
+Pure: no file, store, clock, cluster or process is touched here (tests/test_layout.py checks its imports); what it
+is fed from outside, a fleet's survey, the candidate profiles from configs/profile, a phase run's cost from trial
+runs, and each part's composition, is :mod:`suites.sizing.campaign`'s."""
 
 from __future__ import annotations
 
 import json
-import math
-import time
-from pathlib import Path
 from typing import NamedTuple
-
-from hydra.errors import HydraException
-from omegaconf.errors import OmegaConfBaseException
-from rich.console import Console
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
-from suites.backends.ray.cluster import survey as survey_fleet
-from suites.campaign import costs
-from suites.campaign.costs import OVERHEAD_S, WORK_S
 from suites.capacity import budget
 from suites.capacity.budget import Sweep
-from suites.config import profile_files
-from suites.config.compose import Composition, compose, compose_run
+from suites.config.compose import Composition
 from suites.config.overrides import override
 from suites.config.profiles import ProfileConfig
-from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
-from suites.errors import BenchError, ConfigError
-from suites.pipeline.orchestrate import say
-from suites.pipeline.prechecks import check_out_dirs
-from suites.sizing import fleet_candidates, measured
+from suites.errors import ConfigError
+from suites.sizing import fleet_candidates
 from suites.sizing.settings import SizingSettings
 from suites.workloads import workload_class
-from suites.workloads.graphics.replay import GraphicsReplayConfig
 from suites.workloads.graphics.viewsets import FRAMES_PER_TEST, VIEWSETS
 
-__all__ = ["SizingPart", "SizingPlan", "part_overrides", "plan_parts", "reuse_key"]
+__all__ = ["REFERENCE_GPU", "SizingPart", "SizingPlan", "frames_of", "part_overrides", "reuse_key", "what_to_measure"]
 
 REFERENCE_GPU = "Tesla M60"  # the reference study's, where neither sizing.gpu nor this host names one
 
@@ -67,52 +56,6 @@ def frames_of(viewsets: list[str], tier: str) -> int:
     """Frames one pass of ``viewsets`` replays at ``tier`` (smoke: the preset's frames per test)."""
     per_test = int(workload_class("graphics-replay").smoke["frames_per_test"]) if tier == "smoke" else FRAMES_PER_TEST
     return sum(len(VIEWSETS[v].tests) for v in viewsets) * per_test
-
-
-def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str,
-                  device_work: dict[str, float] | None = None) -> tuple[dict[str, float], str]:
-    """What one consolidation phase run costs on this host for each CAD user type ('' : the sizing's cad_size), and
-    where the figures came from: the study's trial runs on this host (their cache) where they timed both workloads at
-    this tier, else the planner's table (campaign/costs.py). A phase lasts its set-up and the longer of the ML guest's
-    work and the CAD guests' replay; a replay is the trial's (every viewset) scaled by the frames the user type's
-    viewsets replay (a heavy user's 336, a light user's 96 at full size). ``device_work``: a device file's work
-    seconds per ``<workload>/<tier>`` (a rehearsal's ``stand_in=``): the device's, where this host's trial runs would
-    time this host's set-up (on a loaded host, a phase three times the device's, and a plan refused for its
-    budget)."""
-    host = "gpu" if inv.gpus else "cpu"
-    timed = costs.cached(trials_dir(settings), inv) if device_work is None else {}
-    cad, ml = (timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch"))
-    if device_work is not None:
-        work = {w: float(device_work.get(f"{w}/{tier}", WORK_S[(w, tier)][host])) for w in ("graphics-replay",
-                                                                                            "mnist-torch")}
-        source = "the device file's work seconds (stand_in; the planner's table where it has none)"
-    elif cad and ml:
-        work = {w: max(0.0, t - OVERHEAD_S[host]) for w, t in (("graphics-replay", cad), ("mnist-torch", ml))}
-        source = f"timed by trial runs on this host ({costs.CACHE} under {trials_dir(settings)})"
-    else:
-        work = {w: float(WORK_S[(w, tier)][host]) for w in ("graphics-replay", "mnist-torch")}
-        source = f"the planner's table (campaign/costs.py) for a {host.upper()} host (not measured here)"
-    per_frame = work["graphics-replay"] / frames_of(list(GraphicsReplayConfig().viewsets), tier)
-    types = {"": settings.cad_size, **{t: t for t in settings.cad_users}}
-    return {t: round(OVERHEAD_S[host] + max(work["mnist-torch"],
-                                            per_frame * frames_of(list(settings.cad_sizes[size]), tier)), 1)
-            for t, size in types.items()}, source
-
-
-def trials_dir(settings: SizingSettings) -> Path:
-    """Where a sizing's trial runs are cached: the study's folder beside the sizing's (outputs/study by default),
-    so a sizing and a study on one host plan from the same trial runs."""
-    return Path(settings.out_dir).parent / "study"
-
-
-def time_phases(settings: SizingSettings, inv: Inventory, overrides: list[str], tier: str, out: Console) -> None:
-    """A GPU host's trial runs (the study's: one bench run of each workload at ``tier``, cached under this host's
-    fingerprint in the study's folder) where none are cached yet, each stopped after its share of sizing.budget_s: a
-    GPU phase's seconds are this host's, never the CPU table's guess (48 phase runs x 11 s planned for an H200's MIG
-    slices once)."""
-    costs.time_each(["graphics-replay", "mnist-torch"], tier, overrides, trials_dir(settings), inv,
-                     lambda line: say(out)(f"size: {line}"),
-                     settings.budget_s * costs.TRIAL_SHARE)
 
 
 # Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
@@ -148,25 +91,6 @@ def reuse_key(inv: Inventory, command_line: list[str], profile: str, policy: str
     drivers = sorted({str(r.get("driver")) for r in fleet}) if fleet else [inv.driver_version or "-"]
     return json.dumps({"gpu": ", ".join(str(g.get("name")) for g in gpus) or "no GPU", "driver": ", ".join(drivers),
                        "profile": profile, "policy": policy, "overrides": kept}, sort_keys=True)
-
-
-def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]]:
-    """(what each node of the fleet says it is, ray.gpu_groups), where the consolidations run one guest per node
-    (backend=ray ray.placement=per-node); ([], {}) where they run on this host."""
-    try:  # the command line alone (its phases are composed with the parts): bad input is one error here
-        cfg, _ = compose(["scenario=consolidation", *overrides])
-    except (BenchError, HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(one_line(exc)) from exc
-    if cfg.backend is not BackendKind.ray or cfg.ray.placement != PER_NODE:
-        return [], {}
-    return survey_fleet(cfg.ray), {k: list(v) for k, v in cfg.ray.gpu_groups.items()}
-
-
-def fleet_gpu(reports: list[JsonObject]) -> str:
-    """The physical GPU a fleet's vGPUs slice (GRID M60-4Q: Tesla M60), or its GPU's own name."""
-    names = list(dict.fromkeys(str(g.get("name")) for r in reports for g in r.get("gpus") or []))  # each once
-    models = sorted({c.gpu_model for n in names for c in profile_files.candidate_profiles(n, []) if c.gpu_model})
-    return models[0] if models else (names[0] if names else "")
 
 
 def room(p: ProfileConfig, with_ml: bool) -> int:
@@ -219,95 +143,3 @@ def what_to_measure(settings: SizingSettings, inv: Inventory, candidates: list[P
     if not counts:
         raise ConfigError("size: no candidate profile holds a CAD guest beside an ML guest: " + "; ".join(notes))
     return counts, {}
-
-
-def check_names(settings: SizingSettings) -> None:
-    """``sizing.profiles`` and ``sizing.consolidation_profile`` name profiles of configs/profile, each named."""
-    known = {p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml")}
-    unknown = [p for p in settings.profiles if p not in known]
-    if unknown:
-        raise ConfigError(f"sizing.profiles: no such profile {', '.join(unknown)} in configs/profile")
-    if settings.consolidation_profile not in known:
-        raise ConfigError(f"sizing.consolidation_profile={settings.consolidation_profile}: no such profile in "
-                          "configs/profile (it is refused, not replaced)")
-
-
-def candidates_of(settings: SizingSettings, inv: Inventory, fleet: list[JsonObject],
-                  notes: list[str]) -> tuple[str, list[ProfileConfig]]:
-    """(the GPU sized for, its candidate profiles that this host's card can hold)."""
-    check_names(settings)
-    gpu = settings.gpu or fleet_gpu(fleet) or (str(inv.gpus[0].get("name")) if inv.gpus else REFERENCE_GPU)
-    candidates = profile_files.candidate_profiles(gpu, settings.profiles)
-    if not candidates:
-        raise ConfigError(f"sizing.gpu={gpu}: no vGPU profile of it in configs/profile (sizing.profiles names "
-                          "candidates by hand)")
-    return gpu, candidates if fleet else measured.within_card(candidates, inv, notes)
-
-
-def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], fitted: budget.Fitted,
-                  tier: str, context: tuple[list[ProfileConfig], list[JsonObject]]) -> list[SizingPart]:
-    candidates, fleet = context
-    by_name = {c.name: c for c in candidates}
-    several = len(settings.cad_users) > 1
-    parts = []
-    for sweep in fitted.sweeps:
-        command_line = [*part_overrides(settings, sweep, fitted.repeats, tier, by_name[sweep.profile]), *overrides]
-        label = f"{sweep.profile}/{sweep.policy}" + (f"/{sweep.user_type}" if several else "")
-        try:
-            comp = compose_run(command_line)
-        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
-            raise ConfigError(f"sizing part {label}: {one_line(exc)}") from exc
-        check_out_dirs(comp.cfg)
-        parts.append(SizingPart(sweep.profile, sweep.policy, comp,
-                          reuse_key(inv, command_line, sweep.profile, sweep.policy, fleet), sweep.user_type, label))
-    return parts
-
-
-def plan_parts(settings: SizingSettings, inv: Inventory, overrides: list[str], out: Console,
-               trial: bool = False, device_work: dict[str, float] | None = None) -> SizingPlan:
-    """The GPU sized for, its candidates, the consolidations to measure or reuse (fitted to what is left of
-    sizing.budget_s), notes: every part composed before anything starts; a problem is one ConfigError. ``trial``: on a
-    GPU host, a phase's cost from trial runs there (:func:`time_phases`), not a CPU host's table; ``device_work``: a
-    stand-in device's work seconds, in their place (:func:`phase_seconds`)."""
-    t0 = time.monotonic()
-    fleet, groups = survey(overrides)
-    notes: list[str] = []
-    gpu, candidates = candidates_of(settings, inv, fleet, notes)
-    if settings.users:
-        notes.append("CAD users by type (sizing.users): " + ", ".join(f"{k} {v}" for k, v in
-                     settings.cad_users.items()) + f"; sizing.mix.cad={settings.mix.get('cad', 0)} is not used")
-    tier = settings.tier if settings.tier != "auto" else "full"  # smoke sizes are no measurement (noise.py)
-    counts, provenance = what_to_measure(settings, inv, candidates, fleet, groups, notes)
-    policies = list(settings.policies)
-    if "mps" in policies and (fleet or not inv.gpus):
-        policies.remove("mps")
-        notes.append("policy mps: skipped on a fleet: each guest is a VM of its own, whose GPU time the hypervisor's "
-                     "vGPU scheduler shares (provenance says what NVML showed of it)" if fleet else
-                     "policy mps: skipped: no GPU (MPS partitions a GPU's SMs; never faked on the CPU)")
-    if trial and inv.gpus and not fleet and device_work is None:
-        time_phases(settings, inv, overrides, tier, out)
-    phase_s, source = phase_seconds(settings, inv, tier, device_work)
-    shared = budget.cpu_share(inv.cpus_usable) if not inv.gpus and not fleet else (lambda k: 1.0)
-    spent = time.monotonic() - t0  # the trial runs' seconds are the sizing's too: its deadline counts them
-    fitted = budget.fit(budget.sweeps_of(settings.counts, counts, policies, list(settings.cad_users)),
-                        settings.repeats, settings.budget_s - spent, phase_s, shared)
-    phase_costs = ", ".join(f"{t} {s:.0f} s" for t, s in phase_s.items() if t)  # '' is cad_size's, said under its name
-    if not fitted.fits:
-        smallest = fitted.sweeps[0]
-        raise ConfigError(f"sizing.budget_s={settings.budget_s:g}: the smallest sizing ({smallest.profile} "
-                          f"{smallest.policy}, count {list(smallest.counts)}, {fitted.repeats} repeats) takes about "
-                          f"{fitted.estimate_s:.0f} s by its estimate (a phase run: {phase_costs}; {source}); give "
-                          f"sizing.budget_s >= {math.ceil(fitted.estimate_s)}")
-    notes += [f"trimmed to sizing.budget_s={settings.budget_s:g}: {t}" for t in fitted.trims]
-    parts = compose_parts(settings, inv, overrides, fitted, tier, (candidates, fleet))
-    parts = [p._replace(estimate_s=budget.sweep_s(sw, fitted.repeats, phase_s, shared))
-             for p, sw in zip(parts, fitted.sweeps, strict=True)]
-    say(out)(f"size: {gpu}: {len(candidates)} candidate profile(s), {len(parts)} consolidation(s) "
-             f"({', '.join(p.label for p in parts)}), sizes {tier}, {fitted.repeats} repeat(s) "
-             "per count" + (f", on a fleet of {len(fleet)} node(s)" if fleet else ""))
-    say(out)(f"size: estimate {fitted.estimate_s:.0f} s of sizing.budget_s={settings.budget_s:g} "
-             f"(a phase run: {phase_costs}; {source})")
-    for t in fitted.trims:
-        say(out)(f"size: trimmed: {t}")
-    return SizingPlan(gpu, candidates, parts, notes, fleet, provenance, fitted)
-

@@ -82,7 +82,7 @@ def planned_sizing(tmp_path: Path, *args: str) -> tuple[Any, Any, Any, str]:
     ``tmp_path``: nothing measured."""
     from gpu_probe.inventory import collect
     from suites.config.schema import register_configs
-    from suites.sizing.plan import plan_parts
+    from suites.sizing.campaign import plan_parts
     from suites.sizing.settings import load_settings
     from tests.support.helpers import store_at
 

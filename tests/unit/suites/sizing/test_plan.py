@@ -61,7 +61,7 @@ def test_a_sizing_planned_for_one_h200_or_h100_fits_its_budget_and_says_what_it_
     from rich.console import Console
 
     from suites.config.schema import register_configs
-    from suites.sizing.plan import plan_parts
+    from suites.sizing.campaign import plan_parts
     from suites.sizing.settings import load_settings
 
     monkeypatch.chdir(tmp_path)  # no trial-run cache of this host: the planner's table for a GPU host
@@ -93,7 +93,7 @@ def test_a_cpu_host_measures_a_stand_in_whose_vms_per_gpu_allow_its_steps_and_sa
     from gpu_probe.inventory import collect
     from suites.config.profiles import ProfileConfig
     from suites.config.schema import register_configs
-    from suites.sizing.plan import plan_parts
+    from suites.sizing.campaign import plan_parts
     from suites.sizing.settings import load_settings
 
     monkeypatch.chdir(tmp_path)
@@ -118,7 +118,7 @@ def test_a_gpu_host_never_measures_a_step_past_a_profiles_vms_per_gpu(tmp_path, 
     from rich.console import Console
 
     from suites.config.schema import register_configs
-    from suites.sizing.plan import plan_parts
+    from suites.sizing.campaign import plan_parts
     from suites.sizing.settings import load_settings
 
     monkeypatch.chdir(tmp_path)
@@ -144,7 +144,7 @@ def test_a_sizing_that_does_not_fit_its_budget_after_every_trim_is_refused_befor
     from gpu_probe.inventory import collect
     from suites.config.schema import register_configs
     from suites.errors import ConfigError
-    from suites.sizing.plan import plan_parts
+    from suites.sizing.campaign import plan_parts
     from suites.sizing.settings import load_settings
 
     monkeypatch.chdir(tmp_path)  # no trial-run cache: the planner's table
@@ -168,7 +168,8 @@ def test_each_cad_user_type_is_planned_at_its_own_replay_length(tmp_path, monkey
     from gpu_probe.inventory import collect
     from suites.campaign import costs
     from suites.config.schema import register_configs
-    from suites.sizing.plan import frames_of, phase_seconds
+    from suites.sizing.campaign import phase_seconds
+    from suites.sizing.plan import frames_of
     from suites.sizing.settings import load_settings
 
     monkeypatch.chdir(tmp_path)
@@ -197,7 +198,7 @@ def test_a_gpu_host_plans_its_phases_from_trial_runs_there_not_a_cpu_table(tmp_p
     from suites.campaign import costs
     from suites.config.schema import register_configs
     from suites.errors import ConfigError
-    from suites.sizing.plan import plan_parts
+    from suites.sizing.campaign import plan_parts
     from suites.sizing.settings import load_settings
 
     monkeypatch.chdir(tmp_path)
@@ -240,7 +241,8 @@ def test_a_rehearsals_phases_cost_the_devices_work_never_this_hosts_trial_runs(t
     from suites.campaign import costs
     from suites.campaign.costs import OVERHEAD_S, WORK_S
     from suites.config.schema import register_configs
-    from suites.sizing.plan import frames_of, phase_seconds, plan_parts, trials_dir
+    from suites.sizing.campaign import phase_seconds, plan_parts, trials_dir
+    from suites.sizing.plan import frames_of
     from suites.sizing.settings import load_settings
 
     monkeypatch.chdir(tmp_path)
