@@ -7,6 +7,7 @@ fleet surveyed, the candidate profiles read from configs/profile, a phase run's 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,18 +19,19 @@ from rich.console import Console
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
+from suites.backends.corelock import describe, held_by_others
 from suites.backends.ray.cluster import survey as survey_fleet
 from suites.campaign import Campaign, CampaignPart, CampaignRun, costs
 from suites.campaign.costs import OVERHEAD_S, WORK_S
+from suites.campaign.parts import compose_part
 from suites.campaign.spec import Reuse
 from suites.capacity import budget
 from suites.config import profile_files
-from suites.config.compose import compose, compose_run
+from suites.config.compose import compose
 from suites.config.profiles import ProfileConfig
 from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
 from suites.errors import BenchError, ConfigError
 from suites.pipeline.orchestrate import say
-from suites.pipeline.prechecks import check_out_dirs
 from suites.sizing import measured
 from suites.sizing.plan import (
     REFERENCE_GPU,
@@ -120,7 +122,12 @@ def time_phases(settings: SizingSettings, inv: Inventory, overrides: list[str], 
     """A GPU host's trial runs (the study's: one bench run of each workload at ``tier``, cached under this host's
     fingerprint in the study's folder) where none are cached yet, each stopped after its share of sizing.budget_s: a
     GPU phase's seconds are this host's, never the CPU table's guess (48 phase runs x 11 s planned for an H200's MIG
-    slices once)."""
+    slices once). None beside another benchmark run, as the study's: a trial run there would time that run's load
+    (and queue for its cores); the plan is then made from what is cached, said."""
+    held = held_by_others(sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [])
+    if held:
+        say(out)(f"size: no trial runs (another benchmark run holds {describe(held)}): planned from what is cached")
+        return
     costs.time_each(["graphics-replay", "mnist-torch"], tier, overrides, trials_dir(settings), inv,
                      lambda line: say(out)(f"size: {line}"),
                      settings.budget_s * costs.TRIAL_SHARE)
@@ -177,11 +184,7 @@ def compose_parts(settings: SizingSettings, inv: Inventory, overrides: list[str]
     for sweep in fitted.sweeps:
         command_line = [*part_overrides(settings, sweep, fitted.repeats, tier, by_name[sweep.profile]), *overrides]
         label = f"{sweep.profile}/{sweep.policy}" + (f"/{sweep.user_type}" if several else "")
-        try:
-            comp = compose_run(command_line)
-        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
-            raise ConfigError(f"sizing part {label}: {one_line(exc)}") from exc
-        check_out_dirs(comp.cfg)
+        comp = compose_part(command_line, f"sizing part {label}")
         parts.append(SizingPart(sweep.profile, sweep.policy, comp,
                           reuse_key(inv, command_line, sweep.profile, sweep.policy, fleet), sweep.user_type, label))
     return parts

@@ -10,8 +10,6 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hydra.errors import HydraException
-from omegaconf.errors import OmegaConfBaseException
 from rich.console import Console
 
 from gpu_probe import inventory
@@ -20,12 +18,13 @@ from suites import store_keys as keys
 from suites.backends.corelock import describe, held_by_others
 from suites.backends.ray.cluster import cluster_gpus
 from suites.campaign import Campaign, CampaignPart, costs
+from suites.campaign.parts import compose_part
 from suites.config import stand_in
 from suites.config.compose import Composition, compose_run
-from suites.config.schema import BackendKind, one_line
-from suites.errors import BenchError, ConfigError
+from suites.config.schema import BackendKind
+from suites.errors import ConfigError
 from suites.pipeline.orchestrate import say
-from suites.pipeline.prechecks import check_out_dirs, refuse_run_dirs, require_parseable
+from suites.pipeline.prechecks import refuse_run_dirs, require_parseable
 from suites.record.outdirs import require_output_dir
 from suites.study.plan import PLAN_SHARE, Measured, StudyPlan, plan_study, workloads_of
 from suites.study.results import STUDY_KIND
@@ -77,10 +76,7 @@ def compose_parts(sp: StudyPlan, overrides: list[str]) -> dict[str, Composition]
     """Every part composed before anything starts; a part that does not compose is one ConfigError naming it."""
     comps = {}
     for part in sp.parts:
-        try:
-            comp = compose_run([*sp.overrides(part), *overrides])
-        except (BenchError, HydraException, OmegaConfBaseException, ValueError) as exc:
-            raise ConfigError(f"study part {part.name}: {one_line(exc)}") from exc
+        comp = compose_part([*sp.overrides(part), *overrides], f"study part {part.name}")
         if part.episode == 1:  # the phases this host can run (the planner dropped the others, saying why)
             comp.runs = [r for r in comp.runs if r.label in part.labels]
         comps[part.name] = comp
@@ -118,10 +114,8 @@ def campaign_of(study: Study, trial: bool, started: float, out: Console) -> tupl
     """The study's plan (with trial runs where ``trial``) and its campaign: every part composed and its folders checked;
     the deadline ``study.budget_s`` after ``started`` (the trial runs' seconds are the study's too)."""
     sp = study.plan()
-    comps = compose_parts(sp, study.overrides)
+    comps = compose_parts(sp, study.overrides)  # each part's store, cache and artifact folders checked with it
     require_output_dir(study.settings.out_dir, "study.out_dir")
-    for comp in comps.values():  # each part's store, cache and artifact folders, before anything starts
-        check_out_dirs(comp.cfg)
     planned = [sp.overrides(p) for p in sp.parts]
     # a trial run is a bench on this host: not for --plan, nor where the parts' guests run elsewhere (a Ray fleet)
     on_host = all(c.cfg.backend is not BackendKind.ray for c in comps.values())

@@ -260,3 +260,23 @@ def test_a_rehearsals_phases_cost_the_devices_work_never_this_hosts_trial_runs(t
     plan = plan_parts(settings, inv, [f"tracking_uri=sqlite:///{tmp_path}/m.db"], Console(file=io.StringIO()),
                       trial=True, device_work=work)
     assert plan.fitted.estimate_s <= settings.budget_s
+
+
+def test_a_gpu_sizing_beside_another_benchmark_run_times_no_trial_run_and_says_so(tmp_path, monkeypatch):
+    """The study skipped its trial runs where another run held the cores; the sizing timed that run's load."""
+    import io
+
+    from rich.console import Console
+
+    from suites.campaign import costs
+    from suites.sizing import campaign
+    from suites.sizing.settings import SizingSettings
+
+    monkeypatch.setattr(campaign, "held_by_others", lambda cores: {0: object()})
+    monkeypatch.setattr(campaign, "describe", lambda held: "core 0 (a bench, pid 4242)")
+    monkeypatch.setattr(costs, "time_each", lambda *a, **k: pytest.fail("a trial run beside another run"))
+    said = io.StringIO()
+    campaign.time_phases(SizingSettings(out_dir=str(tmp_path / "sizing")), None, [], "full",  # type: ignore[arg-type]
+                         Console(file=said, width=200))
+    assert "size: no trial runs (another benchmark run holds core 0 (a bench, pid 4242)): planned from what is " \
+           "cached" in said.getvalue()
