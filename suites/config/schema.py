@@ -55,7 +55,10 @@ class Sharing(Enum):
     mps = "mps"
 
 
-class BackendKind(Enum):
+class BackendName(Enum):
+    """Where a run's guests run: the ``backend=`` choice, by its config name (no run's kind: that word is the
+    store's, suites/store_keys.py)."""
+
     local = "local"  # guests are processes on this host
     ray = "ray"  # guests are Ray actors on the cluster at ray.address (suites/backends/ray/cluster.py)
     vm = "vm"  # guests are QEMU VMs on this host (suites/backends/vm/)
@@ -130,7 +133,7 @@ class BenchConfig:
     scenario: ScenarioConfig = MISSING
     data: DataConfig = field(default_factory=DataConfig)
     sampler: SamplerConfig = field(default_factory=SamplerConfig)
-    backend: BackendKind = BackendKind.local
+    backend: BackendName = BackendName.local
     sharing: Sharing = Sharing.timeslice
     ray: RayConfig = field(default_factory=RayConfig)
     vm: VmConfig = field(default_factory=VmConfig)
@@ -174,7 +177,7 @@ class BenchConfig:
         require(self.wait_for_cores_s >= 0, "wait_for_cores_s", f"must be >= 0, got {self.wait_for_cores_s}")
         require(self.host_busy_pct >= 0 and math.isfinite(self.host_busy_pct), "host_busy_pct",
                 f"must be a CPU share >= 0 (% of one core), got {self.host_busy_pct}")
-        require(self.sharing is Sharing.timeslice or self.backend is BackendKind.local, "sharing",
+        require(self.sharing is Sharing.timeslice or self.backend is BackendName.local, "sharing",
                 "sharing=mps starts an MPS daemon on this host: it needs backend=local")
 
 

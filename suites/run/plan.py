@@ -24,7 +24,7 @@ from suites.backends.factory import backend_for
 from suites.backends.placement import Placement
 from suites.config import stand_in
 from suites.config.compose import RunConfig
-from suites.config.schema import BackendKind, BenchConfig, Sharing
+from suites.config.schema import BackendName, BenchConfig, Sharing
 from suites.data.options import DataConfig
 from suites.errors import ConfigError
 from suites.guest.protocol import GuestSpec
@@ -110,7 +110,7 @@ def build_specs(cfg: BenchConfig, workload: WorkloadConfig, placements: list[Pla
                       peer_timeout_s=peer_timeout_s(cfg.scenario.start_timeout_s, cfg.scenario.timeout_s))
              for i, p in enumerate(placements)]
     ranks = max([int(s.workload_config.get("ranks") or 1) for s in specs if s.gpus], default=1)
-    if cfg.backend is BackendKind.local and ranks > 1:  # ranks on this host share its /dev/shm
+    if cfg.backend is BackendName.local and ranks > 1:  # ranks on this host share its /dev/shm
         problem = shm_problem(ranks, shutil.disk_usage("/dev/shm").total if os.path.isdir("/dev/shm") else 0)
         if problem:
             raise ConfigError(problem)

@@ -29,7 +29,7 @@ from suites.capacity import budget
 from suites.config import profile_files
 from suites.config.compose import compose
 from suites.config.profiles import ProfileConfig
-from suites.config.schema import CONFIG_DIR, PER_NODE, BackendKind, one_line
+from suites.config.schema import CONFIG_DIR, PER_NODE, BackendName, one_line
 from suites.errors import BenchError, ConfigError
 from suites.pipeline.orchestrate import say
 from suites.sizing import measured
@@ -140,7 +140,7 @@ def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]
         cfg, _ = compose(["scenario=consolidation", *overrides])
     except (BenchError, HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(one_line(exc)) from exc
-    if cfg.backend is not BackendKind.ray or cfg.ray.placement != PER_NODE:
+    if cfg.backend is not BackendName.ray or cfg.ray.placement != PER_NODE:
         return [], {}
     return survey_fleet(cfg.ray), {k: list(v) for k, v in cfg.ray.gpu_groups.items()}
 

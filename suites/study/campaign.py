@@ -21,7 +21,7 @@ from suites.campaign import Campaign, CampaignPart, costs
 from suites.campaign.parts import compose_part
 from suites.config import stand_in
 from suites.config.compose import Composition, compose_run
-from suites.config.schema import BackendKind
+from suites.config.schema import BackendName
 from suites.errors import ConfigError
 from suites.pipeline.orchestrate import say
 from suites.pipeline.prechecks import refuse_run_dirs, require_parseable
@@ -67,7 +67,7 @@ def study_of(mine: list[str], overrides: list[str]) -> Study:
     cfg = compose_run(overrides).cfg
     inv = stand_in.inventory_for(cfg, inventory.collect())  # make rehearse: this host with the device's GPU
     # a fleet of VMs: each part placed by its nodes' own GPUs, and skipped with the cluster's offer where they are not
-    gpus, status = cluster_gpus(cfg.ray) if cfg.backend is BackendKind.ray else (len(inv.gpus), inv.gpu_status)
+    gpus, status = cluster_gpus(cfg.ray) if cfg.backend is BackendName.ray else (len(inv.gpus), inv.gpu_status)
     return Study(settings, inv, overrides, gpus, status, missing_components(),
                  Measured(gpu_work=load_timings(settings.timings), cores=inv.cpus_usable))
 
@@ -118,7 +118,7 @@ def campaign_of(study: Study, trial: bool, started: float, out: Console) -> tupl
     require_output_dir(study.settings.out_dir, "study.out_dir")
     planned = [sp.overrides(p) for p in sp.parts]
     # a trial run is a bench on this host: not for --plan, nor where the parts' guests run elsewhere (a Ray fleet)
-    on_host = all(c.cfg.backend is not BackendKind.ray for c in comps.values())
+    on_host = all(c.cfg.backend is not BackendName.ray for c in comps.values())
     sp = measured_plan(study, sp, trial and on_host, out)
     if [sp.overrides(p) for p in sp.parts] != planned:  # trimmed otherwise by what was measured
         comps = compose_parts(sp, study.overrides)
