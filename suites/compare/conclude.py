@@ -99,7 +99,7 @@ def compare(a: RunFigures, b: RunFigures, noise_pct: float, rule: Gate | None) -
 
 
 def record(args: CompareSettings, comp: Compared, files: list[Path], folder: Path) -> str | None:
-    """One MLflow run of the comparison, naming A and B, its report as artifacts (its fallback store where this
+    """One MLflow run of this make compare, naming A and B, its report as artifacts (its fallback store where this
     one fails, as every record)."""
     register_configs()
     cfg, _ = compose([f"tracking_uri={args.tracking_uri}", f"experiment={args.experiment}"])
@@ -111,7 +111,7 @@ def record(args: CompareSettings, comp: Compared, files: list[Path], folder: Pat
               "fail_on": comp.gate or "-", "setup_differences": len(comp.setup)}
     ref = None
     try:  # a second of store writes: an interrupt waits for them (a third press ends the run KILLED, never RUNNING)
-        with Shield(recorder.say, "recording the comparison"):
+        with Shield(recorder.say, "recording make compare's run"):
             ref = recorder.start_parent(f"compare-{folder.name}", {
                 keys.ROLE: keys.COMPARE, keys.KIND: keys.COMPARE, keys.COMPARED_A: comp.a.run.run_id,
                 keys.COMPARED_B: comp.b.run.run_id})
@@ -119,7 +119,7 @@ def record(args: CompareSettings, comp: Compared, files: list[Path], folder: Pat
                 params, {**metrics, **counts}, {keys.STATUS: "failed" if comp.failed else "ok"}), folder)
             recorder.finish(ref, files, "FINISHED")
     except BaseException:  # given up, or a fault: ended KILLED under a shield no further signal can break
-        with Shield(recorder.say, "ending the comparison's run KILLED", give_up=None):
+        with Shield(recorder.say, "ending make compare's run KILLED", give_up=None):
             recorder.finish(ref, [], "KILLED")
         raise
     if noted() is not None:  # held off while it recorded: recorded whole, ended KILLED; main says it and exits 130

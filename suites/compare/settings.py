@@ -51,7 +51,7 @@ class CompareSettings:
     tracking_uri: str
     experiment: str
     out: str  # the report goes to <out>/<time>/
-    record: bool  # one MLflow run of the comparison
+    record: bool  # one MLflow run of this make compare
 
 
 def arguments() -> argparse.ArgumentParser:
@@ -66,7 +66,7 @@ def arguments() -> argparse.ArgumentParser:
     ap.add_argument("--tracking-uri", default=TRACKING_URI)
     ap.add_argument("--experiment", default=EXPERIMENT, type=experiment_name)
     ap.add_argument("--out", default="outputs/compare", help="the report goes to <out>/<time>/")
-    ap.add_argument("--no-record", action="store_true", help="no MLflow run of the comparison")
+    ap.add_argument("--no-record", action="store_true", help="no MLflow run of this make compare")
     return ap
 
 
