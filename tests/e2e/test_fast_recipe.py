@@ -36,12 +36,21 @@ def trained(wl: Cifar10Torch) -> dict:
     return {**meter.finish(), **wl.evaluate()}
 
 
+def met_at_the_end(m: dict, epochs: int) -> bool:
+    """The time to accuracy is the training clock after the last epoch: the train time less what ran after the last
+    check (a clock read or two), well under the half epoch that sets it apart from the check before. A bound of 0.05 s
+    failed in a fresh-clone CI (5.029 vs 5.107 s: a 2-core host running three workers descheduled the process
+    between the two reads); an accuracy met an epoch early is still an epoch off."""
+    gap = m["train_time_s"] - m["time_to_accuracy_s"]
+    return 0.0 <= gap < m["train_time_s"] / epochs / 2
+
+
 def test_the_record_recipe_reaches_its_target_on_a_learnable_cifar_shaped_set(look_alike: Path):
     wl = prepared(look_alike, epochs=5)
     m = trained(wl)
     assert m["steps"] == 50 and m["images"] == 5000  # 5 epochs of 10 whole batches (the last partial one dropped)
     assert m["target_accuracy"] == 0.94 and m["target_met"] == 1.0 and m["test_accuracy"] >= 0.94
-    assert m["time_to_accuracy_s"] == pytest.approx(m["train_time_s"], abs=0.05)  # checked at the end, as the record
+    assert met_at_the_end(m, epochs=5)  # checked at the end, as the record
     assert wl.ctx.info["precision"] == "fp32" and wl.ctx.info["framebuffer_cap"] == "not applied (no GPU)"
 
 
@@ -70,7 +79,7 @@ def test_time_to_accuracy_leaves_out_a_slow_evaluation(look_alike: Path, monkeyp
     wall = time.perf_counter() - t0
     assert wl.ctx.info["eval_untimed_s"] >= 3.0  # three evaluations of a second each, none on the clock
     assert m["train_time_s"] <= wall - 3.0 and m["time_to_accuracy_s"] <= wall - 3.0
-    assert m["time_to_accuracy_s"] == pytest.approx(m["train_time_s"], abs=0.05)
+    assert met_at_the_end(m, epochs=3)
     assert m["test_accuracy"] == 0.95  # the harness's evaluation is the one already made (no fourth second)
 
 
