@@ -62,7 +62,10 @@ def test_a_slower_step_is_slower_with_an_interval_that_excludes_1_and_the_one_se
 
 
 def test_the_same_settings_twice_are_never_faster_or_slower(runs):
-    proc = compare(runs, str(runs["A"]), str(runs["C"]), "--no-record")
+    # A and C ran minutes apart beside CI's other workers with the busy judgement off (QUIET): a 5 ms sleeping step
+    # stretched that much more in one of them that a fresh-clone CI called C 'slower' at the default band. The band
+    # is what such a load moves this step by; a verdict past it is still a false one (B, 20 % slower, is gated at 5)
+    proc = compare(runs, str(runs["A"]), str(runs["C"]), "--no-record", "--noise", "15")
     assert proc.returncode == 0, proc.stderr
     assert "set-up: same set-up" in proc.stdout
     verdict = row(proc.stdout, IMAGES).rstrip(" │").rsplit("│", 1)[1].strip()
