@@ -7,20 +7,22 @@ results already in a store read the same."""
 
 from __future__ import annotations
 
+from suites.run_kinds import RunKind
+
 __all__ = [
-    "ANSWER", "CHECK_PART", "CLOCK_EVENTS", "COMMAND", "COMPARE", "COMPARED_A", "COMPARED_B", "COMPARISON",
-    "COMPARISON_PARENT", "COMPLETES", "CONSOLIDATION", "DATA_SOURCE", "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING",
-    "FAILURE", "FALLBACK_FOR", "GPU_CHECK", "GPU_STATUS", "GUEST", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM",
-    "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF", "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "MIXED",
-    "PARENT", "PHASE", "PIXELS", "REPEAT", "ROLE", "RUN_DIR", "SCENARIO", "SCENARIO_RUN", "SIZING", "SIZING_KEY",
-    "SIZING_PART", "SKIPS", "STATUS", "STOPPED", "STUDY", "STUDY_PART", "SWEEP", "TITLE", "VALIDITY", "VALUES",
-    "VALIDITY_REASON", "check", "children_filter", "tag_filter", "time_basis", "validity_of", "verdict", "viewset",
+    "ANSWER", "CHECK_PART", "CLOCK_EVENTS", "COMMAND", "COMPARED_A", "COMPARED_B", "COMPARISON", "COMPARISON_PARENT",
+    "COMPLETES", "DATA_SOURCE", "EPISODE", "ESTIMATES_FROM", "EXPORTED_RUNNING", "FAILURE", "FALLBACK_FOR",
+    "GPU_STATUS", "GUEST", "GUEST_ID", "HOST_BUSY", "IMPORTED_FROM", "IMPORTED_TO", "IMPORT_DONE", "IMPORT_OF",
+    "INCOMPLETE", "INCONCLUSIVE", "KIND", "LAUNCHER", "MARKS", "PARENT", "PHASE", "PIXELS", "REPEAT", "ROLE",
+    "RUN_DIR", "SCENARIO", "SCENARIO_RUN", "SIZING_KEY", "SIZING_PART", "SKIPS", "STATUS", "STOPPED", "STUDY_PART",
+    "SWEEP", "TITLE", "VALIDITY", "VALUES", "VALIDITY_REASON", "check", "children_filter", "tag_filter", "time_basis",
+    "validity_of", "verdict", "viewset",
 ]
 
 # --- what a run is ------------------------------------------------------------------------------------------------
 ROLE = "bench.role"  # its place in a run tree: guest, scenario, comparison, sweep, study, sizing, gpu-check
-KIND = "bench.kind"  # what a parent run holds, as a reader asks for it: comparison, consolidation, study, sizing,
-# gpu-check (a parent run carries both: ROLE says where it sits, KIND what it measured)
+KIND = "bench.kind"  # what a parent run holds, as a reader asks for it: a RunKind of run_kinds.STORED (a parent run
+# carries both: ROLE says where it sits, KIND what it measured)
 SCENARIO = "bench.scenario"  # the scenario a phase or comparison ran (single, gpu-vs-cpu, mixed, consolidation...)
 PHASE = "bench.phase"  # a comparison's phase label of a scenario run (1-gpu, cpu, n2...)
 PARENT = "mlflow.parentRunId"  # MLflow's own tag on a nested run: its parent's id (none on a root run)
@@ -36,22 +38,14 @@ CHECK_PART = "bench.check_part"  # the gpu-check check (b1, h...) a run was made
 COMMAND = "bench.command"  # on a run a person launched (a root): the command line that ran it (make publish)
 TITLE = "bench.title"  # the headline a report opens with (a sizing's: "not a GPU sizing" where it is not)
 
-# --- what ROLE and KIND hold: their values, beside their keys ----------------------------------------------------
-# ROLE: a run's place in a run tree
+# --- what ROLE holds: a run's place in a run tree (KIND's values, and the roles that are kinds, are
+# suites/run_kinds.py's RunKind) ------------------------------------------------------------------------------------
 GUEST = "guest"  # one guest's run, nested under its scenario run
 SCENARIO_RUN = "scenario"  # one scenario run (a bench run, or a phase's repeat under a comparison)
-COMPARISON = "comparison"  # a comparison scenario's parent run (its phases nested under it); also its KIND's default
 SWEEP = "sweep"  # a Hydra sweep's summary run
-# ROLE and KIND both: a campaign's or a command's own parent run
-STUDY = "study"  # make study
-SIZING = "sizing"  # make size
-GPU_CHECK = "gpu-check"  # make gpu-check
-COMPARE = "compare"  # make compare: what changed between two runs (naming them in COMPARED_A, COMPARED_B)
-# KIND of a comparison run beside COMPARISON: the mixed and consolidation scenarios (config.scenario's kinds)
-MIXED = "mixed"
-CONSOLIDATION = "consolidation"
-# every value above, as stored (a reader asks for these words; results already in a store read the same)
-VALUES = (GUEST, SCENARIO_RUN, COMPARISON, SWEEP, STUDY, SIZING, GPU_CHECK, COMPARE, MIXED, CONSOLIDATION)
+COMPARISON = RunKind.COMPARISON  # a comparison's parent run (its phases nested under it); KIND is its scenario's kind
+# every ROLE value, as stored: these, and a campaign's or command's own run (RunKind.STUDY, SIZING, GPU_CHECK, COMPARE)
+VALUES = (GUEST, SCENARIO_RUN, COMPARISON, SWEEP)
 
 # --- how it went --------------------------------------------------------------------------------------------------
 STATUS = "bench.status"  # a guest's or scenario's outcome: ok, failed, partial

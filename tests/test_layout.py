@@ -39,8 +39,8 @@ import pytest
 
 from tests.support.helpers import REPO
 
-LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.store_keys", "suites.poll", "suites.process_gc",
-          "suites.json_rules", "suites.data",
+LAYERS = ("gpu_probe", "suites.errors", "suites.validity", "suites.run_kinds", "suites.store_keys", "suites.poll",
+          "suites.process_gc", "suites.json_rules", "suites.data",
           "suites.workloads", "suites.guest", "suites.config", "suites.backends", "suites.run", "suites.record",
           "suites.capacity", "suites.render", "suites.bundle", "suites.pipeline", "suites.campaign", "suites.study",
           "suites.sizing", "suites.compare", "suites.publish", "suites.gpucheck", "suites.commands",
@@ -388,13 +388,91 @@ def role_kind_literals(source: str) -> list[str]:
     return found
 
 
-def test_every_role_and_kind_value_is_spelled_in_store_keys_only():
+def test_every_role_value_is_spelled_in_store_keys_only():
     """A run's ROLE and KIND values (guest, scenario, study, sizing, gpu-check, compare...) beside their keys in
-    suites/store_keys.py, as mlperf_logging keeps its values: no literal of one elsewhere."""
+    suites/store_keys.py and suites/run_kinds.py, as mlperf_logging keeps its values: no literal of one elsewhere."""
     spelled = {m: role_kind_literals(p.read_text()) for m, p in MODULES.items() if m != "suites.store_keys"}
     assert {m: f for m, f in spelled.items() if f} == {}
     assert role_kind_literals('t = {keys.ROLE: "guest", keys.SCENARIO: "x"}\nok = r.tags.get(keys.KIND) == "study"\n'
                               'fine = {keys.ROLE: keys.GUEST}') == ["1: 'guest'", "2: 'study'"]
+
+
+def kind_literals(source: str) -> list[str]:
+    """A run kind spelled as a literal where a kind is meant: compared with, given as, or set to anything whose name
+    says *kind* (``self.kind == "mixed"``, ``doc["run"]["kind"] in ("study", "sizing")``, ``{"kind": "published"}``,
+    ``KINDS = ("plain", ...)``, ``Campaign(kind="study")``)."""
+    from suites.run_kinds import RunKind
+
+    words = {k.value for k in RunKind}
+
+    def says_kind(node: ast.AST | None) -> bool:
+        name = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute)
+                else node.value if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                else node.slice if isinstance(node, ast.Subscript) else None)
+        return says_kind(name) if isinstance(name, ast.AST) else isinstance(name, str) and "kind" in name.lower()
+
+    def kinds_in(node: ast.AST) -> list[str]:
+        texts = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        return [f"{t.lineno}: {t.value!r}" for t in texts
+                if isinstance(t, ast.Constant) and isinstance(t.value, str) and t.value in words]
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(says_kind(s) for s in [node.left, *node.comparators]):
+            found += [k for s in [node.left, *node.comparators] for k in kinds_in(s)]
+        elif isinstance(node, ast.Dict):
+            found += [k for key, v in zip(node.keys, node.values, strict=True) if says_kind(key) for k in kinds_in(v)]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [k for t in targets if says_kind(t) and node.value is not None for k in kinds_in(node.value)]
+            pairs = [(t, node.value) for t in targets if isinstance(t, ast.Name)] + [
+                p for t in targets if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple)
+                for p in zip(t.elts, node.value.elts, strict=False)]  # BENCH, STUDY = "bench", ...: a kind's own name
+            found += [k for t, v in pairs if isinstance(t, ast.Name) and t.id in RunKind.__members__
+                      for k in kinds_in(v)]
+        elif isinstance(node, ast.keyword) and node.arg and "kind" in node.arg:
+            found += kinds_in(node.value)
+    return found
+
+
+def test_every_run_kind_is_spelled_in_run_kinds_only():
+    """Issue 89: one definition of each run kind (suites/run_kinds.py's RunKind); compare's, publish's and the
+    scenario config's own tuples of them were literals."""
+    spelled = {m: kind_literals(p.read_text()) for m, p in MODULES.items() if m != "suites.run_kinds"}
+    assert {m: f for m, f in spelled.items() if f} == {}
+    assert sorted(kind_literals('if self.kind == "mixed": pass\nok = doc["run"]["kind"] in ("study", "x")\n'
+                         'd = {"kind": "published"}\nKINDS = ("plain", "bench")\nc = Campaign(kind="sizing")\n'
+                         'fine = cfg.scenario.name == "mixed"\nkind: str = "plain"\n'
+                         'BENCH, X = "bench", "mixed"\n')) == sorted([
+        "1: 'mixed'", "2: 'study'", "3: 'published'", "4: 'plain'", "4: 'bench'", "5: 'sizing'", "7: 'plain'",
+        "8: 'bench'"])
+
+
+def kind_names(source: str) -> list[str]:
+    """The names ``source`` binds that say *kind*: a variable, an argument, a function, a class or a field."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        name = (node.id if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else node.arg
+                if isinstance(node, ast.arg) else node.name if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                else node.attr if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) else "")
+        out += [f"{node.lineno}: {name}"] if "kind" in name.lower() else []
+    return out
+
+
+NOT_A_RUN_KIND = {  # a module that names something *kind* without reading run kinds, and why that is the same word
+    "suites.config.profiles": "profile.kind: gpu_access's old name, read for a release and said (issue 75)",
+}
+
+
+def test_no_identifier_says_kind_but_for_a_run_kind():
+    """One word, one idea: *kind* is a run's kind (docs/development.md), so a module that names something *kind*
+    reads run kinds (suites/run_kinds.py or store_keys). A PNG chunk's type, an exception's type, the device a phase
+    runs on, a mark and a process's command were each called *kind* in modules that read none."""
+    reads = ("suites.run_kinds", "suites.store_keys", "from suites import store_keys")
+    named = {m: kind_names(p.read_text()) for m, p in MODULES.items()
+             if m not in (*NOT_A_RUN_KIND, "suites.run_kinds") and not any(r in p.read_text() for r in reads)}
+    assert {m: n for m, n in named.items() if n} == {}
+    assert kind_names("def f(kind):\n    for chunk_kind, x in y: pass\nfine = a.kind\n") == ["1: kind", "2: chunk_kind"]
 
 
 def test_capacity_is_pure_it_imports_nothing_but_capacity_validity_errors_and_statistics():

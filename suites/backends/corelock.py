@@ -40,12 +40,12 @@ class Holder:
             f", run dir {shown(self.run)}" if self.run else "")
 
     def short(self) -> str:
-        """What a one-line waiting note names: the holder's kind of run, its pid and when it started."""
+        """What a one-line waiting note names: the holder's command, its pid and when it started."""
         since = started_at(self.pid)  # its run dir is in the refusal's long form (str): a line holds no path
-        return f"a {kind_of(self.pid)} run (pid {self.pid}" + (f", started {since}" if since else "") + ")"
+        return f"a {suite_command_of(self.pid)} run (pid {self.pid}" + (f", started {since}" if since else "") + ")"
 
 
-def kind_of(pid: str) -> str:
+def suite_command_of(pid: str) -> str:
     """The command a benchmark process runs (bench, size, study, compare, gpu-check...), from its command line:
     ``python -m suites size``, ``python -m suites.commands.bench``, ``python -m suites.study.command``."""
     args = cmdline(pid)

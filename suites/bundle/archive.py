@@ -191,22 +191,22 @@ def png_problem(data: bytes) -> str:
     else what is wrong: a file of zeros behind the magic is no plot."""
     if not data.startswith(PNG_MAGIC):
         return "no PNG signature"
-    at, first, kinds = len(PNG_MAGIC), True, b""
+    at, first, last = len(PNG_MAGIC), True, b""
     while at + 12 <= len(data):
-        (length,), kind = struct.unpack(">I", data[at:at + 4]), data[at + 4:at + 8]
+        (length,), chunk_type = struct.unpack(">I", data[at:at + 4]), data[at + 4:at + 8]
         end = at + 12 + length
         if end > len(data) or struct.unpack(">I", data[end - 4:end])[0] != zlib.crc32(data[at + 4:end - 4]):
-            return f"chunk {ascii(kind)[2:-1]!s} at byte {at}: cut short or its CRC wrong"
-        if first and (kind != b"IHDR" or length != 13):
+            return f"chunk {ascii(chunk_type)[2:-1]!s} at byte {at}: cut short or its CRC wrong"
+        if first and (chunk_type != b"IHDR" or length != 13):
             return "its first chunk is not IHDR"
         if first:
             width, height = struct.unpack(">II", data[at + 8:at + 16])
             if not (0 < width <= MAX_PIXELS and 0 < height <= MAX_PIXELS):
                 return f"{width} x {height} pixels"
-        first, kinds, at = False, kind, end
-        if kind == b"IEND":
+        first, last, at = False, chunk_type, end
+        if chunk_type == b"IEND":
             return "" if at == len(data) else "bytes after its IEND chunk"
-    return "no IEND chunk" if kinds != b"IEND" else ""
+    return "no IEND chunk" if last != b"IEND" else ""
 
 
 def parse(raw: bytes, where: str) -> dict[str, Any]:

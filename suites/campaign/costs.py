@@ -37,7 +37,7 @@ from suites.record.rundir import write_atomic
 START_S = {"cpu": 6.0, "gpu": 6.5}
 REPEAT_S = {"cpu": 1.0, "gpu": 1.5}
 OVERHEAD_S = {k: START_S[k] + REPEAT_S[k] for k in START_S}
-WORK_S = {  # (workload, tier) -> {host kind: seconds}
+WORK_S = {  # (workload, tier) -> {device: seconds}
     # the record's recipe (issue 31): MNIST 1 epoch, 23 s on 2 cores with real MNIST; CIFAR-10 9.9 epochs at ~265
     # images/s on 2 cores (the default 6,000 synthetic images), ~3 s on one A100 for the real 50,000 (airbench94)
     ("mnist-torch", "smoke"): {"cpu": 2, "gpu": 1}, ("mnist-torch", "full"): {"cpu": 30, "gpu": 3},

@@ -19,6 +19,7 @@ from suites.record import mlflow_runs
 from suites.record.export import Known
 from suites.record.store_reader import StoreReader
 from suites.run.outcome import EXIT_INTERRUPTED
+from suites.run_kinds import RunKind
 
 # the campaign as it runs -> (a stored run that measured the same thing, what is in doubt in it: '' where nothing),
 # or None: measure it
@@ -51,7 +52,7 @@ class CampaignPart:
 class Campaign:
     """What a command asks to run: its parts, under one parent run of ``kind`` in ``<out_dir>/<time>``."""
 
-    kind: str  # the parent run's bench.kind and bench.role, and its name's prefix: study, sizing
+    kind: RunKind  # the parent run's bench.kind and bench.role, and its name's prefix: study, sizing
     said: str  # how its lines begin: study, size
     out_dir: Path  # the root its run directory is made under
     parts: list[CampaignPart]

@@ -21,6 +21,7 @@ from suites.config.schema import register_configs
 from suites.record import mlflow_runs
 from suites.record.recorder import Recorder
 from suites.run.shield import Shield, interrupt_reason, noted
+from suites.run_kinds import RunKind
 from suites.validity import ENFORCED
 
 __all__ = ["MARKED", "Change", "Compared", "changes", "compare", "gate", "record"]
@@ -113,7 +114,7 @@ def record(args: CompareSettings, comp: Compared, files: list[Path], folder: Pat
     try:  # a second of store writes: an interrupt waits for them (a third press ends the run KILLED, never RUNNING)
         with Shield(recorder.say, "recording make compare's run"):
             ref = recorder.start_parent(f"compare-{folder.name}", {
-                keys.ROLE: keys.COMPARE, keys.KIND: keys.COMPARE, keys.COMPARED_A: comp.a.run.run_id,
+                keys.ROLE: RunKind.COMPARE, keys.KIND: RunKind.COMPARE, keys.COMPARED_A: comp.a.run.run_id,
                 keys.COMPARED_B: comp.b.run.run_id})
             ref = recorder.parent_results(ref, mlflow_runs.ParentResults(
                 params, {**metrics, **counts}, {keys.STATUS: "failed" if comp.failed else "ok"}), folder)

@@ -11,9 +11,10 @@ from gpu_probe.inventory import Inventory
 from suites import bundle
 from suites import store_keys as keys
 from suites.compare import results, setups
-from suites.compare.results import KINDS, RunFigures
+from suites.compare.results import RunFigures
 from suites.record.export import RUN_ID
 from suites.record.store_reader import StoredRun, StoreReader
+from suites.run_kinds import LAUNCHED
 
 __all__ = ["figures_of", "latest", "machine_runs", "resolve"]
 
@@ -90,8 +91,8 @@ def host_of(store: StoreReader, run_id: str, depth: int = 3) -> dict[str, str]:
 def latest(store: StoreReader, experiment: str, machine: str, kind: str) -> tuple[RunFigures, RunFigures]:
     """This machine's newest run of ``kind`` (of any kind where empty) and the newest before it of the same kind
     and scenario (a gpu-vs-cpu comparison is never paired with a mixed one): (older, newer)."""
-    if kind and kind not in KINDS:
-        raise LookupError(f"--latest {kind}: a kind is one of {', '.join(KINDS)}")
+    if kind and kind not in LAUNCHED:
+        raise LookupError(f"--latest {kind}: a kind is one of {', '.join(LAUNCHED)}")
     runs: list[RunFigures] = []
     for read in machine_runs(store, experiment, machine, kind):
         if not runs or same_sort(read, runs[0]):

@@ -65,11 +65,11 @@ def setup_rows(comp: Compared) -> list[list[str]]:
 
 
 def mark_lines(comp: Compared) -> list[str]:
-    """What each run's marks say, once per run and kind (with how many of its runs each marks), for the marked
+    """What each run's marks say, once per run and mark (with how many of its runs each marks), for the marked
     figures' rows to name; and a validity that differs, once."""
     used = {m for c in comp.changes for m in c.marks}
     out = [f"{side}: {line}" for side, run in (("A", comp.a), ("B", comp.b))
-           for kind, line in run.mark_lines().items() if f"{side}: {kind}" in used]
+           for mark, line in run.mark_lines().items() if f"{side}: {mark}" in used]
     validity = sorted({m for m in used if m.startswith("validity ")})
     return out + [f"{v} ({sum(v in c.marks for c in comp.changes)} figure(s))" for v in validity]
 

@@ -19,12 +19,11 @@ from gpu_probe import vocab
 from suites import store_keys as keys
 from suites.bundle import Bundle
 from suites.record.store_reader import StoredRun, StoreReader
+from suites.run_kinds import RunKind
 from suites.validity import ENFORCED, NOT_ENFORCED, VALIDITY, weakest
 
-__all__ = ["BENCH", "COMPARISON", "KINDS", "MAKESPAN", "Figure", "RunFigures", "from_bundle", "kind_of", "read"]
+__all__ = ["MAKESPAN", "Figure", "RunFigures", "from_bundle", "kind_of", "read"]
 
-BENCH, COMPARISON, STUDY, SIZING = "bench", keys.COMPARISON, keys.STUDY, keys.SIZING  # what compare reads
-KINDS = (BENCH, COMPARISON, STUDY, SIZING)
 SMOKE = "smoke"
 TIME = "time"  # workload.size_by=time: a run sized to a window (suites/workloads/timing.py)
 MAKESPAN = "makespan s"  # a phase's figure: its start barrier to its last result
@@ -80,23 +79,23 @@ class RunFigures:
 def kind_of(run: StoredRun) -> str:
     """bench, comparison, study or sizing; '' for anything else (a guest, a sweep, a gpu-check, a compare run)."""
     kind, role = run.tags.get(keys.KIND, ""), run.tags.get(keys.ROLE, "")
-    if kind in (STUDY, SIZING):
+    if kind in (RunKind.STUDY, RunKind.SIZING):
         return kind
-    return {keys.COMPARISON: COMPARISON, keys.SCENARIO_RUN: BENCH}.get(role, "")
+    return {keys.COMPARISON: RunKind.COMPARISON, keys.SCENARIO_RUN: RunKind.BENCH}.get(role, "")
 
 
 def read(store: StoreReader, run: StoredRun) -> RunFigures:
     """``run``'s figures and set-up, from the store (every scenario run under it, and their guests)."""
     kind = kind_of(run)
     out = RunFigures(run, kind, dict(run.params))
-    if kind == BENCH:
+    if kind == RunKind.BENCH:
         add_scenario(store, out, run, "", [])
-    elif kind == COMPARISON:
+    elif kind == RunKind.COMPARISON:
         add_comparison(store, out, run, "")
-    elif kind == STUDY:
+    elif kind == RunKind.STUDY:
         for part in store.children(run.run_id):
             add_comparison(store, out, part, part.tags.get(keys.STUDY_PART, part.name) + " / ")
-    elif kind == SIZING:
+    elif kind == RunKind.SIZING:
         out.answers = sizing_answers(run)
     if run.status not in ("FINISHED", ""):  # given by hand (--latest takes finished runs only): its figures marked
         ended = f"ended {run.status}"

@@ -9,10 +9,10 @@ import math
 from dataclasses import dataclass
 
 from gpu_probe.stats import NOISE_PCT, SLOWER
-from suites.compare.results import KINDS
 from suites.config.schema import EXPERIMENT, TRACKING_URI, experiment_name
 from suites.errors import ConfigError
 from suites.record.outdirs import require_output_dir
+from suites.run_kinds import LAUNCHED
 
 __all__ = ["MIN_NOISE_PCT", "CompareSettings", "Gate", "arguments", "parse", "parse_gate"]
 
@@ -58,7 +58,8 @@ def arguments() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m suites compare", description="what changed between two runs")
     ap.add_argument("runs", nargs="*", metavar="RUN", help="A and B: MLflow run ids or run directories")
     ap.add_argument("--latest", nargs="?", const="", metavar="KIND",
-                    help=f"the two newest runs of KIND ({', '.join(KINDS)}; default: the newest run's) of this machine")
+                    help=f"the two newest runs of KIND ({', '.join(LAUNCHED)}; default: the newest run's) of this "
+                    "machine")
     ap.add_argument("--history", metavar="FIGURE", help="that figure over this machine's runs (its name as listed)")
     ap.add_argument("--fail-on", metavar="RULE", help="slower:<percent>: exit 1 where a figure is slower by more")
     ap.add_argument("--noise", type=float, default=NOISE_PCT, metavar="PCT",

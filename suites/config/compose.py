@@ -24,9 +24,10 @@ from omegaconf import DictConfig, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from suites.config import device_file, stand_in
-from suites.config.scenario import CAD_ALONE, MIXED, ML_ALONE, GuestGroup, PhaseConfig, counts_of
+from suites.config.scenario import CAD_ALONE, CAD_AND_ML, ML_ALONE, GuestGroup, PhaseConfig, counts_of
 from suites.config.schema import CONFIG_DIR, BenchConfig, load, one_line
 from suites.errors import BenchError, ConfigError
+from suites.run_kinds import RunKind
 from suites.workloads.base import WorkloadConfig
 
 
@@ -141,7 +142,7 @@ def own_overrides(overrides: list[str]) -> list[str]:
 def compose_phase(base_overrides: list[str], phase: PhaseConfig) -> tuple[BenchConfig, DictConfig]:
     """The phase's config: the command line, then the phase's overrides, with no further phases."""
     overrides = own_overrides(base_overrides)
-    overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null", "scenario.kind=plain"]
+    overrides += [*phase.overrides, "scenario.phases=[]", "scenario.baseline=null", f"scenario.kind={RunKind.PLAIN}"]
     return compose(overrides, phase.groups)
 
 
@@ -210,9 +211,9 @@ def mixed_phases(cfg: BenchConfig) -> list[PhaseConfig]:
     guests (beside the ML guest) up to ``max_guests``."""
     settings = cfg.scenario.mixed
     cad, ml = GuestGroup(**asdict(settings.cad)), GuestGroup(**asdict(settings.ml))
-    if cfg.scenario.kind == "mixed":
+    if cfg.scenario.kind == RunKind.MIXED:
         return [PhaseConfig(f"{p}/{phase}", [f"profile={p}"], mix) for p in mixed_profiles(cfg)
-                for phase, mix in ((CAD_ALONE, [cad]), (MIXED, [cad, ml]), (ML_ALONE, [ml]))]
+                for phase, mix in ((CAD_ALONE, [cad]), (CAD_AND_ML, [cad, ml]), (ML_ALONE, [ml]))]
     p = mixed_profiles(cfg)[0]
     sized, _ = consolidation_memory(cfg)
     base = [f"profile={p}", *([f"profile.memory_MiB={sized}"] if sized else [])]
@@ -233,7 +234,7 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
     largest = counts_of(settings)[-1] + (settings.ml.guests if settings.with_ml else 0)
     host_MiB = psutil.virtual_memory().total / 2**20
     want = cfg.profile.memory_MiB
-    if cfg.scenario.kind != "consolidation" or largest * want <= host_MiB:
+    if cfg.scenario.kind != RunKind.CONSOLIDATION or largest * want <= host_MiB:
         return None, ""
     each = max(256, int(0.9 * host_MiB / largest) // 256 * 256)
     return each, (f"consolidation: {largest} guests x {want} MiB (profile {cfg.profile.name}) > {host_MiB:.0f} MiB "
@@ -243,7 +244,7 @@ def consolidation_memory(cfg: BenchConfig) -> tuple[int | None, str]:
 
 def comparison_phases(cfg: BenchConfig) -> list[PhaseConfig]:
     """What a comparison runs: the mixed scenario's generated phases, else the scenario's declared ones."""
-    return mixed_phases(cfg) if cfg.scenario.kind != "plain" else list(cfg.scenario.phases)
+    return mixed_phases(cfg) if cfg.scenario.kind != RunKind.PLAIN else list(cfg.scenario.phases)
 
 
 def scenario_title(cfg: BenchConfig) -> str:

@@ -26,6 +26,7 @@ from suites.gpucheck.device_clock import CheckClock
 from suites.gpucheck.played import NOT_PLAYED, NOT_REHEARSED
 from suites.gpucheck.settings import BUDGET_S, PRIORITY  # what budget_s= and only= are read against
 from suites.record.export import adopt_roots
+from suites.run_kinds import RunKind
 
 __all__ = ["BUDGET_S", "ESTIMATE_S", "PRIORITY", "GpuCheck", "campaign_of", "estimates_for"]
 
@@ -198,5 +199,5 @@ def campaign_of(gc: GpuCheck, started: float, budget_s: float) -> Campaign:
                         f"artifact_dir={root / 'mlartifacts'}"])  # names the store; never run
     parts = [CampaignPart(c, comp, {}, gc.estimates[c], f"{c} {checks.CHECKS[c].title}", action=action(gc, c))
              for c in gc.chosen]
-    return Campaign(keys.GPU_CHECK, "gpu-check", root.parent, parts, keys.CHECK_PART, noun="check",
+    return Campaign(RunKind.GPU_CHECK, "gpu-check", root.parent, parts, keys.CHECK_PART, noun="check",
                     deadline=started + budget_s, export=True, run_dir=root)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from rich.table import Table
 
-from suites import store_keys as keys
 from suites.config import device_file
 from suites.errors import redact
 from suites.gpucheck import judges
@@ -19,6 +18,7 @@ from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Row
 from suites.record.rundir import write_atomic
 from suites.render import markdown, tables
+from suites.run_kinds import RunKind
 
 __all__ = ["TARBALL_MAX", "first_device_file", "pack", "table", "write_summary"]
 
@@ -31,7 +31,7 @@ def write_summary(gc: GpuCheck, rows: list[Row], elapsed: float) -> list[Path]:
     harness cost per check (its wall, work and harness seconds: device_clock); the files."""
     ctx, root = gc.ctx, gc.ctx.root
     root.mkdir(parents=True, exist_ok=True)
-    summary = {"kind": keys.GPU_CHECK, "command": redact(" ".join(sys.argv)), "elapsed_s": round(elapsed, 1),
+    summary = {"kind": RunKind.GPU_CHECK, "command": redact(" ".join(sys.argv)), "elapsed_s": round(elapsed, 1),
                "inventory": ctx.inv.as_dict(), "timings": ctx.timings, "check_s": gc.seconds,
                "estimates": {"check_s": gc.estimates, "measured": gc.measured, "shares_s": gc.shares},
                "harness_s": {c: clock.as_json() for c, clock in gc.clocks.items()},

@@ -36,6 +36,7 @@ from suites.run.mixed import MixedRun, miss_words
 from suites.run.outcome import EXIT_INTERRUPTED, ScenarioOutcome, busy_check_on
 from suites.run.plan import Plan, plan, plan_and_lease, require_enforced
 from suites.run.shield import Shield, honour, interrupt_reason, noted, reason
+from suites.run_kinds import RunKind
 from suites.validity import NOT_ENFORCED, first_reason
 from suites.workloads.timing import CALIBRATION_KEYS
 
@@ -133,7 +134,7 @@ class PlannedComparison:
 
 
 def plan_comparison(comp: Composition, out: Console) -> PlannedComparison:
-    mixed = MixedRun(comp.cfg) if comp.cfg.scenario.kind != "plain" else None
+    mixed = MixedRun(comp.cfg) if comp.cfg.scenario.kind != RunKind.PLAIN else None
     if mixed is not None and mixed.memory_note:
         say(out)(f"note: {mixed.memory_note}")
     plans = plan_phases(comp.runs, mixed, out)
@@ -261,7 +262,7 @@ def run_phases(planned: PlannedComparison, run_dir: Path, out: Console,
     sweep decides to add a guest. Stops at an interrupt, or where a consolidation count misses QoS. (outcomes per
     phase label, worst exit code)"""
     plans, mixed, repeats = planned.plans, planned.mixed, planned.comp.cfg.scenario.phase_repeats
-    in_a_row = mixed is not None and mixed.kind == "consolidation"
+    in_a_row = mixed is not None and mixed.kind == RunKind.CONSOLIDATION
     order = [(r, p) for p in plans for r in range(1, repeats + 1)] if in_a_row else \
         [(r, p) for r in range(1, repeats + 1) for p in plans]
     with one_daemon(plans, run_dir) as shared:  # one MPS daemon for the phases, not one per phase

@@ -15,6 +15,7 @@ from suites.compare.results import RunFigures
 from suites.publish import rerunnable, rules
 from suites.publish.document import LOCAL, document
 from suites.record.store_reader import StoreReader
+from suites.run_kinds import MEASURED
 
 __all__ = ["MAX_PLOTS", "bundle_name", "public_command", "publish", "rerun_command"]
 
@@ -32,7 +33,7 @@ def publish(store: StoreReader, experiment: str, given: str, out_dir: Path) -> t
     figures.setup = {**lookup.host_of(store, run.run_id), **figures.setup}  # a campaign's own run holds no host
     run_dir = Path(run.tags.get(keys.RUN_DIR, "")) if run.tags.get(keys.RUN_DIR) else None
     plots = plots_of(run_dir)
-    scenario = lookup.scenario_of(figures) if figures.kind in (results.BENCH, results.COMPARISON) else figures.kind
+    scenario = lookup.scenario_of(figures) if figures.kind in MEASURED else figures.kind
     doc = document(figures, public_command(run.tags.get(keys.COMMAND, ""), figures), sorted(plots), scenario)
     verdicts = rules.judge(doc)
     doc["compliance"] = {"verdict": rules.verdict_of(verdicts), "rules": [v.as_dict() for v in verdicts]}

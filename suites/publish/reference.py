@@ -10,6 +10,7 @@ from typing import Any
 
 from suites.bundle import FORMAT, VERSION
 from suites.publish.document import config_sha256
+from suites.run_kinds import RunKind
 from suites.study.plan import EPISODE_1, MIXED_REFERENCE, THROUGHPUT_X
 
 __all__ = ["REFERENCE_ID", "reference_document"]
@@ -44,7 +45,7 @@ def reference_document() -> dict[str, Any]:
     setup = {"source": SOURCE, "gpus": "4 x Tesla M60", "profiles": ", ".join(MIXED_REFERENCE)}
     return {"format": FORMAT, "version": VERSION, "origin": "published",
             "title": "the reference study (published by its authors, not measured by this suite)",
-            "run": {"id": REFERENCE_ID, "name": "reference study", "kind": "published", "scenario": "study",
+            "run": {"id": REFERENCE_ID, "name": "reference study", "kind": RunKind.PUBLISHED, "scenario": "study",
                     "status": "published", "started": "-"},
             "published_at": "-",
             "system": {"gpu": "Tesla M60", "gpu_count": "4", "vgpu_manager_or_hypervisor": "the vendor's hypervisor "

@@ -22,6 +22,7 @@ from typing import Any
 from suites.errors import inert
 from suites.publish.document import config_sha256, ratio_summary, summary
 from suites.publish.reference import reference_document
+from suites.run_kinds import MEASURED, RunKind
 from suites.validity import EMULATED, EMULATED_MPS, ENFORCED, VALIDITY, base_of
 
 __all__ = ["COMPLIANT", "MIN_REPEATS", "PUBLISHED", "RULES", "Verdict", "judge", "verdict_lines", "verdict_of"]
@@ -32,7 +33,6 @@ MIN_REPEATS = 3  # an interval from Student's t, as every comparison's default
 TOLERANCE = 1e-6  # relative: JSON's round trip keeps a float exact; this only forgives a printer's last digit
 FAILURES = ("failed", "partial", "interrupted", "ended ", "not a figure")
 COMMIT = re.compile(r"^[0-9a-f]{7,40}(-dirty)?$")
-MEASURED_KINDS = ("bench", "comparison")  # a run whose answer is its figures (a study's or sizing's may rest on others)
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def complete(doc: dict[str, Any]) -> Verdict:
     status, kind = doc["run"]["status"], doc["run"]["kind"]
     if status != "FINISHED":
         return Verdict("every run complete", False, f"the run ended {str(status)[:40]}, not FINISHED")
-    if kind in MEASURED_KINDS and not doc["figures"]:
+    if kind in MEASURED and not doc["figures"]:
         return Verdict("every run complete", False, f"a {kind} run with no figure: nothing measured to judge")
     bad = [m for k, m in doc["marks"].items() if k.startswith(FAILURES) or k == "inconclusive"
            and "overlap" not in m and "smoke" not in m and "host busy" not in m]
@@ -98,7 +98,8 @@ def complete(doc: dict[str, Any]) -> Verdict:
 
 
 def overlap(doc: dict[str, Any]) -> Verdict:
-    mixed = doc["run"]["scenario"] in ("mixed", "consolidation") or doc["run"]["kind"] in ("study", "sizing")
+    mixed = (doc["run"]["scenario"] in (RunKind.MIXED, RunKind.CONSOLIDATION)  # the scenarios named for their kind
+             or doc["run"]["kind"] in (RunKind.STUDY, RunKind.SIZING))
     short = [m for m in [*doc["marks"].values(), *doc["answers"].values()] if "overlap" in m]
     if not mixed:
         return Verdict("overlap", None, "not a mixed run: no guests measured beside each other")
@@ -132,7 +133,7 @@ def recomputes(doc: dict[str, Any]) -> Verdict:
 
 
 def conclusive(doc: dict[str, Any]) -> Verdict:
-    if doc["run"]["kind"] != "sizing":
+    if doc["run"]["kind"] != RunKind.SIZING:
         return Verdict("conclusive answer", None, "not a sizing")
     said = doc["answers"].get("inconclusive", "")
     return Verdict("conclusive answer", not said, said[:300] if said else "the sizing's answer rests on clean counts")

@@ -17,6 +17,7 @@ from suites.config.schema import EXPERIMENT
 from suites.run.marks import Mark, of_repeats
 from suites.run.mixed import by_profile, consolidation_metrics
 from suites.run.phase_numbers import PhaseNumbers
+from suites.run_kinds import RunKind
 
 # an MlflowClient, or a run it returned (mlflow is imported where a store is read: untyped here)
 Mlflow: TypeAlias = Any
@@ -108,9 +109,9 @@ def build(tracking_uri: str, experiment: str = EXPERIMENT, mixed_run: str | None
     client = MlflowClient(tracking_uri)
     rep = MixedReport()
     find = (lambda kind: latest(client, experiment, kind)) if latest_runs else (lambda kind: None)
-    mixed = run_of_kind(client, mixed_run, keys.MIXED, "--mixed-run") if mixed_run else find(keys.MIXED)
-    cons = (run_of_kind(client, consolidation_run, keys.CONSOLIDATION, "--consolidation-run") if consolidation_run
-            else find(keys.CONSOLIDATION))
+    mixed = run_of_kind(client, mixed_run, RunKind.MIXED, "--mixed-run") if mixed_run else find(RunKind.MIXED)
+    cons = (run_of_kind(client, consolidation_run, RunKind.CONSOLIDATION, "--consolidation-run") if consolidation_run
+            else find(RunKind.CONSOLIDATION))
     for run in (mixed, cons):
         if run is not None:
             describe(client, run, rep)
@@ -164,5 +165,5 @@ def describe(client: Mlflow, comparison: Mlflow, rep: MixedReport) -> None:
 
 def of_comparison(tracking_uri: str, experiment: str, comparison_id: str, kind: str) -> MixedReport:
     """The report of one comparison run (a ``mixed`` or ``consolidation`` scenario) and nothing else."""
-    return build(tracking_uri, experiment, mixed_run=comparison_id if kind == keys.MIXED else None,
-                 consolidation_run=comparison_id if kind == keys.CONSOLIDATION else None, latest_runs=False)
+    return build(tracking_uri, experiment, mixed_run=comparison_id if kind == RunKind.MIXED else None,
+                 consolidation_run=comparison_id if kind == RunKind.CONSOLIDATION else None, latest_runs=False)

@@ -27,12 +27,13 @@ from gpu_probe.shapes import JsonObject
 from gpu_probe.stats import Interval, inconclusive, judge_limit, ratio_interval, summarize
 from suites.config.compose import consolidation_memory, mixed_profiles
 from suites.config.scenario import CAD_ALONE as CAD
-from suites.config.scenario import MIXED, PhaseConfig
+from suites.config.scenario import CAD_AND_ML, PhaseConfig
 from suites.config.scenario import ML_ALONE as ML
 from suites.config.schema import BenchConfig
 from suites.run import marks
 from suites.run.outcome import ScenarioOutcome
 from suites.run.phase_numbers import PhaseNumbers
+from suites.run_kinds import RunKind
 
 
 def pct_increase(mixed: float, alone: float) -> float:
@@ -61,7 +62,7 @@ def overlap_shortfall(overlap_pct: float) -> str:
 
 def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
     """The mixed scenario's per-profile figures from its three phases."""
-    cad, mixed, ml = phases.get(CAD, PhaseNumbers()), phases.get(MIXED, PhaseNumbers()), phases.get(ML, PhaseNumbers())
+    cad, mixed, ml = (phases.get(p, PhaseNumbers()) for p in (CAD, CAD_AND_ML, ML))
     # sequential: the same work one after the other. The ML guest is sized by time, so its alone phase trained a
     # different number of images than beside CAD: its makespan is scaled to the mixed phase's images.
     work = mixed.ml_images / ml.ml_images if mixed.ml_images > 0 and ml.ml_images > 0 else 1.0
@@ -78,7 +79,7 @@ def derive(phases: dict[str, PhaseNumbers]) -> dict[str, float]:
         "concurrent_s": mixed.makespan_s,
         "concurrent_vs_sequential": mixed.makespan_s / sequential if sequential else math.nan,
     }
-    for name, p in ((CAD, cad), (MIXED, mixed), (ML, ml)):
+    for name, p in ((CAD, cad), (CAD_AND_ML, mixed), (ML, ml)):
         out[f"{name}.host_cpu_pct"] = p.host_cpu_pct
         out[f"{name}.gpu_util_pct"] = p.gpu_util_pct
         out[f"{name}.energy_J"] = p.energy_J
@@ -163,14 +164,14 @@ class MixedRun:
 
     def placement_failed(self, phase: PhaseConfig, exc: Exception) -> bool:
         """Consolidation: a count past the profile's capacity ends the sweep there (True: drop it and the rest)."""
-        if self.kind == "consolidation" and phase.label.split("/")[-1] not in ("n1", ML, CAD):
+        if self.kind == RunKind.CONSOLIDATION and phase.label.split("/")[-1] not in ("n1", ML, CAD):
             self.capacity_note = f"stopped at {phase.label}: {exc}"
             return True
         return False
 
     def keep_going(self, label: str, outcome: ScenarioOutcome) -> bool:
         self.numbers.setdefault(label, []).append(numbers(outcome))
-        if self.kind != "consolidation" or label.endswith((f"/{ML}", f"/{CAD}")):  # baselines: not judged
+        if self.kind != RunKind.CONSOLIDATION or label.endswith((f"/{ML}", f"/{CAD}")):  # baselines: not judged
             return True
         if len(self.numbers[label]) < self.cfg.scenario.phase_repeats:
             return True  # a count is judged once all its repeats are in (they run in a row)
@@ -191,7 +192,7 @@ class MixedRun:
 
     def results(self) -> dict[str, float]:
         """The comparison run's derived metrics (what the report recomputes from the phase runs)."""
-        if self.kind == "mixed":
+        if self.kind == RunKind.MIXED:
             return by_profile(self.numbers)
         return consolidation_metrics(self.numbers, self.settings.qos_p95_frame_ms,
                                      self.settings.qos_ml_slowdown_pct, self.cfg.host_busy_pct)
@@ -208,7 +209,7 @@ class MixedRun:
                "host_busy_pct": self.cfg.host_busy_pct, "scale": self.cfg.scale,
                "capacity_note": self.capacity_note or "-"}
         out.update({f"reference.{p}": s.reference[p] for p in mixed_profiles(self.cfg) if p in s.reference})
-        if self.kind == "consolidation":
+        if self.kind == RunKind.CONSOLIDATION:
             out["stop_reason"] = self.stop_reason()
         return out
 

@@ -133,12 +133,12 @@ class Shield:
                 self._saved[s] = signal.signal(s, self._on_signal)
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         for s, handler in self._saved.items():
             signal.signal(s, handler)
         self._saved.clear()
-        if self.signum is not None and kind is None and installed() is None:  # no one to owe it to: delivered now
+        if self.signum is not None and exc_type is None and installed() is None:  # no one to owe it to: delivered now
             signum, self.signum = self.signum, None
             sys.stderr.flush()
             signal.raise_signal(signum)

@@ -32,6 +32,7 @@ from suites.config.profiles import ProfileConfig
 from suites.config.schema import CONFIG_DIR, PER_NODE, BackendName, one_line
 from suites.errors import BenchError, ConfigError
 from suites.pipeline.orchestrate import say
+from suites.run_kinds import RunKind
 from suites.sizing import measured
 from suites.sizing.plan import (
     REFERENCE_GPU,
@@ -46,8 +47,6 @@ from suites.sizing.results import Key, reusable
 from suites.sizing.settings import SizingSettings
 from suites.workloads.graphics.replay import GraphicsReplayConfig
 
-KIND = keys.SIZING
-
 
 def campaign_of(settings: SizingSettings, plan: SizingPlan, started: float = math.inf) -> Campaign:
     """The plan's consolidations, each a part leased on its own (a profile that does not fit is not measured, the
@@ -55,7 +54,7 @@ def campaign_of(settings: SizingSettings, plan: SizingPlan, started: float = mat
     so a consolidation that cannot end by it does not start, and the answer says it was not measured."""
     parts = [CampaignPart(p.label, p.comp, {keys.SIZING_KEY: p.key}, p.estimate_s, reuse=reuser(p, settings))
              for p in plan.parts]
-    return Campaign(KIND, "size", Path(settings.out_dir), parts, keys.SIZING_PART, noun="consolidation",
+    return Campaign(RunKind.SIZING, "size", Path(settings.out_dir), parts, keys.SIZING_PART, noun="consolidation",
                     deadline=started + settings.budget_s)
 
 

@@ -26,8 +26,8 @@ from suites.errors import ConfigError
 from suites.pipeline.orchestrate import say
 from suites.pipeline.prechecks import refuse_run_dirs, require_parseable
 from suites.record.outdirs import require_output_dir
+from suites.run_kinds import RunKind
 from suites.study.plan import PLAN_SHARE, Measured, StudyPlan, plan_study, workloads_of
-from suites.study.results import STUDY_KIND
 from suites.study.settings import StudySettings, load_settings, load_timings
 from suites.workloads import workload_class
 
@@ -125,7 +125,7 @@ def campaign_of(study: Study, trial: bool, started: float, out: Console) -> tupl
     require_fits(sp, study.settings.budget_s)
     parts = [CampaignPart(p.name, comps[p.name], {keys.EPISODE: str(p.episode)}, sp.part_estimates.get(p.name, 0.0),
                           f"episode {p.episode} {p.name}") for p in sp.parts]
-    return sp, Campaign(STUDY_KIND, "study", Path(study.settings.out_dir), parts, keys.STUDY_PART, whole_host=True,
+    return sp, Campaign(RunKind.STUDY, "study", Path(study.settings.out_dir), parts, keys.STUDY_PART, whole_host=True,
                         deadline=started + study.settings.budget_s, export=True,
                         left_out=[str(s) for s in sp.skips])
 

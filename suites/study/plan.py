@@ -106,7 +106,7 @@ class Skip:
 @dataclass(frozen=True)
 class Measured:
     """What the planner knows of this host instead of its table: ``trials``, seconds of a whole phase run per
-    (workload, tier) on this host's own kind (CPU or GPU), by the study's trial runs; ``gpu_work``, GPU training
+    (workload, tier) on this host's own device (CPU or GPU), by the study's trial runs; ``gpu_work``, GPU training
     seconds per (workload, tier) from make gpu-check."""
 
     trials: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -136,14 +136,14 @@ class StudyPlan:
 
 def phase_work_s(part: StudyPart, label: str, needs_gpus: int, tier: str, host: str, measured: Measured) -> float:
     """Seconds one run of one phase is planned to take after its comparison's start (:func:`estimate_s` adds that
-    once): this host's trial run less that start where it ran that workload on the kind of device the phase uses,
+    once): this host's trial run less that start where it ran that workload on the device the phase uses,
     else make gpu-check's GPU seconds with the cost per repeat, else the table."""
-    def run(workload: str, kind: str) -> float:
-        if kind == host and (workload, tier) in measured.trials:  # a whole command: its start is the part's
+    def run(workload: str, device: str) -> float:
+        if device == host and (workload, tier) in measured.trials:  # a whole command: its start is the part's
             return max(measured.trials[(workload, tier)] - START_S[host], REPEAT_S[host])
-        if kind == "gpu" and (workload, tier) in measured.gpu_work:
-            return REPEAT_S[kind] + measured.gpu_work[(workload, tier)]
-        return REPEAT_S[kind] + float(WORK_S.get((workload, tier), {}).get(kind, 30.0))
+        if device == "gpu" and (workload, tier) in measured.gpu_work:
+            return REPEAT_S[device] + measured.gpu_work[(workload, tier)]
+        return REPEAT_S[device] + float(WORK_S.get((workload, tier), {}).get(device, 30.0))
 
     if part.episode == 1:  # a phase that needs no GPU trains on the CPU wherever it runs
         return run(part.workload, host if needs_gpus else "cpu")

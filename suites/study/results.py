@@ -10,8 +10,7 @@ from suites import store_keys as keys
 from suites.config.schema import EXPERIMENT
 from suites.record.reader import MixedReport, build
 from suites.record.store_reader import StoreReader
-
-STUDY_KIND = keys.STUDY  # bench.kind of a ``make study`` run
+from suites.run_kinds import RunKind
 
 
 @dataclass
@@ -38,14 +37,14 @@ class ReferenceStudy:
 
 
 def latest_study(tracking_uri: str, experiment: str = EXPERIMENT) -> str | None:
-    run = StoreReader(tracking_uri).latest(experiment, STUDY_KIND)
+    run = StoreReader(tracking_uri).latest(experiment, RunKind.STUDY)
     return run.run_id if run is not None else None
 
 
 def read_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceStudy:
     """A ``make study`` run and the comparison runs nested under it, from the store alone."""
     store = StoreReader(tracking_uri)
-    run = store.of_kind(study_id, STUDY_KIND, "--study")
+    run = store.of_kind(study_id, RunKind.STUDY, "--study")
     try:
         skips = [(str(what), str(why)) for what, why in json.loads(run.tags.get(keys.SKIPS, "[]"))]
     except ValueError:  # a tag is capped in length: a very long list may not parse
@@ -59,8 +58,8 @@ def read_study(tracking_uri: str, experiment: str, study_id: str) -> ReferenceSt
             continue
         out.parts[part] = PartResult(child.run_id, dict(child.metrics), dict(child.tags))
         kind = child.tags.get(keys.KIND)
-        mixed = child.run_id if kind == "mixed" else mixed
-        cons = child.run_id if kind == keys.CONSOLIDATION else cons
+        mixed = child.run_id if kind == RunKind.MIXED else mixed
+        cons = child.run_id if kind == RunKind.CONSOLIDATION else cons
         out.header = out.header or store.header(child.run_id)
     out.header = out.header or store.header(study_id)  # a study stopped before its first part: its own run's
     if mixed or cons:

@@ -23,11 +23,10 @@ def test_the_keys_with_a_name_in_them_read_as_stored():
     assert keys.children_filter("abc") == "tags.mlflow.parentRunId = 'abc'"
 
 
-def test_the_role_and_kind_values_read_as_stored_and_each_is_listed():
-    """A run's ROLE and KIND values beside their keys: the words stored runs hold, every constant among VALUES."""
-    assert keys.VALUES == ("guest", "scenario", "comparison", "sweep", "study", "sizing", "gpu-check", "compare",
-                           "mixed", "consolidation")
+def test_the_role_values_read_as_stored_and_each_is_listed():
+    """A run's ROLE values beside their keys: the words stored runs hold, every constant among VALUES; the roles that
+    are a command's own run are its RunKind (suites/run_kinds.py), spelled there only."""
+    assert keys.VALUES == ("guest", "scenario", "comparison", "sweep")
     words = {n for n in keys.__all__ if n.isupper() and isinstance(getattr(keys, n), str)
              and not getattr(keys, n).startswith(("bench.", "mlflow."))}
     assert {getattr(keys, n) for n in words} == set(keys.VALUES)
-

@@ -24,24 +24,24 @@ def test_core_locks_name_their_holder_and_are_held_by_one_run_at_a_time(tmp_path
     assert corelock.held_by_others([0, 1, 2], tmp_path) == {}
 
 
-def test_a_holder_is_named_by_its_kind_of_run_pid_and_start_and_the_waiting_line_cuts_whole_words():
+def test_a_holder_is_named_by_its_suite_command_pid_and_start_and_the_waiting_line_cuts_whole_words():
     """A waiting line read 'held by phase fast: 1 vCPUs wanted, 0 of 2 cores free: another be…': the waiting
     comparison's own phase, cut mid-word at the terminal's width."""
     import os
     import subprocess
     import sys
 
-    from suites.backends.corelock import Holder, describe, kind_of
+    from suites.backends.corelock import Holder, describe, suite_command_of
     from suites.run.plan import waiting_line
 
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        assert kind_of(str(proc.pid)) == "benchmark"  # no module: said as a benchmark process
+        assert suite_command_of(str(proc.pid)) == "benchmark"  # no module: said as a benchmark process
     finally:
         proc.kill()
         proc.wait()
     me = Holder(str(os.getpid()), "outputs/runs/size-2026-11-28")
-    assert me.short().startswith(f"a {kind_of(str(os.getpid()))} run (pid {os.getpid()}, started ")
+    assert me.short().startswith(f"a {suite_command_of(str(os.getpid()))} run (pid {os.getpid()}, started ")
     held = describe({0: me, 1: me}, short=True)
     assert held.endswith(") on cores 0,1") and held == f"{me.short()} on cores 0,1"
     line = waiting_line(364.4, 500, held + "; " + held)

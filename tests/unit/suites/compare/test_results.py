@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suites.compare.results import BENCH, COMPARISON, kind_of, read
+from suites.compare.results import kind_of, read
 from suites.record.store_reader import StoreReader
+from suites.run_kinds import RunKind
 from tests.support import compared_runs
 from tests.support.helpers import store_at
 
@@ -17,7 +18,7 @@ def test_a_comparisons_phases_are_figures_with_one_value_per_repeat(tmp_path: Pa
                                    {"workload.step_ms": "5"})
     store = StoreReader(uri)
     got = read(store, store.run(rid))
-    assert got.kind == COMPARISON and got.setup["workload.step_ms"] == "5" and got.setup["host.hostname"]
+    assert got.kind == RunKind.COMPARISON and got.setup["workload.step_ms"] == "5" and got.setup["host.hostname"]
     rates = got.figures["cpu / mnist-torch images/s"]
     assert sorted(rates.values) == [98.0, 100.0, 102.0] and rates.higher_is_better and rates.marks == []
     assert got.figures["1-gpu / mnist-torch train s"].values == [10_000 / 400, 10_000 / 410]
@@ -32,7 +33,7 @@ def test_a_busy_host_a_smoke_run_and_a_failure_mark_the_figures_they_are_in(tmp_
     smoke = read(store, store.run(compared_runs.bench(uri, 100.0, {"scale": "smoke"})))
     failed = read(store, store.run(compared_runs.bench(uri, 100.0, tags={"bench.status": "partial",
                                                                          "bench.failure": "g1 exited 1"})))
-    assert busy.kind == BENCH and busy.figures["mnist-torch images/s"].marks == ["host busy"]
+    assert busy.kind == RunKind.BENCH and busy.figures["mnist-torch images/s"].marks == ["host busy"]
     assert busy.mark_lines() == {"host busy": "host busy: 180 % of a core"}
     assert smoke.figures["makespan s"].marks == ["smoke sizes"]
     assert smoke.mark_lines()["smoke sizes"].startswith("smoke sizes: scale=smoke")
@@ -63,7 +64,7 @@ def test_a_run_that_is_not_a_launch_has_no_kind(tmp_path: Path):
     store = StoreReader(uri)
     rid = compared_runs.comparison(uri, {"cpu": [1.0]})
     (phase,) = store.children(rid)
-    assert kind_of(phase) == BENCH  # a phase's scenario run is a scenario; lookup refuses it as nested
+    assert kind_of(phase) == RunKind.BENCH  # a phase's scenario run is a scenario; lookup refuses it as nested
     assert kind_of(store.run((store.children(phase.run_id))[0].run_id)) == ""  # a guest
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from suites import store_keys as keys
+from suites.run_kinds import RunKind
 from suites.study import results
 from tests.support.helpers import store_at
 
@@ -19,7 +20,7 @@ def a_study(uri: str, skips: str) -> tuple[str, str]:
 
     client = MlflowClient(uri)
     exp = client.create_experiment("e")
-    study = client.create_run(exp, tags={keys.KIND: results.STUDY_KIND, keys.SKIPS: skips}).info.run_id
+    study = client.create_run(exp, tags={keys.KIND: RunKind.STUDY, keys.SKIPS: skips}).info.run_id
     client.log_param(study, "study.budget_s", "480")
     part = client.create_run(exp, tags={"mlflow.parentRunId": study, keys.STUDY_PART: "gpu-vs-cpu",
                                         keys.KIND: "comparison", keys.validity_of("cpu"): "enforced"}).info.run_id
@@ -62,7 +63,7 @@ def test_a_study_killed_before_its_first_part_says_so_not_nothing_skipped(tmp_pa
     uri = store_at(tmp_path / "mlflow.db")
     client = MlflowClient(uri)
     exp = client.create_experiment("e")
-    study = client.create_run(exp, tags={keys.KIND: results.STUDY_KIND, keys.STOPPED: "the runner was killed"})
+    study = client.create_run(exp, tags={keys.KIND: RunKind.STUDY, keys.STOPPED: "the runner was killed"})
     client.set_terminated(study.info.run_id, "KILLED")
     got = results.read_study(uri, "e", study.info.run_id)
     said = report.banner(got) or ""
