@@ -335,6 +335,44 @@ def test_no_command_imports_another_command():
     assert {m: t for m, t in reach.items() if t} == {}
 
 
+SURFACED = ("suites.campaign", "suites.study", "suites.sizing", "suites.gpucheck", "suites.compare", "suites.publish",
+            "suites.bundle")  # the campaign packages and the ones they share: each reached through its __init__ only
+
+
+def reached_inside(module: str, imports: list[tuple[str, int, bool]]) -> list[str]:
+    """The internal modules of a surfaced package (one ``module`` is not in) that ``imports`` reach."""
+    return [f"{line}: {target}" for target, line, _ in imports for pkg in SURFACED
+            if target.startswith(pkg + ".") and not (module == pkg or module.startswith(pkg + "."))]
+
+
+def outside_all(source: str, module: str = "") -> list[str]:
+    """Names imported from a surfaced package (not ``module``'s own) that its ``__all__`` does not list."""
+    import importlib
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        own = node.module == module or module.startswith(f"{node.module}.") if isinstance(node, ast.ImportFrom) else 1
+        if isinstance(node, ast.ImportFrom) and node.module in SURFACED and not node.level and not own:
+            listed = set(importlib.import_module(node.module).__all__)
+            found += [f"{node.lineno}: {node.module}.{a.name}" for a in node.names if a.name not in listed]
+    return found
+
+
+def test_a_campaign_package_is_reached_through_its_init_only():
+    """Issue 89: a module imports another package only through that package's ``__init__`` (its ``__all__``), never
+    its internals: publish reached into compare's lookup and results and study's plan, commands/report into study's
+    report and results, commands/rehearse into gpucheck's campaign and rehearsal, the studies into campaign.costs."""
+    inside = {m: reached_inside(m, graph()[m]) for m in MODULES}
+    assert {m: found for m, found in inside.items() if found} == {}
+    unlisted = {m: outside_all(p.read_text(), m) for m, p in MODULES.items()}
+    assert {m: found for m, found in unlisted.items() if found} == {}
+    assert reached_inside("suites.publish.site", [("suites.compare.lookup", 3, False), ("suites.compare", 4, False),
+                                                  ("suites.publish.rules", 5, False)]) == ["3: suites.compare.lookup"]
+    assert outside_all("from suites.study import read_study, plan_study\n", "suites.publish.x") == [
+        "1: suites.study.plan_study"]
+    assert outside_all("from suites.study import plan_study\n", "suites.study.command") == []
+
+
 def store_key_literals(source: str) -> list[str]:
     """Strings in code that spell a ``bench.*`` store key (``"bench.kind"``, ``f"bench.verdict.{x}"``, a search's
     ``tags.`bench.kind```), not a docstring's mention nor a VM's kernel argument (``bench.boot=``)."""

@@ -60,7 +60,7 @@ def fingerprint(inv: Inventory) -> str:
 MAX_TRIAL_S = 86400.0  # a cached timing beyond a day is no trial run of a phase (1e300 would plan a 300-digit study)
 
 
-def cached(out_dir: Path, inv: Inventory) -> dict[tuple[str, str], float]:
+def cached_trials(out_dir: Path, inv: Inventory) -> dict[tuple[str, str], float]:
     """(workload, tier) -> seconds this host's trial runs measured before ({} where none)."""
     try:
         raw = json.loads(readable(out_dir).read_text()).get(fingerprint(inv), {})
@@ -79,11 +79,11 @@ TRIAL_SHARE = 0.25
 STOP_GRACE_S = 20.0  # after SIGTERM: how long a command's runner (a trial run's, a check's) has to stop and record
 
 
-def time_each(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, inv: Inventory,
+def time_trials(workloads: list[str], tier: str, overrides: list[str], out_dir: Path, inv: Inventory,
               say: Callable[[str], None], timeout_s: float = 600.0) -> dict[tuple[str, str], float]:
     """Every cached figure, and a trial run of each of ``workloads`` at ``tier`` not yet cached (saved as it comes),
     each stopped after ``timeout_s``; ``say`` prefixes each line with its command's name."""
-    known = cached(out_dir, inv)
+    known = cached_trials(out_dir, inv)
     for workload in workloads:
         if (workload, tier) in known:
             continue

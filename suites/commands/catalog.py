@@ -12,9 +12,7 @@ from pathlib import Path
 
 from suites.bundle import Bundle, BundleError, read
 from suites.errors import ConfigError
-from suites.publish import entries_of, reference_document, write_site
-from suites.publish.rules import is_reference
-from suites.publish.site import catalog_problem
+from suites.publish import catalog_problem, entries_of, is_reference, reference_document, write_site
 from suites.record.outdirs import require_output_dir
 
 OUT = "outputs/catalog"

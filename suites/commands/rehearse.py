@@ -31,9 +31,20 @@ from gpu_probe.shapes import JsonObject
 from suites.config import device_file
 from suites.config.schema import register_configs
 from suites.errors import ConfigError
-from suites.gpucheck import campaign, rehearsal
-from suites.gpucheck.played import StandIn
-from suites.gpucheck.rehearsal import Check, Played
+from suites.gpucheck import (
+    BUDGET_S,
+    PRIORITY,
+    Check,
+    Played,
+    StandIn,
+    data_checks,
+    missed,
+    over_share,
+    overrun,
+    play,
+    rehearsed,
+    removed,
+)
 from suites.render import tables
 from suites.run.shield import stop_on_signals
 from suites.workloads.device_bytes import UNSEEN_SHARE, mnist_torch_peak_MiB
@@ -44,7 +55,7 @@ def arguments(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpu", default="h200", help="h200, or a device file (.json)")
     parser.add_argument("--only", default="", help="a subset of gpu-check's checks, e.g. a,b1,j")
-    parser.add_argument("--budget-s", type=float, default=campaign.BUDGET_S, help="gpu-check's budget_s (540)")
+    parser.add_argument("--budget-s", type=float, default=BUDGET_S, help="gpu-check's budget_s (540)")
     return parser.parse_known_args(argv)
 
 
@@ -54,9 +65,9 @@ def refusal(args: argparse.Namespace, rest: list[str]) -> str:
         return "strict=true: a rehearsal is no measurement (stand-ins at a device's figures); run the suite on the GPU"
     if rest:
         return f"unknown argument(s) {' '.join(rest)}"
-    unknown = [c for c in args.only.split(",") if c and c not in campaign.PRIORITY]
+    unknown = [c for c in args.only.split(",") if c and c not in PRIORITY]
     if unknown:
-        return f"--only: no such check {', '.join(unknown)} (gpu-check's: {', '.join(campaign.PRIORITY)})"
+        return f"--only: no such check {', '.join(unknown)} (gpu-check's: {', '.join(PRIORITY)})"
     if not 0 < args.budget_s <= 86_400:
         return f"--budget-s must be seconds in (0, 86400], got {args.budget_s:g}"
     return ""
@@ -82,9 +93,9 @@ def show(played: Played, memory: list[Check], dev: JsonObject, out: Console) -> 
               caption=clock_caption(played, dev))
     for col in ("check", "result", "figure", "device s", "share s", "here s"):
         t.add_column(col, overflow="fold")
-    over = {c.split()[0] for c in rehearsal.over_share(played)}
+    over = {c.split()[0] for c in over_share(played)}
     for r in played.rows:
-        color = "red" if r.check in rehearsal.missed(played) else ("yellow" if not rehearsal.rehearsed(r) else "green")
+        color = "red" if r.check in missed(played) else ("yellow" if not rehearsed(r) else "green")
         charged = played.charged.get(r.check)
         device = "-" if charged is None else f"{charged:.0f}" + (
             f" ({played.work[r.check]:.0f} work)" if played.harness_of.get(r.check) != "estimated" else "")
@@ -119,18 +130,18 @@ def main(argv: list[str] | None = None) -> int:
     out = Console(width=tables.console_width())
     for note in StandIn(dev).notes():
         out.print(f"rehearse: {note}", highlight=False)
-    memory = rehearsal.data_checks(dev, mnist_torch_peak_MiB(framebuffer_MiB=1024))
+    memory = data_checks(dev, mnist_torch_peak_MiB(framebuffer_MiB=1024))
     stop_on_signals()
     try:
         with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
-            played = rehearsal.play(dev, Path(tmp), [c for c in args.only.split(",") if c], args.budget_s, out)
-        played = rehearsal.removed(played, Path(tmp))
+            played = play(dev, Path(tmp), [c for c in args.only.split(",") if c], args.budget_s, out)
+        played = removed(played, Path(tmp))
     except KeyboardInterrupt:  # its runs were in a temporary store, removed: nothing of it is left or recorded
         print("rehearse: interrupted; nothing was recorded (its runs' temporary store is removed)", file=sys.stderr)
         return 130
     show(played, memory, dev, out)
-    misses = [f"{c} (its judge)" for c in rehearsal.missed(played)] + [c.name for c in memory if not c.ok]
-    over = rehearsal.overrun(played)
+    misses = [f"{c} (its judge)" for c in missed(played)] + [c.name for c in memory if not c.ok]
+    over = overrun(played)
     total = sum(played.charged.values())
     verdict = "; ".join([*([f"stopped: {played.stopped}: no verdict on the checks it did not finish"]
                            if played.stopped else []),

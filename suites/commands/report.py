@@ -19,8 +19,7 @@ from suites.record.outdirs import require_output_dir
 from suites.record.store import cap_retries, missing_store, sqlite_path
 from suites.render import mixed_report
 from suites.render.tables import console_width, fold_line
-from suites.study import report as study_report
-from suites.study import results
+from suites.study import banner, console_table, latest_study, read_study, write_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,13 +110,13 @@ def summary(tables: list[Any], banner: str | None = None) -> None:
 
 def study(tracking_uri: str, experiment: str, run_id: str, out: Path) -> int:
     """``make report ARGS=--study``: a study's report rebuilt from the store alone."""
-    found = results.latest_study(tracking_uri, experiment) if run_id == "latest" else run_id
+    found = latest_study(tracking_uri, experiment) if run_id == "latest" else run_id
     if not found:
         print(f"error: no study run in {tracking_uri} (run: make study)", file=sys.stderr)
         return 2
-    result = results.read_study(tracking_uri, experiment, found)
-    files = study_report.write(result, out)
-    summary([study_report.console_table(result)], banner=study_report.banner(result))
+    result = read_study(tracking_uri, experiment, found)
+    files = write_report(result, out)
+    summary([console_table(result)], banner=banner(result))
     print(fold_line(f"report: {files[1]} (and {', '.join(f.name for f in files if f != files[1])})"))
     return 0
 

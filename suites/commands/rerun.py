@@ -14,8 +14,7 @@ import shlex
 import sys
 
 from suites.bundle import BundleError, read
-from suites.publish import rerun_command
-from suites.publish.rerunnable import data_needs, left_out
+from suites.publish import data_needs, left_out, rerun_command
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,9 +7,7 @@ import time
 from collections.abc import Callable
 
 from suites import store_keys as keys
-from suites.campaign import CampaignRun
-from suites.campaign.executor import Conclusion
-from suites.campaign.spec import NOT_RUN, SKIPPED
+from suites.campaign import NOT_RUN, SKIPPED, CampaignRun, Conclusion
 from suites.gpucheck import judges
 from suites.gpucheck.campaign import GpuCheck
 from suites.gpucheck.checks import Row

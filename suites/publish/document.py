@@ -20,8 +20,7 @@ from typing import Any
 from gpu_probe.stats import Interval, confidence_interval, paired_ratios, ratio_interval, unpaired_ratio_interval
 from suites import store_keys as keys
 from suites.bundle import FORMAT, LEFT_OUT, VERSION
-from suites.compare.results import MAKESPAN, RunFigures
-from suites.compare.setups import NOT_SETUP, OLD_NAMES
+from suites.compare import MAKESPAN, NOT_SETUP, OLD_NAMES, RunFigures
 from suites.errors import redact
 from suites.validity import NOT_ENFORCED, weakest
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from suites import store_keys as keys
 from suites.bundle import Bundle, write
-from suites.compare import lookup, results
-from suites.compare.results import RunFigures
+from suites.compare import RunFigures, figures_of, host_of, scenario_of
 from suites.publish import rerunnable, rules
 from suites.publish.document import LOCAL, document
 from suites.record.store_reader import StoreReader
@@ -28,12 +27,12 @@ LOCAL_ARG = re.compile(r"^[+~]*[\w.]*(uri|dir|root|path|_file|out)=", re.I)  # a
 
 def publish(store: StoreReader, experiment: str, given: str, out_dir: Path) -> tuple[Path, list[rules.Verdict]]:
     """The bundle of ``given`` (a run id or run directory) in ``out_dir``; and the rules' verdicts on it."""
-    run = lookup.resolve(store, experiment, given)
-    figures = results.read(store, run)
-    figures.setup = {**lookup.host_of(store, run.run_id), **figures.setup}  # a campaign's own run holds no host
+    figures = figures_of(store, experiment, given)
+    run = figures.run
+    figures.setup = {**host_of(store, run.run_id), **figures.setup}  # a campaign's own run holds no host
     run_dir = Path(run.tags.get(keys.RUN_DIR, "")) if run.tags.get(keys.RUN_DIR) else None
     plots = plots_of(run_dir)
-    scenario = lookup.scenario_of(figures) if figures.kind in MEASURED else figures.kind
+    scenario = scenario_of(figures) if figures.kind in MEASURED else figures.kind
     doc = document(figures, public_command(run.tags.get(keys.COMMAND, ""), figures), sorted(plots), scenario)
     verdicts = rules.judge(doc)
     doc["compliance"] = {"verdict": rules.verdict_of(verdicts), "rules": [v.as_dict() for v in verdicts]}

@@ -11,7 +11,7 @@ from typing import Any
 from suites.bundle import FORMAT, VERSION
 from suites.publish.document import config_sha256
 from suites.run_kinds import RunKind
-from suites.study.plan import EPISODE_1, MIXED_REFERENCE, THROUGHPUT_X
+from suites.study import EPISODE_1, MIXED_REFERENCE, THROUGHPUT_X
 
 __all__ = ["REFERENCE_ID", "reference_document"]
 

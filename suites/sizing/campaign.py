@@ -21,10 +21,19 @@ from gpu_probe.shapes import JsonObject
 from suites import store_keys as keys
 from suites.backends.corelock import describe, held_by_others
 from suites.backends.ray.cluster import survey as survey_fleet
-from suites.campaign import Campaign, CampaignPart, CampaignRun, costs
-from suites.campaign.costs import OVERHEAD_S, WORK_S
-from suites.campaign.parts import compose_part
-from suites.campaign.spec import Reuse
+from suites.campaign import (
+    CACHE,
+    OVERHEAD_S,
+    TRIAL_SHARE,
+    WORK_S,
+    Campaign,
+    CampaignPart,
+    CampaignRun,
+    Reuse,
+    cached_trials,
+    compose_part,
+    time_trials,
+)
 from suites.capacity import budget
 from suites.config import profile_files
 from suites.config.compose import compose
@@ -92,7 +101,7 @@ def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str,
     time this host's set-up (on a loaded host, a phase three times the device's, and a plan refused for its
     budget)."""
     host = "gpu" if inv.gpus else "cpu"
-    timed = costs.cached(trials_dir(settings), inv) if device_work is None else {}
+    timed = cached_trials(trials_dir(settings), inv) if device_work is None else {}
     cad, ml = (timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch"))
     if device_work is not None:
         work = {w: float(device_work.get(f"{w}/{tier}", WORK_S[(w, tier)][host])) for w in ("graphics-replay",
@@ -100,7 +109,7 @@ def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str,
         source = "the device file's work seconds (stand_in; the planner's table where it has none)"
     elif cad and ml:
         work = {w: max(0.0, t - OVERHEAD_S[host]) for w, t in (("graphics-replay", cad), ("mnist-torch", ml))}
-        source = f"timed by trial runs on this host ({costs.CACHE} under {trials_dir(settings)})"
+        source = f"timed by trial runs on this host ({CACHE} under {trials_dir(settings)})"
     else:
         work = {w: float(WORK_S[(w, tier)][host]) for w in ("graphics-replay", "mnist-torch")}
         source = f"the planner's table (campaign/costs.py) for a {host.upper()} host (not measured here)"
@@ -127,9 +136,9 @@ def time_phases(settings: SizingSettings, inv: Inventory, overrides: list[str], 
     if held:
         say(out)(f"size: no trial runs (another benchmark run holds {describe(held)}): planned from what is cached")
         return
-    costs.time_each(["graphics-replay", "mnist-torch"], tier, overrides, trials_dir(settings), inv,
+    time_trials(["graphics-replay", "mnist-torch"], tier, overrides, trials_dir(settings), inv,
                      lambda line: say(out)(f"size: {line}"),
-                     settings.budget_s * costs.TRIAL_SHARE)
+                     settings.budget_s * TRIAL_SHARE)
 
 
 def survey(overrides: list[str]) -> tuple[list[JsonObject], dict[str, list[str]]]:

@@ -12,9 +12,7 @@ from rich.console import Console
 from gpu_probe.datasheet import memory_MiB
 from gpu_probe.inventory import Inventory
 from suites import store_keys as keys
-from suites.campaign import CampaignRun
-from suites.campaign.executor import Conclude, Conclusion
-from suites.campaign.spec import NOT_RUN, SKIPPED
+from suites.campaign import NOT_RUN, SKIPPED, CampaignRun, Conclude, Conclusion
 from suites.capacity import density, provision, solver
 from suites.capacity.result import SizingResult, title_label
 from suites.errors import fail

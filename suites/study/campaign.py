@@ -17,8 +17,7 @@ from gpu_probe.inventory import Inventory
 from suites import store_keys as keys
 from suites.backends.corelock import describe, held_by_others
 from suites.backends.ray.cluster import cluster_gpus
-from suites.campaign import Campaign, CampaignPart, costs
-from suites.campaign.parts import compose_part
+from suites.campaign import TRIAL_SHARE, Campaign, CampaignPart, cached_trials, compose_part, time_trials
 from suites.config import stand_in
 from suites.config.compose import Composition, compose_run
 from suites.config.schema import BackendName
@@ -93,10 +92,10 @@ def measured_plan(study: Study, sp: StudyPlan, trial: bool, out: Console) -> Stu
     if trial and held:  # a trial run beside another run would time that run's load (and queue for its cores)
         say(out)(f"study: no trial runs (another benchmark run holds {describe(held)}): planned from what is cached")
     t0, where = time.monotonic(), Path(study.settings.out_dir)
-    timed = costs.time_each(workloads_of(sp.parts), sp.tier, study.overrides, where, study.inv,
+    timed = time_trials(workloads_of(sp.parts), sp.tier, study.overrides, where, study.inv,
                              lambda line: say(out)(f"study: {line}"),
-                             study.settings.budget_s * costs.TRIAL_SHARE) \
-        if trial and not held else costs.cached(where, study.inv)
+                             study.settings.budget_s * TRIAL_SHARE) \
+        if trial and not held else cached_trials(where, study.inv)
     if not timed:
         return sp
     return study.plan(replace(study.known, trials=timed, spent_s=time.monotonic() - t0))

@@ -11,9 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from suites import store_keys as keys
-from suites.campaign import CampaignRun
-from suites.campaign.executor import Conclude, Conclusion
-from suites.campaign.spec import MEASURED, overran
+from suites.campaign import MEASURED, CampaignRun, Conclude, Conclusion, overran
 from suites.pipeline.orchestrate import best_effort
 from suites.record import mlflow_runs
 from suites.study import report as study_report

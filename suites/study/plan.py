@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from suites.campaign.costs import REPEAT_S, START_S, WORK_S
+from suites.campaign import REPEAT_S, START_S, WORK_S
 from suites.config.overrides import override
 from suites.study.settings import StudySettings
 

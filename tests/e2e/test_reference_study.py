@@ -116,17 +116,17 @@ def test_a_trial_run_times_a_whole_bench_run_once_per_host_and_keeps_it(tmp_path
     inv, said = inventory.collect(), []
     overrides = [f"data.cache_dir={tmp_path / 'data'}", "workload.step_ms=1", "profile.vcpus=1"]
     t0 = time.monotonic()
-    first = costs.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    first = costs.time_trials(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     took = time.monotonic() - t0
     assert 0 < first[("fixed-step", "smoke")] <= took + 0.05  # the bench run's whole wall time (to 0.1 s)
     assert said == ["a trial run of fixed-step (smoke sizes), once on this host, for the plan (at most 600 s)"]
-    again = costs.time_each(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
+    again = costs.time_trials(["fixed-step"], "smoke", overrides, tmp_path, inv, said.append)
     assert again == first and len(said) == 1  # cached: not run twice
     saved = json.loads((tmp_path / "trials.json").read_text())
     assert saved == {costs.fingerprint(inv): {"fixed-step/smoke": first[("fixed-step", "smoke")]}}
     other = dataclasses.replace(inv, cpu_model="another CPU")
-    assert costs.cached(tmp_path, other) == {}  # another host's figures never plan this one
-    bad = costs.time_each(["fixed-step"], "full", [*overrides, "workload.step_ms=-1"], tmp_path, inv, said.append)
+    assert costs.cached_trials(tmp_path, other) == {}  # another host's figures never plan this one
+    bad = costs.time_trials(["fixed-step"], "full", [*overrides, "workload.step_ms=-1"], tmp_path, inv, said.append)
     assert ("fixed-step", "full") not in bad and "the fixed-step trial run failed" in said[-1]
 
 
@@ -175,7 +175,7 @@ def test_a_trial_run_that_outlasts_its_share_of_the_budget_is_stopped_and_said(t
 
     said: list[str] = []
     t0 = time.monotonic()
-    got = costs.time_each(["fixed-step"], "full", [f"data.cache_dir={tmp_path / 'data'}", "profile.vcpus=1",
+    got = costs.time_trials(["fixed-step"], "full", [f"data.cache_dir={tmp_path / 'data'}", "profile.vcpus=1",
                                                      "workload.size_by=work", "workload.step_ms=1000"],
                             tmp_path, inventory.collect(), said.append, timeout_s=3.0)
     assert time.monotonic() - t0 < 3.0 + costs.STOP_GRACE_S + 5
@@ -217,7 +217,7 @@ def test_ctrl_c_during_a_trial_run_stops_its_process_group(tmp_path: Path):
     from suites.campaign import costs
 
     script = ("import pathlib, sys\nfrom gpu_probe import inventory\nfrom suites.campaign import costs\n"
-              "costs.time_each(['fixed-step'], 'full', sys.argv[2:], pathlib.Path(sys.argv[1]), inventory.collect(), "
+              "costs.time_trials(['fixed-step'], 'full', sys.argv[2:], pathlib.Path(sys.argv[1]), inventory.collect(), "
               "lambda line: print(line, flush=True), timeout_s=300.0)\n")
     marker = f"data.cache_dir={tmp_path / 'data'}"
 

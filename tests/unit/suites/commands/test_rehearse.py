@@ -26,7 +26,7 @@ def test_an_interrupted_rehearsal_says_so_in_one_line_and_exits_130(monkeypatch,
     def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rehearse.rehearsal, "play", interrupted)
+    monkeypatch.setattr(rehearse, "play", interrupted)
     monkeypatch.setattr(rehearse, "stop_on_signals", lambda: None)  # pytest's own handlers stay
     assert rehearse.main(["--gpu", "h200"]) == 130
     err = capsys.readouterr().err
@@ -46,7 +46,7 @@ def test_a_rehearsal_stopped_mid_check_says_so_and_never_that_every_judge_holds(
                        Row("l", "skipped: interrupted (SIGTERM) during j")], {"j": 3.0}, {"j": 60.0, "l": 5.0},
                       False, "interrupted (SIGTERM) during j", 540.0, 70.0)
 
-    monkeypatch.setattr(rehearse.rehearsal, "play", stopped)
+    monkeypatch.setattr(rehearse, "play", stopped)
     monkeypatch.setattr(rehearse, "stop_on_signals", lambda: None)
     assert rehearse.main(["--gpu", "h200", "--only", "j,l"]) == 130
     out = capsys.readouterr().out

@@ -215,7 +215,7 @@ def test_a_gpu_host_plans_its_phases_from_trial_runs_there_not_a_cpu_table(tmp_p
     plan = plan_parts(settings, inv, [f"tracking_uri=sqlite:///{tmp_path}/m.db"], Console(file=said, width=300),
                       trial=True)
     assert ran == ["graphics-replay/full", "mnist-torch/full"]
-    assert costs.cached(tmp_path / "outputs" / "study", inv) == {("graphics-replay", "full"): 40.0,
+    assert costs.cached_trials(tmp_path / "outputs" / "study", inv) == {("graphics-replay", "full"): 40.0,
                                                                  ("mnist-torch", "full"): 25.0}
     text = " ".join(said.getvalue().split())
     assert "size: a trial run of graphics-replay (full sizes)" in text and "timed by trial runs on this host" in text
@@ -274,7 +274,7 @@ def test_a_gpu_sizing_beside_another_benchmark_run_times_no_trial_run_and_says_s
 
     monkeypatch.setattr(campaign, "held_by_others", lambda cores: {0: object()})
     monkeypatch.setattr(campaign, "describe", lambda held: "core 0 (a bench, pid 4242)")
-    monkeypatch.setattr(costs, "time_each", lambda *a, **k: pytest.fail("a trial run beside another run"))
+    monkeypatch.setattr(costs, "time_trials", lambda *a, **k: pytest.fail("a trial run beside another run"))
     said = io.StringIO()
     campaign.time_phases(SizingSettings(out_dir=str(tmp_path / "sizing")), None, [], "full",  # type: ignore[arg-type]
                          Console(file=said, width=200))
