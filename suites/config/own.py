@@ -1,6 +1,6 @@
-"""A command's own settings (``study.*``, ``sizing.*``): a frozen dataclass whose ``check()`` returns it checked,
-merged from layers of OmegaConf values, validated, its marked paths made absolute against the launch folder; any
-problem one ConfigError.
+"""A command's own settings (``study.*``, ``sizing.*``, gpu-check's keys): a frozen dataclass whose ``check()``
+returns it checked, merged from layers of OmegaConf values, validated, its marked paths made absolute against the
+launch folder; any problem one ConfigError.
 
 The ``key=value`` arguments are read with Hydra's override grammar, as every bench override is: ``mix={cad:40,ml:4}``
 and ``mix={cad: 40, ml: 4}`` are one mapping either way (YAML's own flow syntax would read ``{cad:40}`` as a key
@@ -23,10 +23,12 @@ __all__ = ["load_own"]
 T = TypeVar("T")
 
 
-def parsed(what: str, dotlist: list[str]) -> Any:
+def parsed(what: str, dotlist: list[str], lists: tuple[str, ...] = ()) -> Any:
     """The ``key=value`` arguments as one OmegaConf layer; an empty mapping, a sweep or a ``+``/``~`` is
-    refused (a ``{}`` merged over a mapping would change nothing, silently)."""
+    refused (a ``{}`` merged over a mapping would change nothing, silently), but for a key of ``lists``, whose
+    ``a,b`` (Hydra's sweep) is read as the list ``[a,b]`` (gpu-check's ``only=a,b2``, as documented)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import ChoiceSweep
     from hydra.errors import HydraException
 
     try:
@@ -35,10 +37,11 @@ def parsed(what: str, dotlist: list[str]) -> Any:
         raise ConfigError(f"{what}: {one_line(exc)}") from exc
     layer = OmegaConf.create({})
     for o in overrides:
-        key = f"{what}.{o.key_or_group}"
-        if o.is_sweep_override() or not o.is_force_add() and (o.is_add() or o.is_delete()):
+        key, value = f"{what}.{o.key_or_group}", o.value()
+        if o.key_or_group in lists and isinstance(value, ChoiceSweep) and not value.shuffle:
+            value = [str(v) for v in value.list]
+        elif o.is_sweep_override() or not o.is_force_add() and (o.is_add() or o.is_delete()):
             raise ConfigError(f"{key}: give one value as {key}=<value> (no sweep, '+' or '~' here)")
-        value = o.value()
         if isinstance(value, dict) and not value:
             raise ConfigError(f"{key}={o.get_value_element_as_str()}: empty: name its entries "
                               f"({key}.<name>=<value>, or {key}={{<name>: <value>}})")
@@ -46,11 +49,12 @@ def parsed(what: str, dotlist: list[str]) -> Any:
     return layer
 
 
-def load_own(cls: type[T], what: str, dotlist: list[str], files: tuple[Path, ...] = ()) -> T:
+def load_own(cls: type[T], what: str, dotlist: list[str], files: tuple[Path, ...] = (),
+             lists: tuple[str, ...] = ()) -> T:
     """``cls``'s defaults with ``files`` and then ``dotlist`` (``key=value``, the prefix taken off) over them,
-    checked; errors say ``what`` first."""
+    checked; errors say ``what`` first. A key of ``lists`` reads ``a,b`` as a list."""
     try:
-        layers = [*(OmegaConf.load(f) for f in files), parsed(what, dotlist)]
+        layers = [*(OmegaConf.load(f) for f in files), parsed(what, dotlist, lists)]
         settings = OmegaConf.to_object(OmegaConf.merge(writable(OmegaConf.structured(cls)), *layers))
     except (OmegaConfBaseException, ValueError, OSError) as exc:
         raise ConfigError(f"{what}: {one_line(exc)}") from exc
