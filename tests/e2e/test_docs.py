@@ -178,3 +178,59 @@ def test_the_readme_output_block_is_what_a_fresh_run_prints(tmp_path: Path):
     for row in (fresh, shown):
         assert images / number(row["train s"]) <= number(row["images/s"]) * 1.05, row
     assert line_kinds(proc.stdout) == line_kinds(readme_output())
+
+
+# --- every command a page names answers --help, every make target it names exists -----------------------------
+CODE = re.compile(r"`([^`\n]+)`|^```[a-z ]*\n(.*?)^```", re.S | re.M)
+NAMED = re.compile(r"(?:^|[\s;&(=])(make|python3? -m suites) ([a-z][a-z-]*)")
+
+
+def named_commands() -> dict[tuple[str, str], list[str]]:
+    """(``make`` or ``suites``, target or command) -> the pages that name it in code (a backtick span or a fenced
+    block), not in prose ("make it", "make says")."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for page in PAGES:
+        for span, block in CODE.findall(page.read_text()):
+            code = span or "\n".join(line.split("#", 1)[0] for line in block.splitlines())  # a comment is prose
+            for tool, name in NAMED.findall(code):
+                key = ("make" if tool == "make" else "suites", name)
+                out.setdefault(key, []).append(page.relative_to(REPO).as_posix())
+    return out
+
+
+HELP_ALL = """
+import contextlib, io, json, sys
+from suites.commands import COMMANDS, main
+said = {}
+for name in COMMANDS:
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main([name, "--help"])
+    except SystemExit as exc:
+        code = exc.code
+    said[name] = [code, out.getvalue()]
+print(json.dumps(said))
+"""
+
+
+def test_every_command_the_docs_name_exists_and_answers_its_help():
+    """Issue 89: a documented command is checked where it can be without running it: each ``python -m suites <c>``
+    a page names is a command whose --help exits 0 and says what it runs, and each ``make <target>`` is a target of
+    the Makefile that ``make -n`` plans (one process answers every command's --help: 2 s, not 16 starts)."""
+    from suites.commands import COMMANDS
+
+    named = named_commands()
+    commands = {n for tool, n in named if tool == "suites"}
+    targets = {n for tool, n in named if tool == "make"}
+    assert {"bench", "gpu-check", "compare"} <= commands and {"bench", "size", "study", "rehearse"} <= targets
+    assert {c: named[("suites", c)] for c in commands - set(COMMANDS)} == {}
+    proc = subprocess.run([sys.executable, "-c", HELP_ALL], cwd=REPO, capture_output=True, text=True, timeout=120)
+    said = json.loads(proc.stdout)
+    assert {c: code for c, (code, _) in said.items() if code != 0} == {}
+    assert {c: text[:200] for c, (_, text) in said.items()
+            if not (f"python -m suites {c}" in text or f"make {c}" in text or "Hydra" in text)} == {}
+    own = {t for _, _, t in COMMANDS.values() if t} | {f"make {t}" for t in targets}
+    planned = {t: subprocess.run(["make", "-n", t.split()[1]], cwd=REPO, capture_output=True, text=True, timeout=60)
+               for t in sorted(own)}
+    assert {t: p.stderr.strip()[-300:] for t, p in planned.items() if p.returncode != 0} == {}
