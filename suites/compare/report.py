@@ -11,8 +11,7 @@ from pathlib import Path
 from rich.table import Table
 
 from suites.compare.conclude import MARKED, Change, Compared
-from suites.render.markdown import table
-from suites.render.mixed_report import to_html
+from suites.render.markdown import table, write_page
 from suites.render.plots import pyplot, save, titled
 
 __all__ = ["FIGURE_HEADERS", "console_table", "figure_rows", "setup_rows", "write"]
@@ -131,7 +130,4 @@ def write(comp: Compared, folder: Path) -> list[Path]:
     """compare.md, compare.html and compare.png into ``folder``; every file written."""
     folder.mkdir(parents=True, exist_ok=True)
     figures = draw(comp, folder)
-    text = markdown(comp, [f.name for f in figures])
-    (folder / "compare.md").write_text(text)
-    (folder / "compare.html").write_text(to_html(text))
-    return [folder / "compare.md", folder / "compare.html", *figures]
+    return [*write_page(folder, "compare", markdown(comp, [f.name for f in figures])), *figures]

@@ -13,12 +13,21 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from suites.errors import inert
 
-__all__ = ["CSP", "cell", "table", "to_html"]
+__all__ = ["CSP", "REPORT_STYLE", "cell", "table", "to_html", "write_page"]
 
 CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+# a report's page: a table never breaks a word or a number (round 7: "inconclusiv e", "+481. 9" under
+# overflow-wrap:anywhere in a fixed layout of ~20 columns): cells wrap at spaces only, and a table wider than the page
+# scrolls on its own
+REPORT_STYLE = ("body{font-family:sans-serif;max-width:1100px}table{border-collapse:collapse;display:block;"
+                "overflow-x:auto;max-width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;"
+                "overflow-wrap:normal;word-break:keep-all;hyphens:none;font-size:13px}"
+                "td{white-space:nowrap}th{min-width:4em}img{max-width:100%}"
+                ".banner{border:2px solid #c00;padding:8px;font-weight:bold;color:#900}")
 LOCAL_IMAGE = re.compile(r"^[A-Za-z0-9][\w.-]{0,120}\.png$")  # a figure the report wrote in its own folder
 
 
@@ -54,6 +63,15 @@ def to_html(md_text: str, style: str = "") -> str:
     page = ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\"><style>{style}</style></head><body>")
     return page + "\n".join(b for b in body if b) + ("</table>" if in_table else "") + "</body></html>\n"
+
+
+def write_page(folder: Path, stem: str, md_text: str) -> list[Path]:
+    """A report's ``<stem>.md`` and ``<stem>.html`` (the same text as a standalone page in the report style) in
+    ``folder``, which exists: the two files written."""
+    md, page = folder / f"{stem}.md", folder / f"{stem}.html"
+    md.write_text(md_text)
+    page.write_text(to_html(md_text, REPORT_STYLE))
+    return [md, page]
 
 
 def block(line: str) -> str:

@@ -14,8 +14,7 @@ from rich.table import Table
 
 from suites.record.reader import MixedReport
 from suites.render import mixed_plots
-from suites.render.markdown import table
-from suites.render.markdown import to_html as page_of
+from suites.render.markdown import table, write_page
 from suites.render.tables import fmt, validity_banner
 from suites.run import marks
 from suites.run.mixed import mixed_verdict
@@ -220,23 +219,8 @@ def markdown(rep: MixedReport, figures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_html(md_text: str) -> str:
-    """The report as a standalone page (suites/render/markdown.py), its tables fitted to the page."""
-    # a table never breaks a word or a number (round 7: "inconclusiv e", "+481. 9" under overflow-wrap:anywhere in a
-    # fixed layout of ~20 columns): cells wrap at spaces only, and a table wider than the page scrolls on its own
-    style = ("body{font-family:sans-serif;max-width:1100px}table{border-collapse:collapse;display:block;"
-             "overflow-x:auto;max-width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;"
-             "overflow-wrap:normal;word-break:keep-all;hyphens:none;font-size:13px}"
-             "td{white-space:nowrap}th{min-width:4em}img{max-width:100%}"
-             ".banner{border:2px solid #c00;padding:8px;font-weight:bold;color:#900}")
-    return page_of(md_text, style)
-
-
 def write(rep: MixedReport, folder: Path) -> list[Path]:
     """report.md, report.html and the figures into folder; returns every file written."""
     folder.mkdir(parents=True, exist_ok=True)
     figures = mixed_plots.draw(rep, folder)
-    md_text = markdown(rep, [f.name for f in figures])
-    (folder / "report.md").write_text(md_text)
-    (folder / "report.html").write_text(to_html(md_text))
-    return [folder / "report.md", folder / "report.html", *figures]
+    return [*write_page(folder, "report", markdown(rep, [f.name for f in figures])), *figures]

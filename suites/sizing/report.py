@@ -14,8 +14,7 @@ from suites.capacity.curve import Capacity
 from suites.capacity.result import SizingResult, title_label
 from suites.capacity.solver import Answer, Sized
 from suites.render import sizing_plots
-from suites.render.markdown import table
-from suites.render.mixed_report import to_html
+from suites.render.markdown import table, write_page
 from suites.render.tables import TABLE_WIDTH, fmt
 from suites.sizing.settings import STRICT
 
@@ -177,12 +176,10 @@ def write(result: SizingResult, folder: Path) -> list[Path]:
     """sizing.md, sizing.html, density.csv and the figure into ``folder``; every file written."""
     folder.mkdir(parents=True, exist_ok=True)
     figures = sizing_plots.draw(result, folder)
-    text = markdown(result, [f.name for f in figures])
-    (folder / "sizing.md").write_text(text)
-    (folder / "sizing.html").write_text(to_html(text))
+    pages = write_page(folder, "sizing", markdown(result, [f.name for f in figures]))
     csv = [",".join(DENSITY_HEADERS)] + [",".join(c.replace(",", "") for c in r) for r in density_rows(result)]
     (folder / "density.csv").write_text("\n".join(csv) + "\n")
-    return [folder / "sizing.md", folder / "sizing.html", folder / "density.csv", *figures]
+    return [*pages, folder / "density.csv", *figures]
 
 
 def sized_metrics(s: Sized) -> dict[str, float]:

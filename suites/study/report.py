@@ -18,6 +18,7 @@ from rich.table import Table
 from suites import store_keys as keys
 from suites.render import mixed_plots, mixed_report
 from suites.render.markdown import table as markdown_table
+from suites.render.markdown import write_page
 from suites.render.plots import error_bars, pyplot, save, titled, wrapped
 from suites.render.tables import validity_banner
 from suites.study.plan import EPISODE_1, StudyPart, episode_2
@@ -208,7 +209,4 @@ def write(study: ReferenceStudy, folder: Path) -> list[Path]:
     figures = [f for f in [draw_ratios(study, folder)] if f is not None]
     if study.episode_2.mixed or study.episode_2.consolidation:
         figures += mixed_plots.draw(study.episode_2, folder)
-    md_text = markdown(study, [f.name for f in figures])
-    (folder / "report.md").write_text(md_text)
-    (folder / "report.html").write_text(mixed_report.to_html(md_text))
-    return [folder / "report.md", folder / "report.html", *figures]
+    return [*write_page(folder, "report", markdown(study, [f.name for f in figures])), *figures]

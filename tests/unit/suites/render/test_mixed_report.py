@@ -136,9 +136,10 @@ def test_the_reports_tables_never_break_a_word_or_a_number_and_scroll_when_wider
     overflow-wrap:anywhere). A cell now wraps at no point inside its text, and a wide table scrolls on its own."""
     import re
 
-    from suites.render.mixed_report import to_html
+    from suites.render.markdown import REPORT_STYLE, to_html
 
-    page = to_html("| a | b |\n|---|---|\n| inconclusive (n=1: no spread) | +481.9 [-93.8, +17136.3] |\n")
+    page = to_html("| a | b |\n|---|---|\n| inconclusive (n=1: no spread) | +481.9 [-93.8, +17136.3] |\n",
+                   REPORT_STYLE)
     style = re.search(r"<style>(.*)</style>", page).group(1)
     assert "anywhere" not in style and "table-layout:fixed" not in style
     assert "td{white-space:nowrap}" in style and "overflow-x:auto" in style
