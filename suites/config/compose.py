@@ -158,7 +158,7 @@ def workload_groups(cfg: BenchConfig) -> list[WorkloadGroup]:
         except (BenchError, HydraException, OmegaConfBaseException) as exc:
             raise ConfigError(f"scenario.groups[{g.workload}]: {one_line(exc)}") from exc
         groups.append(WorkloadGroup(workload, g.guests))
-    return replays_sized_to_ml(played(groups, cfg))
+    return replays_as_long_as_ml(played(groups, cfg))
 
 
 def group_workload(workload: str, overrides: tuple[str, ...], scale: str) -> WorkloadConfig:
@@ -188,7 +188,7 @@ def played(groups: list[WorkloadGroup], cfg: BenchConfig) -> list[WorkloadGroup]
             for g in groups]
 
 
-def replays_sized_to_ml(groups: list[WorkloadGroup]) -> list[WorkloadGroup]:
+def replays_as_long_as_ml(groups: list[WorkloadGroup]) -> list[WorkloadGroup]:
     """Beside an open-ended ML guest (``workload.until_stopped``, which trains until the guests beside it finish),
     a CAD replay with no ``min_replay_s`` of its own replays for the ML guest's window (``min_window_s``): one pass
     at a GPU's frame rates is a fraction of that window, and a slowdown measured over windows that overlap less than

@@ -260,7 +260,7 @@ def cifar_throughput(ctx: Context, compiled: bool) -> Row:
                             "repeats=5", f"data.synthetic_train={CIFAR_TRAIN}", *real], limit_s=300)
     g = require_ok(res)
     # the study's full tier: 10 epochs over the images its GPU guests train: real CIFAR-10's 50,000, or a synthetic
-    # stand-in of that size (run/plan.py data_sized: a guest with a GPU never trains the CPU-sized 6,000)
+    # stand-in of that size (run/plan.py data_for_device: a guest with a GPU never trains the CPU-sized 6,000)
     study_images = CIFAR_TRAIN
     ctx.timings["cifar10-torch/full"] = metric(g, "train_time_s") * FULL_CIFAR_EPOCHS / CIFAR_EPOCHS * \
         study_images / max(1, g["result"]["info"].get("train_images", CIFAR_TRAIN))

@@ -101,7 +101,7 @@ def plan_phases(runs: list[RunConfig], mixed: MixedRun | None, out: Console,
     planned again with the GPU phases' stand-in, so a ratio between them compares the same work."""
     plans = planned_each(runs, mixed, out, inv)
     if any(p.gpus for pl in plans for p in pl.placements):
-        plans = [pl if any(p.gpus for p in pl.placements) else plan(pl.run, pl.inventory, gpu_sized=True)
+        plans = [pl if any(p.gpus for p in pl.placements) else plan(pl.run, pl.inventory, for_gpu=True)
                  for pl in plans]
     return plans
 

@@ -51,9 +51,9 @@ class Plan:
         return self.run.cfg
 
 
-def plan(run: RunConfig, inv: Inventory | None = None, gpu_sized: bool | None = None) -> Plan:
+def plan(run: RunConfig, inv: Inventory | None = None, for_gpu: bool | None = None) -> Plan:
     """Place every guest and resolve every group's data; PlacementError / DataError / ConfigError otherwise.
-    ``inv``: this host's inventory (collected here unless given); ``gpu_sized``: whether a synthetic stand-in has
+    ``inv``: this host's inventory (collected here unless given); ``for_gpu``: whether a synthetic stand-in has
     the real data set's size (unless given: where this run's guests have GPUs; a comparison gives one answer for
     all its phases, so they train the same work)."""
     cfg = run.cfg
@@ -76,8 +76,8 @@ def plan(run: RunConfig, inv: Inventory | None = None, gpu_sized: bool | None = 
             raise ConfigError(f"workload {group.workload.name} needs {', '.join(missing)}, not installed in this "
                               "Python; pip install -e '.[<extra>]' (or bring its wheels to a GPU host)")
         plugin = workload_class(group.workload.name)
-        gpus = any(p.gpus for p in placements) if gpu_sized is None else gpu_sized
-        data = plugin.resolve_data(group.workload, data_sized(cfg.data, plugin, gpus), cfg.seed)
+        gpus = any(p.gpus for p in placements) if for_gpu is None else for_gpu
+        data = plugin.resolve_data(group.workload, data_for_device(cfg.data, plugin, gpus), cfg.seed)
         backend.check_data(data)
         specs += build_specs(cfg, group.workload, placements[len(specs): len(specs) + group.guests], data,
                              first=len(specs))
@@ -89,7 +89,7 @@ def plan(run: RunConfig, inv: Inventory | None = None, gpu_sized: bool | None = 
     return Plan(run, inv, placements, specs, merged, backend)
 
 
-def data_sized(data: DataConfig, plugin: type[Workload], gpus: bool) -> DataConfig:
+def data_for_device(data: DataConfig, plugin: type[Workload], gpus: bool) -> DataConfig:
     """With ``gpus`` (guests that train on GPUs), a synthetic stand-in has the real data set's training images
     (CIFAR-10's 50,000; MNIST's 60,000) unless data.synthetic_train says otherwise: a CPU-sized set is a fraction of
     a second of a GPU's epoch. On a CPU host the datasets' own smaller sizes stay."""

@@ -26,14 +26,14 @@ def test_download_mode_is_checked(bad: str):
 
 def test_a_synthetic_stand_in_is_the_real_sets_size_where_the_guests_have_gpus():
     from suites.data.options import DataConfig
-    from suites.run.plan import data_sized
+    from suites.run.plan import data_for_device
     from suites.workloads.cifar10_torch import Cifar10Torch
     from suites.workloads.mnist_torch import MnistTorch
 
     gpu, cpu = True, False
-    assert data_sized(DataConfig(), Cifar10Torch, gpu).train_images(6000) == 50_000
-    assert data_sized(DataConfig(), MnistTorch, gpu).train_images(24000) == 60_000
-    assert data_sized(DataConfig(), Cifar10Torch, cpu).train_images(6000) == 6000
+    assert data_for_device(DataConfig(), Cifar10Torch, gpu).train_images(6000) == 50_000
+    assert data_for_device(DataConfig(), MnistTorch, gpu).train_images(24000) == 60_000
+    assert data_for_device(DataConfig(), Cifar10Torch, cpu).train_images(6000) == 6000
     given = DataConfig(synthetic_train=2048)
-    assert data_sized(given, Cifar10Torch, gpu) is given
-    assert data_sized(DataConfig(), FixedStep, gpu).synthetic_train is None  # no data set
+    assert data_for_device(given, Cifar10Torch, gpu) is given
+    assert data_for_device(DataConfig(), FixedStep, gpu).synthetic_train is None  # no data set
