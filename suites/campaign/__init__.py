@@ -19,16 +19,14 @@ from suites.campaign.parts import compose_part
 from suites.campaign.spec import (
     MEASURED,
     NOT_RUN,
-    REUSED,
     SKIPPED,
     Campaign,
     CampaignPart,
     CampaignRun,
-    PartRun,
     Reuse,
     overran,
 )
 
-__all__ = ["CACHE", "MEASURED", "NOT_RUN", "OVERHEAD_S", "REPEAT_S", "REUSED", "SKIPPED", "START_S", "TRIAL_SHARE",
-           "WORK_S", "Campaign", "CampaignPart", "CampaignRun", "Conclude", "Conclusion", "PartRun", "Reuse",
+__all__ = ["CACHE", "MEASURED", "NOT_RUN", "OVERHEAD_S", "REPEAT_S", "SKIPPED", "START_S", "TRIAL_SHARE",
+           "WORK_S", "Campaign", "CampaignPart", "CampaignRun", "Conclude", "Conclusion", "Reuse",
            "cached_trials", "compose_part", "execute", "overran", "stop_group", "time_trials"]

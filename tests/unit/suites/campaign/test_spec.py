@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suites.campaign import CampaignRun, PartRun
-from suites.campaign.spec import MEASURED, NOT_RUN, REUSED, SKIPPED, CampaignPart, overran
+from suites.campaign.spec import MEASURED, NOT_RUN, REUSED, SKIPPED, CampaignPart, CampaignRun, PartRun, overran
 from suites.pipeline.orchestrate import Nest
 from suites.record import mlflow_runs
 from suites.record.recorder import Recorder

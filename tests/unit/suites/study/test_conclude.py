@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 
 from gpu_probe.inventory import collect
-from suites.campaign import Campaign, CampaignRun, PartRun
+from suites.campaign import Campaign, CampaignRun
+from suites.campaign.spec import PartRun
 from suites.pipeline.orchestrate import Nest
 from suites.record.recorder import Recorder
 from suites.record.store_reader import StoreReader
