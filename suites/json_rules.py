@@ -55,19 +55,22 @@ def first_problem(name: str, doc: object) -> tuple[str, str] | None:
         return None
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
     if error.validator == "required":
-        missing = [k for k in error.validator_value if isinstance(error.instance, dict) and k not in error.instance]
-        return where, f"missing {missing[0]!r}" if missing else "a field is missing"
+        return where, f"missing {missing(error)!r}" if missing(error) else "a field is missing"
     return where, said(error, rules.schema)
+
+
+def missing(error: Any) -> str:
+    """The first field a failed ``required`` rule names that its object lacks ('' where none can be named)."""
+    keys = [k for k in error.validator_value if isinstance(error.instance, dict) and k not in error.instance]
+    return str(keys[0]) if keys else ""
 
 
 def said(error: Any, root: dict[str, Any]) -> str:
     """One failed rule, in the schema's words: its own description, else its top-level field's."""
     if error.validator == "type" and not error.absolute_path:
         return f"a JSON object is needed, this is a {type(error.instance).__name__}"
-    if error.validator == "required":
-        missing = [k for k in error.validator_value if not isinstance(error.instance, dict) or k not in error.instance]
-        if not error.absolute_path:
-            return f"no {missing[0] if missing else 'required field'}"
+    if error.validator == "required" and not error.absolute_path:
+        return f"no {missing(error) or 'required field'}"
     own = error.schema.get("description") if isinstance(error.schema, dict) else None
     field = str(error.absolute_path[0]) if error.absolute_path else ""
     top = root.get("properties", {}).get(field, {}).get("description")

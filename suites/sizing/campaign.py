@@ -47,14 +47,13 @@ from suites.sizing.plan import (
     REFERENCE_GPU,
     SizingPart,
     SizingPlan,
-    frames_of,
     part_overrides,
+    phase_run_seconds,
     reuse_key,
     what_to_measure,
 )
 from suites.sizing.results import Key, reusable
 from suites.sizing.settings import SizingSettings
-from suites.workloads.graphics.replay import GraphicsReplayConfig
 
 
 def campaign_of(settings: SizingSettings, plan: SizingPlan, started: float = math.inf) -> Campaign:
@@ -92,32 +91,29 @@ def measured_ids(plan: SizingPlan, run: CampaignRun) -> dict[Key, str]:
 
 def phase_seconds(settings: SizingSettings, inv: Inventory, tier: str,
                   device_work: dict[str, float] | None = None) -> tuple[dict[str, float], str]:
-    """What one consolidation phase run costs on this host for each CAD user type ('' : the sizing's cad_size), and
-    where the figures came from: the study's trial runs on this host (their cache) where they timed both workloads at
-    this tier, else the planner's table (campaign/costs.py). A phase lasts its set-up and the longer of the ML guest's
-    work and the CAD guests' replay; a replay is the trial's (every viewset) scaled by the frames the user type's
-    viewsets replay (a heavy user's 336, a light user's 96 at full size). ``device_work``: a device file's work
-    seconds per ``<workload>/<tier>`` (a rehearsal's ``stand_in=``): the device's, where this host's trial runs would
-    time this host's set-up (on a loaded host, a phase three times the device's, and a plan refused for its
-    budget)."""
-    host = "gpu" if inv.gpus else "cpu"
-    timed = cached_trials(trials_dir(settings), inv) if device_work is None else {}
-    cad, ml = (timed.get((w, tier)) for w in ("graphics-replay", "mnist-torch"))
+    """What one consolidation phase run costs on this host for each CAD user type ('' : the sizing's cad_size)
+    (:func:`suites.sizing.plan.phase_run_seconds` of :func:`phase_work`), and where the figures came from."""
+    work, source = phase_work(settings, inv, tier, device_work)
+    return phase_run_seconds(settings, "gpu" if inv.gpus else "cpu", tier, work), source
+
+
+def phase_work(settings: SizingSettings, inv: Inventory, tier: str,
+               device_work: dict[str, float] | None = None) -> tuple[dict[str, float], str]:
+    """The work seconds of one run of the CAD replay (every viewset) and of the ML guest at ``tier``, and where they
+    came from: the study's trial runs on this host (their cache, less a run's set-up) where they timed both workloads
+    at this tier, else the planner's table (campaign/costs.py). ``device_work``: a device file's work seconds per
+    ``<workload>/<tier>`` (a rehearsal's ``stand_in=``): the device's, where this host's trial runs would time this
+    host's set-up (on a loaded host, a phase three times the device's, and a plan refused for its budget)."""
+    host, workloads = "gpu" if inv.gpus else "cpu", ("graphics-replay", "mnist-torch")
     if device_work is not None:
-        work = {w: float(device_work.get(f"{w}/{tier}", WORK_S[(w, tier)][host])) for w in ("graphics-replay",
-                                                                                            "mnist-torch")}
-        source = "the device file's work seconds (stand_in; the planner's table where it has none)"
-    elif cad and ml:
-        work = {w: max(0.0, t - OVERHEAD_S[host]) for w, t in (("graphics-replay", cad), ("mnist-torch", ml))}
-        source = f"timed by trial runs on this host ({CACHE} under {trials_dir(settings)})"
-    else:
-        work = {w: float(WORK_S[(w, tier)][host]) for w in ("graphics-replay", "mnist-torch")}
-        source = f"the planner's table (campaign/costs.py) for a {host.upper()} host (not measured here)"
-    per_frame = work["graphics-replay"] / frames_of(list(GraphicsReplayConfig().viewsets), tier)
-    types = {"": settings.cad_size, **{t: t for t in settings.cad_users}}
-    return {t: round(OVERHEAD_S[host] + max(work["mnist-torch"],
-                                            per_frame * frames_of(list(settings.cad_sizes[size]), tier)), 1)
-            for t, size in types.items()}, source
+        return ({w: float(device_work.get(f"{w}/{tier}", WORK_S[(w, tier)][host])) for w in workloads},
+                "the device file's work seconds (stand_in; the planner's table where it has none)")
+    timed = cached_trials(trials_dir(settings), inv)
+    if all(timed.get((w, tier)) for w in workloads):
+        return ({w: max(0.0, timed[(w, tier)] - OVERHEAD_S[host]) for w in workloads},
+                f"timed by trial runs on this host ({CACHE} under {trials_dir(settings)})")
+    return ({w: float(WORK_S[(w, tier)][host]) for w in workloads},
+            f"the planner's table (campaign/costs.py) for a {host.upper()} host (not measured here)")
 
 
 def trials_dir(settings: SizingSettings) -> Path:

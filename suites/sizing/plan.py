@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from gpu_probe.inventory import Inventory
 from gpu_probe.shapes import JsonObject
+from suites.campaign import OVERHEAD_S
 from suites.capacity import budget
 from suites.capacity.budget import Sweep
 from suites.config.compose import Composition
@@ -26,6 +27,7 @@ from suites.errors import ConfigError
 from suites.sizing import fleet_candidates
 from suites.sizing.settings import SizingSettings
 from suites.workloads import workload_class
+from suites.workloads.graphics.replay import GraphicsReplayConfig
 from suites.workloads.graphics.viewsets import FRAMES_PER_TEST, VIEWSETS
 
 __all__ = ["REFERENCE_GPU", "SizingPart", "SizingPlan", "frames_of", "part_overrides", "reuse_key", "what_to_measure"]
@@ -56,6 +58,17 @@ def frames_of(viewsets: list[str], tier: str) -> int:
     """Frames one pass of ``viewsets`` replays at ``tier`` (smoke: the preset's frames per test)."""
     per_test = int(workload_class("graphics-replay").smoke["frames_per_test"]) if tier == "smoke" else FRAMES_PER_TEST
     return sum(len(VIEWSETS[v].tests) for v in viewsets) * per_test
+
+
+def phase_run_seconds(settings: SizingSettings, host: str, tier: str, work: dict[str, float]) -> dict[str, float]:
+    """One consolidation phase run's seconds for each CAD user type ('' : the sizing's cad_size): its set-up and the
+    longer of the ML guest's work and the CAD guests' replay, a replay being ``work``'s (every viewset) scaled by the
+    frames the user type's viewsets replay (a heavy user's 336, a light user's 96 at full size)."""
+    per_frame = work["graphics-replay"] / frames_of(list(GraphicsReplayConfig().viewsets), tier)
+    types = {"": settings.cad_size, **{t: t for t in settings.cad_users}}
+    return {t: round(OVERHEAD_S[host] + max(work["mnist-torch"],
+                                            per_frame * frames_of(list(settings.cad_sizes[size]), tier)), 1)
+            for t, size in types.items()}
 
 
 # Where a run writes and what it prints: no part of what a consolidation measures, so not part of its reuse key
