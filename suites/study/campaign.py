@@ -113,8 +113,8 @@ def campaign_of(study: Study, trial: bool, started: float, out: Console) -> tupl
     """The study's plan (with trial runs where ``trial``) and its campaign: every part composed and its folders checked;
     the deadline ``study.budget_s`` after ``started`` (the trial runs' seconds are the study's too)."""
     sp = study.plan()
+    require_output_dir(study.settings.out_dir, "study.out_dir")  # the study's own folder first, then its parts'
     comps = compose_parts(sp, study.overrides)  # each part's store, cache and artifact folders checked with it
-    require_output_dir(study.settings.out_dir, "study.out_dir")
     planned = [sp.overrides(p) for p in sp.parts]
     # a trial run is a bench on this host: not for --plan, nor where the parts' guests run elsewhere (a Ray fleet)
     on_host = all(c.cfg.backend is not BackendName.ray for c in comps.values())
