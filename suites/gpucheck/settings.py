@@ -62,7 +62,7 @@ class GpuCheckSettings:
 
 
 def parse(argv: list[str]) -> GpuCheckSettings:
-    """``key=value`` arguments in Hydra's override grammar, as every command's (``only=a,b2`` is the list
+    """``key=value`` arguments in Hydra's override grammar, as the study's and the sizing's (``only=a,b2`` is the list
     ``[a,b2]``); anything else is one ConfigError. ``data.root`` given wins over ``$BENCH_DATA_ROOT``."""
     bare = [a for a in argv if "=" not in a]
     if bare:
