@@ -53,7 +53,7 @@ class GpuCheckSettings:
         """These settings, checked (one ConfigError naming the key)."""
         if not math.isfinite(self.budget_s) or self.budget_s <= 0:
             raise ConfigError(f"gpu-check: budget_s must be a positive number of seconds, got {self.budget_s}")
-        unknown = [c for c in self.only if c not in PRIORITY]
+        unknown = [str(c) for c in self.only if not isinstance(c, str) or c not in PRIORITY]  # only=[a,[b]]: a list
         if unknown:
             raise ConfigError(f"gpu-check: only= names unknown checks {', '.join(unknown)} "
                               f"(known: {', '.join(PRIORITY)})")
