@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from suites.backends.leftovers import STATE_ENV
-from tests.support.helpers import STORE_TEMPLATE
 
 # pytest rewrites each test module's asserts and caches the result beside its bytecode, unless the interpreter was told
 # never to write bytecode (PYTHONDONTWRITEBYTECODE: CI here): then every test process parsed and rewrote every test
@@ -102,11 +101,6 @@ try:
     import triton  # noqa: F401
 except ImportError:
     pass
-
-
-@pytest.fixture(scope="session", autouse=True)
-def store_template(tmp_path_factory: pytest.TempPathFactory) -> None:
-    STORE_TEMPLATE["factory"] = tmp_path_factory
 
 
 # --- tiers: the folder says it. tests/unit: the unit tier, nothing that starts a CLI, guest process, server, cluster or

@@ -10,7 +10,6 @@ import functools
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,6 +25,7 @@ from hydra import compose, initialize_config_dir
 
 from suites.config.schema import BenchConfig, load, register_configs
 from suites.poll import wait_until
+from suites.record import store_seed
 
 from . import progress
 
@@ -57,24 +57,11 @@ class BenchRun:
         return json.loads((self.run_dir / "results.json").read_text())
 
 
-# An empty MLflow store as MLflow makes it, made once per test process at its first use: a new sqlite store runs
-# MLflow's ~70 schema migrations (1.4 s of CPU in each run that opens one; the suite starts ~250). A test's own store
-# starts as a copy; a test that asserts no store was made asks for none (fresh_store=True) and so sees the product
-# make it or not.
-STORE_TEMPLATE: dict[str, object] = {}
-
-
 def store_at(db: Path) -> str:
-    """``db``'s tracking URI, the file a copy of the empty template store when it does not exist yet."""
-    if "db" not in STORE_TEMPLATE and "factory" in STORE_TEMPLATE:
-        from mlflow.tracking import MlflowClient
-
-        template = STORE_TEMPLATE["factory"].mktemp("store-template") / "mlflow.db"
-        MlflowClient(f"sqlite:///{template}").search_experiments()  # creates the tables, as a first run would
-        STORE_TEMPLATE["db"] = template
-    if not db.exists() and "db" in STORE_TEMPLATE:
-        db.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(STORE_TEMPLATE["db"], db)
+    """``db``'s tracking URI, the file seeded as the product seeds a new store (suites/record/store_seed.py: a copy
+    of MLflow's empty store, not its ~70 migrations again) where it does not exist yet. A test that asserts no store
+    was made asks for none (``bench_args(fresh_store=True)``) and so sees the product make it or not."""
+    store_seed.seed(db)
     return f"sqlite:///{db}"
 
 
