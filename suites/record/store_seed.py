@@ -37,9 +37,9 @@ def cache_root() -> Path:
 
 def template_path() -> Path:
     """The template of this MLflow version (made or not)."""
-    from importlib.metadata import version
+    import mlflow  # imported already where a store opens: its version even without a dist-info (BARE=1's wheels)
 
-    return cache_root() / f"mlflow-{version('mlflow')}.db"
+    return cache_root() / f"mlflow-{mlflow.__version__}.db"
 
 
 def is_template(path: Path) -> bool:
@@ -55,9 +55,12 @@ def is_template(path: Path) -> bool:
             version = con.execute("select version_num from alembic_version").fetchall()
     except (OSError, sqlite3.Error):
         return False
-    from mlflow.store.db import utils
+    try:
+        from mlflow.store.db import utils
 
-    return version == [(utils._get_latest_schema_revision(),)] and set(utils.Base.metadata.tables) <= tables
+        return version == [(utils._get_latest_schema_revision(),)] and set(utils.Base.metadata.tables) <= tables
+    except Exception:  # MLflow's own state, whatever it raises: no template, MLflow makes the store
+        return False
 
 
 def made_template() -> Path | None:
@@ -76,7 +79,7 @@ def made_template() -> Path | None:
             os.replace(name, path)  # whole or not at all: a reader never sees a half-made template
         finally:
             Path(name).unlink(missing_ok=True)
-    except OSError:
+    except Exception:  # a disk, SQLAlchemy or MLflow error: no template, MLflow makes the store
         return None
     return path if is_template(path) else None
 

@@ -92,3 +92,17 @@ def test_no_cache_to_write_leaves_the_store_to_mlflow(tmp_path: Path, monkeypatc
     assert store_seed.seed(db) is False and not db.exists()
     tracker = Tracker(f"sqlite:///{db}", "gpu-mixed-bench", tmp_path / "art")
     assert tracker.client.get_experiment(tracker.experiment_id).name == "gpu-mixed-bench"
+
+
+def test_a_template_mlflow_fails_to_make_leaves_the_store_to_mlflow(cache: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    def broken(db: Path) -> None:
+        db.write_bytes(b"half")
+        raise RuntimeError("an SQLAlchemy error, say")
+
+    monkeypatch.setattr(store_seed, "initialise", broken)
+    db = tmp_path / "mlflow.db"
+    assert store_seed.seed(db) is False and not db.exists()
+    assert not store_seed.template_path().exists() and list(cache.iterdir()) == []  # nothing half-made left
+    tracker = Tracker(f"sqlite:///{db}", "gpu-mixed-bench", tmp_path / "art")
+    assert tracker.client.get_experiment(tracker.experiment_id).name == "gpu-mixed-bench"
