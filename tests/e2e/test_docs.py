@@ -145,6 +145,7 @@ def test_documented_command_runs(tmp_path: Path, page: str, command: str, sizing
     if argv[:2] == ["make", "bench-harness"]:  # its figures with their spread, beside the floors and goals
         assert "cost per repeat after the first (s)" in proc.stdout and "<= 0.5: " in proc.stdout
         assert "floor: an empty Python process" in proc.stdout and "nan" not in proc.stdout
+        assert "floor: a process that imports MLflow (s)" in proc.stdout
 
 
 @pytest.mark.alone
