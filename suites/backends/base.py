@@ -41,6 +41,7 @@ class Backend(ABC):
     # The preloaded guest its comparison shares among its runs (suites/backends/forkserver.py), for a backend whose
     # guests are processes of this host (local); None: each guest started on its own
     forks: ForkServer | None = None
+    forks_guests = False  # whether it starts its guests from ``forks`` where their workload may be forked
 
     @abstractmethod
     def place(self, profile: ProfileConfig, n: int, inv: Inventory) -> list[Placement]:

@@ -1,5 +1,6 @@
 """The runner's side of the preloaded guest (``suites/guest/zygote.py``): one zygote per comparison, started at
-its first guest that can be forked, asked for each guest of each repeat, stopped with the comparison.
+its first guest that can be forked (a comparison's command starts it earlier, while it opens its store:
+:meth:`ForkServer.prewarm`), asked for each guest of each repeat, stopped with the comparison.
 
 What it hands back is a :class:`Forked`, which a :class:`~suites.backends.handle.GuestPipe` uses as it would a
 ``subprocess.Popen``: its pid (a session and process group of its own, which ``kill`` ends), its stdin and stdout,
@@ -97,6 +98,19 @@ class ForkServer:
         stdin = io.TextIOWrapper(io.FileIO(stdin_w, "w"), line_buffering=True)
         stdout = io.TextIOWrapper(io.FileIO(stdout_r, "r"))
         return Forked(int(answer["pid"]), stdin, stdout, self)  # type: ignore[call-overload]
+
+    def prewarm(self, preload: list[str]) -> None:
+        """The zygote started now and told to import ``preload`` (a request with no descriptors: nothing is forked
+        or answered), while the command does its own start (its store's opening: MLflow's import beside torch's, on
+        another core); the first guest is then forked at once. Where it cannot start, ``failed`` says why."""
+        if self.failed or (self.proc is None and not self._start()):
+            return
+        try:
+            with self._lock:
+                assert self.sock is not None
+                self.sock.send(json.dumps({"preload": preload}).encode())
+        except OSError as exc:
+            self.failed = f"the zygote could not be told its preloads ({exc})"
 
     def exit_code(self, pid: int) -> int | None:
         with self._cond:

@@ -54,6 +54,14 @@ class Watcher(Protocol):
     def join_rows(self, guest_id: str, source: RemoteUsage) -> None: ...
 
 
+
+def preload_of(workload: str) -> list[str] | None:
+    """What a guest of ``workload`` forked from the comparison's preloaded process has imported there (its
+    declared preloads and its own module); None where it may not be forked (suites/workloads/base.py)."""
+    plugin = workload_class(workload)
+    return None if plugin.preload is None else [*plugin.preload, plugin.__module__]
+
+
 class GuestPipe:
     """``python -m suites.guest`` on this host: spec on stdin, events from stdout, stderr to a log."""
 
@@ -87,10 +95,10 @@ class GuestPipe:
         """The guest forked from the comparison's preloaded process, where its workload may be (None: not)."""
         if self.forks is None:
             return None
-        plugin = workload_class(spec.workload)
-        if plugin.preload is None:
+        modules = preload_of(spec.workload)
+        if modules is None:
             return None
-        return self.forks.spawn(env, [*plugin.preload, plugin.__module__], self.log_path)
+        return self.forks.spawn(env, modules, self.log_path)
 
     def start_reader(self, name: str, keep_lines: bool) -> None:
         self._reader = threading.Thread(target=self._read, args=(keep_lines,), name=name, daemon=True)

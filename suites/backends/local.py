@@ -19,6 +19,7 @@ from suites.guest.protocol import GuestSpec
 class LocalBackend(Backend):
     name = "local"
     holds_host_cores = True
+    forks_guests = True
 
     def __init__(self, cpu_overcommit: bool = False, mps: bool = False) -> None:
         self.cpu_overcommit = cpu_overcommit

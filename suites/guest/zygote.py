@@ -12,7 +12,9 @@ forked once imported (TensorFlow's runtime) is never preloaded: its workloads ar
 The protocol with the runner, over a SOCK_SEQPACKET socket whose descriptor is its one argument: the runner sends
 a JSON request ``{"preload": [...], "env": {...}, "cwd": "..."}`` with three descriptors (the guest's stdin, stdout
 and log); the zygote answers ``{"pid": N}`` (or ``{"error": "..."}``), and ``{"exit": N, "code": C}`` once it
-has reaped guest N (C as ``subprocess`` gives it: negative for a signal). It dies with the runner
+has reaped guest N (C as ``subprocess`` gives it: negative for a signal). A request with no descriptors is a
+prewarm (``{"preload": [...]}``): the zygote imports them and answers nothing (one it cannot import is said at the
+next guest's request, which imports it again). It dies with the runner
 (PR_SET_PDEATHSIG) and each guest with it.
 """
 
@@ -58,16 +60,19 @@ def answer(sock: socket.socket, data: bytes, fds: list[int], children: set[int])
     """One request: the preloads imported (once), a guest forked on the three descriptors; its pid said."""
     try:
         request = json.loads(data)
-        if len(fds) != 3 or not isinstance(request, dict):
+        if len(fds) not in (0, 3) or not isinstance(request, dict):
             raise ValueError(f"a request of {len(fds)} descriptor(s), {type(request).__name__}")
         with process_gc.loading():  # frozen before the fork: a guest neither walks nor copies what it inherits
             for module in request.get("preload", []):
                 importlib.import_module(str(module))
+        if not fds:  # the runner's prewarm: imported, nothing forked, nothing to answer
+            return
         pid = os.fork()
     except Exception as exc:  # said to the runner, which then starts the guest as a process of its own
         for fd in fds:
             os.close(fd)
-        sock.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        if fds:  # a prewarm's is said at the next guest's request, which imports again: no answer nobody awaits
+            sock.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
         return
     if pid == 0:
         sock.close()

@@ -54,9 +54,13 @@ def run_command(comp: Composition, run_dir: Path, launcher: str) -> int:
                                        comp.cfg.wait_for_cores_s, say(out))
         with cores:
             around = Around()
-            around.look_now(comp.cfg.host_busy_pct)  # while the store opens
-            return run_comparison(phases, run_dir, out, Nest(Recorder(comp.cfg, say(out)), launcher=launcher),
-                                  around)
+            try:  # while the store opens: the preloaded guest's imports, and a look at the host
+                around.preload(phases.plans)
+                around.look_now(comp.cfg.host_busy_pct)
+                return run_comparison(phases, run_dir, out, Nest(Recorder(comp.cfg, say(out)), launcher=launcher),
+                                      around)
+            finally:
+                around.close()  # stopped already where the phases ran; here where the store's opening did not end
     # placement and data problems end here, before any store is touched
     planned, cores = plan_and_lease(lambda: plan(comp.runs[0]), lambda p: [p], run_dir,
                                     comp.cfg.wait_for_cores_s, say(out))
@@ -204,7 +208,8 @@ def measure_phases(planned: PlannedComparison, run_dir: Path, out: Console,
                    loop: PhaseLoop) -> tuple[dict[str, list[ScenarioOutcome]], int]:
     """Every phase's repeats, then their plots and store once after the last (an interrupt or a fault included),
     then the preloaded guest stopped: an interrupt meanwhile is noted and ends the comparison KILLED once recorded."""
-    loop.around.forks = ForkServer()  # started at its first guest that may be forked
+    if loop.around.forks is None:  # started at its first guest that may be forked, unless its command started it
+        loop.around.forks = ForkServer()
     try:
         return run_phases(planned, run_dir, out, loop)
     finally:

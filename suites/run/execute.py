@@ -23,7 +23,7 @@ from gpu_probe.sampler import Sampler
 from gpu_probe.windows import timed_gpu
 from suites.backends.base import Timing
 from suites.backends.forkserver import ForkServer
-from suites.backends.handle import GuestHandle, GuestPipe
+from suites.backends.handle import GuestHandle, GuestPipe, preload_of
 from suites.backends.mps import MpsDaemon
 from suites.config.schema import Sharing
 from suites.errors import first_line
@@ -57,6 +57,16 @@ class Around:
         """Its preloaded guest stopped (the guests it forked are stopped with their runs)."""
         if self.forks is not None:
             self.forks.close()
+
+    def preload(self, plans: list[Plan]) -> None:
+        """Its preloaded guest started now, importing what the guests the plans fork will have imported (a
+        comparison's command calls it before it opens its store: the zygote imports torch on another core while this
+        process imports MLflow, 2-3 s each on a 2-core host, and the first guest is forked at once). Nothing is
+        forked here; where no guest may be forked, nothing is started."""
+        modules = [m for p in plans if p.backend.forks_guests for s in p.specs for m in preload_of(s.workload) or []]
+        if modules:
+            self.forks = self.forks or ForkServer()
+            self.forks.prewarm(list(dict.fromkeys(modules)))
 
     def look_now(self, threshold_pct: float) -> None:
         """Start the look on a thread of its own, while the command composes and opens its store: it counts other

@@ -111,3 +111,34 @@ def test_the_zygotes_cpu_is_the_runs_own_from_its_start_never_another_processs(t
     (tree,) = sampler._helpers
     tree.refresh({forks.proc.pid: [g.pid]})  # the guest is the zygote's child
     assert set(tree.members) == {forks.proc.pid}
+
+
+def test_a_prewarm_imports_the_preloads_before_any_guest_and_forks_nothing(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    """What a comparison's command asks while it opens its store: the zygote imports the preloads then (a module
+    that marks its import here), answers nothing, forks nothing; the first guest is then forked from it at once."""
+    (tmp_path / "marks_its_import.py").write_text(
+        f"import os, pathlib\npathlib.Path({str(tmp_path / 'imported')!r}).write_text(str(os.getpid()))\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the zygote's own path: the repository, then this
+    server = ForkServer()
+    try:
+        server.prewarm(["marks_its_import"])
+        assert server.proc is not None and not server.failed
+        assert wait_until(lambda: (tmp_path / "imported").exists(), 60)
+        assert (tmp_path / "imported").read_text() == str(server.proc.pid)  # in the zygote, before any request
+        time.sleep(0.2)
+        assert server._answers == [] and server._exits == {}  # nothing answered, nothing forked
+        g = GuestHandle(spec(), tmp_path / "g0.log", GuestPipe(tmp_path / "g0.log", server))
+        g.start()
+        assert hasattr(g.pipe.proc, "_server")  # forked from the prewarmed zygote
+        run_to_the_end(g)
+        assert g.result is not None and g.result.ok
+    finally:
+        server.close()
+
+
+def test_a_prewarm_the_zygote_cannot_import_is_said_at_the_guests_request(tmp_path: Path, forks: ForkServer):
+    forks.prewarm(["no_such_module_anywhere"])  # no answer to it: nobody waits for one
+    assert not forks.failed
+    assert forks.spawn(dict(os.environ), ["no_such_module_anywhere"], tmp_path / "x.log") is None
+    assert "ModuleNotFoundError" in forks.failed  # the guest's own request's answer, not a stale one

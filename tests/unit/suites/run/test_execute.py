@@ -56,3 +56,20 @@ def test_a_comparisons_runs_share_one_look_at_the_host_taken_while_it_starts(mon
     never = execute.Around()
     never.look_now(100.0 * 4096)  # a threshold nothing passes: no look, no thread
     assert never.looking is None and never.host_before(100.0 * 4096) is None and looks == [0.5]
+
+
+@pytest.mark.heavy
+def test_a_comparisons_preloaded_guest_starts_before_its_first_run_only_where_its_guests_may_be_forked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from types import SimpleNamespace
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(execute.ForkServer, "prewarm", lambda self, modules: asked.append(modules))
+    local = planned(tmp_path, "scenario=concurrent", "scenario.guests=2")
+    elsewhere = SimpleNamespace(backend=SimpleNamespace(forks_guests=False), specs=local.specs)  # a VM's, a Ray's
+    around = execute.Around()
+    around.preload([elsewhere])  # type: ignore[list-item]
+    assert around.forks is None and asked == []
+    around.preload([local, local])  # the phases' guests' imports, each once
+    assert around.forks is not None and asked == [["suites.workloads.fixed_step"]]
+    around.close()
