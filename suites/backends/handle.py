@@ -54,7 +54,6 @@ class Watcher(Protocol):
     def join_rows(self, guest_id: str, source: RemoteUsage) -> None: ...
 
 
-
 def preload_of(workload: str) -> list[str] | None:
     """What a guest of ``workload`` forked from the comparison's preloaded process has imported there (its
     declared preloads and its own module); None where it may not be forked (suites/workloads/base.py)."""

@@ -111,27 +111,12 @@ def check_server(uri: str) -> None:
         MlflowClient(uri).search_experiments(max_results=1)
 
 
-def opened(uri: str, experiment: str, artifact_root: Path) -> tuple[Any, str]:
-    """A client of the store ``uri`` (MLflow makes it where it is not) and the id of ``experiment`` in it, made
-    where it is not: a local store's artifacts under ``artifact_root``."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri=uri)
-    exp = client.get_experiment_by_name(experiment)
-    if exp is None:
-        location = artifact_root.resolve().as_uri() if uri.startswith(("sqlite:", "file:")) else None
-        return client, client.create_experiment(experiment, artifact_location=location, tags=dict([EXPERIMENT_KIND]))
-    if EXPERIMENT_KIND[0] not in exp.tags:
-        client.set_experiment_tag(exp.experiment_id, *EXPERIMENT_KIND)
-    return client, exp.experiment_id
-
-
 class Tracker:
     """A thin layer over MlflowClient (no fluent globals, so tests can use many stores)."""
 
     def __init__(self, uri: str, experiment: str, artifact_root: Path, fallback_for: str | None = None) -> None:
         with process_gc.importing():  # MLflow, SQLAlchemy and pandas: ~1 s less with collection paused
-            import mlflow.tracking  # noqa: F401
+            from mlflow.tracking import MlflowClient
 
         # MLflow logs each SQLAlchemy error with its whole traceback before it raises it (a store whose disk filled
         # printed pages of them); the Recorder says the failure once, in one line, and where the results went.
@@ -142,7 +127,17 @@ class Tracker:
             db = sqlite_path(uri)
             if db is not None:
                 store_seed.seed(db)  # a new store: a copy of MLflow's empty one, not its migrations again
-            self.client, self.experiment_id = opened(uri, experiment, artifact_root)
+            self.client = MlflowClient(tracking_uri=uri)
+            exp = self.client.get_experiment_by_name(experiment)
+            if exp is None:
+                local = uri.startswith(("sqlite:", "file:"))
+                location = artifact_root.resolve().as_uri() if local else None
+                self.experiment_id = self.client.create_experiment(experiment, artifact_location=location,
+                                                                   tags=dict([EXPERIMENT_KIND]))
+            else:
+                self.experiment_id = exp.experiment_id
+                if EXPERIMENT_KIND[0] not in exp.tags:
+                    self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
 
     def start(self, name: str, tags: dict[str, str], parent: str | None = None,
               start_time: float | None = None) -> str:

@@ -22,7 +22,6 @@ import os
 import secrets
 import shutil
 import sqlite3
-import tempfile
 from pathlib import Path
 
 __all__ = ["MAX_TEMPLATE_BYTES", "is_template", "seed", "template_path"]
@@ -69,19 +68,23 @@ def made_template() -> Path | None:
     path = template_path()
     if is_template(path):
         return path
+    name = beside(path, ".tmp")  # sqlite makes the file
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        os.unlink(name)  # sqlite makes the file; a process making the template beside this one has its own name
         try:
-            initialise(Path(name))
+            initialise(name)
             os.replace(name, path)  # whole or not at all: a reader never sees a half-made template
         finally:
-            Path(name).unlink(missing_ok=True)
+            name.unlink(missing_ok=True)  # its error (no such folder) is the one below
     except Exception:  # a disk, SQLAlchemy or MLflow error: no template, MLflow makes the store
         return None
     return path if is_template(path) else None
+
+
+def beside(path: Path, suffix: str) -> Path:
+    """A hidden name in ``path``'s folder that no other process (nor this one's next call) uses: where a file is
+    made before it is moved or linked into place."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}")
 
 
 def initialise(db: Path) -> None:
@@ -104,7 +107,7 @@ def seed(db: Path) -> bool:
     template = made_template()
     if template is None:
         return False
-    name = db.with_name(f".{db.name}.{os.getpid()}.{secrets.token_hex(4)}.seed")
+    name = beside(db, ".seed")
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
         # made as sqlite makes a new file (0666 less the umask: mkstemp's 0600 would shut out a group's reader)
